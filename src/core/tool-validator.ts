@@ -1,0 +1,51 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Action, ActionErrorInfo, ToolSpec } from './types.js';
+
+/**
+ * Checks actions against a tool set: the tool must exist and its params must satisfy the tool's JSON
+ * Schema. Schemas are compiled once per tool.
+ */
+export class ToolValidator {
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly names: string[];
+
+  constructor(tools: readonly ToolSpec[]) {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    for (const tool of tools) this.validators.set(tool.name, ajv.compile(tool.parameters));
+    this.names = tools.map((t) => t.name);
+  }
+
+  /** `undefined` when the action is valid, otherwise what is wrong with it. */
+  check(action: Action): ActionErrorInfo | undefined {
+    if (action === null || typeof action !== 'object' || typeof action.tool !== 'string') {
+      return { code: 'invalid_params', message: 'action must be an object { tool: string, params: object }' };
+    }
+    const validate = this.validators.get(action.tool);
+    if (!validate) {
+      return {
+        code: 'unknown_tool',
+        message: `unknown tool '${action.tool}'; available tools: ${this.names.join(', ')}`,
+      };
+    }
+    const params: unknown = action.params ?? {};
+    if (validate(params)) return undefined;
+    return {
+      code: 'invalid_params',
+      message: `invalid params for tool '${action.tool}': ${formatAjvErrors(validate.errors ?? [])}`,
+    };
+  }
+}
+
+/** Ajv errors as one readable line: `params.expression: must be string; params: must have required property 'x'`. */
+export function formatAjvErrors(errors: readonly ErrorObject[]): string {
+  return errors
+    .map((e) => {
+      const path = `params${e.instancePath.replace(/\//g, '.')}`;
+      const extra =
+        e.keyword === 'additionalProperties'
+          ? ` '${String((e.params as { additionalProperty?: string }).additionalProperty)}'`
+          : '';
+      return `${path}: ${e.message ?? 'is invalid'}${extra}`;
+    })
+    .join('; ');
+}

@@ -1,0 +1,235 @@
+import { z } from 'zod';
+import { contentRef } from './canonical.js';
+import { SchemaError } from './errors.js';
+import { TOOL_CATEGORIES } from './types.js';
+
+/**
+ * The trajectory: one JSON object per episode, the record every part of gymflow shares
+ * (DESIGN.md §4). Files of trajectories are JSONL.
+ */
+
+/** The schema version this code writes. Readers accept exactly this version. */
+export const TRAJECTORY_SCHEMA_VERSION = '1.0';
+
+/** Which reward layer produced a score. */
+export const REWARD_LAYERS = ['env', 'rules', 'judge', 'human', 'learned'] as const;
+
+const finite = z.number().refine(Number.isFinite, { message: 'expected a finite number' });
+
+const rubricScore = z
+  .object({
+    score: finite.describe('Score in [0, 1] for this rubric.'),
+    layer: z.enum(REWARD_LAYERS),
+    weight: finite.optional(),
+    rationale: z.string().optional(),
+  })
+  .strict();
+
+/** The process-reward block of one step. */
+export const StepRewardSchema = z
+  .object({
+    score: finite.describe('Combined process score of the step.'),
+    rubrics: z.record(z.string(), rubricScore),
+  })
+  .strict();
+
+export const ActionSchema = z
+  .object({
+    tool: z.string().min(1),
+    params: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
+export const StepSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    thought: z.string().optional(),
+    action: ActionSchema,
+    observation: z.string(),
+    /** The environment's own reward for this step (the `TimeStep.reward`). */
+    envReward: finite.optional(),
+    /** Token ids the policy saw and sampled. */
+    tokens: z
+      .object({ prompt: z.array(z.number().int()).optional(), completion: z.array(z.number().int()).optional() })
+      .strict()
+      .optional(),
+    /** Log-probs of the completion tokens under the sampling policy. */
+    logprobs: z.array(finite).optional(),
+    startedAt: z.iso.datetime(),
+    durationMs: z.number().nonnegative(),
+    /** Set when the action was invalid (unknown tool, params failing the schema, tool failure). */
+    error: z.object({ code: z.string(), message: z.string() }).strict().optional(),
+    reward: StepRewardSchema.optional(),
+    /** Adapter- or env-specific details that have no field of their own. */
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+
+export const TaskSchema = z
+  .object({
+    id: z.string().min(1),
+    domain: z.string().min(1),
+    instruction: z.string(),
+    split: z.enum(['train', 'heldout']).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+
+export const AgentSchema = z
+  .object({
+    name: z.string().min(1),
+    model: z.string().optional(),
+    /** Artifact ref of the policy checkpoint that acted. */
+    checkpoint: z.string().optional(),
+  })
+  .strict();
+
+export const OutcomeSchema = z
+  .object({
+    success: z.boolean(),
+    score: finite.describe('Outcome score in [0, 1].'),
+    terminated: z.boolean(),
+    truncated: z.boolean(),
+    reason: z.string(),
+  })
+  .strict()
+  .refine((o) => !(o.terminated && o.truncated), {
+    message: 'terminated and truncated are both true; exactly one (or neither) may hold',
+  });
+
+export const TrajectoryRewardSchema = z
+  .object({
+    total: finite,
+    outcome: finite,
+    process: finite,
+    efficiency: finite,
+    /** What each layer contributed to `total`. */
+    layers: z.record(z.string(), finite),
+  })
+  .strict();
+
+export const TrajectorySchema = z
+  .object({
+    schemaVersion: z.literal(TRAJECTORY_SCHEMA_VERSION),
+    id: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 hex digits>'),
+    task: TaskSchema,
+    envId: z.string().min(1),
+    agent: AgentSchema,
+    steps: z.array(StepSchema),
+    outcome: OutcomeSchema,
+    reward: TrajectoryRewardSchema.optional(),
+    metadata: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
+export type Trajectory = z.infer<typeof TrajectorySchema>;
+export type TrajectoryStep = z.infer<typeof StepSchema>;
+export type StepReward = z.infer<typeof StepRewardSchema>;
+export type TrajectoryReward = z.infer<typeof TrajectoryRewardSchema>;
+export type Outcome = z.infer<typeof OutcomeSchema>;
+
+/** Categories a tool may have, re-exported so schema consumers need not import types. */
+export const TOOL_CATEGORY_SCHEMA = z.enum(TOOL_CATEGORIES);
+
+/**
+ * The content id of a trajectory: sha256 of its canonical JSON without `id`, timing fields
+ * (`startedAt`, `durationMs`), rewards (scoring does not change the behaviour) or metadata. Two
+ * episodes that did the same thing on the same task get the same id; the same actions on two
+ * different tasks do not.
+ */
+export function trajectoryId(t: Omit<Trajectory, 'id'> | Trajectory): string {
+  return contentRef({
+    schemaVersion: t.schemaVersion,
+    task: t.task,
+    envId: t.envId,
+    agent: t.agent,
+    outcome: t.outcome,
+    steps: t.steps.map((s) => ({
+      index: s.index,
+      thought: s.thought,
+      action: s.action,
+      observation: s.observation,
+      envReward: s.envReward,
+      tokens: s.tokens,
+      logprobs: s.logprobs,
+      error: s.error,
+    })),
+  });
+}
+
+/** Builds a trajectory from its parts, computing its id, and validates it. */
+export function makeTrajectory(parts: Omit<Trajectory, 'id' | 'schemaVersion'>): Trajectory {
+  const withVersion = { schemaVersion: TRAJECTORY_SCHEMA_VERSION, ...parts } as const;
+  const t = { ...withVersion, id: trajectoryId(withVersion) };
+  return parseTrajectory(t, '<trajectory>');
+}
+
+/** JSON Schema (draft 2020-12) of a trajectory, as `gymflow record schema` prints it. */
+export function trajectoryJsonSchema(): Record<string, unknown> {
+  return {
+    $id: 'https://gymflow.dev/schema/trajectory-1.0.json',
+    title: 'gymflow trajectory',
+    ...z.toJSONSchema(TrajectorySchema, { target: 'draft-2020-12', unrepresentable: 'any' }),
+  };
+}
+
+/** `$.steps[3].action.tool` from a zod issue path. */
+export function jsonPath(path: readonly PropertyKey[]): string {
+  let out = '$';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) out += `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
+/** Formats zod issues as `place $.path: message` lines. */
+export function formatZodIssues(error: z.ZodError, place: string): string[] {
+  return error.issues.map((issue) => `${place} ${jsonPath(issue.path)}: ${issue.message}`);
+}
+
+/**
+ * Validates one trajectory value. `place` names where it came from (`file.jsonl:17`) and prefixes every
+ * problem. Throws a {@link SchemaError} listing all of them.
+ */
+export function parseTrajectory(value: unknown, place: string): Trajectory {
+  const result = TrajectorySchema.safeParse(value);
+  if (!result.success) {
+    const issues = formatZodIssues(result.error, place);
+    throw new SchemaError(issues.join('\n'), issues);
+  }
+  return result.data;
+}
+
+/** One line of a JSONL file, parsed and validated. */
+export type JsonlRecord<T> = { line: number; ok: true; value: T } | { line: number; ok: false; errors: string[] };
+
+/**
+ * Parses JSONL text line by line. Blank lines are skipped; a line that is not JSON or fails the schema
+ * becomes an error record naming `file:line` and the JSON path, and the rest of the file goes on.
+ */
+export function* parseJsonlLines<T>(
+  lines: Iterable<string>,
+  file: string,
+  parse: (value: unknown, place: string) => T,
+): Generator<JsonlRecord<T>> {
+  let line = 0;
+  for (const text of lines) {
+    line += 1;
+    if (text.trim() === '') continue;
+    const place = `${file}:${line}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      yield { line, ok: false, errors: [`${place} $: invalid JSON (${(err as Error).message})`] };
+      continue;
+    }
+    try {
+      yield { line, ok: true, value: parse(value, place) };
+    } catch (err) {
+      yield { line, ok: false, errors: err instanceof SchemaError ? [...err.issues] : [`${place} $: ${String(err)}`] };
+    }
+  }
+}
