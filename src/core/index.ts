@@ -9,3 +9,6 @@ export * from './tool-validator.js';
 export * from './trajectory.js';
 export * from './types.js';
 export * from './wrappers/index.js';
+export * from './profiles/index.js';
+export * from './schema-sample.js';
+export * from './check-env.js';

@@ -1,4 +1,4 @@
-import { GymflowError } from '../errors.js';
+import { EpisodeEndedError, GymflowError } from '../errors.js';
 import type { Action, AgentEnv, ResetOptions, StepMeta, TimeStep } from '../types.js';
 import { Wrapper } from './wrapper.js';
 
@@ -7,9 +7,11 @@ import { Wrapper } from './wrapper.js';
  * `info.reason = 'timeout'`. A step still running at the deadline is not awaited: the wrapper returns
  * a truncated time step at once, so an agent loop never hangs on a stuck environment. The abandoned
  * step's result is discarded (environments should also bound their own operations; the sandbox does).
+ * Once it has truncated, further steps throw `EpisodeEndedError` until `reset`.
  */
 export class Timeout extends Wrapper {
   private deadline = Number.POSITIVE_INFINITY;
+  private truncatedHere = false;
 
   constructor(
     env: AgentEnv,
@@ -22,11 +24,13 @@ export class Timeout extends Wrapper {
 
   override async reset(options?: ResetOptions): Promise<TimeStep> {
     const ts = await this.env.reset(options);
+    this.truncatedHere = false;
     this.deadline = this.now() + this.timeoutMs;
     return ts;
   }
 
   override async step(action: Action, meta?: StepMeta): Promise<TimeStep> {
+    if (this.truncatedHere) throw new EpisodeEndedError();
     const remaining = this.deadline - this.now();
     if (remaining <= 0) return this.expired(undefined);
     let timer: NodeJS.Timeout | undefined;
@@ -48,6 +52,7 @@ export class Timeout extends Wrapper {
   }
 
   private expired(last: TimeStep | undefined): TimeStep {
+    this.truncatedHere = true;
     const note = `[episode time limit of ${this.timeoutMs} ms reached]`;
     return {
       observation: last ? `${last.observation}\n${note}` : note,

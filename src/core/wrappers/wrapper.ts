@@ -2,7 +2,9 @@ import type { Action, AgentEnv, ResetOptions, Split, StepMeta, TaskInfo, TimeSte
 
 /**
  * Base class of wrappers: delegates everything to the wrapped environment. A wrapper overrides the
- * one thing it changes, so wrappers compose in any order.
+ * one thing it changes, so wrappers compose in any order. Wrappers that observe an episode
+ * (`Recorder`, `EpisodeStatistics`) see only what lies beneath them: put them outside the limits
+ * (`MaxSteps`, `Timeout`) whose truncations they should record, as `runEpisode` does.
  */
 export class Wrapper implements AgentEnv {
   constructor(readonly env: AgentEnv) {}

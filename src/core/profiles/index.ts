@@ -1,0 +1,2 @@
+export * from './profile.js';
+export * from './registry.js';
