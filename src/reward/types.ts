@@ -1,0 +1,60 @@
+import type { DomainProfile } from '../core/profiles/profile.js';
+import type { Trajectory } from '../core/trajectory.js';
+
+/**
+ * The contracts between the reward layers: rules (deterministic, per step), an LLM judge on rubrics,
+ * human calibration, and (later) a learned reward model. `scoreTrajectory` composes them.
+ */
+
+/** One rubric's verdict on one step, in [0, 1]. */
+export interface RubricResult {
+  score: number;
+  rationale?: string;
+}
+
+/** A layer's verdicts on one step, by rubric name. */
+export interface StepJudgement {
+  stepIndex: number;
+  rubrics: Record<string, RubricResult>;
+}
+
+/** A rubric the judge scores: a built-in one (`goalProgress`, …) or one a profile defines as data. */
+export interface RubricDefinition {
+  name: string;
+  description: string;
+  scale?: Record<string, string>;
+}
+
+/** Tokens and money a judge spent. */
+export interface JudgeUsage {
+  requests: number;
+  cacheHits: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** In US dollars, from the configured per-million-token prices; 0 when no prices are configured. */
+  costUsd: number;
+  failures: number;
+}
+
+/** The LLM-as-judge layer as the scorer sees it. */
+export interface JudgeLayer {
+  readonly name: string;
+  judge(trajectory: Trajectory, profile: DomainProfile, rubrics: readonly RubricDefinition[]): Promise<StepJudgement[]>;
+  usage(): JudgeUsage;
+}
+
+/** A fitted monotone map from automatic scores to the human scale (the calibration layer). */
+export interface ScoreCalibration {
+  readonly kind: string;
+  apply(score: number): number;
+  toJSON(): Record<string, unknown>;
+}
+
+/** Options of `scoreTrajectory`. */
+export interface ScoreOptions {
+  profile: DomainProfile;
+  judge?: JudgeLayer;
+  calibration?: ScoreCalibration;
+  /** Steps of a reference solution; without it the profile's `stepBudget` is the efficiency reference. */
+  referenceSteps?: number;
+}
