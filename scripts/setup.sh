@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Idempotent set-up for gymflow: node modules, the Python venv (temporal CLI, later the trainer) and a
+# Docker engine. Installs only what is missing; a second run takes a second or two.
+#
+# Environment:
+#   GYMFLOW_CACHE          download caches kept outside the clone (default ~/.cache/gymflow)
+#   GYMFLOW_PYTHON         interpreter for .venv (default python3)
+#   GYMFLOW_SKIP_DOCKER=1  leave Docker alone (Docker-dependent tests are then skipped)
+#   GYMFLOW_DOCKERD_FLAGS  extra flags for a dockerd this script starts
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+CACHE="${GYMFLOW_CACHE:-${HOME:-/tmp}/.cache/gymflow}"
+STATE="$ROOT/.gymflow"
+VENV="$ROOT/.venv"
+PYTHON="${GYMFLOW_PYTHON:-python3}"
+
+# Python requirements installed into .venv. Adding a component (e.g. the trainer) is one line here.
+PY_REQUIREMENTS=(
+  scripts/requirements-tools.txt
+)
+
+mkdir -p "$STATE"
+started=$SECONDS
+summary=()
+
+log() { echo "setup: $*"; }
+warn() { echo "setup: WARNING: $*" >&2; }
+
+# ---------------------------------------------------------------- node modules
+setup_node() {
+  if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+    log "installing node modules (npm ci)"
+    npm ci --no-audit --no-fund
+    summary+=("node_modules installed")
+  else
+    summary+=("node_modules ok")
+  fi
+}
+
+# ---------------------------------------------------------------- python venv
+requirements_hash() {
+  {
+    "$PYTHON" -c 'import sys; print(sys.version)'
+    for f in "${PY_REQUIREMENTS[@]}"; do
+      echo "== $f"
+      cat "$f"
+    done
+  } | sha256sum | cut -d' ' -f1
+}
+
+setup_python() {
+  if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    py_missing "$PYTHON not found"
+    return 0
+  fi
+  local stamp="$VENV/.gymflow-requirements.sha256" want
+  want="$(requirements_hash)"
+  if "$VENV/bin/python" -c '' >/dev/null 2>&1 && [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    summary+=(".venv ok ($(temporal_version))")
+    return 0
+  fi
+  if [[ -e "$VENV" && ! -w "$VENV" ]]; then
+    py_missing ".venv is not writable by $(id -un)"
+    return 0
+  fi
+  # A venv whose interpreter no longer runs (its base Python was removed or upgraded) is rebuilt; packages
+  # come back from the wheelhouse. Only a venv this user owns, so a permission problem never deletes one.
+  if [[ -e "$VENV" ]] && ! "$VENV/bin/python" -c '' >/dev/null 2>&1; then
+    if [[ -O "$VENV" && -f "$VENV/pyvenv.cfg" ]]; then
+      log "rebuilding .venv (its interpreter does not run)"
+      rm -rf "$VENV"
+    else
+      py_missing ".venv exists but its python does not run; remove it and run setup again"
+      return 0
+    fi
+  fi
+  if [[ ! -e "$VENV/bin/python" ]]; then
+    log "creating .venv with $("$PYTHON" --version 2>&1)"
+    if ! "$PYTHON" -m venv "$VENV"; then
+      py_missing "$PYTHON -m venv failed (Debian: apt-get install python3-venv)"
+      return 0
+    fi
+  fi
+  local args=()
+  for f in "${PY_REQUIREMENTS[@]}"; do args+=(-r "$f"); done
+  log "installing Python requirements: ${PY_REQUIREMENTS[*]}"
+  if pip_install "${args[@]}"; then
+    echo "$want" >"$stamp"
+    summary+=(".venv installed ($(temporal_version))")
+  else
+    rm -f "$stamp"
+    py_missing "pip install failed"
+  fi
+}
+
+py_missing() {
+  warn "$1: tests needing the temporal CLI or the Python trainer will be skipped"
+  summary+=(".venv MISSING")
+}
+
+# Installs from a wheelhouse under $CACHE first, with no index: a fresh clone or a rebuilt venv then downloads
+# nothing. pip's own HTTP cache is not enough: it skips responses without caching headers (some proxies strip
+# them). Only when a requirement is missing are wheels fetched (and sdists built) into the wheelhouse.
+pip_install() {
+  local pip=("$VENV/bin/python" -m pip --disable-pip-version-check)
+  local wheels="$CACHE/wheels"
+  mkdir -p "$wheels"
+  if "${pip[@]}" install --quiet --no-index --find-links "$wheels" "$@" >/dev/null 2>&1; then
+    return 0
+  fi
+  "${pip[@]}" wheel --quiet --cache-dir "$CACHE/pip" --find-links "$wheels" --wheel-dir "$wheels" "$@" &&
+    "${pip[@]}" install --quiet --no-index --find-links "$wheels" "$@"
+}
+
+temporal_version() {
+  local v
+  v="$("$VENV/bin/temporal" --version 2>/dev/null | awk '{print $3}')" || true
+  echo "temporal ${v:-missing}"
+}
+
+# ---------------------------------------------------------------- docker engine
+docker_ok() { command -v docker >/dev/null 2>&1 && timeout 15 docker info >/dev/null 2>&1; }
+
+wait_docker() { # seconds pid: true once the engine answers; false on timeout or if pid died
+  local deadline=$((SECONDS + $1)) pid=$2
+  while ((SECONDS < deadline)); do
+    docker_ok && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.5
+  done
+  return 1
+}
+
+start_dockerd() { # flags...: starts a detached dockerd, waits for it; leaves its pid in .gymflow/dockerd.pid
+  local logf="$STATE/dockerd.log" pid
+  echo "=== $(date -Is) dockerd $*" >>"$logf"
+  # setsid + redirects: the daemon outlives this script and holds none of its caller's pipes open.
+  # shellcheck disable=SC2086
+  setsid dockerd "$@" ${GYMFLOW_DOCKERD_FLAGS:-} >>"$logf" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$STATE/dockerd.pid"
+  if wait_docker 30 "$pid"; then return 0; fi
+  kill "$pid" 2>/dev/null || true
+  # Let it release /var/run/docker.pid and its containerd before a retry.
+  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  kill -9 "$pid" 2>/dev/null || true
+  return 1
+}
+
+setup_docker() {
+  if [[ "${GYMFLOW_SKIP_DOCKER:-}" == 1 ]]; then
+    warn "GYMFLOW_SKIP_DOCKER=1: Docker-dependent tests will be skipped"
+    summary+=("docker skipped")
+    return 0
+  fi
+  if docker_ok; then
+    summary+=("docker ok")
+    return 0
+  fi
+  if [[ "$(id -u)" != 0 ]]; then
+    warn "no Docker engine answers and setup is not root: Docker-dependent tests will be skipped (start Docker yourself)"
+    summary+=("docker MISSING")
+    return 0
+  fi
+  if [[ -n "${DOCKER_HOST:-}" && "${DOCKER_HOST}" != unix:///var/run/docker.sock ]]; then
+    warn "DOCKER_HOST=$DOCKER_HOST does not answer: Docker-dependent tests will be skipped"
+    summary+=("docker MISSING")
+    return 0
+  fi
+  if ! command -v dockerd >/dev/null 2>&1; then
+    log "installing docker.io (apt-get)"
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io; } >>"$STATE/apt-docker.log" 2>&1; then
+      warn "apt-get install docker.io failed (see .gymflow/apt-docker.log): Docker-dependent tests will be skipped"
+      summary+=("docker MISSING")
+      return 0
+    fi
+    # A distribution with a running init may have started the service already.
+    if docker_ok; then summary+=("docker ok (installed)"); return 0; fi
+  fi
+  if pgrep -x dockerd >/dev/null 2>&1; then
+    log "dockerd is running but not answering; waiting"
+    if wait_docker 30 "$(pgrep -xo dockerd)"; then summary+=("docker ok"); return 0; fi
+  else
+    log "starting dockerd (log: .gymflow/dockerd.log)"
+    # Defaults first (overlay2, bridge network). Inside some containers overlay2 cannot mount and iptables
+    # is missing: then vfs and no bridge, which is enough because sandboxes run with --network none.
+    if start_dockerd; then
+      summary+=("docker ok (started dockerd)")
+      return 0
+    fi
+    warn "dockerd with default flags did not come up; retrying with --storage-driver=vfs --iptables=false --bridge=none"
+    if start_dockerd --storage-driver=vfs --iptables=false --bridge=none; then
+      summary+=("docker ok (started dockerd: vfs, no bridge)")
+      return 0
+    fi
+  fi
+  warn "could not start a Docker engine (see .gymflow/dockerd.log): Docker-dependent tests will be skipped"
+  summary+=("docker MISSING")
+}
+
+setup_node
+setup_python
+setup_docker
+
+summary_line="$(printf '%s, ' "${summary[@]}")"
+log "${summary_line%, } [$((SECONDS - started))s]"

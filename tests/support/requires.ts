@@ -1,0 +1,159 @@
+/**
+ * Tests that need a real component (Temporal server, Docker engine, Python trainer) declare it here, so that
+ * a missing component skips them *loudly* and CI fails instead of passing with holes.
+ *
+ * The convention:
+ * - the suite or test name carries the tag `[requires:<component>]` (these helpers append it), or a runtime
+ *   skip's note does (`skipMissing(ctx, 'docker', why)`);
+ * - when the component is missing, the helper prints `SKIPPED: <what> not available: <why> [requires:<c>]`;
+ * - `tests/support/skip-reporter.ts` lists every skipped tagged test at the end of the run and, when `CI` is
+ *   set, fails the run.
+ *
+ * @example
+ * const docker = requires.docker();
+ * docker.describe('sandbox exec', () => {
+ *   it('runs /bin/true', async () => { ... });
+ * });
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it, type TestContext, type TestFunction } from 'vitest';
+import { repoRoot, temporalBinary } from './temporal.js';
+
+/** A real component that some tests need. */
+export type Component = 'temporal' | 'docker' | 'python';
+
+/** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
+export function requiresTag(component: Component): `[requires:${Component}]` {
+  return `[requires:${component}]`;
+}
+
+/** Human names used in the skip warning. */
+const describeComponent: Record<Component, string> = {
+  temporal: 'Temporal CLI (dev server)',
+  docker: 'Docker engine',
+  python: 'Python trainer environment',
+};
+
+/** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
+export interface Requirement {
+  readonly component: Component;
+  readonly tag: `[requires:${Component}]`;
+  readonly available: boolean;
+  /** Why the component is missing; `undefined` when available. */
+  readonly reason: string | undefined;
+  /** `describe`, tagged, skipped when the component is missing (its hooks do not run then). */
+  describe(name: string, fn: () => void): void;
+  /** `it`, tagged, skipped when the component is missing. */
+  it(name: string, fn: TestFunction, timeout?: number): void;
+}
+
+function warnSkipped(component: Component, reason: string): void {
+  const line = `SKIPPED: ${describeComponent[component]} not available: ${reason} ${requiresTag(component)}`;
+  const bar = '!'.repeat(Math.min(Math.max(line.length, 40), 120));
+  console.warn(`\n${bar}\n${line}\nTests tagged ${requiresTag(component)} will not run. Run \`npm run setup\`.\n${bar}\n`);
+}
+
+function requirement(component: Component, reason: string | undefined): Requirement {
+  const tag = requiresTag(component);
+  const missing = reason !== undefined;
+  if (missing) warnSkipped(component, reason);
+  return {
+    component,
+    tag,
+    available: !missing,
+    reason,
+    describe: (name, fn) => describe.skipIf(missing)(`${name} ${tag}`, fn),
+    it: (name, fn, timeout) => it.skipIf(missing)(`${name} ${tag}`, fn, timeout),
+  };
+}
+
+const cache = new Map<string, Requirement>();
+function memo(key: string, probe: () => Requirement): Requirement {
+  let found = cache.get(key);
+  if (!found) {
+    found = probe();
+    cache.set(key, found);
+  }
+  return found;
+}
+
+/** Asks the engine at DOCKER_HOST (default: the local socket) for `/_ping`, in a child so the probe is sync. */
+const dockerPingScript = `
+const http = require('node:http');
+const host = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
+let target;
+if (host.startsWith('unix://')) target = { socketPath: host.slice('unix://'.length) };
+else if (host.startsWith('tcp://')) { const u = new URL('http://' + host.slice('tcp://'.length)); target = { host: u.hostname, port: u.port }; }
+else { console.error('unsupported DOCKER_HOST ' + host); process.exit(2); }
+const req = http.get({ ...target, path: '/_ping', timeout: 5000 }, (res) => {
+  let body = '';
+  res.on('data', (d) => (body += d));
+  res.on('end', () => {
+    if (res.statusCode === 200) process.exit(0);
+    console.error('GET /_ping on ' + host + ' answered ' + res.statusCode + ' ' + body.trim());
+    process.exit(1);
+  });
+});
+req.on('timeout', () => { console.error('no answer from ' + host + ' within 5 s'); process.exit(1); });
+req.on('error', (e) => { console.error(e.message + ' (' + host + ')'); process.exit(1); });
+`;
+
+function probeDocker(): string | undefined {
+  const run = spawnSync(process.execPath, ['-e', dockerPingScript], { encoding: 'utf8', timeout: 10_000 });
+  if (run.status === 0) return undefined;
+  const detail = run.stderr.trim() || run.error?.message || `probe exited with ${String(run.status ?? run.signal)}`;
+  return detail.split('\n')[0];
+}
+
+function probePython(modules: readonly string[]): string | undefined {
+  const python = join(repoRoot, '.venv', 'bin', 'python');
+  try {
+    accessSync(python, constants.X_OK);
+  } catch {
+    return `${python} not found`;
+  }
+  if (modules.length === 0) return undefined;
+  const run = spawnSync(python, ['-c', `import ${modules.join(', ')}`], { encoding: 'utf8', timeout: 60_000 });
+  if (run.status === 0) return undefined;
+  const lines = (run.stderr || run.error?.message || 'import failed').trim().split('\n');
+  return `${python} cannot import ${modules.join(', ')}: ${lines[lines.length - 1] ?? ''}`;
+}
+
+/**
+ * Probes for a component (once per test file) and gives tagged `describe`/`it` that skip loudly without it.
+ *
+ * @example
+ * const temporal = requires.temporal();
+ * temporal.describe('pipeline on a dev server', () => { it('runs', async () => { ... }); });
+ */
+export const requires = {
+  /** The `temporal` CLI (see `temporalBinary()`), used to start a dev server. */
+  temporal: (): Requirement =>
+    memo('temporal', () =>
+      requirement(
+        'temporal',
+        temporalBinary() === undefined ? 'no temporal CLI in $TEMPORAL_CLI, .venv/bin or PATH' : undefined,
+      ),
+    ),
+  /** A Docker engine answering at DOCKER_HOST or /var/run/docker.sock. */
+  docker: (): Requirement => memo('docker', () => requirement('docker', probeDocker())),
+  /** `.venv/bin/python`, able to import `modules` (e.g. `['torch', 'gymflow_trainer']`). */
+  python: (modules: readonly string[] = []): Requirement =>
+    memo(`python:${modules.join(',')}`, () => requirement('python', probePython(modules))),
+};
+
+/**
+ * Skips the running test because `component` turned out to be missing at run time, with a tagged note that
+ * the skip reporter counts.
+ *
+ * @example
+ * it('exec in a sandbox', async (ctx) => {
+ *   if (!(await engineUp())) skipMissing(ctx, 'docker', 'engine went away');
+ * });
+ */
+export function skipMissing(ctx: TestContext, component: Component, reason: string): never {
+  warnSkipped(component, reason);
+  return ctx.skip(`${requiresTag(component)} ${reason}`);
+}

@@ -1,0 +1,89 @@
+/**
+ * Smoke test against a real Temporal dev server (the `temporal` CLI from `.venv/`): a worker bundles
+ * `workflows/smoke.ts`, runs it, answers `pipeline_status`, takes an update and a signal, runs an activity.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import * as activities from '../activities/smoke.js';
+import { finishSignal, pipelineStatusQuery, setNoteUpdate, smokeWorkflow } from '../workflows/smoke.js';
+import { requires } from './support/requires.js';
+import { freePort, temporalBinary } from './support/temporal.js';
+
+const temporal = requires.temporal();
+
+// The SDK logs every worker state change at INFO; keep test output to warnings. The runtime is a process-wide
+// singleton: if another test file in this fork installed it already, keep that one.
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed or instantiated
+}
+
+temporal.describe('Temporal dev server smoke', () => {
+  let env: TestWorkflowEnvironment | undefined;
+  let dataDir: string | undefined;
+
+  beforeAll(async () => {
+    const path = temporalBinary();
+    if (path === undefined) throw new Error('unreachable: the requirement checked the temporal CLI');
+    dataDir = await mkdtemp(join(tmpdir(), 'gymflow-temporal-'));
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path },
+        ip: '127.0.0.1',
+        port: await freePort(),
+        dbFilename: join(dataDir, 'temporal.db'),
+        ui: false,
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await env?.teardown();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs a workflow with query, update, signal and activity', { timeout: 90_000 }, async () => {
+    if (!env) throw new Error('test environment did not start');
+    const client = env.client;
+    const taskQueue = `smoke-${randomUUID()}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowsPath: fileURLToPath(new URL('../workflows/smoke.ts', import.meta.url)),
+      activities,
+    });
+
+    const result = await worker.runUntil(async () => {
+      const handle = await client.workflow.start(smokeWorkflow, {
+        taskQueue,
+        workflowId: `smoke-${randomUUID()}`,
+        args: ['gymflow'],
+      });
+      // The workflow blocks on the signal, so the status is deterministic here.
+      expect(await handle.query(pipelineStatusQuery)).toEqual({ stage: 'waiting', progress: 0 });
+
+      expect(await handle.executeUpdate(setNoteUpdate, { args: ['smoke'] })).toBeUndefined();
+      await expect(handle.executeUpdate(setNoteUpdate, { args: ['  '] })).rejects.toBeInstanceOf(
+        WorkflowUpdateFailedError,
+      );
+      expect(await handle.query(pipelineStatusQuery)).toEqual({ stage: 'waiting', progress: 0, note: 'smoke' });
+
+      await handle.signal(finishSignal);
+      const greeting = await handle.result();
+      // A completed workflow still answers queries (replayed by the worker).
+      expect(await handle.query(pipelineStatusQuery)).toEqual({ stage: 'done', progress: 1, note: 'smoke' });
+      return greeting;
+    });
+
+    expect(result).toBe('hello, gymflow (attempt 1)');
+  });
+});
