@@ -1,50 +1,72 @@
 import type { Rng } from './rng.js';
 import type { JsonSchema } from './types.js';
 
+const WORDS = ['42', '-7', '3/4', '0', 'yes', 'no', 'hello', 'answer', 'x', '1 + 2', 'foo bar', 'unknown', '(', '2 * (3'];
+
+function asSchema(value: unknown): JsonSchema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonSchema) : {};
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
 /**
- * Draws a value that satisfies a simple JSON Schema (object, string, number, integer, boolean, array,
- * enum, const): all required properties and a random subset of optional ones. Used by the random agent
- * and the environment checker to produce well-formed actions without knowing the tool.
+ * Draws a random value satisfying the common JSON Schema keywords: `enum`, `const`, `type` (string, number,
+ * integer, boolean, array, object, null), `minimum`/`maximum`, `minLength`/`maxLength`, `items`,
+ * `properties` and `required` (optional properties are included half of the time).
+ *
+ * @example
+ * ```ts
+ * sampleFromSchema({ type: 'integer', minimum: 1, maximum: 3 }, new Rng(1)); // 1, 2 or 3
+ * ```
  */
 export function sampleFromSchema(schema: JsonSchema, rng: Rng, depth = 0): unknown {
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return rng.pick(schema.enum as unknown[]);
   if ('const' in schema) return schema.const;
-  const type = Array.isArray(schema.type) ? (schema.type[0] as string) : (schema.type as string | undefined);
+  const type = Array.isArray(schema.type) ? rng.pick(schema.type as unknown[]) : schema.type;
   switch (type) {
-    case 'string':
-      return sampleString(schema, rng);
-    case 'integer':
+    case 'string': {
+      const min = numberOr(schema.minLength, 0);
+      const max = numberOr(schema.maxLength, 64);
+      let text = rng.next() < 0.5 ? rng.pick(WORDS) : String(rng.int(-1000, 1000));
+      while (text.length < min) text += 'a';
+      return text.slice(0, Math.max(min, max));
+    }
+    case 'integer': {
+      const min = Math.ceil(numberOr(schema.minimum, -100));
+      const max = Math.floor(numberOr(schema.maximum, 100));
+      return rng.int(min, Math.max(min, max));
+    }
     case 'number': {
-      const min = typeof schema.minimum === 'number' ? schema.minimum : 0;
-      const max = typeof schema.maximum === 'number' ? schema.maximum : min + 100;
-      return type === 'integer' ? rng.int(Math.ceil(min), Math.floor(max)) : min + rng.next() * (max - min);
+      const min = numberOr(schema.minimum, -100);
+      const max = numberOr(schema.maximum, 100);
+      return min + rng.next() * (max - min);
     }
     case 'boolean':
       return rng.next() < 0.5;
+    case 'null':
+      return null;
     case 'array': {
-      if (depth > 3) return [];
-      const items = (schema.items as JsonSchema | undefined) ?? { type: 'string' };
-      const n = rng.int(typeof schema.minItems === 'number' ? schema.minItems : 0, 2);
-      return Array.from({ length: n }, () => sampleFromSchema(items, rng, depth + 1));
+      if (depth > 4) return [];
+      const n = rng.int(numberOr(schema.minItems, 0), Math.max(numberOr(schema.minItems, 0), Math.min(numberOr(schema.maxItems, 3), 3)));
+      return Array.from({ length: n }, () => sampleFromSchema(asSchema(schema.items), rng, depth + 1));
     }
     case 'object':
-    default: {
-      if (depth > 3) return {};
-      const props = (schema.properties as Record<string, JsonSchema> | undefined) ?? {};
-      const required = new Set((schema.required as string[] | undefined) ?? []);
-      const out: Record<string, unknown> = {};
-      for (const [key, sub] of Object.entries(props)) {
-        if (required.has(key) || rng.next() < 0.5) out[key] = sampleFromSchema(sub, rng, depth + 1);
-      }
-      return out;
-    }
+      return depth > 4 ? {} : sampleObject(schema, rng, depth + 1);
+    default:
+      // No usable type: any small scalar.
+      return rng.pick<unknown>([rng.pick(WORDS), rng.int(-10, 10), rng.next() < 0.5]);
   }
 }
 
-const WORDS = ['alpha', 'beta', '42', 'x', 'hello world', 'README.md', '1 + 2', 'test', 'velmora', 'population'];
-
-function sampleString(schema: JsonSchema, rng: Rng): string {
-  const s = rng.pick(WORDS);
-  const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
-  return s.length >= min ? s : s.padEnd(min, 'x');
+/** A random object for an object schema: every required property, and each optional one half of the time. */
+export function sampleObject(schema: JsonSchema, rng: Rng, depth = 0): Record<string, unknown> {
+  const properties = asSchema(schema.properties);
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as unknown[]).map(String) : []);
+  const out: Record<string, unknown> = {};
+  for (const [name, sub] of Object.entries(properties)) {
+    if (required.has(name) || rng.next() < 0.5) out[name] = sampleFromSchema(asSchema(sub), rng, depth);
+  }
+  return out;
 }

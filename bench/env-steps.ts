@@ -1,0 +1,125 @@
+/**
+ * Environment throughput: for every registered environment with an `expert` agent, runs the expert
+ * in-process (no recorder, no I/O) over the training tasks in order and reports steps and episodes per
+ * second. Prints a table and writes `bench/results/env-steps.json`.
+ *
+ * Usage: `npm run bench:env-steps` (or `npx tsx bench/env-steps.ts`).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AgentContext, AgentFactory } from '../src/core/agent.js';
+import { listEnvs, make } from '../src/core/registry.js';
+import type { AgentEnv, TaskInfo, TimeStep } from '../src/core/types.js';
+import { isDone } from '../src/core/types.js';
+import { registerBuiltinEnvs } from '../src/envs/index.js';
+
+/** Measurement stops once both minimums are met. */
+const MIN_STEPS = 2000;
+const MIN_SECONDS = 2;
+const WARMUP_EPISODES = 50;
+
+interface Row {
+  env: string;
+  episodes: number;
+  steps: number;
+  seconds: number;
+  stepsPerSecond: number;
+  episodesPerSecond: number;
+  success: number;
+}
+
+/** One episode of `agent` on `task`; returns its step count and success. */
+async function episode(env: AgentEnv, makeAgent: AgentFactory, task: TaskInfo, seed: number): Promise<{ steps: number; success: boolean }> {
+  const agent = makeAgent({ seed });
+  let ts: TimeStep = await env.reset({ task: task.id, seed });
+  const info = ts.info.task as TaskInfo;
+  await agent.reset?.(info, seed);
+  const history: { action: AgentContext['history'][number]['action']; observation: string; info: Record<string, unknown> }[] = [];
+  while (!isDone(ts)) {
+    const { action } = await agent.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
+    ts = await env.step(action);
+    history.push({ action, observation: ts.observation, info: ts.info });
+  }
+  return { steps: history.length, success: ts.info.success === true };
+}
+
+async function measure(id: string, makeAgent: AgentFactory): Promise<Row> {
+  const env = make(id);
+  try {
+    const tasks = env.listTasks?.('train') ?? [];
+    if (tasks.length === 0) throw new Error(`${id}: listTasks('train') is empty`);
+    const task = (i: number): TaskInfo => tasks[i % tasks.length] as TaskInfo;
+    for (let i = 0; i < WARMUP_EPISODES; i++) await episode(env, makeAgent, task(i), i);
+
+    let episodes = 0;
+    let steps = 0;
+    let successes = 0;
+    const start = process.hrtime.bigint();
+    let elapsed = 0;
+    while (steps < MIN_STEPS || elapsed < MIN_SECONDS) {
+      const r = await episode(env, makeAgent, task(episodes), episodes);
+      episodes += 1;
+      steps += r.steps;
+      if (r.success) successes += 1;
+      elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+    }
+    return {
+      env: id,
+      episodes,
+      steps,
+      seconds: elapsed,
+      stepsPerSecond: steps / elapsed,
+      episodesPerSecond: episodes / elapsed,
+      success: successes / episodes,
+    };
+  } finally {
+    await env.close();
+  }
+}
+
+function table(rows: Row[]): string {
+  const header = ['env', 'episodes', 'steps', 'steps/s', 'episodes/s', 'success'];
+  const body = rows.map((r) => [
+    r.env,
+    String(r.episodes),
+    String(r.steps),
+    r.stepsPerSecond.toFixed(0),
+    r.episodesPerSecond.toFixed(0),
+    r.success.toFixed(3),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  registerBuiltinEnvs();
+  const rows: Row[] = [];
+  for (const s of listEnvs()) {
+    const expert = s.agents?.expert;
+    if (!expert) continue;
+    rows.push(await measure(s.id, expert));
+  }
+  console.log(table(rows));
+  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'env-steps.json');
+  await mkdir(path.dirname(out), { recursive: true });
+  const report = {
+    bench: 'env-steps',
+    date: new Date().toISOString(),
+    node: process.version,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    minSteps: MIN_STEPS,
+    minSeconds: MIN_SECONDS,
+    warmupEpisodes: WARMUP_EPISODES,
+    results: rows,
+  };
+  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,3 @@
+export * from './register.js';
+export * as textMath from './text-math/index.js';
+export * as toolUse from './tool-use/index.js';

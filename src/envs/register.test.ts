@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { listEnvs, make, spec } from '../core/registry.js';
+import { isDone } from '../core/types.js';
+import { BUILTIN_ENV_IDS, registerBuiltinEnvs } from './register.js';
+
+describe('registerBuiltinEnvs', () => {
+  it('registers both environments with their domains, limits and experts, idempotently', () => {
+    registerBuiltinEnvs();
+    registerBuiltinEnvs();
+    const ids = listEnvs().map((s) => s.id);
+    for (const id of BUILTIN_ENV_IDS) expect(ids.filter((x) => x === id)).toHaveLength(1);
+    expect(spec('gymflow/text-math-v0')).toMatchObject({ domain: 'math', maxEpisodeSteps: 10 });
+    expect(spec('gymflow/tool-use-v0')).toMatchObject({ domain: 'tool-use', maxEpisodeSteps: 20 });
+    for (const id of BUILTIN_ENV_IDS) expect(spec(id).agents?.expert?.({}).info.name).toMatch(/expert/);
+  });
+
+  it('makes environments that truncate at the step limit with reason max_steps', async () => {
+    registerBuiltinEnvs();
+    const env = make('gymflow/text-math-v0');
+    await env.reset({ seed: 5 });
+    let ts = await env.step({ tool: 'think', params: { thought: '…' } });
+    let steps = 1;
+    while (!isDone(ts)) {
+      ts = await env.step({ tool: 'think', params: { thought: '…' } });
+      steps += 1;
+    }
+    expect(steps).toBe(10);
+    expect(ts).toMatchObject({ terminated: false, truncated: true, info: { reason: 'max_steps' } });
+    await env.close();
+  });
+
+  it('passes tool-use kwargs through make', () => {
+    registerBuiltinEnvs();
+    expect(() => make('gymflow/tool-use-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/invalid options/);
+  });
+});

@@ -1,0 +1,40 @@
+import { listEnvs, register } from '../core/registry.js';
+import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
+import { TextMathExpert } from './text-math/expert.js';
+import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, ToolUseEnv } from './tool-use/env.js';
+import { ToolUseExpert } from './tool-use/expert.js';
+
+/** The ids of the environments {@link registerBuiltinEnvs} registers. */
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID] as const;
+
+/**
+ * Registers gymflow's built-in environments with their expert agents. Idempotent: calling it again
+ * (from several entry points, or in every test file) leaves the registry as it was.
+ *
+ * @example
+ * ```ts
+ * registerBuiltinEnvs();
+ * const env = make('gymflow/text-math-v0');
+ * await env.reset({ seed: 1 });
+ * ```
+ */
+export function registerBuiltinEnvs(): void {
+  const registered = new Set(listEnvs().map((s) => s.id));
+  if (!registered.has(TEXT_MATH_ENV_ID)) {
+    register(TEXT_MATH_ENV_ID, () => new TextMathEnv(), {
+      domain: 'math',
+      description: 'Procedurally generated arithmetic and word problems (4 levels) with exact answers; think, then submit.',
+      maxEpisodeSteps: TEXT_MATH_MAX_STEPS,
+      agents: { expert: () => new TextMathExpert() },
+    });
+  }
+  if (!registered.has(TOOL_USE_ENV_ID)) {
+    register(TOOL_USE_ENV_ID, (kwargs) => new ToolUseEnv(kwargs), {
+      domain: 'tool-use',
+      description:
+        'Questions about a fictional world answered with lookup, search and calculator tools: single and multi-hop lookups, arithmetic, search-then-lookup.',
+      maxEpisodeSteps: TOOL_USE_MAX_STEPS,
+      agents: { expert: () => new ToolUseExpert() },
+    });
+  }
+}

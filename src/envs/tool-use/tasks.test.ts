@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { TaskError } from '../../core/errors.js';
+import { buildToolTaskBank, expectedAnswer, getToolTask, listToolTasks, TOOL_TASK_COUNTS, toolTaskInfo } from './tasks.js';
+
+describe('tool-use tasks', () => {
+  it('has at least 150 training and 60 held-out tasks with the documented counts', () => {
+    const train = listToolTasks('train');
+    const heldout = listToolTasks('heldout');
+    expect(train.length).toBeGreaterThanOrEqual(150);
+    expect(heldout.length).toBeGreaterThanOrEqual(60);
+    for (const [kind, counts] of Object.entries(TOOL_TASK_COUNTS)) {
+      expect(train.filter((t) => t.kind === kind)).toHaveLength(counts.train);
+      expect(heldout.filter((t) => t.kind === kind)).toHaveLength(counts.heldout);
+    }
+    expect(train[42]?.id).toBe('tool-train-00042');
+  });
+
+  it('keeps the splits disjoint', () => {
+    const trainQuestions = new Set(listToolTasks('train').map((t) => t.question));
+    expect(listToolTasks('heldout').filter((t) => trainQuestions.has(t.question))).toEqual([]);
+    expect(new Set(listToolTasks().map((t) => t.question)).size).toBe(listToolTasks().length);
+  });
+
+  it('is deterministic', () => {
+    expect(buildToolTaskBank()).toEqual({ train: listToolTasks('train'), heldout: listToolTasks('heldout') });
+  });
+
+  it('includes multi-hop and search-first tasks', () => {
+    const tasks = listToolTasks();
+    const hops = tasks.filter((t) => t.refs.some((r) => r.via !== undefined));
+    const computed = tasks.filter((t) => t.op.op !== 'value');
+    const searched = tasks.filter((t) => t.refs.some((r) => 'clue' in r.from) && t.op.op !== 'value');
+    expect(hops.length).toBeGreaterThanOrEqual(30);
+    expect(computed.length).toBeGreaterThanOrEqual(80);
+    expect(searched.length).toBeGreaterThanOrEqual(30);
+    const combined = tasks.find((t) => t.kind === 'sum' && t.refs[0]?.attribute === 'population');
+    expect(combined?.question).toMatch(/^What is the combined population of \w[\w ]* and \w[\w ]*\? Answer with a number\.$/);
+  });
+
+  it('computes expected answers from the knowledge base', () => {
+    const spec = { kind: 'diff-years', refs: [{ from: { entity: 'Brightwell Dynamics' }, via: 'founder', attribute: 'born' }, { from: { entity: 'Brightwell Dynamics' }, attribute: 'founded' }], op: { op: 'diff' } } as const;
+    expect(expectedAnswer({ ...spec, refs: [...spec.refs] })).toEqual({ type: 'number', value: 1921 - 1889 });
+    expect(expectedAnswer({ kind: 'discount', refs: [{ from: { entity: 'Azure Carafe' }, attribute: 'price' }], op: { op: 'discount', percent: 15, quantity: 3 } })).toEqual({
+      type: 'number',
+      value: (42.5 * 3 * 85) / 100,
+    });
+    expect(expectedAnswer({ kind: 'search-lookup', refs: [{ from: { clue: 'a river port famous for its blue glassworks', kind: 'city' }, attribute: 'population' }], op: { op: 'value' } })).toEqual({
+      type: 'number',
+      value: 48200,
+    });
+  });
+
+  it('publishes neither the answer nor the hidden entity', () => {
+    for (const task of listToolTasks().filter((t) => t.kind.startsWith('search'))) {
+      const info = JSON.stringify(toolTaskInfo(task));
+      const expected = expectedAnswer(task);
+      if (expected.type === 'string') expect(info).not.toContain(expected.value);
+      expect(info).not.toContain('refs');
+    }
+  });
+
+  it('rejects unknown ids with a TaskError', () => {
+    expect(() => getToolTask('tool-train-99999')).toThrow(TaskError);
+  });
+});
