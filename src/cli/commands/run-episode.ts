@@ -1,0 +1,52 @@
+import { writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { make, spec } from '../../core/registry.js';
+import { runEpisode } from '../../core/rollout.js';
+import { resolveAgent } from '../../policy/specs.js';
+import { parseInteger, printJson } from '../options.js';
+
+interface RunEpisodeOpts {
+  env: string;
+  agent: string;
+  seed?: number;
+  task?: string;
+  out?: string;
+  json?: boolean;
+}
+
+/** `gymflow run-episode`: one episode of an agent in an environment, written as a trajectory. */
+export function runEpisodeCommand(program: Command): void {
+  program
+    .command('run-episode')
+    .description('run one episode and print (or write) its trajectory')
+    .requiredOption('--env <id>', 'environment id, e.g. gymflow/text-math-v0')
+    .option('--agent <spec>', 'agent: expert | random', 'expert')
+    .option('--seed <n>', 'episode seed', parseInteger)
+    .option('--task <id>', 'task id (default: a training task drawn with the seed)')
+    .option('--out <file>', 'write the trajectory as one JSONL line to this file')
+    .option('--json', 'print the whole trajectory as JSON instead of a summary')
+    .action(async (opts: RunEpisodeOpts) => {
+      spec(opts.env); // fails early with the list of registered ids
+      const agent = resolveAgent(opts.agent, opts.env, opts.seed === undefined ? {} : { seed: opts.seed });
+      const env = make(opts.env);
+      try {
+        const t = await runEpisode(env, agent, {
+          envId: opts.env,
+          ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+          ...(opts.task === undefined ? {} : { task: opts.task }),
+        });
+        if (opts.out) writeFileSync(opts.out, `${JSON.stringify(t)}\n`);
+        if (opts.json) return printJson(t);
+        const ret = t.steps.reduce((a, s) => a + (s.envReward ?? 0), 0);
+        console.log(`${t.envId} task=${t.task.id} agent=${t.agent.name} steps=${t.steps.length} success=${t.outcome.success} score=${t.outcome.score} return=${ret} reason=${t.outcome.reason}`);
+        for (const s of t.steps) {
+          const obs = s.observation.replace(/\s+/g, ' ').slice(0, 100);
+          console.log(`  ${s.index}. ${s.action.tool}(${JSON.stringify(s.action.params)}) -> ${obs}`);
+        }
+        if (opts.out) console.log(`trajectory ${t.id} written to ${opts.out}`);
+      } finally {
+        await env.close();
+        await agent.close?.();
+      }
+    });
+}

@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { registerBuiltinEnvs } from '../envs/index.js';
+import { demoCommand } from './commands/demo.js';
+import { envsCommand } from './commands/envs.js';
+import { profilesCommand } from './commands/profiles.js';
+import { recordCommand } from './commands/record.js';
+import { runEpisodeCommand } from './commands/run-episode.js';
+import { reportError } from './errors.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** The `gymflow` command tree. */
+export function buildProgram(): Command {
+  const program = new Command('gymflow')
+    .description('Train tool-using LLM agents with reinforcement learning')
+    .version(pkg.version)
+    .option('--verbose', 'print stack traces on errors')
+    .showHelpAfterError('(run with --help for usage)');
+  envsCommand(program);
+  runEpisodeCommand(program);
+  recordCommand(program);
+  profilesCommand(program);
+  demoCommand(program);
+  return program;
+}
+
+async function main(): Promise<void> {
+  registerBuiltinEnvs();
+  await buildProgram().parseAsync(process.argv);
+}
+
+main().catch((err: unknown) => {
+  reportError(err, process.argv.includes('--verbose'));
+  process.exit(1);
+});

@@ -1,0 +1,72 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseTrajectory } from '../src/core/trajectory.js';
+import { repoRoot } from './support/temporal.js';
+
+function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('gymflow CLI', () => {
+  it('lists environments as JSON for scripts', () => {
+    const r = gymflow('envs', '--json');
+    expect(r.status).toBe(0);
+    const envs = JSON.parse(r.stdout) as { id: string; agents: string[]; heldoutTasks: number }[];
+    const math = envs.find((e) => e.id === 'gymflow/text-math-v0');
+    expect(math?.agents).toEqual(['random', 'expert']);
+    expect(math?.heldoutTasks).toBeGreaterThan(0);
+  });
+
+  it('runs an episode and writes a valid trajectory', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'gymflow-cli-')), 'ep.jsonl');
+    const r = gymflow('run-episode', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--seed', '3', '--out', out);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/success=true/);
+    const t = parseTrajectory(JSON.parse(readFileSync(out, 'utf8')), out);
+    expect(t.envId).toBe('gymflow/tool-use-v0');
+    expect(t.outcome.success).toBe(true);
+    expect(t.steps.at(-1)?.action.tool).toBe('submit');
+    // The same seed gives the same episode, hence the same content id.
+    const again = gymflow('run-episode', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--seed', '3', '--json');
+    expect((JSON.parse(again.stdout) as { id: string }).id).toBe(t.id);
+  });
+
+  it('prints the trajectory JSON Schema', () => {
+    const r = gymflow('record', 'schema');
+    expect(r.status).toBe(0);
+    const schema = JSON.parse(r.stdout) as { properties: Record<string, unknown> };
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['schemaVersion', 'id', 'task', 'steps', 'outcome']));
+  });
+
+  it('fails with one readable line on stderr for bad input, and a stack with --verbose', () => {
+    const unknown = gymflow('run-episode', '--env', 'gymflow/nope-v0');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^gymflow: environment 'gymflow\/nope-v0' is not registered; registered: .*gymflow\/text-math-v0/)]);
+
+    const agent = gymflow('run-episode', '--env', 'gymflow/text-math-v0', '--agent', 'genius');
+    expect(agent.status).toBe(1);
+    expect(agent.stderr).toMatch(/unknown agent 'genius' for gymflow\/text-math-v0; available: random, expert/);
+
+    const seed = gymflow('run-episode', '--env', 'gymflow/text-math-v0', '--seed', 'abc');
+    expect(seed.status).not.toBe(0);
+    expect(seed.stderr).toMatch(/--seed.*expected an integer, got 'abc'/);
+
+    const task = gymflow('run-episode', '--env', 'gymflow/text-math-v0', '--task', 'no-such-task', '--verbose');
+    expect(task.status).toBe(1);
+    expect(task.stderr).toMatch(/TaskError/);
+    expect(task.stderr).toMatch(/\n\s+at /);
+  });
+
+  it('checks a profile file and reports every problem with its JSON path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
+    const file = join(dir, 'bad.json');
+    spawnSync('bash', ['-c', `echo '{"name":"x","description":"d","tools":[],"terminalTools":["go"],"outcome":{"rule":"exact-match","description":"d"},"rubricWeights":{"outcome":1},"stepBudget":3}' > ${file}`]);
+    const r = gymflow('profiles', 'check', file);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${file} $.tools: Too small`);
+  });
+});

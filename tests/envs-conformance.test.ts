@@ -1,0 +1,31 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkEnv } from '../src/core/check-env.js';
+import { getProfile } from '../src/core/profiles/index.js';
+import { listEnvs, make } from '../src/core/registry.js';
+import { registerBuiltinEnvs } from '../src/envs/index.js';
+
+beforeAll(() => registerBuiltinEnvs());
+
+describe('every registered environment', () => {
+  it('has at least the built-in environments', () => {
+    expect(listEnvs().map((s) => s.id)).toEqual(expect.arrayContaining(['gymflow/text-math-v0', 'gymflow/tool-use-v0']));
+  });
+
+  for (const id of ['gymflow/text-math-v0', 'gymflow/tool-use-v0']) {
+    it(`${id} passes checkEnv under several seeds`, async () => {
+      for (const seed of [0, 1, 2]) {
+        const report = await checkEnv(() => make(id), { seed });
+        expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+      }
+    });
+
+    it(`${id} offers exactly the tools of its domain profile, with the same categories`, async () => {
+      const env = make(id);
+      const profile = getProfile(env.domain);
+      const byName = (tools: readonly { name: string; category: string }[]): Record<string, string> =>
+        Object.fromEntries(tools.map((t) => [t.name, t.category]));
+      expect(byName(env.tools)).toEqual(byName(profile.tools));
+      await env.close();
+    });
+  }
+});
