@@ -1,0 +1,49 @@
+import type { Trajectory } from '../../core/trajectory.js';
+import { parseTrajectory, trajectoryId } from '../../core/trajectory.js';
+import { SchemaError } from '../../core/errors.js';
+import type { ConversionItem, ConvertContext, LogAdapter, LogSample } from '../adapter.js';
+import { jsonlProblem, streamJsonl } from '../jsonl.js';
+import { isRecord } from '../values.js';
+
+/**
+ * gymflow's own trajectory JSONL: already standard. Streamed line by line; each line is validated
+ * ({@link checkTrajectory}: the schema, and that `id` is the content id of the record) and passed
+ * through unchanged. A bad line is reported with its number and JSON path and skipped.
+ */
+export const gymflowAdapter: LogAdapter = {
+  name: 'gymflow',
+  description: 'gymflow trajectory JSONL (validated and passed through)',
+  detect: detectGymflow,
+  convert: convertGymflow,
+};
+
+function detectGymflow(sample: LogSample): number {
+  const first = sample.firstRecord;
+  if (isRecord(first)) {
+    return 'schemaVersion' in first && 'steps' in first && 'outcome' in first ? 0.99 : 0;
+  }
+  if (first !== undefined) return 0;
+  return /^\s*\{"schemaVersion"\s*:/.test(sample.head) ? 0.8 : 0;
+}
+
+/**
+ * Validates one trajectory value: the schema (via core's `parseTrajectory`) and the content id
+ * (`id` must equal `trajectoryId` of the record, since the store addresses trajectories by it).
+ * Throws a `SchemaError` naming `place` and the JSON path.
+ */
+export function checkTrajectory(value: unknown, place: string): Trajectory {
+  const t = parseTrajectory(value, place);
+  const expected = trajectoryId(t);
+  if (t.id !== expected) {
+    const issue = `${place} $.id: does not match the trajectory's content (expected ${expected})`;
+    throw new SchemaError(issue, [issue]);
+  }
+  return t;
+}
+
+async function* convertGymflow(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
+  for await (const record of streamJsonl(path, ctx.file, checkTrajectory)) {
+    if (record.ok) yield record.value;
+    else for (const message of record.errors) yield jsonlProblem(ctx.file, record.line, message);
+  }
+}

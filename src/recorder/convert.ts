@@ -1,0 +1,88 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ConversionItem, ConvertOptions, LogAdapter } from './adapter.js';
+import { problem } from './adapter.js';
+import { detectFormat } from './detect.js';
+import { adapterNames, getAdapter } from './registry.js';
+
+/**
+ * Converts one file: the adapter named by `options.format`, or the detected one. Yields trajectories and
+ * problems in file order; never throws for bad input (an unknown format, an unreadable file, even an
+ * adapter bug become problems).
+ *
+ * @example
+ * ```ts
+ * for await (const item of convertFile('run.traj')) {
+ *   if (isConversionProblem(item)) console.error(formatProblem(item));
+ * }
+ * ```
+ */
+export async function* convertFile(path: string, options: ConvertOptions = {}): AsyncGenerator<ConversionItem> {
+  let adapter: LogAdapter | undefined;
+  if (options.format !== undefined) {
+    adapter = getAdapter(options.format);
+    if (!adapter) {
+      yield problem(path, '$', `unknown format "${options.format}" (known: ${adapterNames().join(', ')})`);
+      return;
+    }
+  } else {
+    try {
+      const detection = await detectFormat(path);
+      adapter = detection.adapter;
+      if (!adapter) {
+        const guess = detection.candidates[0];
+        yield problem(path, '$', `not a recognised agent log${guess ? ` (best guess ${guess.name} at ${guess.confidence.toFixed(2)})` : ''}; pass a format to force one`);
+        return;
+      }
+    } catch (err) {
+      yield problem(path, '$', `cannot read file (${(err as Error).message})`);
+      return;
+    }
+  }
+  try {
+    yield* adapter.convert(path, { file: path, options });
+  } catch (err) {
+    yield problem(path, '$', `${adapter.name} adapter failed: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Converts a file, or every file under a directory (recursively, in sorted order, skipping dotfiles).
+ * In a directory, files no adapter recognises are reported as warnings and skipped.
+ */
+export async function* convertPath(path: string, options: ConvertOptions = {}): AsyncGenerator<ConversionItem> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (err) {
+    yield problem(path, '$', `cannot read path (${(err as Error).message})`);
+    return;
+  }
+  if (!info.isDirectory()) {
+    yield* convertFile(path, options);
+    return;
+  }
+  for await (const file of walkFiles(path)) {
+    if (options.format === undefined) {
+      const detection = await detectFormat(file).catch(() => undefined);
+      if (!detection?.adapter) {
+        yield problem(file, '$', 'skipped: not a recognised agent log', { severity: 'warning' });
+        continue;
+      }
+      yield* convertFile(file, { ...options, format: detection.adapter.name });
+    } else {
+      yield* convertFile(file, options);
+    }
+  }
+}
+
+/** The regular files under `dir`, depth first, sorted by name, without dotfiles. */
+export async function* walkFiles(dir: string): AsyncGenerator<string> {
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walkFiles(full);
+    else if (entry.isFile()) yield full;
+  }
+}
