@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -59,6 +59,29 @@ describe('gymflow CLI', () => {
     expect(task.status).toBe(1);
     expect(task.stderr).toMatch(/TaskError/);
     expect(task.stderr).toMatch(/\n\s+at /);
+  });
+
+  it('converts real agent logs, validates the result, and reports a bad line with file, line and path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
+    const out = join(dir, 'swe.jsonl');
+    const fixtures = process.env.GYMFLOW_FIXTURES ?? join(repoRoot, '..', 'shared', 'fixtures', 'agent-logs');
+    const detect = gymflow('record', 'detect', join(fixtures, 'claude-code', 'session-v2.1.17-permission-denials.jsonl'), '--json');
+    expect(JSON.parse(detect.stdout)).toMatchObject({ format: 'claude-code' });
+    const conv = gymflow('record', 'convert', join(fixtures, 'swe-agent'), '-o', out);
+    expect(conv.status).toBe(0);
+    expect(conv.stderr).toMatch(/converted 4 trajectories/);
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    expect(gymflow('record', 'validate', out).status).toBe(0);
+    const broken = join(dir, 'broken.jsonl');
+    const second = JSON.parse(lines[1] as string) as { steps: { action: { tool: unknown } }[] };
+    second.steps[2]!.action.tool = null;
+    writeFileSync(broken, [lines[0], JSON.stringify(second), lines[2]].join('\n'));
+    const bad = gymflow('record', 'validate', broken);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain(`${broken}:2 $.steps[2].action.tool`);
+    expect(bad.stdout).toContain('2/3 valid trajectories');
+    const diff = gymflow('record', 'diff', out, broken, '--index-a', '2', '--index-b', '1', '--json');
+    expect(JSON.parse(diff.stdout)).toMatchObject({ identical: true });
   });
 
   it('checks a profile file and reports every problem with its JSON path', () => {

@@ -1,13 +1,94 @@
 import type { Command } from 'commander';
+import { ConfigError } from '../../core/errors.js';
+import type { Trajectory } from '../../core/trajectory.js';
 import { trajectoryJsonSchema } from '../../core/trajectory.js';
-import { printJson } from '../options.js';
+import type { ConversionProblem } from '../../recorder/adapter.js';
+import { formatProblem, isConversionProblem } from '../../recorder/adapter.js';
+import { convertFile, convertPath } from '../../recorder/convert.js';
+import { detectFormat } from '../../recorder/detect.js';
+import { diffTrajectories, formatDiff } from '../../recorder/diff.js';
+import { adapterNames } from '../../recorder/registry.js';
+import { formatValidationReport, validateFile } from '../../recorder/validate.js';
+import { writeJsonl } from '../../recorder/write.js';
+import { parseInteger, printJson } from '../options.js';
 
-/** `gymflow record …`: the trajectory format and conversions of agent logs. */
+/** `gymflow record …`: the trajectory format, and conversion of real agent logs into it. */
 export function recordCommand(program: Command): Command {
   const record = program.command('record').description('the standard trajectory format and agent-log conversion');
+
   record
     .command('schema')
     .description('print the JSON Schema of a trajectory (one JSON object per line in .jsonl files)')
     .action(() => printJson(trajectoryJsonSchema()));
+
+  record
+    .command('detect <file>')
+    .description(`detect an agent log's format (${adapterNames().join(', ')})`)
+    .option('--json', 'print JSON')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const d = await detectFormat(file);
+      if (opts.json) return printJson({ file, format: d.adapter?.name ?? null, confidence: d.confidence, candidates: d.candidates });
+      if (!d.adapter) throw new ConfigError(`${file}: format not recognised (candidates: ${d.candidates.map((c) => `${c.name} ${c.confidence}`).join(', ') || 'none'})`);
+      console.log(`${file}: ${d.adapter.name} (confidence ${d.confidence})`);
+    });
+
+  record
+    .command('convert <path>')
+    .description('convert an agent log (a file or a directory, recursively) into trajectories, streaming')
+    .requiredOption('-o, --out <file>', "output JSONL file ('-' for stdout); written atomically")
+    .option('--format <name>', `force an adapter: ${adapterNames().join(', ')}`)
+    .option('--model <name>', 'model name for logs that do not record it')
+    .action(async (path: string, opts: { out: string; format?: string; model?: string }) => {
+      if (opts.format !== undefined && !adapterNames().includes(opts.format)) {
+        throw new ConfigError(`--format ${opts.format}: unknown format; known: ${adapterNames().join(', ')}`);
+      }
+      let errors = 0;
+      const onProblem = (p: ConversionProblem): void => {
+        if (p.severity === 'error') errors += 1;
+        console.error(formatProblem(p));
+      };
+      const items = convertPath(path, { ...(opts.format ? { format: opts.format } : {}), ...(opts.model ? { model: opts.model } : {}) });
+      const summary = await writeJsonl(items, opts.out === '-' ? process.stdout : opts.out, { onProblem });
+      console.error(`converted ${summary.written} trajectories from ${path}${opts.out === '-' ? '' : ` to ${opts.out}`}; ${summary.problems} problem(s), ${errors} error(s)`);
+      if (errors > 0) process.exitCode = 1;
+    });
+
+  record
+    .command('validate <file>')
+    .description('validate a trajectory JSONL file: every problem with file, line and JSON path')
+    .option('--json', 'print JSON')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const report = await validateFile(file);
+      if (opts.json) printJson(report);
+      else {
+        for (const line of formatValidationReport(report)) console.error(line);
+        console.log(`${file}: ${report.valid}/${report.records} valid trajectories, ${report.problems.length} problem(s)`);
+      }
+      if (report.problems.length > 0) process.exitCode = 1;
+    });
+
+  record
+    .command('diff <a> <b>')
+    .description('compare two trajectories (any supported log format): steps, tools, outcome, first divergent step')
+    .option('--index-a <n>', 'which trajectory of file A (0-based)', parseInteger, 0)
+    .option('--index-b <n>', 'which trajectory of file B (0-based)', parseInteger, 0)
+    .option('--json', 'print JSON')
+    .action(async (a: string, b: string, opts: { indexA: number; indexB: number; json?: boolean }) => {
+      const [ta, tb] = await Promise.all([nthTrajectory(a, opts.indexA), nthTrajectory(b, opts.indexB)]);
+      const diff = diffTrajectories(ta, tb);
+      if (opts.json) return printJson(diff);
+      for (const line of formatDiff(diff)) console.log(line);
+    });
+
   return record;
+}
+
+async function nthTrajectory(file: string, index: number): Promise<Trajectory> {
+  let i = 0;
+  for await (const item of convertFile(file)) {
+    if (isConversionProblem(item)) continue;
+    if (i === index) return item;
+    i += 1;
+  }
+  throw new ConfigError(`${file}: has ${i} trajectories, no trajectory at index ${index}`);
 }
