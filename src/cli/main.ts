@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerBuiltinEnvs } from '../envs/index.js';
+import { compareCommand } from './commands/compare.js';
 import { demoCommand } from './commands/demo.js';
 import { envsCommand } from './commands/envs.js';
+import { evalCommand } from './commands/eval.js';
 import { profilesCommand } from './commands/profiles.js';
 import { recordCommand } from './commands/record.js';
 import { runEpisodeCommand } from './commands/run-episode.js';
@@ -21,6 +23,8 @@ export function buildProgram(): Command {
   runEpisodeCommand(program);
   recordCommand(program);
   profilesCommand(program);
+  evalCommand(program);
+  compareCommand(program);
   demoCommand(program);
   return program;
 }

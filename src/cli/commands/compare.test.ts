@@ -1,0 +1,106 @@
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import type { CompareResult } from '../../eval/compare.js';
+import { registerBuiltinEnvs } from '../../envs/index.js';
+import { compareCommand } from './compare.js';
+import { evalCommand } from './eval.js';
+
+function program(): Command {
+  const p = new Command('gymflow').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  evalCommand(p);
+  compareCommand(p);
+  p.commands.forEach((c) => c.exitOverride());
+  return p;
+}
+
+async function run(...args: string[]): Promise<string> {
+  const chunks: string[] = [];
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => {
+    chunks.push(`${parts.map(String).join(' ')}\n`);
+  });
+  try {
+    await program().parseAsync(['node', 'gymflow', ...args]);
+  } finally {
+    write.mockRestore();
+    log.mockRestore();
+  }
+  return chunks.join('');
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'gymflow-compare-'));
+const expert = join(dir, 'expert.json');
+const random = join(dir, 'random.json');
+
+beforeAll(async () => {
+  registerBuiltinEnvs();
+  await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '30', '--out', expert);
+  await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'random', '-n', '30', '--out', random);
+});
+
+describe('gymflow compare', () => {
+  it('finds expert and random on gymflow/tool-use-v0 significantly different in reward and success', async () => {
+    for (const metric of ['reward', 'success']) {
+      const report = JSON.parse(await run('compare', random, expert, '--metric', metric, '--json')) as CompareResult;
+      expect(report.leaderboard.map((r) => [r.label, r.mark, r.beats])).toEqual([
+        ['expert', '*', ['random']],
+        ['random', '', []],
+      ]);
+      const c = report.comparisons[0];
+      expect(c).toMatchObject({ a: 'random', b: 'expert', significant: true });
+      expect(c?.difference).toBeLessThan(-0.9);
+      expect(c?.welch.pHolm).toBeLessThan(1e-6);
+      expect(c?.mannWhitney.pHolm).toBeLessThan(1e-6);
+      expect(c?.paired?.tasks).toBe(30);
+      expect(c?.bootstrap.design).toBe('paired-tasks');
+      expect(c?.bootstrap.high).toBeLessThan(0);
+    }
+  });
+
+  it('prints a leaderboard and a pairwise table, and writes Markdown', async () => {
+    const md = join(dir, 'compare.md');
+    const text = await run('compare', expert, random, '--markdown', md);
+    expect(text).toMatch(/gymflow\/tool-use-v0 \(heldout\) metric=reward \(higher is better\)/);
+    expect(text).toMatch(/^\s+1\s+expert\s+1\s+\[1, 1\]\s+30\s+\*\s+random$/m);
+    expect(text).toMatch(/expert - random .* paired-tasks .* yes$/m);
+    expect(text).toMatch(/\* = significantly better than the next-ranked agent; welch test, Holm-adjusted p < 0.05 over 1 comparison/);
+    expect(readFileSync(md, 'utf8')).toMatch(/^\| 1 \| expert \| 1 \| \[1, 1\] \| 30 \| \* \| random \|$/m);
+  });
+
+  it('supports baseline mode and another primary test', async () => {
+    const again = join(dir, 'expert-again.json');
+    copyFileSync(expert, again);
+    const report = JSON.parse(await run('compare', random, expert, again, '--baseline', '--test', 'paired', '--json')) as CompareResult;
+    expect(report).toMatchObject({ mode: 'baseline', primary: 'paired' });
+    // Two results share the spec `expert`, so their file names label them; random is the baseline.
+    expect(report.comparisons.map((c) => [c.a, c.b, c.significant])).toEqual([
+      ['random', 'expert', true],
+      ['random', 'expert-again', true],
+    ]);
+    expect(report.leaderboard.map((r) => [r.label, r.mark])).toEqual([
+      ['expert', '*'],
+      ['expert-again', '*'],
+      ['random', ''],
+    ]);
+    // The same file twice falls back to spec#k labels.
+    const twice = JSON.parse(await run('compare', expert, expert, '--json')) as CompareResult;
+    expect(twice.leaderboard.map((r) => r.label)).toEqual(['expert#1', 'expert#2']);
+  });
+
+  it('names the file that is not an eval result, and a bad metric', async () => {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{"format": "something else"}');
+    await expect(run('compare', expert, bad)).rejects.toThrow(/bad\.json \$\.format: /);
+    writeFileSync(bad, 'not json');
+    await expect(run('compare', expert, bad)).rejects.toThrow(/bad\.json \$: invalid JSON/);
+    await expect(run('compare', expert, join(dir, 'missing.json'))).rejects.toThrow(/cannot read eval result .*missing\.json/);
+    await expect(run('compare', expert, random, '--metric', 'vibes')).rejects.toThrow(/expected one of success, score, reward, .*got 'vibes'/);
+    await expect(run('compare', expert)).rejects.toThrow(/need at least 2 result files, got 1/);
+  });
+});

@@ -1,0 +1,65 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseEvalResult } from '../../eval/result.js';
+import { registerBuiltinEnvs } from '../../envs/index.js';
+import { evalCommand } from './eval.js';
+
+/** A fresh program with only `eval`, throwing instead of exiting. */
+function program(): Command {
+  const p = new Command('gymflow').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  evalCommand(p);
+  p.commands.forEach((c) => c.exitOverride());
+  return p;
+}
+
+/** Runs the command and returns what it printed on stdout. */
+async function run(...args: string[]): Promise<string> {
+  const chunks: string[] = [];
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => {
+    chunks.push(`${parts.map(String).join(' ')}\n`);
+  });
+  try {
+    await program().parseAsync(['node', 'gymflow', ...args]);
+  } finally {
+    write.mockRestore();
+    log.mockRestore();
+  }
+  return chunks.join('');
+}
+
+beforeAll(() => registerBuiltinEnvs());
+afterEach(() => vi.restoreAllMocks());
+
+describe('gymflow eval', () => {
+  it('evaluates on held-out tasks and writes the result, the JSON and the Markdown', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-eval-'));
+    const out = join(dir, 'expert.json');
+    const md = join(dir, 'expert.md');
+    const text = await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '12', '--seed', '5', '--out', out, '--markdown', md);
+    expect(text).toMatch(/gymflow\/tool-use-v0 agent=expert split=heldout episodes=12 tasks=12 seed=5/);
+    expect(text).toMatch(/success\s+1\s+0\s+\[1, 1\]\s+12/);
+    expect(text).toMatch(/success 12\/12, Wilson 95% \[0\.\d+, 1\]/);
+    const result = parseEvalResult(JSON.parse(readFileSync(out, 'utf8')), out);
+    expect(result).toMatchObject({ agent: 'expert', split: 'heldout', n: 12, seed: 5 });
+    expect(result.episodes.every((e) => e.success)).toBe(true);
+    expect(readFileSync(md, 'utf8')).toContain('### expert on gymflow/tool-use-v0');
+
+    const json = JSON.parse(await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '12', '--seed', '5', '--json')) as typeof result;
+    expect(json.episodes.map((e) => e.trajectoryId)).toEqual(result.episodes.map((e) => e.trajectoryId));
+  });
+
+  it('rejects bad arguments with messages naming them', async () => {
+    await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--split', 'test')).rejects.toThrow(/expected train or heldout, got 'test'/);
+    await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '0')).rejects.toThrow(/expected a positive integer, got '0'/);
+    await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--confidence', '95')).rejects.toThrow(/between 0 and 1/);
+    await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'genius', '-n', '2')).rejects.toThrow(/unknown agent 'genius'/);
+    await expect(run('eval', '--env', 'gymflow/nope-v0', '--agent', 'expert')).rejects.toThrow(/'gymflow\/nope-v0' is not registered/);
+  });
+});

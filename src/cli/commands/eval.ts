@@ -1,0 +1,101 @@
+import { writeFileSync } from 'node:fs';
+import { InvalidArgumentError, type Command } from 'commander';
+import { spec } from '../../core/registry.js';
+import type { Split } from '../../core/types.js';
+import { evaluate } from '../../eval/evaluate.js';
+import { formatInterval, formatValue } from '../../eval/format.js';
+import { toMarkdown } from '../../eval/markdown.js';
+import { EVAL_METRICS } from '../../eval/metrics.js';
+import type { EvalResult } from '../../eval/result.js';
+import { resolveAgent } from '../../policy/specs.js';
+import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
+import { formatTable } from '../table.js';
+
+interface EvalOpts {
+  env: string;
+  agent: string;
+  split: Split;
+  episodes: number;
+  seed: number;
+  concurrency: number;
+  resamples: number;
+  confidence: number;
+  out?: string;
+  markdown?: string;
+  json?: boolean;
+}
+
+/** Commander parser for `--split`: `train` or `heldout`. */
+export function parseSplit(value: string): Split {
+  if (value === 'train' || value === 'heldout') return value;
+  throw new InvalidArgumentError(`expected train or heldout, got '${value}'`);
+}
+
+/** Commander parser for a probability strictly between 0 and 1 (`--confidence`, `--alpha`). */
+export function parseOpenUnit(value: string): number {
+  const v = Number(value);
+  if (value.trim() === '' || !(v > 0 && v < 1)) throw new InvalidArgumentError(`expected a number between 0 and 1 (exclusive), got '${value}'`);
+  return v;
+}
+
+/**
+ * `gymflow eval`: evaluates an agent on an environment split — n seeded episodes, each metric with a
+ * bootstrap confidence interval (success also Wilson) — and prints a table, JSON or Markdown.
+ */
+export function evalCommand(program: Command): void {
+  program
+    .command('eval')
+    .description('evaluate an agent: n seeded episodes on held-out tasks, metrics with confidence intervals')
+    .requiredOption('--env <id>', 'environment id, e.g. gymflow/tool-use-v0')
+    .requiredOption('--agent <spec>', 'agent spec: expert | random | …')
+    .option('--split <split>', 'task split: heldout | train', parseSplit, 'heldout')
+    .option('-n, --episodes <n>', 'number of episodes (task i = tasks[i mod #tasks])', parsePositiveInteger, 50)
+    .option('--seed <n>', 'seed of the episode seeds and the bootstrap', parseInteger, 0)
+    .option('--concurrency <k>', 'episodes run at once', parsePositiveInteger, 4)
+    .option('--resamples <b>', 'bootstrap resamples', parsePositiveInteger, 2000)
+    .option('--confidence <c>', 'interval coverage', parseOpenUnit, 0.95)
+    .option('--out <file>', 'write the result JSON (the input of `gymflow compare`) to this file')
+    .option('--markdown <file>', 'write the Markdown report to this file')
+    .option('--json', 'print the result JSON instead of a table')
+    .action(async (opts: EvalOpts) => {
+      spec(opts.env); // fails early with the list of registered ids
+      const result = await evaluate({
+        envId: opts.env,
+        agent: opts.agent,
+        resolveAgent,
+        split: opts.split,
+        n: opts.episodes,
+        seed: opts.seed,
+        concurrency: opts.concurrency,
+        resamples: opts.resamples,
+        confidence: opts.confidence,
+      });
+      if (opts.out) writeFileSync(opts.out, `${JSON.stringify(result, null, 2)}\n`);
+      if (opts.markdown) writeFileSync(opts.markdown, toMarkdown(result));
+      if (opts.json) return printJson(result);
+      console.log(formatEvalTable(result));
+      if (opts.out) console.log(`result written to ${opts.out}`);
+      if (opts.markdown) console.log(`markdown written to ${opts.markdown}`);
+    });
+}
+
+/** The terminal summary of an evaluation: a header line and one row per metric. */
+export function formatEvalTable(result: EvalResult): string {
+  const pct = Math.round(result.confidence * 100);
+  const rows = EVAL_METRICS.map((m) => {
+    const s = result.metrics[m];
+    return { metric: m, mean: formatValue(s.mean, m === 'costUsd' ? 4 : 3), sd: formatValue(s.sd), ci: formatInterval(s.ci), n: s.n };
+  });
+  const success = result.metrics.success;
+  return [
+    `${result.envId} agent=${result.agent} split=${result.split} episodes=${result.n} tasks=${result.tasks} seed=${result.seed}`,
+    formatTable(rows, [
+      { key: 'metric' },
+      { key: 'mean', align: 'right' },
+      { key: 'sd', align: 'right' },
+      { key: 'ci', header: `${pct}% CI (bootstrap)` },
+      { key: 'n', align: 'right' },
+    ]),
+    `success ${success.successes}/${success.n}, Wilson ${pct}% ${formatInterval(success.wilson)}`,
+  ].join('\n');
+}

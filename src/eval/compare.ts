@@ -1,0 +1,294 @@
+import { ConfigError } from '../core/errors.js';
+import { finiteOrNull } from './format.js';
+import { METRIC_INFO, metricValue, type MetricName } from './metrics.js';
+import type { EvalResult, Interval } from './result.js';
+import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from './stats/bootstrap.js';
+import { bonferroni, holm } from './stats/corrections.js';
+import { mean } from './stats/descriptive.js';
+import { mannWhitneyU } from './stats/mann-whitney.js';
+import { pairedTTest } from './stats/paired-t.js';
+import { welchTTest } from './stats/welch.js';
+
+/**
+ * Compares evaluation results of several agents on one environment split: pairwise tests of one
+ * metric (Welch's t, Mann–Whitney U, paired t over shared tasks), a bootstrap interval of each
+ * difference, Holm and Bonferroni corrections across all comparisons, and a leaderboard with
+ * significance marks. See docs/evaluation.md for how to read it.
+ */
+
+/** The format tag of {@link CompareResult}. */
+export const COMPARE_RESULT_FORMAT = 'gymflow.compare/v1';
+
+/** Which pairs to test: every pair, or every result against the first (the baseline). */
+export type CompareMode = 'all-pairs' | 'baseline';
+
+/** The test whose Holm-adjusted p-value decides significance marks. */
+export type PrimaryTest = 'welch' | 'mann-whitney' | 'paired';
+
+/** Options of {@link compare}. */
+export interface CompareOptions {
+  /** The metric compared. Default `reward`. */
+  metric?: MetricName;
+  /** Default `all-pairs`. */
+  mode?: CompareMode;
+  /** Test behind the significance marks. Default `welch` (needs no pairing, robust to unequal variances). */
+  primary?: PrimaryTest;
+  /** Family-wise error rate for the marks. Default 0.05. */
+  alpha?: number;
+  /** Coverage of the difference intervals. Default 0.95. */
+  confidence?: number;
+  /** Bootstrap resamples. Default 2000. */
+  resamples?: number;
+  /** Bootstrap seed. Default 0. */
+  seed?: number;
+  /** Display names, one per result. Default: the agent specs, suffixed `#k` where they repeat. */
+  labels?: readonly string[];
+}
+
+/** One test of one comparison, with its p-value adjusted across all comparisons of the run. */
+export interface TestOutcome {
+  /** t or z; null when infinite or undefined (zero standard error). */
+  statistic: number | null;
+  /** Raw two-sided p-value; null when undefined (e.g. both samples constant and equal). */
+  p: number | null;
+  /** Holm-adjusted p across all comparisons (same test); null when p is. */
+  pHolm: number | null;
+  /** Bonferroni-adjusted p across all comparisons (same test); null when p is. */
+  pBonferroni: number | null;
+}
+
+/** One pairwise comparison, A − B. */
+export interface Comparison {
+  a: string;
+  b: string;
+  meanA: number;
+  meanB: number;
+  /** meanA − meanB. */
+  difference: number;
+  welch: TestOutcome & { df: number | null };
+  /** `statistic` is the z of max(U_A, U_B), so it is ≥ 0 whatever the direction; read the direction from `u`. */
+  mannWhitney: TestOutcome & {
+    /** U of A. */
+    u: number;
+    /** U_A / (n_A n_B): P(A > B) + ½ P(A = B) for a random episode of each. */
+    probabilityOfSuperiority: number;
+  };
+  /** Paired t over the tasks both ran (per-task means); null with fewer than 2 shared tasks. */
+  paired: (TestOutcome & { tasks: number; meanDifference: number; df: number }) | null;
+  /**
+   * Bootstrap percentile interval of the difference. `paired-tasks` (resampling tasks, per-task mean
+   * differences) when A and B ran the same task set; `unpaired` (resampling each side's episodes)
+   * otherwise.
+   */
+  bootstrap: Interval & { estimate: number; design: 'paired-tasks' | 'unpaired' };
+  /** The primary test's verdict at `alpha` after Holm's correction. */
+  significant: boolean;
+}
+
+/** One leaderboard row, best first. */
+export interface LeaderboardRow {
+  rank: number;
+  label: string;
+  agent: string;
+  n: number;
+  mean: number;
+  /** The result's own bootstrap interval of the metric's mean (from the eval file). */
+  ci: Interval | null;
+  /**
+   * `*` when this row is significantly better than the next-ranked row (all-pairs mode), or
+   * significantly different from the baseline (baseline mode); `''` otherwise.
+   */
+  mark: string;
+  /** Labels of the rows this one beats significantly (primary test, Holm, alpha). */
+  beats: string[];
+}
+
+/** What {@link compare} returns (JSON-serialisable). */
+export interface CompareResult {
+  format: typeof COMPARE_RESULT_FORMAT;
+  envId: string;
+  split: string;
+  metric: MetricName;
+  higherIsBetter: boolean;
+  mode: CompareMode;
+  primary: PrimaryTest;
+  alpha: number;
+  confidence: number;
+  resamples: number;
+  comparisons: Comparison[];
+  leaderboard: LeaderboardRow[];
+}
+
+interface Entry {
+  label: string;
+  result: EvalResult;
+  values: number[];
+  /** Per-task mean of the metric. */
+  byTask: Map<string, number>;
+}
+
+/**
+ * Compares 2+ evaluation results of one environment and split.
+ *
+ * Paired analysis: episodes are matched **by task id**; when a task ran several times in a result, its
+ * episodes are averaged first, so each task contributes one pair (a task is the unit that is shared;
+ * seeds may differ). The paired t-test uses the tasks both results ran.
+ *
+ * @example
+ * ```ts
+ * const report = compare([expert, random], { metric: 'success' });
+ * report.leaderboard[0]; // { rank: 1, label: 'expert', mark: '*', beats: ['random'], … }
+ * ```
+ * @throws ConfigError when fewer than 2 results are given, they come from different environments or
+ * splits, or a result has fewer than 2 values of the metric.
+ */
+export function compare(results: readonly EvalResult[], options: CompareOptions = {}): CompareResult {
+  const metric = options.metric ?? 'reward';
+  const mode = options.mode ?? 'all-pairs';
+  const primary = options.primary ?? 'welch';
+  const alpha = options.alpha ?? 0.05;
+  const confidence = options.confidence ?? 0.95;
+  const resamples = options.resamples ?? 2000;
+  const seed = options.seed ?? 0;
+  const info = METRIC_INFO[metric];
+  if (!info) throw new ConfigError(`compare: unknown metric '${String(metric)}'; known: ${Object.keys(METRIC_INFO).join(', ')}`);
+  if (results.length < 2) throw new ConfigError(`compare: need at least 2 results, got ${results.length}`);
+  if (!(alpha > 0 && alpha < 1)) throw new ConfigError(`compare: alpha must be in (0, 1), got ${alpha}`);
+  if (options.labels && options.labels.length !== results.length) {
+    throw new ConfigError(`compare: ${options.labels.length} labels for ${results.length} results`);
+  }
+  const labels = options.labels ? [...options.labels] : defaultLabels(results);
+  if (new Set(labels).size !== labels.length) throw new ConfigError(`compare: labels must be distinct, got ${labels.join(', ')}`);
+
+  const first = results[0] as EvalResult;
+  const entries: Entry[] = results.map((result, i) => {
+    const label = labels[i] as string;
+    if (result.envId !== first.envId) {
+      throw new ConfigError(`compare: '${label}' evaluated ${result.envId} but '${labels[0]}' evaluated ${first.envId}; compare one environment at a time`);
+    }
+    if (result.split !== first.split) {
+      throw new ConfigError(`compare: '${label}' ran the ${result.split} split but '${labels[0]}' ran ${first.split}`);
+    }
+    const pairs = result.episodes.flatMap((e) => {
+      const v = metricValue(e, metric);
+      return v === null ? [] : [{ task: e.taskId, v }];
+    });
+    if (pairs.length < 2) {
+      throw new ConfigError(`compare: '${label}' has ${pairs.length} episode(s) with a ${metric} value; at least 2 needed`);
+    }
+    const groups = new Map<string, number[]>();
+    for (const p of pairs) groups.set(p.task, [...(groups.get(p.task) ?? []), p.v]);
+    return { label, result, values: pairs.map((p) => p.v), byTask: new Map([...groups].map(([t, vs]) => [t, mean(vs)])) };
+  });
+
+  const pairsToTest: [Entry, Entry][] = [];
+  if (mode === 'baseline') for (const e of entries.slice(1)) pairsToTest.push([entries[0] as Entry, e]);
+  else for (let i = 0; i < entries.length; i++) for (let j = i + 1; j < entries.length; j++) pairsToTest.push([entries[i] as Entry, entries[j] as Entry]);
+
+  const raw = pairsToTest.map(([a, b], k) => compareTwo(a, b, { confidence, resamples, seed: (seed + k) >>> 0 }));
+  // Corrections run per test family, across every comparison of this call.
+  const adjust = (ps: (number | null)[]): { holm: (number | null)[]; bonferroni: (number | null)[] } => {
+    const nums = ps.map((p) => p ?? Number.NaN);
+    return { holm: holm(nums).map(finiteOrNull), bonferroni: bonferroni(nums).map(finiteOrNull) };
+  };
+  const w = adjust(raw.map((c) => c.welch.p));
+  const u = adjust(raw.map((c) => c.mannWhitney.p));
+  const pt = adjust(raw.map((c) => c.paired?.p ?? null));
+  const comparisons: Comparison[] = raw.map((c, k) => {
+    const welch = { ...c.welch, pHolm: w.holm[k] ?? null, pBonferroni: w.bonferroni[k] ?? null };
+    const mannWhitney = { ...c.mannWhitney, pHolm: u.holm[k] ?? null, pBonferroni: u.bonferroni[k] ?? null };
+    const paired = c.paired ? { ...c.paired, pHolm: pt.holm[k] ?? null, pBonferroni: pt.bonferroni[k] ?? null } : null;
+    const chosen = primary === 'welch' ? welch : primary === 'mann-whitney' ? mannWhitney : paired;
+    const significant = chosen !== null && chosen.pHolm !== null && chosen.pHolm < alpha;
+    return { ...c, welch, mannWhitney, paired, significant };
+  });
+
+  return {
+    format: COMPARE_RESULT_FORMAT,
+    envId: first.envId,
+    split: first.split,
+    metric,
+    higherIsBetter: info.higherIsBetter,
+    mode,
+    primary,
+    alpha,
+    confidence,
+    resamples,
+    comparisons,
+    leaderboard: leaderboard(entries, comparisons, metric, info.higherIsBetter, mode),
+  };
+}
+
+function defaultLabels(results: readonly EvalResult[]): string[] {
+  const counts = new Map<string, number>();
+  for (const r of results) counts.set(r.agent, (counts.get(r.agent) ?? 0) + 1);
+  return results.map((r, i) => ((counts.get(r.agent) ?? 0) > 1 ? `${r.agent}#${i + 1}` : r.agent));
+}
+
+type RawComparison = Omit<Comparison, 'welch' | 'mannWhitney' | 'paired' | 'significant'> & {
+  welch: Omit<Comparison['welch'], 'pHolm' | 'pBonferroni'>;
+  mannWhitney: Omit<Comparison['mannWhitney'], 'pHolm' | 'pBonferroni'>;
+  paired: Omit<NonNullable<Comparison['paired']>, 'pHolm' | 'pBonferroni'> | null;
+};
+
+function compareTwo(a: Entry, b: Entry, boot: { confidence: number; resamples: number; seed: number }): RawComparison {
+  const welch = welchTTest(a.values, b.values, { confidence: boot.confidence });
+  const mw = mannWhitneyU(a.values, b.values);
+  const shared = [...a.byTask.keys()].filter((t) => b.byTask.has(t)).sort();
+  const xa = shared.map((t) => a.byTask.get(t) as number);
+  const xb = shared.map((t) => b.byTask.get(t) as number);
+  let paired: RawComparison['paired'] = null;
+  if (shared.length >= 2) {
+    const r = pairedTTest(xa, xb, { confidence: boot.confidence });
+    paired = { tasks: shared.length, meanDifference: r.estimate, df: r.df, statistic: finiteOrNull(r.statistic), p: finiteOrNull(r.pValue) };
+  }
+  const sameTasks = shared.length >= 2 && shared.length === a.byTask.size && shared.length === b.byTask.size;
+  const ci = sameTasks
+    ? pairedBootstrapMeanDifferenceCi(xa, xb, boot)
+    : bootstrapMeanDifferenceCi(a.values, b.values, boot);
+  const meanA = mean(a.values);
+  const meanB = mean(b.values);
+  return {
+    a: a.label,
+    b: b.label,
+    meanA,
+    meanB,
+    difference: meanA - meanB,
+    welch: { statistic: finiteOrNull(welch.statistic), df: finiteOrNull(welch.df), p: finiteOrNull(welch.pValue) },
+    mannWhitney: { statistic: finiteOrNull(mw.z), u: mw.u1, probabilityOfSuperiority: mw.probabilityOfSuperiority, p: mw.pValue },
+    paired,
+    bootstrap: { estimate: ci.estimate, low: ci.low, high: ci.high, design: sameTasks ? 'paired-tasks' : 'unpaired' },
+  };
+}
+
+function leaderboard(
+  entries: readonly Entry[],
+  comparisons: readonly Comparison[],
+  metric: MetricName,
+  higherIsBetter: boolean,
+  mode: CompareMode,
+): LeaderboardRow[] {
+  const better = (x: number, y: number): boolean => (higherIsBetter ? x > y : x < y);
+  const ranked = [...entries].sort((x, y) => {
+    const mx = mean(x.values);
+    const my = mean(y.values);
+    return mx === my ? x.label.localeCompare(y.label) : better(mx, my) ? -1 : 1;
+  });
+  const find = (p: string, q: string): Comparison | undefined => comparisons.find((c) => (c.a === p && c.b === q) || (c.a === q && c.b === p));
+  const baseline = entries[0]?.label;
+  return ranked.map((e, i) => {
+    const m = mean(e.values);
+    const beats = ranked
+      .filter((o) => o !== e && better(m, mean(o.values)) && find(e.label, o.label)?.significant === true)
+      .map((o) => o.label);
+    let mark = '';
+    if (mode === 'all-pairs') {
+      const nextRow = ranked[i + 1];
+      if (nextRow && beats.includes(nextRow.label)) mark = '*';
+    } else if (e.label !== baseline && baseline !== undefined && find(e.label, baseline)?.significant === true) {
+      mark = '*';
+    }
+    const summary = e.result.metrics[metric];
+    return { rank: i + 1, label: e.label, agent: e.result.agent, n: e.values.length, mean: m, ci: summary.ci, mark, beats };
+  });
+}

@@ -1,0 +1,135 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CountdownEnv } from '../core/__fixtures__/countdown-env.js';
+import type { Agent, AgentContext, AgentDecision } from '../core/agent.js';
+import { ConfigError } from '../core/errors.js';
+import { register } from '../core/registry.js';
+import { episodeSeeds, evaluate, type AgentResolver } from './evaluate.js';
+import { toMarkdown } from './markdown.js';
+import { parseEvalResult } from './result.js';
+
+const ENV = 'test/eval-countdown-v0';
+let envsMade = 0;
+let envsClosed = 0;
+
+/** Decrements by 3 while it can, then submits; records fake token ids so token totals can be checked. */
+class Solver implements Agent {
+  readonly info = { name: 'solver' };
+  async act(ctx: AgentContext): Promise<AgentDecision> {
+    const counter = Number(/counter=(-?\d+)/.exec(ctx.observation)?.[1] ?? 0);
+    if (counter <= 0) return { action: { tool: 'submit', params: {} } };
+    return { action: { tool: 'decrement', params: { by: Math.min(3, counter) } }, meta: { tokens: { prompt: [1, 2], completion: [3] } } };
+  }
+}
+
+/** Always makes one invalid call first, then gives up. */
+class Sloppy implements Agent {
+  readonly info = { name: 'sloppy' };
+  async act(ctx: AgentContext): Promise<AgentDecision> {
+    return ctx.stepIndex === 0 ? { action: { tool: 'jump', params: {} } } : { action: { tool: 'submit', params: {} } };
+  }
+}
+
+class Broken implements Agent {
+  readonly info = { name: 'broken' };
+  async act(): Promise<AgentDecision> {
+    throw new Error('model server unreachable');
+  }
+}
+
+const resolveAgent: AgentResolver = (spec) => {
+  if (spec === 'solver') return new Solver();
+  if (spec === 'sloppy') return new Sloppy();
+  if (spec === 'broken') return new Broken();
+  throw new ConfigError(`unknown agent '${spec}'`);
+};
+
+beforeAll(() => {
+  register(
+    ENV,
+    () => {
+      envsMade += 1;
+      const env = new CountdownEnv();
+      const close = env.close.bind(env);
+      env.close = async () => {
+        envsClosed += 1;
+        await close();
+      };
+      return env;
+    },
+    { domain: 'generic', description: 'countdown for eval tests', maxEpisodeSteps: 20 },
+    { replace: true },
+  );
+  register('test/eval-no-tasks-v0', () => Object.assign(new CountdownEnv(), { listTasks: () => [] }), { domain: 'generic', description: '' }, { replace: true });
+});
+
+describe('evaluate', () => {
+  it('cycles over the held-out tasks with derived seeds and measures every episode', async () => {
+    const r = await evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 5, seed: 3, resamples: 200 });
+    expect(r.episodes.map((e) => e.taskId)).toEqual(['countdown-7', 'countdown-8', 'countdown-7', 'countdown-8', 'countdown-7']);
+    expect(r.episodes.map((e) => e.seed)).toEqual(episodeSeeds(3, 5));
+    expect(r).toMatchObject({ envId: ENV, agent: 'solver', agentName: 'solver', split: 'heldout', n: 5, seed: 3, tasks: 2, resamples: 200 });
+    // countdown-7: 3+3+1 then submit (4 steps, 3 tool calls); countdown-8: 3+3+2 then submit.
+    expect(r.episodes[0]).toMatchObject({ success: true, reward: 1, steps: 4, toolCalls: 3, invalidActions: 0, tokens: 9, costUsd: 0 });
+    expect(r.metrics.success).toMatchObject({ n: 5, mean: 1, successes: 5, ci: { low: 1, high: 1 } });
+    expect(r.metrics.success.wilson?.high).toBe(1);
+    expect(r.metrics.success.wilson?.low).toBeGreaterThan(0.5);
+    expect(r.metrics.steps.mean).toBe(4);
+    expect(r.metrics.tokens).toMatchObject({ n: 5, mean: 9 });
+  });
+
+  it('gives the same episodes and summaries at any concurrency, one environment per worker', async () => {
+    envsMade = 0;
+    envsClosed = 0;
+    const a = await evaluate({ envId: ENV, agent: 'sloppy', resolveAgent, n: 9, concurrency: 1, resamples: 300 });
+    const made1 = envsMade;
+    const b = await evaluate({ envId: ENV, agent: 'sloppy', resolveAgent, n: 9, concurrency: 4, resamples: 300 });
+    expect(made1).toBe(2); // the task-list probe + one worker
+    expect(envsMade - made1).toBe(5); // probe + four workers
+    expect(envsClosed).toBe(envsMade);
+    const strip = (r: typeof a) => r.episodes.map(({ durationMs: _d, ...rest }) => rest);
+    expect(strip(b)).toEqual(strip(a));
+    expect(b.metrics.reward).toEqual(a.metrics.reward);
+    expect(a.metrics.invalidActions.mean).toBe(1);
+    expect(a.metrics.success.mean).toBe(0);
+    expect(a.metrics.tokens).toEqual({ n: 0, mean: null, sd: null, ci: null });
+  });
+
+  it('writes a JSON-serialisable result that parses back, and a Markdown table', async () => {
+    const r = await evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 4, resamples: 100 });
+    const back = parseEvalResult(JSON.parse(JSON.stringify(r)), 'r.json');
+    expect(back).toEqual(r);
+    const md = toMarkdown(r);
+    expect(md).toContain('### solver on test/eval-countdown-v0');
+    expect(md).toContain('| success rate | 1 | 0 | [1, 1] | 4 |');
+    expect(md).toMatch(/Success: 4\/4, Wilson 95% interval \[0\.\d+, 1\]/);
+  });
+
+  it('names the episode, task and seed when an episode fails', async () => {
+    await expect(evaluate({ envId: ENV, agent: 'broken', resolveAgent, n: 3 })).rejects.toThrow(
+      /episode \d of broken on test\/eval-countdown-v0 \(task countdown-[78], seed \d+\) failed: model server unreachable/,
+    );
+  });
+
+  it('rejects bad options, unknown agents and splits without tasks by name', async () => {
+    await expect(evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 0 })).rejects.toThrow(/n must be a positive integer, got 0/);
+    await expect(evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 2, concurrency: 1.5 })).rejects.toThrow(/concurrency/);
+    await expect(evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 2, confidence: 2 })).rejects.toThrow(/confidence must be in \(0, 1\), got 2/);
+    await expect(evaluate({ envId: ENV, agent: 'genius', resolveAgent, n: 2 })).rejects.toThrow(/unknown agent 'genius'/);
+    await expect(evaluate({ envId: 'test/nope-v0', agent: 'solver', resolveAgent, n: 2 })).rejects.toThrow(/'test\/nope-v0' is not registered/);
+    await expect(evaluate({ envId: 'test/eval-no-tasks-v0', agent: 'solver', resolveAgent, n: 2 })).rejects.toThrow(
+      /test\/eval-no-tasks-v0 lists no 'heldout' tasks/,
+    );
+  });
+
+  it('parseEvalResult names the file and the JSON path of each problem', () => {
+    expect(() => parseEvalResult({ format: 'gymflow.eval/v1', n: 0 }, 'runs/x.json')).toThrow(/runs\/x\.json \$\.envId: /);
+  });
+});
+
+describe('episodeSeeds', () => {
+  it('depends only on (seed, i): a longer run extends a shorter one', () => {
+    expect(episodeSeeds(7, 10).slice(0, 4)).toEqual(episodeSeeds(7, 4));
+    expect(episodeSeeds(7, 4)).not.toEqual(episodeSeeds(8, 4));
+    for (const s of episodeSeeds(1, 50)) expect(Number.isSafeInteger(s) && s >= 0 && s < 2 ** 31).toBe(true);
+  });
+});

@@ -1,0 +1,36 @@
+/**
+ * Number formatting for evaluation reports (Markdown and terminal): compact, stable, and honest about
+ * missing values.
+ */
+
+/** `—` for null, integers as they are, p-values and small numbers in scientific notation when tiny. */
+export function formatValue(v: number | null | undefined, digits = 3): string {
+  if (v === null || v === undefined || Number.isNaN(v)) return '—';
+  if (!Number.isFinite(v)) return v > 0 ? '∞' : '−∞';
+  if (Number.isInteger(v)) return String(v);
+  if (Math.abs(v) >= 1000) return v.toFixed(1);
+  if (Math.abs(v) < 10 ** -digits) return v.toExponential(1);
+  return v.toFixed(digits);
+}
+
+/**
+ * A p-value: 2 significant digits, scientific below 1e−4; an exact 0 (a t-test on samples without
+ * variance) prints as `0`.
+ */
+export function formatP(p: number | null | undefined): string {
+  if (p === null || p === undefined || Number.isNaN(p)) return '—';
+  if (p === 0) return '0';
+  if (p < 1e-4) return p.toExponential(1);
+  return p.toPrecision(2);
+}
+
+/** `[low, high]` of an interval, or `—`. */
+export function formatInterval(ci: { low: number; high: number } | null | undefined, digits = 3): string {
+  if (!ci) return '—';
+  return `[${formatValue(ci.low, digits)}, ${formatValue(ci.high, digits)}]`;
+}
+
+/** Converts NaN and ±Infinity to null, so a value survives JSON unchanged. */
+export function finiteOrNull(v: number): number | null {
+  return Number.isFinite(v) ? v : null;
+}
