@@ -46,6 +46,11 @@ export interface JudgeLayer {
 /** A fitted monotone map from automatic scores to the human scale (the calibration layer). */
 export interface ScoreCalibration {
   readonly kind: string;
+  /**
+   * What the map was fitted on: trajectory totals (the default) or step scores. The scorer applies it to
+   * the same quantity. When absent, `toJSON().fit.level` is consulted, then `'trajectory'` is assumed.
+   */
+  readonly level?: 'step' | 'trajectory';
   apply(score: number): number;
   toJSON(): Record<string, unknown>;
 }

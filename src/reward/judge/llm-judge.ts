@@ -1,0 +1,184 @@
+import type { DomainProfile } from '../../core/profiles/profile.js';
+import type { Trajectory } from '../../core/trajectory.js';
+import type { JudgeLayer, RubricDefinition, RubricResult, StepJudgement } from '../types.js';
+import { JudgeCache, judgeCacheKey } from './cache.js';
+import { JudgeError } from './errors.js';
+import { judgeJsonSchema, parseVerdict } from './output.js';
+import { buildStepPrompt, DEFAULT_PROMPT_LIMITS, JUDGE_PROMPT_VERSION, type JudgePrompt, type PromptLimits } from './prompt.js';
+import type { JudgeProvider, ProviderReply } from './providers/provider.js';
+import { DEFAULT_RETRY_POLICY, RetriesExhaustedError, withRetry, type RetryHooks, type RetryPolicy } from './retry.js';
+import { Semaphore } from './semaphore.js';
+import { UsageMeter, type JudgePrices, type JudgeRunUsage } from './usage.js';
+
+/** Options of {@link LlmJudge} (see `createJudge` for the validated, user-facing configuration). */
+export interface LlmJudgeOptions {
+  /** Requests in flight at once across every `judge()` call of this judge (default 4). */
+  concurrency?: number;
+  /** Per-request timeout in ms (default 60 000); a timeout is retried like a 5xx. */
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+  /** Verdict cache; default: a fresh in-memory cache. */
+  cache?: JudgeCache;
+  prices?: JudgePrices;
+  limits?: PromptLimits;
+  /** Sampling temperature (default 0; `null` sends none). Ignored by APIs without one (Anthropic). */
+  temperature?: number | null;
+  /** Output token limit per request (default 1024). */
+  maxTokens?: number;
+  /**
+   * What to do with a step whose reply is still invalid after the repair retry: `skip` (default) leaves
+   * the step without a judge verdict and counts a failure; `throw` rejects `judge()` with a {@link JudgeError}.
+   * API failures (after retries) always reject.
+   */
+  onInvalid?: 'skip' | 'throw';
+  /** Overrides of the retry loop's sleep and randomness (tests). */
+  retryHooks?: Pick<RetryHooks, 'sleep' | 'random'>;
+}
+
+/**
+ * The LLM-as-judge layer: scores every step of a trajectory on a set of rubrics, one request per step.
+ *
+ * Per step: render the prompt (task, tools, the last k steps truncated, the step) → look up the cache
+ * (key: provider, model, prompt version, temperature, rubric set, hash of the rendered input) → else,
+ * under the concurrency bound, send the request with retries (exponential backoff + jitter on
+ * 429/408/409/5xx/timeouts/connection errors), validate the verdict with zod, and if it is invalid send
+ * ONE repair request that quotes the validation error → cache the valid verdict.
+ *
+ * @example
+ * ```ts
+ * const judge = createJudge({ provider: 'anthropic', model: 'claude-haiku-4-5', cachePath: '.gymflow/judge-cache.jsonl' });
+ * const verdicts = await judge.judge(trajectory, profile, weightedJudgeRubrics(profile));
+ * console.log(judge.usage()); // { requests, cacheHits, inputTokens, outputTokens, costUsd, failures, retries, repairs }
+ * ```
+ */
+export class LlmJudge implements JudgeLayer {
+  readonly name: string;
+  private readonly semaphore: Semaphore;
+  private readonly meter: UsageMeter;
+  private readonly cache: JudgeCache;
+  private readonly inflight = new Map<string, Promise<Record<string, RubricResult> | undefined>>();
+  private readonly timeoutMs: number;
+  private readonly retryPolicy: RetryPolicy;
+  private readonly limits: PromptLimits;
+  private readonly temperature: number | null;
+  private readonly maxTokens: number;
+  private readonly onInvalid: 'skip' | 'throw';
+  private readonly retryHooks: Pick<RetryHooks, 'sleep' | 'random'>;
+
+  constructor(
+    private readonly provider: JudgeProvider,
+    options: LlmJudgeOptions = {},
+  ) {
+    this.name = `judge:${provider.name}:${provider.model}`;
+    this.semaphore = new Semaphore(options.concurrency ?? 4);
+    this.meter = new UsageMeter(options.prices);
+    this.cache = options.cache ?? new JudgeCache();
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.retryPolicy = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.limits = options.limits ?? DEFAULT_PROMPT_LIMITS;
+    this.temperature = provider.supportsTemperature ? (options.temperature === undefined ? 0 : options.temperature) : null;
+    this.maxTokens = options.maxTokens ?? 1024;
+    this.onInvalid = options.onInvalid ?? 'skip';
+    this.retryHooks = options.retryHooks ?? {};
+  }
+
+  /**
+   * Scores every step on `rubrics`. Steps are judged concurrently (within the bound); the result is in
+   * step order and leaves out steps that got no verdict (see `onInvalid`). No rubrics → no requests.
+   */
+  async judge(trajectory: Trajectory, profile: DomainProfile, rubrics: readonly RubricDefinition[]): Promise<StepJudgement[]> {
+    if (rubrics.length === 0 || trajectory.steps.length === 0) return [];
+    const names = rubrics.map((r) => r.name);
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup !== undefined) throw new JudgeError(`rubric '${dup}' appears twice in the rubric set`);
+    const schema = judgeJsonSchema(rubrics);
+    const results = await Promise.all(
+      trajectory.steps.map(async (step, position) => {
+        const prompt = buildStepPrompt(trajectory, position, profile, rubrics, this.limits);
+        const verdict = await this.judgeStep(prompt, rubrics, schema, `${trajectory.id} step ${step.index}`);
+        return verdict ? { stepIndex: step.index, rubrics: verdict } : undefined;
+      }),
+    );
+    return results.filter((r): r is StepJudgement => r !== undefined);
+  }
+
+  /** Requests, cache hits, tokens, cost, failures, retries and repairs so far. */
+  usage(): JudgeRunUsage {
+    return this.meter.snapshot();
+  }
+
+  /** Waits for pending cache-file appends. */
+  async flush(): Promise<void> {
+    await this.cache.flush();
+  }
+
+  private async judgeStep(prompt: JudgePrompt, rubrics: readonly RubricDefinition[], schema: Record<string, unknown>, where: string): Promise<Record<string, RubricResult> | undefined> {
+    const key = judgeCacheKey({
+      provider: this.provider.name,
+      model: this.provider.model,
+      promptVersion: JUDGE_PROMPT_VERSION,
+      temperature: this.temperature,
+      rubrics,
+      input: prompt.user,
+    });
+    const cached = await this.cache.get(key);
+    if (cached) {
+      this.meter.cacheHit();
+      return cached;
+    }
+    // Two identical steps in flight at once (the same trajectory judged twice) share one request.
+    const running = this.inflight.get(key);
+    if (running) {
+      const shared = await running;
+      if (shared) this.meter.cacheHit();
+      return shared;
+    }
+    const work = this.semaphore.use(() => this.ask(prompt, rubrics, schema, where, key));
+    this.inflight.set(key, work);
+    try {
+      return await work;
+    } finally {
+      this.inflight.delete(key);
+    }
+  }
+
+  private async ask(prompt: JudgePrompt, rubrics: readonly RubricDefinition[], schema: Record<string, unknown>, where: string, key: string): Promise<Record<string, RubricResult> | undefined> {
+    let reply = await this.send(prompt, schema, where);
+    let verdict = parseVerdict(reply, rubrics);
+    if (!verdict.ok) {
+      this.meter.repair();
+      reply = await this.send(prompt, schema, where, { previous: reply, error: verdict.error });
+      verdict = parseVerdict(reply, rubrics);
+    }
+    if (!verdict.ok) {
+      this.meter.failure();
+      if (this.onInvalid === 'throw') throw new JudgeError(`${this.name}: ${where}: invalid verdict after one repair: ${verdict.error}`);
+      return undefined;
+    }
+    await this.cache.set(key, verdict.value, { provider: this.provider.name, model: this.provider.model });
+    return verdict.value;
+  }
+
+  private async send(prompt: JudgePrompt, schema: Record<string, unknown>, where: string, repair?: { previous: ProviderReply; error: string }): Promise<ProviderReply> {
+    try {
+      const reply = await withRetry(
+        () =>
+          this.provider.send(
+            { prompt, schema, timeoutMs: this.timeoutMs, temperature: this.temperature, maxTokens: this.maxTokens, ...(repair ? { repair } : {}) },
+            () => this.meter.request(),
+          ),
+        (err) => this.provider.classify(err),
+        this.retryPolicy,
+        { ...this.retryHooks, onRetry: () => this.meter.retry() },
+      );
+      this.meter.tokens(reply.inputTokens, reply.outputTokens);
+      return reply;
+    } catch (err) {
+      this.meter.failure();
+      if (err instanceof RetriesExhaustedError) {
+        throw new JudgeError(`${this.name}: ${where}: ${err.message}`, { cause: err.cause, ...(err.failure.status !== undefined ? { status: err.failure.status } : {}) });
+      }
+      throw err;
+    }
+  }
+}

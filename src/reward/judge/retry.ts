@@ -1,0 +1,94 @@
+/**
+ * Retries with exponential backoff and jitter. The SDK clients are created with `maxRetries: 0` so
+ * that every retry happens here: one policy for both providers, counted in the judge's usage, and
+ * testable against a loopback server.
+ */
+
+/** When and how long to wait between attempts. */
+export interface RetryPolicy {
+  /** Retries after the first attempt (so at most `maxRetries + 1` requests). */
+  maxRetries: number;
+  /** Backoff base: attempt k (0-based) waits about `baseDelayMs · 2^k`. */
+  baseDelayMs: number;
+  /** Cap of one wait, including a server's `retry-after`. */
+  maxDelayMs: number;
+}
+
+/** The default policy: 4 retries, 0.5 s → 1 s → 2 s → 4 s (± jitter), never more than 20 s. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000 };
+
+/** How a provider sees a failed request. */
+export interface FailureInfo {
+  /** 429, 408, 409, 5xx, timeouts and connection errors are retryable; other 4xx are not. */
+  retryable: boolean;
+  status?: number;
+  /** The server's `retry-after-ms` / `retry-after`, in ms. */
+  retryAfterMs?: number;
+  /** A one-line description for errors and logs. */
+  message: string;
+}
+
+/**
+ * The wait before retry `attempt` (0-based): "equal jitter" — half of `min(maxDelay, base · 2^attempt)`
+ * fixed plus up to the other half at random, so simultaneous clients spread out but never retry
+ * immediately. A server's `retry-after` raises the wait (capped at `maxDelayMs`), never lowers it.
+ */
+export function backoffDelay(attempt: number, policy: RetryPolicy, retryAfterMs?: number, random: () => number = Math.random): number {
+  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+  const jittered = exp / 2 + random() * (exp / 2);
+  return retryAfterMs !== undefined ? Math.max(jittered, Math.min(retryAfterMs, policy.maxDelayMs)) : jittered;
+}
+
+/** Hooks of {@link withRetry}, mainly for accounting and tests. */
+export interface RetryHooks {
+  /** Called before each wait. */
+  onRetry?: (failure: FailureInfo, attempt: number, delayMs: number) => void;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+/** The last failure of {@link withRetry}, with the original error as `cause`. */
+export class RetriesExhaustedError extends Error {
+  constructor(
+    readonly failure: FailureInfo,
+    readonly attempts: number,
+    options: { cause: unknown },
+  ) {
+    super(failure.retryable ? `${failure.message} (gave up after ${attempts} attempts)` : failure.message, options);
+    this.name = 'RetriesExhaustedError';
+  }
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `fn` until it succeeds, a failure is not retryable, or `policy.maxRetries` retries are spent;
+ * then throws {@link RetriesExhaustedError} carrying the classified last failure.
+ */
+export async function withRetry<T>(fn: (attempt: number) => Promise<T>, classify: (err: unknown) => FailureInfo, policy: RetryPolicy, hooks: RetryHooks = {}): Promise<T> {
+  const sleep = hooks.sleep ?? defaultSleep;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn(attempt);
+    } catch (err) {
+      const failure = classify(err);
+      if (!failure.retryable || attempt >= policy.maxRetries) throw new RetriesExhaustedError(failure, attempt + 1, { cause: err });
+      const delay = backoffDelay(attempt, policy, failure.retryAfterMs, hooks.random);
+      hooks.onRetry?.(failure, attempt, delay);
+      await sleep(delay);
+    }
+  }
+}
+
+/** Parses `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date) into ms. */
+export function retryAfterFromHeaders(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && Number.isFinite(Number.parseFloat(ms))) return Math.max(0, Number.parseFloat(ms));
+  const ra = headers.get('retry-after');
+  if (ra === null) return undefined;
+  const seconds = Number.parseFloat(ra);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(ra);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { getProfile } from '../../core/profiles/registry.js';
+import { trajectory, type StepSpec } from '../__fixtures__/trajectories.js';
+import { prepareRuleContext } from './context.js';
+import { InformationUseCode, informationUseRule, scoreInformationUse } from './information-use.js';
+
+const coding = getProfile('coding');
+const toolUse = getProfile('tool-use');
+
+function column(specs: readonly StepSpec[], instruction = 'Fix the tests.', profile = coding): ReturnType<typeof scoreInformationUse> {
+  return scoreInformationUse(prepareRuleContext(trajectory(specs, { instruction }), profile));
+}
+
+function run(specs: readonly StepSpec[], instruction?: string, profile = coding): (number | null)[] {
+  return [...column(specs, instruction, profile).scores].map((s) => (Number.isNaN(s) ? null : s));
+}
+
+describe('information-use rule', () => {
+  it('credits an action that uses a token an earlier observation revealed', () => {
+    expect(run([['search', { pattern: 'timeout' }, 'src/net/client.py:12: retry_count = 3'], ['file_read', { path: 'src/net/client.py' }]])).toEqual([null, 1]);
+  });
+
+  it('matches paths however they are prefixed', () => {
+    expect(run([['shell', { command: 'ls' }, 'see ./src/app.py.'], ['file_read', { path: '/src/app.py' }]])).toEqual([null, 1]);
+  });
+
+  it('credits numbers of two or more digits, not single digits', () => {
+    expect(run([['calculator', { expression: '17 * 23' }, '391'], ['submit', { answer: '391' }]], 'What is 17 times 23?', toolUse)).toEqual([null, 1]);
+    expect(run([['calculator', { expression: '2 + 2' }, '4'], ['submit', { answer: '4' }]], 'What is 2 + 2?', toolUse)).toEqual([null, null]);
+  });
+
+  it('scores 0 when observations revealed something but the action uses none of it', () => {
+    const col = column([['file_read', { path: 'a.py' }, 'def handler_one(): pass'], ['file_read', { path: 'zzz/other_file.py' }]]);
+    expect([...col.scores]).toEqual([Number.NaN, 0]);
+    expect(col.codes[1]).toBe(InformationUseCode.IGNORES);
+  });
+
+  it('does not count tokens from the instruction as revealed', () => {
+    expect(run([['file_read', { path: 'a.py' }, 'bug in parse_config at line 40'], ['search', { pattern: 'parse_config' }]], 'The bug is in parse_config.')).toEqual([null, 0]);
+  });
+
+  it('does not count tokens the agent introduced, even when an observation echoes them', () => {
+    expect(run([['file_write', { path: 'a.py', content: 'magic_value = 42' }, 'wrote magic_value = 42 to a.py'], ['search', { pattern: 'magic_value' }, 'a.py:1: magic_value = 42'], ['file_read', { path: 'a.py' }]])).toEqual([
+      null,
+      0,
+      0,
+    ]);
+  });
+
+  it('does not apply before anything was revealed, or to actions without content', () => {
+    expect(run([['file_read', { path: 'a.py' }, ''], ['file_read', { path: 'b.py' }, 'found_token here'], ['submit', {}]])).toEqual([null, null, null]);
+  });
+
+  it('counts what an invalid action’s error message revealed', () => {
+    expect(
+      run([
+        ['file_read', { path: 'a.py' }, 'error: no such file; did you mean src/a_module.py?', { error: { code: 'tool_failed', message: 'no such file' } }],
+        ['file_read', { path: 'src/a_module.py' }],
+      ]),
+    ).toEqual([null, 1]);
+  });
+
+  it('reads tokens from nested params and numbers', () => {
+    expect(run([['search', { pattern: 'x' }, 'order 8842 for user u_77'], ['git', { subcommand: 'log', args: ['--grep', 'u_77'] }], ['file_read', { path: 'a.py', start_line: 8842 }]])).toEqual([null, 1, 1]);
+  });
+
+  it('explains its verdicts', () => {
+    const col = column([['search', { pattern: 'x' }, 'alpha_one beta_two'], ['search', { pattern: 'alpha_one beta_two' }]]);
+    expect(informationUseRule.rationale(col.codes[1] ?? 0, col.refs[1] ?? -1, col.counts[1] ?? 0, (p) => p)).toBe('uses 2 tokens revealed by earlier observations (first from step 0)');
+  });
+
+  it('stays exact on long trajectories', () => {
+    const n = 20_000;
+    const specs: StepSpec[] = Array.from({ length: n }, (_, i) => ['search', { pattern: i === 0 ? 'start' : `token_${i - 1}` }, `next is token_${i}`]);
+    const s = run(specs);
+    expect(s[0]).toBeNull();
+    expect(s.slice(1).every((x) => x === 1)).toBe(true);
+    const blind: StepSpec[] = Array.from({ length: n }, (_, i) => ['search', { pattern: `query_${i}` }, `result_${i}`]);
+    const b = run(blind);
+    expect(b.slice(1).every((x) => x === 0)).toBe(true);
+  });
+});

@@ -1,0 +1,153 @@
+import type { TrajectoryStep } from '../../core/trajectory.js';
+import type { RuleContext } from './context.js';
+import { HashTable64 } from './hash.js';
+import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
+import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
+
+/**
+ * Information use: does an action use what earlier observations revealed?
+ *
+ * The rule reads the trajectory in order — the task instruction, then for each step its action params and
+ * then its observation — and records where each informative token ({@link scanTokens}: identifiers, paths,
+ * numbers) was seen *first*. A token is **revealed at step k** when its first appearance is in step k's
+ * observation: it was not in the instruction, nor in any earlier action or observation.
+ *
+ * For step t, with `A_t` the informative tokens of its action params (values only, not keys):
+ * - **1** when some token of `A_t` was revealed at a step k < t;
+ * - **not applicable** (neutral, left out of the step score) when no observation before t revealed any
+ *   token (nothing to use yet — always so for the first step), or when `A_t` is empty (`submit {}`,
+ *   `look {}`: the action has no content that could carry information);
+ * - **0** otherwise: earlier observations revealed something, and the action carries content, but none
+ *   of it came from them.
+ *
+ * A token the agent introduced itself (first seen in its own action) is never "revealed", even when a later
+ * observation echoes it. Observations of invalid actions count: an error message reveals what went wrong.
+ *
+ * Cost: one pass over each instruction, params and observation character, O(1) table work per token.
+ */
+
+/** Reason codes of the information-use rule. */
+export const InformationUseCode = {
+  USES: 1,
+  IGNORES: 2,
+  NOTHING_REVEALED: 3,
+  NO_CONTENT: 4,
+} as const;
+
+const FROM_INSTRUCTION = 1;
+
+class TokenIndex implements TokenSink {
+  readonly table: HashTable64;
+  /** 0: instruction, 1: action params, 2: observation. */
+  mode = 0;
+  position = 0;
+  /** Tokens first seen in an observation so far. */
+  revealed = 0;
+  /** Informative tokens in the current action. */
+  count = 0;
+  /** Of those, tokens revealed at an earlier step. */
+  used = 0;
+  /** The step that revealed the first used token, or -1. */
+  from = -1;
+
+  constructor(expected: number) {
+    this.table = new HashTable64(expected);
+  }
+
+  /** Empties the index for a new trajectory. */
+  reset(expected: number): void {
+    this.table.reset(expected);
+    this.mode = 0;
+    this.position = 0;
+    this.revealed = 0;
+  }
+
+  token(h1: number, h2: number): void {
+    const t = this.table;
+    const slot = t.upsert(h1, h2);
+    if (this.mode === 1) {
+      this.count++;
+      if (t.inserted) {
+        t.setValue(slot, 2 + 2 * this.position);
+      } else {
+        const v = t.value(slot);
+        if ((v & 1) === 1 && v >= 3) {
+          this.used++;
+          if (this.from < 0) this.from = (v - 3) >> 1;
+        }
+      }
+    } else if (t.inserted) {
+      if (this.mode === 2) {
+        t.setValue(slot, 3 + 2 * this.position);
+        this.revealed++;
+      } else {
+        t.setValue(slot, FROM_INSTRUCTION);
+      }
+    }
+  }
+}
+
+const sharedIndex = new TokenIndex(1024);
+
+/** Scores every step for information use (see the module documentation for the exact rule). */
+export function scoreInformationUse(ctx: RuleContext): RuleColumn {
+  const { steps, instruction } = ctx;
+  const n = steps.length;
+  const col = emptyColumn('informationUse', n);
+  const { scores, codes, refs, counts } = col;
+  // Distinct tokens run at roughly one per 32–64 characters of text; the table grows if this is low.
+  let chars = instruction.length;
+  for (let i = 0; i < n; i++) chars += (steps[i] as TrajectoryStep).observation.length;
+  // Rules run synchronously and never re-enter, so one index is reused across calls (no allocation churn).
+  const index = sharedIndex;
+  index.reset((chars >> 5) + 16);
+  index.mode = 0;
+  scanTokens(instruction, index);
+  for (let i = 0; i < n; i++) {
+    const step = steps[i] as TrajectoryStep;
+    const revealedBefore = index.revealed;
+    index.mode = 1;
+    index.position = i;
+    index.count = 0;
+    index.used = 0;
+    index.from = -1;
+    scanParamTokens(step.action.params, index);
+    if (index.used > 0) {
+      scores[i] = 1;
+      codes[i] = InformationUseCode.USES;
+      refs[i] = index.from;
+      counts[i] = index.used;
+    } else if (revealedBefore === 0) {
+      codes[i] = InformationUseCode.NOTHING_REVEALED;
+    } else if (index.count === 0) {
+      codes[i] = InformationUseCode.NO_CONTENT;
+    } else {
+      scores[i] = 0;
+      codes[i] = InformationUseCode.IGNORES;
+      counts[i] = revealedBefore;
+    }
+    index.mode = 2;
+    scanTokens(step.observation, index);
+  }
+  return col;
+}
+
+/** The information-use rule. */
+export const informationUseRule: StepRule = {
+  rubric: 'informationUse',
+  run: scoreInformationUse,
+  rationale(code, ref, count, label) {
+    switch (code) {
+      case InformationUseCode.USES:
+        return `uses ${count} token${count === 1 ? '' : 's'} revealed by earlier observations (first from step ${label(ref)})`;
+      case InformationUseCode.IGNORES:
+        return `uses none of the ${count} token${count === 1 ? '' : 's'} earlier observations revealed`;
+      case InformationUseCode.NOTHING_REVEALED:
+        return 'no earlier observation revealed anything yet (not applicable)';
+      case InformationUseCode.NO_CONTENT:
+        return 'the action has no content that could use information (not applicable)';
+      default:
+        return '';
+    }
+  },
+};

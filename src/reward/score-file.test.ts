@@ -1,0 +1,105 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../core/errors.js';
+import { getProfile } from '../core/profiles/registry.js';
+import { parseTrajectory } from '../core/trajectory.js';
+import { trajectory } from './__fixtures__/trajectories.js';
+import { scoreFile } from './score-file.js';
+import type { JudgeLayer } from './types.js';
+
+const coding = getProfile('coding');
+let dir = '';
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'gymflow-score-file-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const good = (n: number): string => JSON.stringify(trajectory([['file_read', { path: `f${n}.py` }], ['submit', {}]], { instruction: `task ${n}` }));
+
+describe('scoreFile', () => {
+  it('scores valid lines in order and reports malformed ones with file, line and JSON path', async () => {
+    const bad = JSON.parse(good(9)) as { steps: { action: { tool: unknown } }[] };
+    (bad.steps[0] as { action: { tool: unknown } }).action.tool = null;
+    const input = path.join(dir, 'runs.jsonl');
+    await writeFile(input, [good(1), '{not json', JSON.stringify(bad), '', good(2), good(3), ''].join('\n'));
+    const out = path.join(dir, 'scored.jsonl');
+    const summary = await scoreFile(input, out, { profile: coding, label: 'runs.jsonl' });
+    expect(summary.scored).toBe(3);
+    expect(summary.skipped).toBe(2);
+    expect(summary.errors[0]).toMatch(/^runs\.jsonl:2 \$: invalid JSON/);
+    expect(summary.errors[1]).toBe('runs.jsonl:3 $.steps[0].action.tool: Invalid input: expected string, received null');
+    const lines = (await readFile(out, 'utf8')).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines).toHaveLength(3);
+    const scored = lines.map((l, i) => parseTrajectory(JSON.parse(l), `scored.jsonl:${i + 1}`));
+    expect(scored.map((t) => t.task.instruction)).toEqual(['task 1', 'task 2', 'task 3']);
+    expect(scored.every((t) => t.reward !== undefined && t.steps.every((s) => s.reward !== undefined))).toBe(true);
+    expect(await readdir(dir)).toEqual(['runs.jsonl', 'scored.jsonl']);
+  });
+
+  it('keeps input order with concurrent scoring', async () => {
+    const input = path.join(dir, 'in.jsonl');
+    await writeFile(input, `${Array.from({ length: 20 }, (_, i) => good(i)).join('\n')}\n`);
+    let calls = 0;
+    const judge: JudgeLayer = {
+      name: 'slow',
+      judge: async (t) => {
+        calls++;
+        // Later trajectories finish first.
+        await new Promise((r) => setTimeout(r, 40 - Number(t.task.instruction.split(' ')[1]) * 2));
+        return [];
+      },
+      usage: () => ({ requests: 0, cacheHits: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, failures: 0 }),
+    };
+    const profile = getProfile('advisory');
+    const out = path.join(dir, 'out.jsonl');
+    const summary = await scoreFile(input, out, { profile, judge, concurrency: 8 });
+    expect(summary).toEqual({ scored: 20, skipped: 0, errors: [] });
+    expect(calls).toBe(20);
+    const order = (await readFile(out, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { task: { instruction: string } }).task.instruction);
+    expect(order).toEqual(Array.from({ length: 20 }, (_, i) => `task ${i}`));
+  });
+
+  it('leaves no output and no temporary file when scoring fails', async () => {
+    const input = path.join(dir, 'in.jsonl');
+    await writeFile(input, [good(1), good(2), good(3)].join('\n'));
+    const out = path.join(dir, 'out.jsonl');
+    let n = 0;
+    const judge: JudgeLayer = {
+      name: 'failing',
+      judge: () => (++n === 2 ? Promise.reject(new Error('judge down')) : Promise.resolve([])),
+      usage: () => ({ requests: 0, cacheHits: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, failures: 1 }),
+    };
+    await expect(scoreFile(input, out, { profile: getProfile('advisory'), judge, concurrency: 2 })).rejects.toThrow('judge down');
+    expect(await readdir(dir)).toEqual(['in.jsonl']);
+  });
+
+  it('keeps an existing output untouched on failure and replaces it on success', async () => {
+    const input = path.join(dir, 'in.jsonl');
+    const out = path.join(dir, 'out.jsonl');
+    await writeFile(out, 'previous\n');
+    await expect(scoreFile(path.join(dir, 'missing.jsonl'), out, { profile: coding })).rejects.toThrow(ConfigError);
+    expect(await readFile(out, 'utf8')).toBe('previous\n');
+    await writeFile(input, good(1));
+    await scoreFile(input, out, { profile: coding });
+    expect((await readFile(out, 'utf8')).trim().split('\n')).toHaveLength(1);
+    expect((await readdir(dir)).sort()).toEqual(['in.jsonl', 'out.jsonl']);
+  });
+
+  it('can score a file in place', async () => {
+    const file = path.join(dir, 'runs.jsonl');
+    await writeFile(file, `${good(1)}\n${good(2)}\n`);
+    expect(await scoreFile(file, file, { profile: coding })).toEqual({ scored: 2, skipped: 0, errors: [] });
+    const lines = (await readFile(file, 'utf8')).trim().split('\n');
+    expect(lines.every((l) => (JSON.parse(l) as { reward?: unknown }).reward !== undefined)).toBe(true);
+  });
+
+  it('rejects a bad concurrency', async () => {
+    await expect(scoreFile('x', 'y', { profile: coding, concurrency: 0 })).rejects.toThrow(/concurrency must be a positive integer/);
+  });
+});
