@@ -8,6 +8,7 @@ import { evalCommand } from './commands/eval.js';
 import { profilesCommand } from './commands/profiles.js';
 import { recordCommand } from './commands/record.js';
 import { runEpisodeCommand } from './commands/run-episode.js';
+import { rewardCommand } from './commands/reward.js';
 import { reportError } from './errors.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   runEpisodeCommand(program);
   recordCommand(program);
   profilesCommand(program);
+  rewardCommand(program);
   evalCommand(program);
   compareCommand(program);
   demoCommand(program);

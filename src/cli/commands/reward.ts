@@ -1,0 +1,177 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { ConfigError } from '../../core/errors.js';
+import { getProfile, listProfiles } from '../../core/profiles/index.js';
+import { fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from '../../reward/calibration/index.js';
+import type { JudgeConfigInput } from '../../reward/judge/config.js';
+import { createJudge } from '../../reward/judge/config.js';
+import { listRubrics } from '../../reward/judge/rubrics.js';
+import { leaderboard, type LeaderboardGrouping } from '../../reward/leaderboard.js';
+import { buildPreferences } from '../../reward/preferences.js';
+import { scoreFile, type ScoreFileOptions } from '../../reward/score-file.js';
+import { parsePositiveInteger, printJson } from '../options.js';
+import { formatNumber, formatTable } from '../table.js';
+
+interface ScoreOpts {
+  domain: string;
+  out: string;
+  judge?: string;
+  model?: string;
+  judgeBaseUrl?: string;
+  judgeConfig?: string;
+  calibration?: string;
+  referenceSteps?: number;
+  concurrency: number;
+  json?: boolean;
+}
+
+function parseUnit(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`expected a non-negative number, got '${value}'`);
+  return n;
+}
+
+function parseRange(value: string): [number, number] {
+  const parts = value.split(',').map(Number);
+  if (parts.length !== 2 || !parts.every(Number.isFinite) || (parts[0] as number) >= (parts[1] as number)) {
+    throw new InvalidArgumentError(`expected MIN,MAX with MIN < MAX, got '${value}'`);
+  }
+  return [parts[0] as number, parts[1] as number];
+}
+
+/**
+ * The judge configuration from the flags: `--judge-config FILE` (JSON, every field of the judge config),
+ * overridden by `--judge`, `--model` and `--judge-base-url`. Without any of them there is no judge:
+ * scoring never calls a paid API by surprise.
+ */
+function judgeConfigFrom(opts: ScoreOpts): JudgeConfigInput | undefined {
+  let config: Record<string, unknown> = {};
+  if (opts.judgeConfig) {
+    try {
+      config = JSON.parse(readFileSync(opts.judgeConfig, 'utf8')) as Record<string, unknown>;
+    } catch (err) {
+      throw new ConfigError(`--judge-config ${opts.judgeConfig}: ${(err as Error).message}`);
+    }
+  }
+  if (opts.judge) config.provider = opts.judge;
+  if (opts.model) config.model = opts.model;
+  if (opts.judgeBaseUrl) config.baseURL = opts.judgeBaseUrl;
+  if (Object.keys(config).length === 0) return undefined;
+  if (config.provider === undefined) throw new ConfigError('--model or --judge-config given without a provider: add --judge anthropic|openai');
+  if (config.model === undefined) throw new ConfigError(`--judge ${String(config.provider)} needs --model`);
+  return config as JudgeConfigInput;
+}
+
+/** `gymflow reward …`: the process reward model on trajectory files. */
+export function rewardCommand(program: Command): void {
+  const reward = program.command('reward').description('process reward: score trajectories, calibrate to human labels, preferences, leaderboards');
+
+  reward
+    .command('score <file>')
+    .description('score every step of every trajectory (rules; LLM judge and calibration when configured)')
+    .requiredOption('--domain <name>', 'domain profile whose rubric weights apply (gymflow profiles)')
+    .requiredOption('-o, --out <file>', 'scored JSONL (written atomically)')
+    .option('--judge <provider>', 'LLM judge provider: anthropic | openai (any OpenAI-compatible server)')
+    .option('--model <name>', 'judge model')
+    .option('--judge-base-url <url>', 'judge API base URL (e.g. http://localhost:8000/v1 for vLLM)')
+    .option('--judge-config <file>', 'judge configuration JSON (prices, concurrency, cache path, retries, …)')
+    .option('--calibration <file>', 'apply a calibration fitted by `gymflow reward calibrate`')
+    .option('--reference-steps <n>', 'reference solution length for the efficiency rule (default: the profile step budget)', parsePositiveInteger)
+    .option('--concurrency <n>', 'trajectories scored at once (matters with a judge)', parsePositiveInteger, 1)
+    .option('--json', 'print the summary as JSON')
+    .action(async (file: string, opts: ScoreOpts) => {
+      const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency };
+      const judgeConfig = judgeConfigFrom(opts);
+      const judge = judgeConfig ? createJudge(judgeConfig) : undefined;
+      if (judge) options.judge = judge;
+      if (opts.calibration) options.calibration = await loadCalibration(opts.calibration);
+      if (opts.referenceSteps !== undefined) options.referenceSteps = opts.referenceSteps;
+      const summary = await scoreFile(file, opts.out, options);
+      const usage = judge?.usage();
+      if (opts.json) printJson({ ...summary, judge: usage ?? null });
+      else {
+        for (const e of summary.errors) console.error(e);
+        console.log(`scored ${summary.scored} trajectories into ${opts.out}; skipped ${summary.skipped}`);
+        if (usage) console.log(`judge: ${usage.requests} requests, ${usage.cacheHits} cache hits, ${usage.inputTokens}+${usage.outputTokens} tokens, $${usage.costUsd.toFixed(4)}, ${usage.failures} failures`);
+      }
+      if (summary.skipped > 0) process.exitCode = 1;
+    });
+
+  reward
+    .command('calibrate')
+    .description('fit a monotone (isotonic) map from automatic to human scores and report agreement with bootstrap CIs')
+    .requiredOption('--labels <file>', 'human labels JSONL: {"trajectoryId", "stepIndex"?, "score"}')
+    .requiredOption('--scored <file>', 'scored trajectories JSONL (from `gymflow reward score`)')
+    .requiredOption('-o, --out <file>', 'where to save the calibration (JSON)')
+    .option('--level <level>', 'step | trajectory', 'trajectory')
+    .option('--label-range <min,max>', 'scale of the human labels, mapped onto [0, 1] (e.g. 1,5)', parseRange)
+    .option('--json', 'print the report as JSON')
+    .action(async (opts: { labels: string; scored: string; out: string; level: string; labelRange?: [number, number]; json?: boolean }) => {
+      if (opts.level !== 'step' && opts.level !== 'trajectory') throw new ConfigError(`--level ${opts.level}: expected step or trajectory`);
+      const { calibration, report } = await fitCalibrationFromFiles(opts.labels, opts.scored, {
+        level: opts.level,
+        ...(opts.labelRange ? { labelRange: opts.labelRange } : {}),
+      });
+      await saveCalibration(opts.out, calibration);
+      if (opts.json) return printJson(report);
+      const ci = (i: { estimate: number; lo: number; hi: number }): string => `${formatNumber(i.estimate)} [${formatNumber(i.lo)}, ${formatNumber(i.hi)}]`;
+      console.log(`${report.pairs} labelled ${report.level}s paired (${report.unmatched} labels unmatched, ${report.ignored} ignored)`);
+      console.log(
+        formatTable(
+          [
+            { stat: 'Pearson', value: ci(report.raw.pearson) },
+            { stat: 'Spearman', value: ci(report.raw.spearman) },
+            { stat: 'Kendall tau-b', value: ci(report.raw.kendallTauB) },
+            { stat: 'pairwise agreement', value: ci(report.raw.pairwiseAgreement) },
+          ],
+          [{ key: 'stat', header: 'automatic vs human' }, { key: 'value', header: 'estimate [95% CI]' }],
+        ),
+      );
+      console.log(`MAE ${formatNumber(report.baseline.mae)} -> ${formatNumber(report.calibrated.mae)} after calibration; saved to ${opts.out}`);
+    });
+
+  reward
+    .command('preferences <file>')
+    .description('(chosen, rejected) pairs from scored trajectories of the same task, by score margin')
+    .requiredOption('-o, --out <file>', 'pairs JSONL')
+    .option('--min-margin <x>', 'smallest score difference kept', parseUnit, 0.1)
+    .option('--max-pairs-per-task <n>', 'cap per task (largest margins kept)', parsePositiveInteger, 4)
+    .option('--json', 'print the statistics as JSON')
+    .action(async (file: string, opts: { out: string; minMargin: number; maxPairsPerTask: number; json?: boolean }) => {
+      const { pairs, stats } = buildPreferences(await readTrajectoriesFile(file), { minMargin: opts.minMargin, maxPairsPerTask: opts.maxPairsPerTask });
+      writeFileSync(opts.out, pairs.map((p) => JSON.stringify(p)).join('\n') + (pairs.length ? '\n' : ''));
+      if (opts.json) return printJson(stats);
+      console.log(`${stats.pairs} pairs from ${stats.trajectories} trajectories over ${stats.tasks} tasks (dropped: ${stats.droppedTies} ties, ${stats.droppedBelowMargin} below margin, ${stats.droppedByCap} over the cap); written to ${opts.out}`);
+    });
+
+  reward
+    .command('leaderboard <file>')
+    .description('mean score and success rate with confidence intervals, by agent, model or task')
+    .option('--by <key>', 'agent | model | task', 'agent')
+    .option('--json', 'print JSON')
+    .action(async (file: string, opts: { by: string; json?: boolean }) => {
+      if (!['agent', 'model', 'task'].includes(opts.by)) throw new ConfigError(`--by ${opts.by}: expected agent, model or task`);
+      const rows = leaderboard(await readTrajectoriesFile(file), { by: opts.by as LeaderboardGrouping });
+      if (opts.json) return printJson(rows);
+      const ci = (i: { estimate: number; lo: number; hi: number }): string => `${formatNumber(i.estimate)} [${formatNumber(i.lo)}, ${formatNumber(i.hi)}]`;
+      console.log(
+        formatTable(
+          rows.map((r, i) => ({ rank: i + 1, key: r.key, n: r.n, score: ci(r.meanScore), success: ci(r.successRate) })),
+          [{ key: 'rank', align: 'right' }, { key: 'key', header: opts.by }, { key: 'n', align: 'right' }, { key: 'score', header: 'mean score [95% CI]' }, { key: 'success', header: 'success [95% Wilson]' }],
+        ),
+      );
+    });
+
+  reward
+    .command('rubrics')
+    .description('the judge rubrics of each domain, with their weights')
+    .option('--domain <name>', 'one domain only')
+    .option('--json', 'print JSON')
+    .action((opts: { domain?: string; json?: boolean }) => {
+      const profiles = opts.domain ? [getProfile(opts.domain)] : listProfiles();
+      const rows = profiles.flatMap((p) => listRubrics(p).map((r) => ({ domain: p.name, ...r })));
+      if (opts.json) return printJson(rows);
+      console.log(formatTable(rows, [{ key: 'domain' }, { key: 'name', header: 'rubric' }, { key: 'weight', align: 'right' }, { key: 'source' }, { key: 'description' }]));
+    });
+}
