@@ -20,6 +20,7 @@ PYTHON="${GYMFLOW_PYTHON:-python3}"
 # Python requirements installed into .venv. Adding a component (e.g. the trainer) is one line here.
 PY_REQUIREMENTS=(
   scripts/requirements-tools.txt
+  scripts/requirements-test.txt
 )
 
 mkdir -p "$STATE"

@@ -1,14 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerBuiltinEnvs } from '../envs/index.js';
+import { collectCommand } from './commands/collect.js';
 import { compareCommand } from './commands/compare.js';
 import { demoCommand } from './commands/demo.js';
 import { envsCommand } from './commands/envs.js';
 import { evalCommand } from './commands/eval.js';
+import { exportCommand } from './commands/export.js';
 import { profilesCommand } from './commands/profiles.js';
 import { recordCommand } from './commands/record.js';
 import { runEpisodeCommand } from './commands/run-episode.js';
 import { rewardCommand } from './commands/reward.js';
+import { storeCommand } from './commands/store.js';
 import { reportError } from './errors.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -25,6 +28,9 @@ export function buildProgram(): Command {
   recordCommand(program);
   profilesCommand(program);
   rewardCommand(program);
+  collectCommand(program);
+  exportCommand(program);
+  storeCommand(program);
   evalCommand(program);
   compareCommand(program);
   demoCommand(program);

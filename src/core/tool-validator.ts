@@ -1,17 +1,31 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Action, ActionErrorInfo, ToolSpec } from './types.js';
 
+// Compiling a schema costs milliseconds; environments are built once per rollout worker, so compiled
+// validators are shared process-wide, keyed by the schema's JSON text (compiled validators are pure).
+const sharedAjv = new Ajv({ allErrors: true, strict: false });
+const compiled = new Map<string, ValidateFunction>();
+
+function compile(schema: ToolSpec['parameters']): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let fn = compiled.get(key);
+  if (!fn) {
+    fn = sharedAjv.compile(schema);
+    compiled.set(key, fn);
+  }
+  return fn;
+}
+
 /**
  * Checks actions against a tool set: the tool must exist and its params must satisfy the tool's JSON
- * Schema. Schemas are compiled once per tool.
+ * Schema. Each distinct schema is compiled once per process.
  */
 export class ToolValidator {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly names: string[];
 
   constructor(tools: readonly ToolSpec[]) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
-    for (const tool of tools) this.validators.set(tool.name, ajv.compile(tool.parameters));
+    for (const tool of tools) this.validators.set(tool.name, compile(tool.parameters));
     this.names = tools.map((t) => t.name);
   }
 

@@ -1,0 +1,137 @@
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Command } from 'commander';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { registerBuiltinEnvs } from '../../envs/index.js';
+import type { CollectProgress } from '../../hub/collect.js';
+import type { LineageNode } from '../../hub/store/store.js';
+import { collectCommand, isFileOutput, progressLine, progressReporter } from './collect.js';
+import { exportCommand } from './export.js';
+import { parseDuration, storeCommand } from './store.js';
+
+/** Runs `gymflow <args>` against the three hub commands, capturing stdout. */
+async function run(...args: string[]): Promise<string> {
+  const program = new Command('gymflow').exitOverride();
+  storeCommand(program);
+  collectCommand(program);
+  exportCommand(program);
+  let out = '';
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    return true;
+  });
+  const log = vi.spyOn(console, 'log').mockImplementation((...xs: unknown[]) => {
+    out += `${xs.join(' ')}\n`;
+  });
+  try {
+    await program.parseAsync(['node', 'gymflow', ...args]);
+  } finally {
+    write.mockRestore();
+    log.mockRestore();
+  }
+  return out;
+}
+
+beforeAll(() => registerBuiltinEnvs());
+afterEach(() => {
+  process.exitCode = undefined;
+});
+
+describe('gymflow collect / export / store', () => {
+  it('collects into the store, exports with lineage, and inspects the store', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-store-'));
+    const col = JSON.parse(await run('collect', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '6', '--group-size', '2', '--concurrency', '3', '--seed', '4', '-o', 'rollouts/expert', '--store', root, '--json', '--no-progress')) as {
+      ref: string;
+      summary: { episodes: number; successRate: number };
+    };
+    expect(col.summary).toMatchObject({ episodes: 12, successRate: 1 });
+
+    const outDir = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-cli-out-')), 'hf');
+    const exp = JSON.parse(
+      await run('export', '--format', 'hf', '--in', 'rollouts/expert', '-o', outDir, '--split-by-task', 'train=0.5,test=0.5', '--name', 'datasets/sft', '--store', root, '--json'),
+    ) as { ref: string; records: number; splits: Record<string, number> };
+    expect(exp.records).toBe(12);
+    expect((await readdir(outDir)).sort()).toEqual(['README.md', 'data']);
+
+    const tree = JSON.parse(await run('store', 'lineage', 'datasets/sft', '--store', root, '--json')) as LineageNode;
+    expect(tree.entry?.kind).toBe('dataset');
+    expect(tree.parents[0]?.entry?.kind).toBe('trajectories');
+    expect(tree.parents[0]?.parents[0]?.entry?.kind).toBe('task-set');
+    const text = await run('store', 'lineage', 'datasets/sft', '--store', root);
+    expect(text).toMatch(/dataset \[datasets\/sft\][\s\S]*└─ sha256:[0-9a-f]{12} trajectories \[rollouts\/expert\][\s\S]* {3}└─ sha256:[0-9a-f]{12} task-set/);
+
+    const ls = JSON.parse(await run('store', 'ls', '--store', root, '--json')) as { artifacts: { kind: string }[]; refs: { name: string }[] };
+    expect(ls.artifacts.map((a) => a.kind).sort()).toEqual(['dataset', 'task-set', 'trajectories']);
+    expect(ls.refs.map((r) => r.name)).toEqual(['datasets/sft', 'rollouts/expert']);
+    expect(await run('store', 'ls', '--store', root)).toMatch(/trajectories .* rollouts\/expert/);
+    const show = JSON.parse(await run('store', 'show', 'rollouts/expert', '--store', root, '--json')) as { meta: { count: number } };
+    expect(show.meta.count).toBe(12);
+
+    const verify = JSON.parse(await run('store', 'verify', '--store', root, '--json')) as { ok: boolean };
+    expect(verify.ok).toBe(true);
+    await run('store', 'untag', 'datasets/sft', '--store', root);
+    const gc = JSON.parse(await run('store', 'gc', '--grace', '0', '--store', root, '--json')) as { deletedArtifacts: string[] };
+    expect(gc.deletedArtifacts).toEqual([exp.ref]);
+    expect(process.exitCode).toBeUndefined();
+  }, 60_000);
+
+  it('collects to a JSONL file and exports sft / dpo / rl / benchmark from it', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-file-'));
+    const file = path.join(dir, 'mixed.jsonl');
+    await run('collect', '--env', 'gymflow/tool-use-v0', '--agent', 'random', '-n', '8', '--group-size', '3', '--max-steps', '3', '-o', file, '--no-progress', '--json');
+    expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(24);
+    for (const format of ['sft', 'rl', 'benchmark', 'dpo']) {
+      const out = path.join(dir, `${format}.jsonl`);
+      const report = JSON.parse(await run('export', '--format', format, '--in', file, '-o', out, '--min-margin', '0.01', '--json')) as { records: number; format: string };
+      expect(report.format).toBe(format);
+      const lines = (await readFile(out, 'utf8')).split('\n').filter((l) => l !== '');
+      expect(lines).toHaveLength(report.records);
+    }
+    await expect(run('export', '--format', 'sft', '--in', file, '-o', path.join(dir, 'sft.jsonl'))).rejects.toThrow(/already exists/);
+    await expect(run('export', '--format', 'sft', '--in', file, '-o', path.join(dir, 'x'), '--split-by-task', 'train=0.5')).rejects.toThrow(/sum to 0.5/);
+  }, 60_000);
+
+  it('names the file and line of an invalid input record', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-bad-'));
+    const file = path.join(dir, 'bad.jsonl');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(file, '{"schemaVersion":"1.0"}\n');
+    await expect(run('export', '--format', 'sft', '--in', file, '-o', path.join(dir, 'o.jsonl'))).rejects.toThrow(new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:1 \\$\\.id`));
+  });
+});
+
+describe('cli helpers', () => {
+  it('parses durations and tells files from ref names', () => {
+    expect(parseDuration('0')).toBe(0);
+    expect(parseDuration('90s')).toBe(90_000);
+    expect(parseDuration('1h')).toBe(3_600_000);
+    expect(() => parseDuration('soon')).toThrow(/expected a duration/);
+    expect(isFileOutput('out.jsonl')).toBe(true);
+    expect(isFileOutput('./x')).toBe(true);
+    expect(isFileOutput('rollouts/iter-1')).toBe(false);
+  });
+
+  it('draws a progress bar on a TTY with \\r, and plain periodic lines otherwise', () => {
+    const p: CollectProgress = { done: 5, total: 10, successes: 4, failures: 1, elapsedMs: 2000, rate: 2.5, etaMs: 2000 };
+    expect(progressLine(p, 10)).toBe('[#####-----] 5/10  success 0.800  2.5 ep/s  ETA 2s  failures 1');
+    let tty = '';
+    const ttyStream = { isTTY: true, write: (s: string) => ((tty += s), true) } as unknown as NodeJS.WriteStream;
+    const r = progressReporter(ttyStream);
+    r.update(p);
+    r.update({ ...p, done: 10, etaMs: 0 });
+    r.done();
+    expect(tty.startsWith('\r[')).toBe(true);
+    expect(tty.endsWith('\n')).toBe(true);
+    expect(tty.split('\r')).toHaveLength(3);
+    let plain = '';
+    const pipe = { isTTY: false, write: (s: string) => ((plain += s), true) } as unknown as NodeJS.WriteStream;
+    const q = progressReporter(pipe, { everyMs: 60_000 });
+    q.update(p);
+    q.update({ ...p, done: 6 });
+    q.update({ ...p, done: 10 });
+    q.done();
+    expect(plain.split('\n').filter((l) => l !== '')).toHaveLength(2);
+    expect(plain).not.toContain('\r');
+  });
+});

@@ -1,0 +1,162 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { ArtifactStore, type IndexEntry, type LineageNode } from '../../hub/store/store.js';
+import { shortRef } from '../../hub/store/layout.js';
+import { printJson } from '../options.js';
+import { formatTable } from '../table.js';
+
+/** Parses `0`, `90s`, `10m`, `1h`, `2d` (bare numbers are milliseconds) into milliseconds. */
+export function parseDuration(value: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(value);
+  if (!m) throw new InvalidArgumentError(`expected a duration like 0, 30s, 10m, 1h or 2d, got '${value}'`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h' | 'd'];
+  return Number(m[1]) * unit;
+}
+
+/** `12.3 KiB` for a byte count. */
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} B` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** Adds the `--store <dir>` option every store-using command shares. */
+export function withStoreOption(cmd: Command): Command {
+  return cmd.option('--store <dir>', 'artifact store root (default: $GYMFLOW_STORE, else .gymflow/store)');
+}
+
+/** Opens the store named by `--store`, `$GYMFLOW_STORE` or the default. */
+export async function openStore(opts: { store?: string }): Promise<ArtifactStore> {
+  return ArtifactStore.open(opts.store === undefined ? {} : { root: opts.store });
+}
+
+function lineageLines(node: LineageNode, prefix = '', last = true, root = true): string[] {
+  const e = node.entry;
+  const label = e
+    ? `${shortRef(node.ref)} ${e.kind}${node.names.length ? ` [${node.names.join(', ')}]` : ''} ${e.createdAt}${node.repeated ? ' (see above)' : ''}`
+    : `${shortRef(node.ref)} (not in this store)`;
+  const lines = [root ? label : `${prefix}${last ? '└─ ' : '├─ '}${label}`];
+  const childPrefix = root ? '' : `${prefix}${last ? '   ' : '│  '}`;
+  node.parents.forEach((p, i) => lines.push(...lineageLines(p, childPrefix, i === node.parents.length - 1, false)));
+  return lines;
+}
+
+function entryRow(e: IndexEntry, names: Map<string, string[]>): Record<string, unknown> {
+  return {
+    ref: shortRef(e.ref),
+    kind: e.kind,
+    size: formatBytes(e.size),
+    count: typeof e.meta?.count === 'number' ? e.meta.count : '',
+    created: e.createdAt.replace(/\.\d+Z$/, 'Z'),
+    names: (names.get(e.ref) ?? []).join(','),
+    parents: e.parents.length,
+  };
+}
+
+/** `gymflow store ls|show|lineage|gc|verify|tag|untag`: the content-addressed artifact store. */
+export function storeCommand(program: Command): void {
+  const store = program.command('store').description('the content-addressed artifact store (see docs/store.md)');
+
+  withStoreOption(store.command('ls'))
+    .description('list artifacts, newest first')
+    .option('--kind <kind>', 'only artifacts of this kind (trajectories, dataset, …)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { store?: string; kind?: string; json?: boolean }) => {
+      const s = await openStore(opts);
+      const entries = await s.list(opts.kind === undefined ? {} : { kind: opts.kind });
+      const refs = await s.listRefs();
+      if (opts.json) return printJson({ root: s.root, artifacts: entries, refs });
+      const names = new Map<string, string[]>();
+      for (const r of refs) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);
+      if (entries.length === 0) return console.log(`no artifacts in ${s.root}`);
+      console.log(
+        formatTable(
+          entries.map((e) => entryRow(e, names)),
+          [{ key: 'ref' }, { key: 'kind' }, { key: 'size', align: 'right' }, { key: 'count', align: 'right' }, { key: 'created' }, { key: 'parents', align: 'right' }, { key: 'names' }],
+        ),
+      );
+    });
+
+  withStoreOption(store.command('show <ref>'))
+    .description('show an artifact’s index entry (ref, prefix or name); --content prints its bytes')
+    .option('--content', 'write the artifact’s content to stdout')
+    .option('--json', 'print JSON')
+    .action(async (spec: string, opts: { store?: string; content?: boolean; json?: boolean }) => {
+      const s = await openStore(opts);
+      const ref = await s.resolve(spec);
+      if (opts.content) {
+        process.stdout.write(await s.get(ref));
+        return;
+      }
+      const entry = await s.stat(ref);
+      const names = (await s.listRefs()).filter((r) => r.ref === ref).map((r) => r.name);
+      if (opts.json) return printJson({ ...entry, names });
+      console.log(`ref:      ${entry.ref}`);
+      console.log(`kind:     ${entry.kind} (${entry.format})`);
+      console.log(`size:     ${formatBytes(entry.size)}`);
+      console.log(`created:  ${entry.createdAt}`);
+      if (names.length) console.log(`names:    ${names.join(', ')}`);
+      for (const p of entry.parents) console.log(`parent:   ${p}`);
+      if (entry.meta) console.log(`meta:     ${JSON.stringify(entry.meta)}`);
+    });
+
+  withStoreOption(store.command('lineage <ref>'))
+    .description('show what an artifact was made from, recursively')
+    .option('--json', 'print JSON')
+    .action(async (spec: string, opts: { store?: string; json?: boolean }) => {
+      const s = await openStore(opts);
+      const tree = await s.lineage(await s.resolve(spec));
+      if (opts.json) return printJson(tree);
+      console.log(lineageLines(tree).join('\n'));
+    });
+
+  withStoreOption(store.command('gc'))
+    .description('delete artifacts and objects not reachable from a named ref')
+    .option('--grace <duration>', 'keep anything touched within this long (writes in flight)', parseDuration, 3_600_000)
+    .option('--dry-run', 'report what would be deleted')
+    .option('--json', 'print JSON')
+    .action(async (opts: { store?: string; grace: number; dryRun?: boolean; json?: boolean }) => {
+      const s = await openStore(opts);
+      const report = await s.gc({ graceMs: opts.grace, dryRun: opts.dryRun ?? false });
+      if (opts.json) return printJson(report);
+      const verb = report.dryRun ? 'would delete' : 'deleted';
+      console.log(
+        `${verb} ${report.deletedArtifacts.length} artifact(s) and ${report.deletedObjects} object(s) (${formatBytes(report.freedBytes)}); ` +
+          `kept ${report.keptArtifacts} artifact(s), ${report.keptObjects} object(s) reachable from ${report.roots} ref(s); removed ${report.tempFilesRemoved} temp file(s)`,
+      );
+    });
+
+  withStoreOption(store.command('verify'))
+    .description('re-hash every object and check index entries, refs and manifests (exit 1 on problems)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { store?: string; json?: boolean }) => {
+      const s = await openStore(opts);
+      const report = await s.verify();
+      if (!report.ok) process.exitCode = 1;
+      if (opts.json) return printJson(report);
+      console.log(`${report.ok ? 'ok' : 'PROBLEMS'}: ${report.objects} object(s), ${report.artifacts} artifact(s), ${report.refs} ref(s), ${formatBytes(report.bytes)}, ${report.tempFiles} temp file(s)`);
+      for (const p of report.problems) console.log(`  ${p.code}: ${p.path}: ${p.message}`);
+      for (const w of report.warnings) console.log(`  warning: ${w}`);
+    });
+
+  withStoreOption(store.command('tag <name> <ref>'))
+    .description('point a ref name at an artifact (a gc root)')
+    .action(async (name: string, spec: string, opts: { store?: string }) => {
+      const s = await openStore(opts);
+      const ref = await s.resolve(spec);
+      await s.setRef(name, ref);
+      console.log(`${name} -> ${ref}`);
+    });
+
+  withStoreOption(store.command('untag <name>'))
+    .description('remove a ref name (its artifacts become collectable)')
+    .action(async (name: string, opts: { store?: string }) => {
+      const s = await openStore(opts);
+      console.log((await s.deleteRef(name)) ? `removed ${name}` : `no ref named ${name}`);
+    });
+}

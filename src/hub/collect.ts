@@ -1,0 +1,352 @@
+import { open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Agent } from '../core/agent.js';
+import { ConfigError, GymflowError } from '../core/errors.js';
+import { make, spec } from '../core/registry.js';
+import { runEpisode } from '../core/rollout.js';
+import type { Trajectory } from '../core/trajectory.js';
+import { makeTrajectory } from '../core/trajectory.js';
+import type { AgentEnv, Split, TaskInfo } from '../core/types.js';
+import { Recorder, type AgentInfo } from '../core/wrappers/recorder.js';
+import { resolveAgent } from '../policy/specs.js';
+import { planEpisodes, type EpisodePlan } from './seeds.js';
+import type { ArtifactStore } from './store/store.js';
+import { putTrajectories } from './store/trajectory-set.js';
+
+/**
+ * `collect`: rollouts at scale. Runs many episodes of one agent in one environment with a bounded
+ * pool of workers, records every trajectory, optionally scores it, and returns the set (in schedule
+ * order, whatever order episodes finished in) plus a summary. See `seeds.ts` for the schedule.
+ */
+
+/** Options of {@link collect}. */
+export interface CollectOptions {
+  /** Registered environment id. */
+  envId: string;
+  /** Agent spec for `resolveAgent` (`expert`, `random`, …). */
+  agent: string;
+  /** Task ids to run, in this order (cycled when `n` is larger). Default: the split's tasks, shuffled by seed. */
+  tasks?: readonly string[];
+  /** Number of groups (tasks drawn). Episodes = n × groupSize. Default: one pass over the tasks. */
+  n?: number;
+  /** Which listed tasks to draw from (default `train`). */
+  split?: Split;
+  /** Episodes in flight at once; each worker owns one environment instance. Default 1. */
+  concurrency?: number;
+  /** Step limit of every episode (overrides the env spec's; truncates with reason `max_steps`). */
+  maxSteps?: number;
+  /** Base seed of the schedule (default 0). */
+  seed?: number;
+  /** Episodes per task (GRPO-style groups). Default 1. */
+  groupSize?: number;
+  /** Scores each trajectory (e.g. `(t) => scoreTrajectory(t, { profile })`). */
+  rewardFn?: (t: Trajectory) => Promise<Trajectory>;
+  /** Called after every finished episode. */
+  onProgress?: (p: CollectProgress) => void;
+  /** Stores the set (and a task-set artifact as its parent) here. */
+  store?: ArtifactStore;
+  /** Ref name for the stored set (a gc root). */
+  name?: string;
+  /** Extra parents of the stored set (e.g. the policy checkpoint's ref). */
+  parents?: readonly string[];
+  /** Also write the trajectories as JSONL to this file (atomically: temp file + rename). */
+  out?: string;
+  /** Stops starting new episodes; episodes in flight finish and are returned. */
+  signal?: AbortSignal;
+}
+
+/** Progress after an episode. */
+export interface CollectProgress {
+  done: number;
+  total: number;
+  successes: number;
+  failures: number;
+  elapsedMs: number;
+  /** Episodes per second so far. */
+  rate: number;
+  /** Estimated time to finish, from the rate so far. */
+  etaMs: number;
+}
+
+/** Aggregate numbers of a collection. */
+export interface CollectSummary {
+  episodes: number;
+  successes: number;
+  successRate: number;
+  /** Mean of `reward.total` when scored, else of the episode return (sum of env rewards). */
+  meanReward: number;
+  meanSteps: number;
+  /** Token counts over all steps that carry token ids. */
+  tokens: { prompt: number; completion: number };
+  /** Episodes that threw (recorded with reason `error`) and trajectories the reward function failed on. */
+  failures: { total: number; byKind: Record<string, number> };
+  /** Episodes a limit ended (`outcome.truncated`). */
+  truncated: number;
+  wallMs: number;
+  episodesPerSecond: number;
+  /** True when `signal` stopped the run early. */
+  aborted: boolean;
+}
+
+/** Result of {@link collect}. */
+export interface CollectResult {
+  /** Ref of the stored set, when a store was given. */
+  ref?: string;
+  /** Ref of the task-set artifact (the set's parent), when a store was given. */
+  taskSetRef?: string;
+  /** The JSONL file written, when `out` was given. */
+  path?: string;
+  /** Every trajectory, in schedule order. */
+  trajectories: Trajectory[];
+  summary: CollectSummary;
+}
+
+/**
+ * Runs the episodes of the schedule with `concurrency` workers. Each worker makes one environment
+ * (`make(envId)`) and reuses it across its episodes (replacing it after an episode that threw, whose
+ * state is unknown), and closes it at the end. An episode that throws is recorded as a failed
+ * trajectory — `outcome.reason: 'error'`, the steps recorded before the error, `metadata.error` —
+ * and the others go on.
+ *
+ * @example
+ * ```ts
+ * const { summary, ref } = await collect({ envId: 'gymflow/tool-use-v0', agent: 'expert', n: 64, groupSize: 4, concurrency: 8, seed: 1, store });
+ * ```
+ */
+export async function collect(options: CollectOptions): Promise<CollectResult> {
+  const envSpec = spec(options.envId);
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError(`concurrency must be a positive integer, got ${concurrency}`);
+  if (options.maxSteps !== undefined && (!Number.isInteger(options.maxSteps) || options.maxSteps < 1)) {
+    throw new ConfigError(`maxSteps must be a positive integer, got ${options.maxSteps}`);
+  }
+  const seed = options.seed ?? 0;
+  const makeEnv = (): AgentEnv => make(options.envId, options.maxSteps === undefined ? {} : { maxEpisodeSteps: options.maxSteps });
+
+  // The task list, from the caller or the environment; the agent spec is checked before any episode.
+  const probe = makeEnv();
+  let tasks: TaskInfo[] | undefined;
+  try {
+    const listed = probe.listTasks?.(options.split ?? 'train');
+    if (options.tasks !== undefined) {
+      const all = new Map((probe.listTasks?.() ?? []).map((t) => [t.id, t]));
+      tasks = options.tasks.map((id) => all.get(id) ?? { id, domain: envSpec.domain, instruction: '' });
+    } else if (listed !== undefined && listed.length > 0) {
+      tasks = listed;
+    }
+    await closeAgent(resolveAgent(options.agent, options.envId, { seed }));
+  } finally {
+    await probe.close();
+  }
+  const plans = planEpisodes({
+    seed,
+    tasks,
+    shuffle: options.tasks === undefined,
+    groupSize: options.groupSize ?? 1,
+    ...(options.n === undefined ? {} : { n: options.n }),
+  });
+
+  const results = new Array<Trajectory | undefined>(plans.length);
+  const byKind: Record<string, number> = {};
+  let done = 0;
+  let successes = 0;
+  let failures = 0;
+  const started = Date.now();
+  let next = 0;
+
+  const fail = (kind: string): void => {
+    byKind[kind] = (byKind[kind] ?? 0) + 1;
+    failures++;
+  };
+
+  const worker = async (): Promise<void> => {
+    let env: AgentEnv | undefined;
+    try {
+      while (next < plans.length && !options.signal?.aborted) {
+        const plan = plans[next++] as EpisodePlan;
+        env ??= makeEnv();
+        const { trajectory, error } = await runPlanned(env, plan, options, envSpec.domain);
+        let t = trajectory;
+        if (error !== undefined) {
+          fail(errorKind(error));
+          // The env may be mid-episode or broken: start the next episode on a fresh one.
+          await env.close().catch(() => undefined);
+          env = undefined;
+        } else if (options.rewardFn) {
+          try {
+            t = await options.rewardFn(t);
+          } catch (err) {
+            fail('reward');
+            t = { ...t, metadata: { ...t.metadata, rewardError: describeError(err) } };
+          }
+        }
+        results[plan.index] = t;
+        done++;
+        if (t.outcome.success) successes++;
+        if (options.onProgress) {
+          const elapsedMs = Date.now() - started;
+          const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
+          options.onProgress({ done, total: plans.length, successes, failures, elapsedMs, rate, etaMs: rate > 0 ? ((plans.length - done) / rate) * 1000 : 0 });
+        }
+      }
+    } finally {
+      await env?.close();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, plans.length)) }, worker));
+
+  const trajectories = results.filter((t): t is Trajectory => t !== undefined);
+  const wallMs = Date.now() - started;
+  const summary = summarize(trajectories, { byKind, total: failures }, wallMs, options.signal?.aborted === true && trajectories.length < plans.length);
+  const result: CollectResult = { trajectories, summary };
+
+  if (options.store) {
+    const taskSet = await options.store.putJson(
+      { format: 'gymflow.task-set', envId: options.envId, split: options.split ?? 'train', tasks: distinctTasks(plans, trajectories) },
+      { kind: 'task-set' },
+    );
+    const set = await putTrajectories(options.store, trajectories, {
+      kind: options.rewardFn ? 'scored-trajectories' : 'trajectories',
+      parents: [taskSet.ref, ...(options.parents ?? [])],
+      meta: { envId: options.envId, agent: options.agent, seed, groupSize: options.groupSize ?? 1, summary: { ...summary } },
+      ...(options.name === undefined ? {} : { name: options.name }),
+    });
+    result.ref = set.ref;
+    result.taskSetRef = taskSet.ref;
+  }
+  if (options.out !== undefined) {
+    await writeJsonlAtomic(options.out, trajectories);
+    result.path = path.resolve(options.out);
+  }
+  return result;
+}
+
+/** One episode; never throws for an episode-level failure (it returns the failed trajectory). */
+async function runPlanned(
+  env: AgentEnv,
+  plan: EpisodePlan,
+  options: CollectOptions,
+  domain: string,
+): Promise<{ trajectory: Trajectory; error?: unknown }> {
+  const metadata = { collect: { index: plan.index, group: plan.group, member: plan.member, seed: plan.seed, groupSize: options.groupSize ?? 1 } };
+  let agentInfo: AgentInfo = { name: options.agent };
+  // A recorder of our own below runEpisode's keeps the steps made before an exception.
+  const recorder = new Recorder(env, { envId: options.envId, agent: agentInfo });
+  let agent: Agent | undefined;
+  try {
+    agent = resolveAgent(options.agent, options.envId, { seed: plan.seed });
+    agentInfo = agent.info;
+    recorder.setAgent(agentInfo);
+    const trajectory = await runEpisode(recorder, agent, {
+      envId: options.envId,
+      seed: plan.seed,
+      metadata,
+      ...(plan.task === undefined ? {} : { task: plan.task.id }),
+      ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+    });
+    return { trajectory };
+  } catch (error) {
+    let partial: Trajectory | undefined;
+    try {
+      partial = recorder.getTrajectory();
+    } catch {
+      partial = undefined; // reset never succeeded
+    }
+    const task: Trajectory['task'] = partial?.task ?? plan.task ?? { id: 'unknown', domain, instruction: '' };
+    const trajectory = makeTrajectory({
+      task,
+      envId: options.envId,
+      agent: { ...agentInfo },
+      steps: partial?.steps ?? [],
+      outcome: { success: false, score: 0, terminated: false, truncated: false, reason: 'error' },
+      metadata: { ...metadata, error: describeError(error) },
+    });
+    return { trajectory, error };
+  } finally {
+    if (agent) await closeAgent(agent);
+  }
+}
+
+async function closeAgent(agent: Agent): Promise<void> {
+  await agent.close?.();
+}
+
+/** The failure bucket of an error: its gymflow `code`, else its class name. */
+function errorKind(err: unknown): string {
+  if (err instanceof GymflowError) return err.code;
+  if (err instanceof Error) return err.name;
+  return 'unknown';
+}
+
+function describeError(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) {
+    const out: Record<string, unknown> = { name: err.name, message: err.message };
+    if (err instanceof GymflowError) out.code = err.code;
+    return out;
+  }
+  return { name: 'unknown', message: String(err) };
+}
+
+/** The summary numbers of a set of trajectories (exported for reports over stored sets). */
+export function summarize(trajectories: readonly Trajectory[], failures: { total: number; byKind: Record<string, number> }, wallMs: number, aborted = false): CollectSummary {
+  let successes = 0;
+  let reward = 0;
+  let steps = 0;
+  let truncated = 0;
+  const tokens = { prompt: 0, completion: 0 };
+  for (const t of trajectories) {
+    if (t.outcome.success) successes++;
+    if (t.outcome.truncated) truncated++;
+    reward += t.reward?.total ?? t.steps.reduce((a, s) => a + (s.envReward ?? 0), 0);
+    steps += t.steps.length;
+    for (const s of t.steps) {
+      tokens.prompt += s.tokens?.prompt?.length ?? 0;
+      tokens.completion += s.tokens?.completion?.length ?? 0;
+    }
+  }
+  const n = trajectories.length;
+  return {
+    episodes: n,
+    successes,
+    successRate: n ? successes / n : 0,
+    meanReward: n ? reward / n : 0,
+    meanSteps: n ? steps / n : 0,
+    tokens,
+    failures: { total: failures.total, byKind: { ...failures.byKind } },
+    truncated,
+    wallMs,
+    episodesPerSecond: wallMs > 0 ? (n * 1000) / wallMs : 0,
+    aborted,
+  };
+}
+
+function distinctTasks(plans: readonly EpisodePlan[], trajectories: readonly Trajectory[]): Trajectory['task'][] {
+  const out = new Map<string, Trajectory['task']>();
+  for (const p of plans) if (p.task && !out.has(p.task.id)) out.set(p.task.id, p.task);
+  if (out.size === 0) for (const t of trajectories) if (!out.has(t.task.id)) out.set(t.task.id, t.task);
+  return [...out.values()];
+}
+
+/** Writes trajectories as JSONL via a temp file in the same directory, fsync and rename. */
+export async function writeJsonlAtomic(file: string, trajectories: Iterable<Trajectory>): Promise<void> {
+  const tmp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${process.pid}.tmp`);
+  const fh = await open(tmp, 'w');
+  try {
+    let buf = '';
+    for (const t of trajectories) {
+      buf += `${JSON.stringify(t)}\n`;
+      if (buf.length > 1 << 20) {
+        await fh.write(buf);
+        buf = '';
+      }
+    }
+    await fh.write(buf);
+    await fh.sync();
+  } catch (err) {
+    await fh.close();
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await fh.close();
+  await rename(tmp, file);
+}

@@ -1,0 +1,92 @@
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { isErrno } from '../store/atomic.js';
+import { ExportError } from '../errors.js';
+
+/**
+ * Output helpers of the exporters: every file appears complete or not at all (temp file in the same
+ * directory, fsync, rename) and a directory output is built beside its destination and renamed into
+ * place.
+ */
+
+/** Writes JSON Lines (one record per line) atomically. */
+export async function writeJsonl(file: string, records: Iterable<unknown>): Promise<number> {
+  const tmp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+  const fh = await open(tmp, 'w');
+  let n = 0;
+  try {
+    let buf = '';
+    for (const r of records) {
+      buf += `${JSON.stringify(r)}\n`;
+      n++;
+      if (buf.length > 1 << 20) {
+        await fh.write(buf);
+        buf = '';
+      }
+    }
+    await fh.write(buf);
+    await fh.sync();
+  } catch (err) {
+    await fh.close();
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  await fh.close();
+  await rename(tmp, file);
+  return n;
+}
+
+/** Writes a text file atomically. */
+export async function writeText(file: string, text: string): Promise<void> {
+  const tmp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, file);
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
+    throw err;
+  }
+}
+
+/**
+ * Builds a directory with `fill(tmpDir)` beside `dest`, then renames it into place. An existing
+ * `dest` is an error unless `force`, in which case it is replaced (moved aside, then removed).
+ */
+export async function writeDirAtomic(dest: string, force: boolean, fill: (dir: string) => Promise<void>): Promise<void> {
+  const abs = path.resolve(dest);
+  if ((await exists(abs)) && !force) throw new ExportError(`output ${dest} already exists (pass --force to replace it)`);
+  const tmp = `${abs}.tmp-${process.pid}-${Date.now()}`;
+  await mkdir(tmp, { recursive: true });
+  try {
+    await fill(tmp);
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  if (await exists(abs)) {
+    const old = `${abs}.old-${process.pid}-${Date.now()}`;
+    await rename(abs, old);
+    await rename(tmp, abs);
+    await rm(old, { recursive: true, force: true });
+  } else {
+    await rename(tmp, abs);
+  }
+}
+
+/** Throws unless `file` may be written (absent, or `force`). */
+export async function checkWritable(file: string, force: boolean): Promise<void> {
+  if (!force && (await exists(file))) throw new ExportError(`output ${file} already exists (pass --force to replace it)`);
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import type { TaskInfo } from '../core/types.js';
+import { EPISODE_STREAM, mixSeed, planEpisodes } from './seeds.js';
+
+const tasks: TaskInfo[] = Array.from({ length: 5 }, (_, i) => ({ id: `t${i}`, domain: 'generic', instruction: '' }));
+
+describe('seed schedule', () => {
+  it('mixSeed is deterministic, non-negative, 31-bit and sensitive to every part', () => {
+    expect(mixSeed(1, 2, 3)).toBe(mixSeed(1, 2, 3));
+    const seen = new Set<number>();
+    for (let s = 0; s < 50; s++) for (let i = 0; i < 50; i++) seen.add(mixSeed(s, EPISODE_STREAM, i));
+    expect(seen.size).toBe(2500);
+    for (const v of seen) expect(v >= 0 && v < 2 ** 31 && Number.isInteger(v)).toBe(true);
+    expect(mixSeed(1, 2)).not.toBe(mixSeed(1, 2, 0));
+    expect(() => mixSeed(1.5)).toThrow(/seed must be an integer/);
+  });
+
+  it('groups share the member seeds; members of a group differ; a group runs one task', () => {
+    const plans = planEpisodes({ seed: 7, n: 4, groupSize: 3, tasks, shuffle: true });
+    expect(plans).toHaveLength(12);
+    expect(plans.map((p) => p.index)).toEqual([...Array(12).keys()]);
+    for (let k = 0; k < 4; k++) {
+      const group = plans.filter((p) => p.group === k);
+      expect(new Set(group.map((p) => p.task?.id)).size).toBe(1);
+      expect(group.map((p) => p.seed)).toEqual([0, 1, 2].map((g) => mixSeed(7, EPISODE_STREAM, g)));
+    }
+    expect(new Set(plans.map((p) => p.task?.id)).size).toBe(4);
+  });
+
+  it('visits every task once per epoch, reshuffles per epoch and gives revisits fresh seeds', () => {
+    const plans = planEpisodes({ seed: 3, n: 10, tasks, shuffle: true });
+    const epoch0 = plans.slice(0, 5).map((p) => p.task?.id);
+    const epoch1 = plans.slice(5).map((p) => p.task?.id);
+    expect([...epoch0].sort()).toEqual(tasks.map((t) => t.id));
+    expect([...epoch1].sort()).toEqual(tasks.map((t) => t.id));
+    expect(new Set(plans.slice(0, 5).map((p) => p.seed)).size).toBe(1);
+    expect(plans[5]?.seed).not.toBe(plans[0]?.seed);
+    // Another seed gives another order.
+    const other = planEpisodes({ seed: 4, n: 5, tasks, shuffle: true }).map((p) => p.task?.id);
+    expect(other).not.toEqual(epoch0);
+  });
+
+  it('is a prefix-stable function of (seed, tasks, n, G)', () => {
+    const small = planEpisodes({ seed: 11, n: 3, groupSize: 2, tasks, shuffle: true });
+    const big = planEpisodes({ seed: 11, n: 9, groupSize: 2, tasks, shuffle: true });
+    expect(big.slice(0, 6)).toEqual(small);
+  });
+
+  it('keeps explicit tasks in order, and seeds every episode separately when tasks cannot be listed', () => {
+    expect(planEpisodes({ seed: 1, n: 7, tasks, shuffle: false }).map((p) => p.task?.id)).toEqual(['t0', 't1', 't2', 't3', 't4', 't0', 't1']);
+    const free = planEpisodes({ seed: 1, n: 3, tasks: undefined, shuffle: true });
+    expect(free.map((p) => p.seed)).toEqual([0, 1, 2].map((i) => mixSeed(1, EPISODE_STREAM, i)));
+    expect(() => planEpisodes({ seed: 1, n: 3, groupSize: 2, tasks: undefined, shuffle: true })).toThrow(/groupSize 2 needs task ids/);
+    expect(() => planEpisodes({ seed: 1, tasks: undefined, shuffle: true })).toThrow(/n is required/);
+  });
+});

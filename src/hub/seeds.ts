@@ -1,0 +1,109 @@
+import { ConfigError } from '../core/errors.js';
+import { Rng } from '../core/rng.js';
+import type { TaskInfo } from '../core/types.js';
+
+/**
+ * The deterministic episode schedule of `collect` (docs/datasets.md, "Seed schedule").
+ *
+ * `n` groups of `G` episodes (G = `groupSize`, default 1). Group `k` (0 ≤ k < n) runs one task; its
+ * member `g` (0 ≤ g < G) is episode `i = k·G + g`.
+ *
+ * - **Task order.** Tasks listed by the environment for the split are dealt in *epochs*: epoch
+ *   `e = ⌊k / T⌋` (T = number of tasks) is the task list shuffled with `Rng(f(seed, TASK_STREAM, e))`,
+ *   and group `k` runs task `k mod T` of its epoch's order. So `n ≤ T` visits distinct tasks, and every
+ *   task is visited once per epoch. Explicit task ids are used in the order given (cycled the same way,
+ *   not shuffled).
+ * - **Episode seeds.** Member `g` of every group of epoch `e` gets seed `f(seed, EPISODE_STREAM, e·G + g)`:
+ *   the g-th member of each group uses the same seed ("the same seed schedule across groups"), members
+ *   of one group differ, and a task revisited in a later epoch gets fresh seeds instead of repeating
+ *   its earlier group. The seed goes to `env.reset` and to the agent (`resolveAgent` and `agent.reset`).
+ * - **Environments that cannot list tasks** pick the task from the reset seed, so each episode gets its
+ *   own seed `f(seed, EPISODE_STREAM, i)` and `groupSize` must be 1 (members would see different tasks).
+ *
+ * `f` is {@link mixSeed}: a 32-bit avalanche hash, so neighbouring inputs give unrelated seeds. The
+ * schedule depends only on (seed, tasks, n, G): not on concurrency or on which episode finishes
+ * first, and a run with a smaller `n` is a prefix of one with a larger `n`.
+ */
+
+/** Stream tag of the task-order shuffles. */
+export const TASK_STREAM = 0x7a5c;
+/** Stream tag of the episode seeds. */
+export const EPISODE_STREAM = 0x5eed;
+
+/**
+ * `f(seed, ...parts)`: a non-negative 31-bit seed derived from a base seed and integer parts
+ * (murmur3's finaliser applied after each part).
+ */
+export function mixSeed(seed: number, ...parts: number[]): number {
+  if (!Number.isInteger(seed)) throw new ConfigError(`seed must be an integer, got ${seed}`);
+  let h = (seed ^ 0x9e3779b9) >>> 0;
+  for (const p of [...parts, parts.length]) {
+    h = (h ^ (p >>> 0)) >>> 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
+    h = (h ^ (h >>> 16)) >>> 0;
+    // Fold in the high part of big seeds so seeds ≥ 2^32 still differ.
+    h = (h ^ Math.floor(Math.abs(p) / 4294967296)) >>> 0;
+  }
+  return h >>> 1;
+}
+
+/** One planned episode. */
+export interface EpisodePlan {
+  /** Position in the schedule: `group · groupSize + member`. */
+  index: number;
+  group: number;
+  member: number;
+  /** The task to reset with; `undefined` lets the environment pick it from the seed. */
+  task: TaskInfo | undefined;
+  seed: number;
+}
+
+/** Options of {@link planEpisodes}. */
+export interface PlanOptions {
+  seed: number;
+  /** Number of groups (tasks drawn); default: one pass over the tasks. */
+  n?: number;
+  groupSize?: number;
+  /** The tasks to deal; `undefined` when the environment cannot list them. */
+  tasks: readonly TaskInfo[] | undefined;
+  /** Shuffle the tasks per epoch (listed tasks) or keep their order (explicit tasks). */
+  shuffle: boolean;
+}
+
+/** The schedule described in the module comment. */
+export function planEpisodes(options: PlanOptions): EpisodePlan[] {
+  const G = options.groupSize ?? 1;
+  if (!Number.isInteger(G) || G < 1) throw new ConfigError(`groupSize must be a positive integer, got ${G}`);
+  const tasks = options.tasks;
+  if (tasks !== undefined && tasks.length === 0) throw new ConfigError('no tasks to run (the task list is empty)');
+  const n = options.n ?? tasks?.length;
+  if (n === undefined) throw new ConfigError('n is required when the environment cannot list its tasks');
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`n must be a non-negative integer, got ${n}`);
+  if (tasks === undefined && G > 1) {
+    throw new ConfigError(`groupSize ${G} needs task ids: the environment cannot list its tasks, so every seed would pick another task; pass tasks explicitly`);
+  }
+  const plans: EpisodePlan[] = [];
+  const orders = new Map<number, readonly TaskInfo[]>();
+  const orderOf = (epoch: number): readonly TaskInfo[] => {
+    let order = orders.get(epoch);
+    if (!order) {
+      const list = tasks as readonly TaskInfo[];
+      order = options.shuffle ? new Rng(mixSeed(options.seed, TASK_STREAM, epoch)).shuffle(list) : list;
+      orders.set(epoch, order);
+    }
+    return order;
+  };
+  for (let k = 0; k < n; k++) {
+    if (tasks === undefined) {
+      plans.push({ index: k, group: k, member: 0, task: undefined, seed: mixSeed(options.seed, EPISODE_STREAM, k) });
+      continue;
+    }
+    const epoch = Math.floor(k / tasks.length);
+    const task = orderOf(epoch)[k % tasks.length] as TaskInfo;
+    for (let g = 0; g < G; g++) {
+      plans.push({ index: k * G + g, group: k, member: g, task, seed: mixSeed(options.seed, EPISODE_STREAM, epoch * G + g) });
+    }
+  }
+  return plans;
+}

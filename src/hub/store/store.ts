@@ -1,0 +1,816 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { canonicalJson, sha256Ref } from '../../core/canonical.js';
+import { formatZodIssues } from '../../core/trajectory.js';
+import { StoreError } from '../errors.js';
+import { mapPool } from '../pool.js';
+import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, tempPath, TMP_DIR, writeFileAtomic, writeTemp } from './atomic.js';
+import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot } from './layout.js';
+import { manifestMembers } from './manifests.js';
+
+/**
+ * The content-addressed artifact store (DESIGN.md §7, docs/store.md).
+ *
+ * - **Objects** are immutable files named by the sha256 of their bytes (`objects/ab/cdef…`). JSON is
+ *   canonicalised ({@link canonicalJson}) before hashing, so equal values share one object.
+ * - **Index**: one small JSON file per artifact (`index/ab/cdef….json`) with its kind, format, size,
+ *   creation time, parents and optional name. No shared file is ever rewritten, so concurrent writers
+ *   never lose each other's entries and a crash can tear nothing.
+ * - **Refs**: named roots (`refs/<name>` → `sha256:…`). `gc` keeps what the roots reach through
+ *   parents and manifest members, and deletes the rest.
+ *
+ * Publication order makes every crash safe: object (fsynced, renamed, directory fsynced) → index entry
+ * (same) → ref (same). A reader that finds a ref finds its index entry; an index entry, its object; a
+ * manifest, its members. A crash before the last rename leaves an unreferenced temp file or object,
+ * which the next open (temp files) or `gc` (objects) removes.
+ */
+
+/** Artifact kinds gymflow writes; other kinds matching `[a-z][a-z0-9-]*` are accepted too. */
+export const ARTIFACT_KINDS = [
+  'task-set',
+  'trajectories',
+  'scored-trajectories',
+  'preferences',
+  'dataset',
+  'checkpoint',
+  'calibration',
+  'eval',
+  'blob',
+] as const;
+
+/** How an artifact's bytes are to be read. `trajectory-set` and `tree` are manifests with members. */
+export const ARTIFACT_FORMATS = ['bytes', 'json', 'trajectory-set', 'tree'] as const;
+/** One of {@link ARTIFACT_FORMATS}. */
+export type ArtifactFormat = (typeof ARTIFACT_FORMATS)[number];
+
+/** The index entry of one artifact. */
+export const IndexEntrySchema = z
+  .object({
+    ref: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    kind: z.string().regex(/^[a-z][a-z0-9-]*$/, 'expected a kind like task-set, trajectories, dataset'),
+    format: z.enum(ARTIFACT_FORMATS),
+    /** Bytes of the artifact's own object (a manifest's size, not its members'). */
+    size: z.number().int().nonnegative(),
+    createdAt: z.iso.datetime(),
+    /** Artifacts this one was made from (refs; they need not be in this store). */
+    parents: z.array(z.string().min(1)),
+    /** The ref name given when the artifact was first stored. */
+    name: z.string().optional(),
+    /** Small facts about the artifact (counts, a summary). */
+    meta: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+
+/** One artifact's index entry. */
+export type IndexEntry = z.infer<typeof IndexEntrySchema>;
+
+/** Options of every `put`. */
+export interface PutOptions {
+  /** What the artifact is (`trajectories`, `dataset`, …). */
+  kind: string;
+  /** Refs of the artifacts it was made from. */
+  parents?: readonly string[];
+  /** Also point `refs/<name>` at it (a gc root). */
+  name?: string;
+  meta?: Record<string, unknown>;
+  /** Default `bytes` (`json` for {@link ArtifactStore.putJson}). */
+  format?: ArtifactFormat;
+}
+
+/** Options of {@link ArtifactStore.open}. */
+export interface OpenStoreOptions {
+  /** Store root; default `$GYMFLOW_STORE`, else `.gymflow/store`. */
+  root?: string;
+  /** Age after which any temp file counts as abandoned (default 1 h). */
+  staleTempMs?: number;
+}
+
+/** A node of {@link ArtifactStore.lineage}. */
+export interface LineageNode {
+  ref: string;
+  /** Absent when the ref is not in this store (an external checkpoint, a deleted parent). */
+  entry?: IndexEntry;
+  /** Ref names pointing at this artifact. */
+  names: string[];
+  /** Set when this artifact was already expanded elsewhere in the walk (its parents are not repeated). */
+  repeated?: true;
+  parents: LineageNode[];
+}
+
+/** Options of {@link ArtifactStore.gc}. */
+export interface GcOptions {
+  /**
+   * Objects and index entries touched less than this long ago are kept even when unreachable, so a
+   * write in flight (objects stored, ref not yet set) is not collected under its writer. Default 1 h.
+   */
+  graceMs?: number;
+  /** Report what would be deleted without deleting. */
+  dryRun?: boolean;
+}
+
+/** What {@link ArtifactStore.gc} did. */
+export interface GcReport {
+  roots: number;
+  keptArtifacts: number;
+  keptObjects: number;
+  deletedArtifacts: string[];
+  deletedObjects: number;
+  freedBytes: number;
+  tempFilesRemoved: number;
+  dryRun: boolean;
+}
+
+/** One problem {@link ArtifactStore.verify} found. */
+export interface VerifyProblem {
+  code: 'corrupt-object' | 'missing-object' | 'size-mismatch' | 'bad-index-entry' | 'dangling-ref' | 'missing-member' | 'bad-manifest' | 'stray-file';
+  path: string;
+  ref?: string;
+  message: string;
+}
+
+/** The result of {@link ArtifactStore.verify}. */
+export interface VerifyReport {
+  ok: boolean;
+  objects: number;
+  artifacts: number;
+  refs: number;
+  bytes: number;
+  tempFiles: number;
+  problems: VerifyProblem[];
+  /** Not errors: parents outside the store, unreferenced objects awaiting gc. */
+  warnings: string[];
+}
+
+/** A streaming write of one object; see {@link ArtifactStore.createWriter}. */
+export interface ArtifactWriter {
+  /** Appends bytes (strings as UTF-8). */
+  write(chunk: string | Uint8Array): Promise<void>;
+  /** Bytes written so far. */
+  readonly size: number;
+  /** Publishes the object and its index entry (and ref name); returns the entry. */
+  commit(options: PutOptions): Promise<IndexEntry>;
+  /** Publishes the object only (no index entry): for members of a manifest. Returns its ref. */
+  commitObject(): Promise<string>;
+  /** Drops the temp file. Safe to call after commit. */
+  abort(): Promise<void>;
+}
+
+const KIND_PATTERN = /^[a-z][a-z0-9-]*$/;
+const IO_CONCURRENCY = 16;
+
+/**
+ * An opened store. Opening creates the directories and removes temp files of dead writers.
+ *
+ * @example
+ * ```ts
+ * const store = await ArtifactStore.open({ root: '.gymflow/store' });
+ * const tasks = await store.putJson({ tasks: ['t1', 't2'] }, { kind: 'task-set' });
+ * const data = await store.putBytes(jsonl, { kind: 'dataset', parents: [tasks.ref], name: 'sft/latest' });
+ * for (const node of (await store.lineage(data.ref)).parents) console.log(node.entry?.kind);
+ * ```
+ */
+export class ArtifactStore {
+  /** The absolute store root. */
+  readonly root: string;
+  private readonly staleTempMs: number;
+
+  private constructor(root: string, staleTempMs: number) {
+    this.root = root;
+    this.staleTempMs = staleTempMs;
+  }
+
+  /** Opens (creating if needed) the store at `options.root` / `$GYMFLOW_STORE` / `.gymflow/store`. */
+  static async open(options: OpenStoreOptions = {}): Promise<ArtifactStore> {
+    const store = new ArtifactStore(resolveStoreRoot(options.root), options.staleTempMs ?? 3_600_000);
+    for (const dir of ['objects', 'index', 'refs', TMP_DIR]) await ensureDir(path.join(store.root, dir));
+    await cleanTempFiles(store.root, { staleMs: store.staleTempMs });
+    return store;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Writing
+
+  /** Stores raw bytes (hashed as they are). */
+  async putBytes(data: string | Uint8Array, options: PutOptions): Promise<IndexEntry> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    this.checkPut(options);
+    const ref = await this.putObject(bytes);
+    return this.record(ref, bytes.byteLength, { format: 'bytes', ...options });
+  }
+
+  /** Stores a JSON value, canonicalised first so equal values get one ref. */
+  async putJson(value: unknown, options: PutOptions): Promise<IndexEntry> {
+    return this.putBytes(canonicalJson(value), { format: 'json', ...options });
+  }
+
+  /** Stores a file's bytes, streamed (for checkpoints and other large artifacts). */
+  async putFile(file: string, options: PutOptions): Promise<IndexEntry> {
+    this.checkPut(options);
+    const writer = await this.createWriter();
+    try {
+      for await (const chunk of createReadStream(file)) await writer.write(chunk as Buffer);
+      return await writer.commit(options);
+    } finally {
+      await writer.abort();
+    }
+  }
+
+  /**
+   * Starts a streaming write: chunks go to a temp file while their hash is computed; `commit` renames
+   * it onto its content address. Nothing is visible in the store until `commit` returns; a writer that
+   * dies leaves only a temp file, which the next open or gc removes.
+   */
+  async createWriter(): Promise<ArtifactWriter> {
+    return StreamWriter.start(this);
+  }
+
+  /**
+   * Writes objects without index entries (manifest members), skipping those already present. The
+   * objects are durable (files and directories fsynced) when this returns. Returns their refs in order.
+   */
+  async putObjects(items: readonly (string | Uint8Array)[]): Promise<string[]> {
+    const bytes = items.map((d) => (typeof d === 'string' ? Buffer.from(d, 'utf8') : d));
+    const refs = bytes.map((b) => sha256Ref(b));
+    const seen = new Set<string>();
+    const todo: { ref: string; data: Uint8Array }[] = [];
+    refs.forEach((ref, i) => {
+      if (seen.has(ref)) return;
+      seen.add(ref);
+      todo.push({ ref, data: bytes[i] as Uint8Array });
+    });
+    const dirs = new Set<string>();
+    await mapPool(todo, IO_CONCURRENCY, async ({ ref, data }) => {
+      const dest = objectPath(this.root, ref);
+      if (await this.freshen(dest)) return;
+      const tmp = await writeTemp(this.root, data);
+      await moveInto(tmp, dest);
+      dirs.add(path.dirname(dest));
+    });
+    await mapPool([...dirs], IO_CONCURRENCY, (d) => fsyncDir(d));
+    return refs;
+  }
+
+  /** Points `refs/<name>` at an artifact of this store (atomically replacing an earlier target). */
+  async setRef(name: string, ref: string): Promise<void> {
+    assertName(name);
+    assertRef(ref);
+    if (!(await this.has(ref))) throw new StoreError(`cannot name '${name}': artifact ${ref} is not in store ${this.root}`);
+    const dest = refPath(this.root, name);
+    await ensureDir(path.dirname(dest));
+    await writeFileAtomic(this.root, dest, `${ref}\n`, 0o644);
+  }
+
+  /** Removes a ref name; returns whether it existed. Its artifacts become collectable by `gc`. */
+  async deleteRef(name: string): Promise<boolean> {
+    const file = refPath(this.root, name);
+    try {
+      await unlink(file);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return false;
+      throw err;
+    }
+    await fsyncDir(path.dirname(file));
+    return true;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reading
+
+  /** The bytes of an object. */
+  async get(ref: string): Promise<Buffer> {
+    try {
+      return await readFile(objectPath(this.root, ref));
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) throw new StoreError(`object ${ref} is not in store ${this.root}`);
+      throw err;
+    }
+  }
+
+  /** An object's bytes as UTF-8 text. */
+  async getText(ref: string): Promise<string> {
+    return (await this.get(ref)).toString('utf8');
+  }
+
+  /** An object parsed as JSON (not validated: pass it through a schema at the edge). */
+  async getJson(ref: string): Promise<unknown> {
+    const text = await this.getText(ref);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (err) {
+      throw new StoreError(`object ${ref} in store ${this.root} is not JSON: ${(err as Error).message}`);
+    }
+  }
+
+  /** The filesystem path of an object (for streaming reads; do not write to it). */
+  objectFile(ref: string): string {
+    return objectPath(this.root, ref);
+  }
+
+  /** Whether an artifact (an index entry) exists. */
+  async has(ref: string): Promise<boolean> {
+    return (await this.tryStat(ref)) !== undefined;
+  }
+
+  /** Whether an object exists (artifact or manifest member). */
+  async hasObject(ref: string): Promise<boolean> {
+    return exists(objectPath(this.root, ref));
+  }
+
+  /** An artifact's index entry. */
+  async stat(ref: string): Promise<IndexEntry> {
+    const entry = await this.tryStat(ref);
+    if (!entry) throw new StoreError(`artifact ${ref} is not in store ${this.root}`);
+    return entry;
+  }
+
+  /** An artifact's index entry, or `undefined`. */
+  async tryStat(ref: string): Promise<IndexEntry | undefined> {
+    if (!isRef(ref)) return undefined;
+    const file = indexPath(this.root, ref);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return undefined;
+      throw err;
+    }
+    return parseIndexEntry(text, file);
+  }
+
+  /** Every artifact's index entry, newest first (optionally of one kind). */
+  async list(options: { kind?: string } = {}): Promise<IndexEntry[]> {
+    const files = await this.indexFiles();
+    const entries = await mapPool(files, IO_CONCURRENCY, async (f) => parseIndexEntry(await readFile(f.file, 'utf8'), f.file));
+    return entries
+      .filter((e) => options.kind === undefined || e.kind === options.kind)
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.ref.localeCompare(b.ref));
+  }
+
+  /** The target of `refs/<name>`, or `undefined`. */
+  async getRef(name: string): Promise<string | undefined> {
+    let text: string;
+    try {
+      text = await readFile(refPath(this.root, name), 'utf8');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'EISDIR')) return undefined;
+      throw err;
+    }
+    return assertRef(text.trim(), `refs/${name}`);
+  }
+
+  /** Every ref name and its target, sorted by name. */
+  async listRefs(): Promise<{ name: string; ref: string }[]> {
+    const out: { name: string; ref: string }[] = [];
+    const walk = async (dir: string, prefix: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (err) {
+        if (isErrno(err, 'ENOENT')) return;
+        throw err;
+      }
+      for (const e of entries) {
+        const name = prefix ? `${prefix}/${e.name}` : e.name;
+        if (e.isDirectory()) await walk(path.join(dir, e.name), name);
+        else if (e.isFile()) {
+          const ref = await this.getRef(name);
+          if (ref) out.push({ name, ref });
+        }
+      }
+    };
+    await walk(path.join(this.root, 'refs'), '');
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /**
+   * Resolves what a user typed to a full ref: a full `sha256:…` ref, a unique prefix of one
+   * (`sha256:3fa2c1`, at least 6 hex digits), or a ref name.
+   */
+  async resolve(spec: string): Promise<string> {
+    if (isRef(spec)) {
+      if (await this.has(spec)) return spec;
+      throw new StoreError(`artifact ${spec} is not in store ${this.root}`);
+    }
+    const prefix = /^sha256:([0-9a-f]{6,63})$/.exec(spec)?.[1];
+    if (prefix !== undefined) {
+      const shard = path.join(this.root, 'index', prefix.slice(0, 2));
+      let names: string[] = [];
+      try {
+        names = await readdir(shard);
+      } catch (err) {
+        if (!isErrno(err, 'ENOENT')) throw err;
+      }
+      const rest = prefix.slice(2);
+      const hits = names.filter((n) => n.startsWith(rest) && n.endsWith('.json')).map((n) => refFromShard(prefix.slice(0, 2), n));
+      if (hits.length === 1 && hits[0]) return hits[0];
+      if (hits.length > 1) throw new StoreError(`ref prefix '${spec}' is ambiguous in store ${this.root}: ${hits.length} artifacts match`);
+      throw new StoreError(`no artifact with ref prefix '${spec}' in store ${this.root}`);
+    }
+    if (!/^[A-Za-z0-9]/.test(spec) || spec.includes(':')) {
+      throw new StoreError(`'${spec}' is neither a ref (sha256:…) nor a ref name`);
+    }
+    const target = await this.getRef(spec);
+    if (target === undefined) throw new StoreError(`no ref named '${spec}' in store ${this.root} (see \`gymflow store ls\`)`);
+    return target;
+  }
+
+  /**
+   * The ancestry of an artifact, walking parents: dataset ← scored trajectories ← trajectories ← task
+   * set + checkpoint. Parents outside the store appear without an entry; an artifact reached twice is
+   * expanded once (later occurrences are marked `repeated`).
+   */
+  async lineage(ref: string): Promise<LineageNode> {
+    assertRef(ref);
+    const names = new Map<string, string[]>();
+    for (const r of await this.listRefs()) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);
+    const expanded = new Set<string>();
+    const visit = async (r: string): Promise<LineageNode> => {
+      const entry = await this.tryStat(r);
+      const node: LineageNode = { ref: r, names: names.get(r) ?? [], parents: [] };
+      if (entry) node.entry = entry;
+      if (expanded.has(r)) {
+        node.repeated = true;
+        return node;
+      }
+      expanded.add(r);
+      for (const p of entry?.parents ?? []) node.parents.push(await visit(p));
+      return node;
+    };
+    return visit(ref);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Maintenance
+
+  /**
+   * Deletes everything not reachable from a named root through parents and manifest members, except
+   * what was touched within `graceMs`. Removes abandoned temp files first. Index entries are deleted
+   * before their objects, so a crash mid-gc never leaves an entry without its object.
+   */
+  async gc(options: GcOptions = {}): Promise<GcReport> {
+    const graceMs = options.graceMs ?? 3_600_000;
+    const dryRun = options.dryRun ?? false;
+    const now = Date.now();
+    const temps = dryRun ? { removed: [] } : await cleanTempFiles(this.root, { staleMs: Math.min(this.staleTempMs, graceMs), now });
+
+    const refs = await this.listRefs();
+    const indexFiles = await this.indexFiles();
+    // Recently written entries are roots too: their writer may be about to name them.
+    const young = indexFiles.filter((f) => now - f.mtimeMs < graceMs).map((f) => f.ref);
+    const liveArtifacts = new Set<string>();
+    const liveObjects = new Set<string>();
+    const queue = [...refs.map((r) => r.ref), ...young];
+    while (queue.length > 0) {
+      const ref = queue.pop() as string;
+      if (liveArtifacts.has(ref)) continue;
+      const entry = await this.tryStat(ref);
+      if (!entry) continue;
+      liveArtifacts.add(ref);
+      liveObjects.add(ref);
+      for (const member of await this.members(entry)) liveObjects.add(member);
+      queue.push(...entry.parents.filter(isRef));
+    }
+
+    const deletedArtifacts: string[] = [];
+    for (const f of indexFiles) {
+      if (liveArtifacts.has(f.ref)) continue;
+      deletedArtifacts.push(f.ref);
+      if (!dryRun) await unlink(f.file).catch(ignoreEnoent);
+    }
+    if (!dryRun && deletedArtifacts.length > 0) await this.fsyncShards('index', deletedArtifacts);
+
+    let deletedObjects = 0;
+    let freedBytes = 0;
+    const touched = new Set<string>();
+    for (const o of await this.objectFiles()) {
+      if (liveObjects.has(o.ref) || now - o.mtimeMs < graceMs) continue;
+      deletedObjects++;
+      freedBytes += o.size;
+      if (!dryRun) {
+        await unlink(o.file).catch(ignoreEnoent);
+        touched.add(path.dirname(o.file));
+      }
+    }
+    await mapPool([...touched], IO_CONCURRENCY, (d) => fsyncDir(d));
+    return {
+      roots: refs.length,
+      keptArtifacts: liveArtifacts.size,
+      keptObjects: liveObjects.size,
+      deletedArtifacts,
+      deletedObjects,
+      freedBytes,
+      tempFilesRemoved: temps.removed.length,
+      dryRun,
+    };
+  }
+
+  /**
+   * Checks the whole store: re-hashes every object against its name, checks every index entry (valid,
+   * object present, size right), every ref (target present) and every manifest (members present).
+   */
+  async verify(): Promise<VerifyReport> {
+    const problems: VerifyProblem[] = [];
+    const warnings: string[] = [];
+    const objects = await this.objectFiles();
+    let bytes = 0;
+    await mapPool(objects, 8, async (o) => {
+      bytes += o.size;
+      const actual = await hashFile(o.file);
+      if (actual !== o.ref) problems.push({ code: 'corrupt-object', path: o.file, ref: o.ref, message: `content hashes to ${actual}` });
+    });
+    for (const stray of await this.strayObjectFiles()) {
+      problems.push({ code: 'stray-file', path: stray, message: 'not named by a sha256 (a file written outside the store API)' });
+    }
+    const objectSizes = new Map(objects.map((o) => [o.ref, o.size]));
+
+    const entries = new Map<string, IndexEntry>();
+    for (const f of await this.indexFiles()) {
+      let entry: IndexEntry;
+      try {
+        entry = parseIndexEntry(await readFile(f.file, 'utf8'), f.file);
+      } catch (err) {
+        problems.push({ code: 'bad-index-entry', path: f.file, ref: f.ref, message: (err as Error).message });
+        continue;
+      }
+      if (entry.ref !== f.ref) {
+        problems.push({ code: 'bad-index-entry', path: f.file, ref: f.ref, message: `entry names ${entry.ref}` });
+        continue;
+      }
+      entries.set(entry.ref, entry);
+      const size = objectSizes.get(entry.ref);
+      if (size === undefined) {
+        problems.push({ code: 'missing-object', path: objectPath(this.root, entry.ref), ref: entry.ref, message: `the ${entry.kind} artifact has no object` });
+        continue;
+      }
+      if (size !== entry.size) problems.push({ code: 'size-mismatch', path: f.file, ref: entry.ref, message: `index says ${entry.size} bytes, object has ${size}` });
+      try {
+        const members = await this.members(entry);
+        const missing = members.filter((m) => !objectSizes.has(m));
+        if (missing.length > 0) {
+          problems.push({ code: 'missing-member', path: objectPath(this.root, entry.ref), ref: entry.ref, message: `${missing.length} member object(s) missing, e.g. ${missing[0]}` });
+        }
+      } catch (err) {
+        problems.push({ code: 'bad-manifest', path: objectPath(this.root, entry.ref), ref: entry.ref, message: (err as Error).message });
+      }
+    }
+    for (const entry of entries.values()) {
+      for (const p of entry.parents) if (!entries.has(p)) warnings.push(`${entry.ref} (${entry.kind}): parent ${p} is not in this store`);
+    }
+    const refs = await this.listRefsLenient(problems);
+    for (const r of refs) {
+      if (!entries.has(r.ref)) problems.push({ code: 'dangling-ref', path: refPath(this.root, r.name), ref: r.ref, message: `refs/${r.name} points at an artifact not in the index` });
+    }
+    let tempFiles = 0;
+    try {
+      tempFiles = (await readdir(path.join(this.root, TMP_DIR))).length;
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    }
+    return { ok: problems.length === 0, objects: objects.length, artifacts: entries.size, refs: refs.length, bytes, tempFiles, problems, warnings };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Internals
+
+  /** Writes one object if absent (freshening it if present); returns its ref. */
+  private async putObject(bytes: Uint8Array): Promise<string> {
+    const ref = sha256Ref(bytes);
+    const dest = objectPath(this.root, ref);
+    if (!(await this.freshen(dest))) {
+      await ensureDir(path.dirname(dest));
+      await writeFileAtomic(this.root, dest, bytes);
+    }
+    return ref;
+  }
+
+  /**
+   * Touches an existing file so gc's grace period protects it while a writer that just deduplicated
+   * against it finishes publishing; returns whether it exists.
+   */
+  private async freshen(file: string): Promise<boolean> {
+    const now = new Date();
+    try {
+      await utimes(file, now, now);
+      return true;
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return false;
+      if (isErrno(err, 'EPERM') || isErrno(err, 'EACCES')) return exists(file);
+      throw err;
+    }
+  }
+
+  /** @internal Records (or merges into) the index entry of an object already stored. */
+  async record(ref: string, size: number, options: PutOptions & { format: ArtifactFormat }): Promise<IndexEntry> {
+    this.checkPut(options);
+    const file = indexPath(this.root, ref);
+    const existing = await this.tryStat(ref);
+    let entry: IndexEntry;
+    if (existing) {
+      // Same content stored again: keep the first kind, time and meta; add new parents and a name.
+      const parents = [...existing.parents];
+      for (const p of options.parents ?? []) if (!parents.includes(p)) parents.push(p);
+      entry = { ...existing, parents };
+      if (entry.name === undefined && options.name !== undefined) entry.name = options.name;
+      const changed = parents.length !== existing.parents.length || entry.name !== existing.name;
+      if (changed) await writeFileAtomic(this.root, file, `${JSON.stringify(entry, null, 2)}\n`);
+      else await this.freshen(file);
+    } else {
+      entry = {
+        ref,
+        kind: options.kind,
+        format: options.format,
+        size,
+        createdAt: new Date().toISOString(),
+        parents: [...new Set(options.parents ?? [])],
+      };
+      if (options.name !== undefined) entry.name = options.name;
+      if (options.meta !== undefined) entry.meta = options.meta;
+      IndexEntrySchema.parse(entry);
+      await ensureDir(path.dirname(file));
+      await writeFileAtomic(this.root, file, `${JSON.stringify(entry, null, 2)}\n`);
+    }
+    if (options.name !== undefined) await this.setRef(options.name, ref);
+    return entry;
+  }
+
+  private checkPut(options: PutOptions): void {
+    if (!KIND_PATTERN.test(options.kind)) throw new StoreError(`invalid artifact kind '${options.kind}': expected [a-z][a-z0-9-]*, e.g. ${ARTIFACT_KINDS.join(', ')}`);
+    if (options.name !== undefined) assertName(options.name);
+    for (const p of options.parents ?? []) if (p.length === 0) throw new StoreError('a parent ref is empty');
+  }
+
+  /** Member objects of a manifest artifact (empty for plain ones). */
+  private async members(entry: IndexEntry): Promise<string[]> {
+    if (entry.format !== 'trajectory-set' && entry.format !== 'tree') return [];
+    return manifestMembers(entry.format, await this.getText(entry.ref), entry.ref);
+  }
+
+  private async shardFiles(top: 'objects' | 'index'): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
+    const base = path.join(this.root, top);
+    const shards = await readdirOrEmpty(base);
+    const out: { ref: string; file: string; size: number; mtimeMs: number }[] = [];
+    await mapPool(shards, IO_CONCURRENCY, async (shard) => {
+      if (!/^[0-9a-f]{2}$/.test(shard)) return;
+      const dir = path.join(base, shard);
+      for (const name of await readdirOrEmpty(dir)) {
+        if (top === 'index' && !name.endsWith('.json')) continue;
+        const ref = refFromShard(shard, name);
+        if (!ref) continue;
+        const file = path.join(dir, name);
+        try {
+          const s = await stat(file);
+          out.push({ ref, file, size: s.size, mtimeMs: s.mtimeMs });
+        } catch (err) {
+          if (!isErrno(err, 'ENOENT')) throw err;
+        }
+      }
+    });
+    return out.sort((a, b) => a.ref.localeCompare(b.ref));
+  }
+
+  private async objectFiles(): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
+    return this.shardFiles('objects');
+  }
+
+  private async indexFiles(): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
+    return this.shardFiles('index');
+  }
+
+  private async strayObjectFiles(): Promise<string[]> {
+    const base = path.join(this.root, 'objects');
+    const out: string[] = [];
+    for (const shard of await readdirOrEmpty(base)) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) {
+        out.push(path.join(base, shard));
+        continue;
+      }
+      for (const name of await readdirOrEmpty(path.join(base, shard))) if (!refFromShard(shard, name)) out.push(path.join(base, shard, name));
+    }
+    return out;
+  }
+
+  private async listRefsLenient(problems: VerifyProblem[]): Promise<{ name: string; ref: string }[]> {
+    try {
+      return await this.listRefs();
+    } catch (err) {
+      problems.push({ code: 'dangling-ref', path: path.join(this.root, 'refs'), message: (err as Error).message });
+      return [];
+    }
+  }
+
+  private async fsyncShards(top: 'index' | 'objects', refs: readonly string[]): Promise<void> {
+    const dirs = new Set(refs.map((r) => path.dirname(top === 'index' ? indexPath(this.root, r) : objectPath(this.root, r))));
+    await mapPool([...dirs], IO_CONCURRENCY, (d) => fsyncDir(d));
+  }
+}
+
+/** The streaming writer behind {@link ArtifactStore.createWriter}. */
+class StreamWriter implements ArtifactWriter {
+  private readonly hash = createHash('sha256');
+  private bytes = 0;
+  private done = false;
+
+  private constructor(
+    private readonly store: ArtifactStore,
+    private readonly tmp: string,
+    private readonly fh: FileHandle,
+  ) {}
+
+  static async start(store: ArtifactStore): Promise<StreamWriter> {
+    const tmp = tempPath(store.root);
+    const fh = await open(tmp, 'wx', 0o444);
+    return new StreamWriter(store, tmp, fh);
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+
+  async write(chunk: string | Uint8Array): Promise<void> {
+    if (this.done) throw new StoreError('write after commit/abort');
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    this.hash.update(buf);
+    this.bytes += buf.byteLength;
+    let off = 0;
+    while (off < buf.byteLength) off += (await this.fh.write(buf, off, buf.byteLength - off)).bytesWritten;
+  }
+
+  async commitObject(): Promise<string> {
+    if (this.done) throw new StoreError('commit after commit/abort');
+    this.done = true;
+    const ref = `sha256:${this.hash.digest('hex')}`;
+    try {
+      await this.fh.sync();
+    } finally {
+      await this.fh.close();
+    }
+    const dest = objectPath(this.store.root, ref);
+    if (await this.store.hasObject(ref)) {
+      await unlink(this.tmp).catch(ignoreEnoent);
+      const now = new Date();
+      await utimes(dest, now, now).catch(() => undefined);
+    } else {
+      await moveInto(this.tmp, dest);
+      await fsyncDir(path.dirname(dest));
+    }
+    return ref;
+  }
+
+  async commit(options: PutOptions): Promise<IndexEntry> {
+    const size = this.bytes;
+    const ref = await this.commitObject();
+    return this.store.record(ref, size, { format: 'bytes', ...options });
+  }
+
+  async abort(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    await this.fh.close().catch(() => undefined);
+    await unlink(this.tmp).catch(ignoreEnoent);
+  }
+}
+
+function parseIndexEntry(text: string, file: string): IndexEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new StoreError(`${file} $: invalid JSON (${(err as Error).message})`);
+  }
+  const r = IndexEntrySchema.safeParse(value);
+  if (!r.success) throw new StoreError(formatZodIssues(r.error, file).join('\n'));
+  return r.data;
+}
+
+async function hashFile(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return `sha256:${h.digest('hex')}`;
+}
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return [];
+    throw err;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
+    throw err;
+  }
+}
+
+function ignoreEnoent(err: unknown): void {
+  if (!isErrno(err, 'ENOENT')) throw err;
+}
