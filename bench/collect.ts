@@ -12,10 +12,10 @@
  *
  * Usage: `npx tsx bench/collect.ts`.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runBench, writeReport } from './report.js';
 import { formatTable } from '../src/cli/table.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
@@ -153,14 +153,7 @@ async function main(): Promise<void> {
       ],
     ),
   );
-  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'collect.json');
-  await mkdir(path.dirname(out), { recursive: true });
-  const report = {
-    bench: 'collect',
-    date: new Date().toISOString(),
-    node: process.version,
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
+  await writeReport('collect', {
     env: ENV,
     agent: 'expert',
     minSeconds: MIN_SECONDS,
@@ -168,12 +161,7 @@ async function main(): Promise<void> {
     warmupEpisodes: WARMUP_EPISODES,
     exportTrajectories: exportSet.length,
     results: rows,
-  };
-  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
+  });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

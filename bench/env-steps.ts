@@ -5,10 +5,7 @@
  *
  * Usage: `npm run bench:env-steps` (or `npx tsx bench/env-steps.ts`).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runBench, writeReport } from './report.js';
 import type { AgentContext, AgentFactory } from '../src/core/agent.js';
 import { listEnvs, make } from '../src/core/registry.js';
 import type { AgentEnv, TaskInfo, TimeStep } from '../src/core/types.js';
@@ -103,23 +100,12 @@ async function main(): Promise<void> {
     rows.push(await measure(s.id, expert));
   }
   console.log(table(rows));
-  const out = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'env-steps.json');
-  await mkdir(path.dirname(out), { recursive: true });
-  const report = {
-    bench: 'env-steps',
-    date: new Date().toISOString(),
-    node: process.version,
-    cpu: os.cpus()[0]?.model ?? 'unknown',
+  await writeReport('env-steps', {
     minSteps: MIN_STEPS,
     minSeconds: MIN_SECONDS,
     warmupEpisodes: WARMUP_EPISODES,
     results: rows,
-  };
-  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
+  });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

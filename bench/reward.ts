@@ -12,10 +12,11 @@
  * Prints a table and writes `bench/results/reward.json`. Usage: `npx tsx bench/reward.ts [--quick]`.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runBench, writeReport } from './report.js';
 import { getProfile } from '../src/core/profiles/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { runRules } from '../src/reward/rules/run.js';
@@ -222,31 +223,7 @@ async function main(): Promise<void> {
   } else {
     console.log(`Recorder conversion: not measured (${recorder.reason})`);
   }
-  const out = path.join(HERE, 'results', 'reward.json');
-  await mkdir(path.dirname(out), { recursive: true });
-  await writeFile(
-    out,
-    `${JSON.stringify(
-      {
-        benchmark: 'reward',
-        date: new Date().toISOString(),
-        node: process.version,
-        cpu: os.cpus()[0]?.model ?? 'unknown',
-        cores: os.cpus().length,
-        loadAverage: os.loadavg(),
-        quick: QUICK,
-        targetStepsPerSecond: TARGET_STEPS_PER_SECOND,
-        rules: rows,
-        recorder,
-      },
-      null,
-      2,
-    )}\n`,
-  );
-  console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
+  await writeReport('reward', { quick: QUICK, targetStepsPerSecond: TARGET_STEPS_PER_SECOND, rules: rows, recorder });
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -1,4 +1,4 @@
-import { open, rename, unlink } from 'node:fs/promises';
+import { writeJsonl } from './export/write.js';
 import path from 'node:path';
 import type { Agent } from '../core/agent.js';
 import { ConfigError, GymflowError } from '../core/errors.js';
@@ -215,7 +215,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     result.taskSetRef = taskSet.ref;
   }
   if (options.out !== undefined) {
-    await writeJsonlAtomic(options.out, trajectories);
+    await writeJsonl(options.out, trajectories);
     result.path = path.resolve(options.out);
   }
   return result;
@@ -327,26 +327,3 @@ function distinctTasks(plans: readonly EpisodePlan[], trajectories: readonly Tra
   return [...out.values()];
 }
 
-/** Writes trajectories as JSONL via a temp file in the same directory, fsync and rename. */
-export async function writeJsonlAtomic(file: string, trajectories: Iterable<Trajectory>): Promise<void> {
-  const tmp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${process.pid}.tmp`);
-  const fh = await open(tmp, 'w');
-  try {
-    let buf = '';
-    for (const t of trajectories) {
-      buf += `${JSON.stringify(t)}\n`;
-      if (buf.length > 1 << 20) {
-        await fh.write(buf);
-        buf = '';
-      }
-    }
-    await fh.write(buf);
-    await fh.sync();
-  } catch (err) {
-    await fh.close();
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  await fh.close();
-  await rename(tmp, file);
-}
