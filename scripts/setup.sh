@@ -21,6 +21,7 @@ PYTHON="${GYMFLOW_PYTHON:-python3}"
 PY_REQUIREMENTS=(
   scripts/requirements-tools.txt
   scripts/requirements-test.txt
+  trainer/requirements.txt
 )
 
 mkdir -p "$STATE"

@@ -1,0 +1,108 @@
+"""Advantage estimators and DAPO's sampling helpers: pure functions of tensors."""
+
+from __future__ import annotations
+
+from typing import Hashable, Sequence
+
+import torch
+
+
+def _group_index(group_ids: Sequence[Hashable] | torch.Tensor) -> tuple[torch.Tensor, int]:
+    ids = group_ids.tolist() if isinstance(group_ids, torch.Tensor) else list(group_ids)
+    seen: dict[Hashable, int] = {}
+    idx = [seen.setdefault(g, len(seen)) for g in ids]
+    return torch.tensor(idx, dtype=torch.long), len(seen)
+
+
+def group_advantages(
+    rewards: torch.Tensor,
+    group_ids: Sequence[Hashable] | torch.Tensor,
+    norm_std: bool = True,
+    eps: float = 1e-6,
+    unbiased: bool = False,
+) -> torch.Tensor:
+    """Group-relative advantages, one per sample (broadcast to its tokens by the loss).
+
+    - GRPO (Shao et al., arXiv 2402.03300 §4.1.2), ``norm_std=True``: ``Â_i = (R_i − mean_G R) / (std_G R + ε)``.
+    - Dr. GRPO (Liu et al., arXiv 2503.20783 §3.2), ``norm_std=False``: ``Â_i = R_i − mean_G R`` (dividing
+      by the std up-weights near-uniform groups, a difficulty bias).
+
+    ``std`` is the population standard deviation by default (``unbiased=False``), as the exporter's
+    ``advantage`` field uses; ``unbiased=True`` gives the sample std (TRL/verl's ``torch.std``). A group
+    of one has advantage 0.
+    """
+    r = rewards.to(torch.float64)
+    idx, n = _group_index(group_ids)
+    if idx.numel() != r.numel():
+        raise ValueError(f"rewards ({r.numel()}) and group_ids ({idx.numel()}) differ in length")
+    count = torch.zeros(n, dtype=r.dtype).index_add_(0, idx, torch.ones_like(r))
+    mean = torch.zeros(n, dtype=r.dtype).index_add_(0, idx, r) / count
+    centred = r - mean[idx]
+    if not norm_std:
+        return centred.to(rewards.dtype if rewards.is_floating_point() else torch.float32)
+    sq = torch.zeros(n, dtype=r.dtype).index_add_(0, idx, centred**2)
+    denom = (count - 1).clamp(min=1) if unbiased else count
+    std = torch.sqrt(sq / denom)
+    out = centred / (std[idx] + eps)
+    return out.to(rewards.dtype if rewards.is_floating_point() else torch.float32)
+
+
+def gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    mask: torch.Tensor,
+    gamma: float = 1.0,
+    lam: float = 0.95,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalised advantage estimation (Schulman et al., arXiv 1506.02438), per token, ``[B, T]``:
+
+    ``δ_t = r_t + γ·V_{t+1} − V_t``, ``A_t = δ_t + γλ·A_{t+1}``, ``returns = A + V``.
+
+    Time runs over the **masked** positions only: ``t+1`` is the next position with ``mask = 1`` (tool /
+    observation tokens between two assistant turns are not actions and are skipped), and after the last
+    one ``V = 0`` and ``A = 0`` (the episode ended). Masked positions get advantage 0 and return 0.
+    """
+    B, T = rewards.shape
+    m = mask.to(values.dtype)
+    adv = torch.zeros_like(values)
+    next_v = torch.zeros(B, dtype=values.dtype)
+    next_a = torch.zeros(B, dtype=values.dtype)
+    for t in reversed(range(T)):
+        mt = m[:, t]
+        delta = rewards[:, t] + gamma * next_v - values[:, t]
+        a = delta + gamma * lam * next_a
+        adv[:, t] = a * mt
+        next_v = torch.where(mt > 0, values[:, t], next_v)
+        next_a = torch.where(mt > 0, a, next_a)
+    returns = (adv + values) * m
+    return adv, returns
+
+
+def dynamic_sampling_filter(
+    rewards: torch.Tensor,
+    group_ids: Sequence[Hashable] | torch.Tensor,
+    atol: float = 0.0,
+) -> torch.Tensor:
+    """DAPO's dynamic sampling (Yu et al., arXiv 2503.14476 §3.2): a group whose rewards are all equal (all
+    solved or all failed) has zero advantage everywhere and only dilutes the batch. Returns a boolean mask
+    over samples: True where the sample's group has ``max − min > atol``."""
+    r = rewards.to(torch.float64)
+    idx, n = _group_index(group_ids)
+    hi = torch.full((n,), float("-inf"), dtype=r.dtype).scatter_reduce(0, idx, r, reduce="amax")
+    lo = torch.full((n,), float("inf"), dtype=r.dtype).scatter_reduce(0, idx, r, reduce="amin")
+    return ((hi - lo) > atol)[idx]
+
+
+def overlong_penalty(lengths: torch.Tensor, l_max: int, l_cache: int) -> torch.Tensor:
+    """DAPO's soft overlong punishment (arXiv 2503.14476 eq. 13), added to the reward:
+
+    ``0`` if ``L ≤ L_max − L_cache``; ``((L_max − L_cache) − L) / L_cache`` if ``L_max − L_cache < L ≤ L_max``
+    (linear from 0 to −1); ``−1`` if ``L > L_max``.
+    """
+    if l_cache <= 0 or l_cache > l_max:
+        raise ValueError("overlong_penalty needs 0 < l_cache <= l_max")
+    L = lengths.to(torch.float64)
+    start = float(l_max - l_cache)
+    pen = torch.where(L <= start, torch.zeros_like(L), (start - L) / l_cache)
+    pen = torch.where(L > l_max, torch.full_like(L, -1.0), pen)
+    return pen.to(torch.float32)

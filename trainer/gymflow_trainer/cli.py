@@ -1,0 +1,109 @@
+"""Command line: ``python -m gymflow_trainer COMMAND --config FILE [--resume-from DIR|latest]``.
+
+Exit status: 0 done; 2 configuration error; 3 data error; 4 checkpoint error; 143 SIGTERM; 130 SIGINT;
+1 anything else. Every failure prints an ``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to
+stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+import traceback
+from typing import Optional
+
+from .config import COMMANDS, load_config
+from .errors import CheckpointError, ConfigError, DataError, TrainerError
+from .events import EventWriter
+
+EXIT_CODES = {ConfigError: 2, DataError: 3, CheckpointError: 4}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ConfigError(f"command line: {message}")
+
+
+def _quiet_libraries() -> None:
+    # Progress bars and warnings of transformers go to stderr anyway; silence the bars so stderr stays readable.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except Exception:  # pragma: no cover
+        pass
+
+
+class Terminated(Exception):
+    """SIGTERM arrived (the train activity was cancelled): report it and exit 143; the last checkpoint stands."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated("terminated by SIGTERM")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    events = EventWriter()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    try:
+        return _main(argv, events)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _main(argv: Optional[list[str]], events: EventWriter) -> int:
+    try:
+        p = _Parser(prog="python -m gymflow_trainer", description="gymflow trainer")
+        p.add_argument("command", choices=list(COMMANDS))
+        p.add_argument("--config", required=True, help="JSON (.json) or YAML configuration file")
+        p.add_argument("--resume-from", default=None, help="checkpoint directory, or 'latest' (newest in output_dir)")
+        a = p.parse_args(argv)
+        overrides = {"resume_from": a.resume_from} if a.resume_from else {}
+        cfg = load_config(a.command, a.config, overrides)  # validated before any model loads
+        _quiet_libraries()
+        t0 = time.time()
+        result = _dispatch(a.command, cfg, events)
+        events.done(command=a.command, elapsed_s=round(time.time() - t0, 3), **result)
+        return 0
+    except TrainerError as e:
+        events.error(e.type, str(e))
+        traceback.print_exc(file=sys.stderr)
+        return EXIT_CODES.get(type(e), 1)
+    except Terminated as e:
+        events.error("Terminated", str(e))
+        return 143
+    except KeyboardInterrupt:
+        events.error("Interrupted", "interrupted")
+        return 130
+    except Exception as e:  # noqa: BLE001 - the protocol promises an error event for every failure
+        events.error(type(e).__name__, str(e) or repr(e))
+        traceback.print_exc(file=sys.stderr)
+        return 1
+
+
+def _dispatch(command: str, cfg: object, events: EventWriter) -> dict:
+    if command == "sft":
+        from . import sft
+
+        return sft.run(cfg, events)  # type: ignore[arg-type]
+    if command == "dpo":
+        from . import dpo
+
+        return dpo.run(cfg, events)  # type: ignore[arg-type]
+    if command == "rl":
+        from . import rl
+
+        return rl.run(cfg, events)  # type: ignore[arg-type]
+    raise ConfigError(f"unknown command '{command}'")

@@ -1,0 +1,259 @@
+"""What every training command shares: model loading, optimiser and schedule, checkpoints, RNG state.
+
+Checkpoint layout (``<output_dir>/checkpoint-<step>/``, written to a temporary directory and renamed into
+place, so a killed run leaves complete checkpoints or none):
+
+- ``trainable.safetensors`` — the trainable parameters (the LoRA adapter's, or the whole model's);
+- ``model/`` — ``save_pretrained`` of the model (the adapter alone with LoRA) and the tokenizer;
+- ``trainer_state.pt`` — optimiser, scheduler, RNG states (python, torch, CUDA), the optimizer step
+  reached (the data position: the schedule of batches is a pure function of seed, data and config), the
+  dataset's sha256 and the configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import math
+import os
+import random
+import re
+import shutil
+import time
+from typing import Any, Callable, Iterator, Optional
+
+import torch
+
+from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
+from .errors import CheckpointError, ConfigError
+
+STATE_FILE = "trainer_state.pt"
+TRAINABLE_FILE = "trainable.safetensors"
+
+
+def device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def load_model_and_tokenizer(mcfg: ModelConfig, lora: Optional[LoraConfig]) -> tuple[Any, Any]:
+    """The policy (optionally wrapped with a LoRA adapter) and its tokenizer."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from .tiny import build_tiny
+
+    if mcfg.tiny is not None:
+        tok, model = build_tiny(mcfg.tiny)
+    else:
+        assert mcfg.path is not None
+        if not os.path.isdir(mcfg.path):
+            raise ConfigError(f"model.path {mcfg.path!r} is not a directory")
+        tok = AutoTokenizer.from_pretrained(mcfg.tokenizer or mcfg.path)
+        dtype = torch.bfloat16 if mcfg.dtype == "bfloat16" else torch.float32
+        model = AutoModelForCausalLM.from_pretrained(mcfg.path, dtype=dtype)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    model.config.use_cache = False
+    if lora is not None:
+        from peft import LoraConfig as PeftLoraConfig
+        from peft import get_peft_model
+
+        model = get_peft_model(model, PeftLoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                                                     target_modules=list(lora.target_modules), task_type="CAUSAL_LM"))
+    if mcfg.gradient_checkpointing:
+        # transformers 5 renamed it (the old name warns); the non-reentrant variant works with frozen inputs (LoRA)
+        if hasattr(model, "activation_checkpointing_enable"):
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:  # transformers 4
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    return model, tok
+
+
+def make_optimizer(model: Any, ocfg: OptimConfig) -> torch.optim.Optimizer:
+    params = [p for p in model.parameters() if p.requires_grad]
+    return torch.optim.AdamW(params, lr=ocfg.lr, betas=(ocfg.betas[0], ocfg.betas[1]), weight_decay=ocfg.weight_decay)
+
+
+def make_scheduler(opt: torch.optim.Optimizer, ocfg: OptimConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up over ``warmup_steps``, then constant, linear decay to 0, or cosine to 0."""
+    warm = ocfg.warmup_steps
+    total = max(total_steps, 1)
+
+    def factor(step: int) -> float:
+        if warm and step < warm:
+            return (step + 1) / warm
+        if ocfg.scheduler == "constant":
+            return 1.0
+        prog = min(1.0, (step - warm) / max(1, total - warm))
+        if ocfg.scheduler == "linear":
+            return 1.0 - prog
+        return 0.5 * (1.0 + math.cos(math.pi * prog))
+
+    return torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+def trainable_state(model: Any) -> dict[str, torch.Tensor]:
+    return {n: p.detach().to("cpu").contiguous().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+
+@contextlib.contextmanager
+def policy_only(model: Any) -> Iterator[Any]:
+    """The model without an attached value head (``v_head``, PPO) for ``save_pretrained``: the saved policy
+    loads with ``from_pretrained`` without unexpected keys. The head stays in ``trainable.safetensors``."""
+    head = model._modules.pop("v_head", None)
+    try:
+        yield model
+    finally:
+        if head is not None:
+            model._modules["v_head"] = head
+
+
+def save_checkpoint(out_dir: str, step: int, model: Any, tokenizer: Any, opt: Any, sched: Any, extra: dict[str, Any], keep_last: int, name: Optional[str] = None) -> str:
+    from safetensors.torch import save_file
+
+    name = name or f"checkpoint-{step}"
+    final = os.path.join(out_dir, name)
+    tmp = os.path.join(out_dir, f".{name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    save_file(trainable_state(model), os.path.join(tmp, TRAINABLE_FILE))
+    with policy_only(model):
+        model.save_pretrained(os.path.join(tmp, "model"))
+    tokenizer.save_pretrained(os.path.join(tmp, "model"))
+    state = {
+        "step": step,
+        "optimizer": opt.state_dict(),
+        "scheduler": sched.state_dict(),
+        "rng": {
+            "python": random.getstate(),
+            "torch": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+        },
+        "saved_at": time.time(),
+        **extra,
+    }
+    torch.save(state, os.path.join(tmp, STATE_FILE))
+    _fsync_dir(tmp)
+    if os.path.exists(final):
+        shutil.rmtree(final)
+    os.rename(tmp, final)
+    _fsync_dir(out_dir)
+    if name.startswith("checkpoint-"):
+        for old in list_checkpoints(out_dir)[:-keep_last]:
+            shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def list_checkpoints(out_dir: str) -> list[str]:
+    """Complete step checkpoints, oldest first."""
+    found = []
+    for d in glob.glob(os.path.join(out_dir, "checkpoint-*")):
+        m = re.fullmatch(r"checkpoint-(\d+)", os.path.basename(d))
+        if m and os.path.isfile(os.path.join(d, STATE_FILE)):
+            found.append((int(m.group(1)), d))
+    return [d for _, d in sorted(found)]
+
+
+def resolve_resume(resume_from: Optional[str], out_dir: str) -> Optional[str]:
+    """``latest`` → the newest complete checkpoint in ``out_dir`` (None when there is none); a path → itself."""
+    if not resume_from:
+        return None
+    if resume_from == "latest":
+        cks = list_checkpoints(out_dir)
+        return cks[-1] if cks else None
+    if not os.path.isfile(os.path.join(resume_from, STATE_FILE)):
+        raise CheckpointError(f"{resume_from}: not a complete checkpoint (no {STATE_FILE})")
+    return resume_from
+
+
+def load_checkpoint(path: str, model: Any, opt: Any, sched: Any, data_digest: str, check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Restores model (trainable parameters), optimiser, scheduler and RNG; returns the state dict."""
+    from safetensors.torch import load_file
+
+    state = torch.load(os.path.join(path, STATE_FILE), map_location="cpu", weights_only=False)
+    if state.get("data_digest") != data_digest:
+        raise CheckpointError(f"{path}: was written for a different dataset ({state.get('data_digest')} != {data_digest}); "
+                              "resuming would skip or repeat data")
+    if check:
+        check(state)
+    tensors = load_file(os.path.join(path, TRAINABLE_FILE))
+    want = {n for n, p in model.named_parameters() if p.requires_grad}
+    if set(tensors) != want:
+        raise CheckpointError(f"{path}: its parameters do not match the model (is LoRA on in one and off in the other?)")
+    dev = next(model.parameters()).device
+    with torch.no_grad():
+        params = dict(model.named_parameters())
+        for n, t in tensors.items():
+            params[n].copy_(t.to(dev))
+    opt.load_state_dict(state["optimizer"])
+    sched.load_state_dict(state["scheduler"])
+    rng = state["rng"]
+    random.setstate(rng["python"])
+    torch.set_rng_state(rng["torch"])
+    if rng.get("cuda") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(rng["cuda"])
+    return state
+
+
+def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
+    """``<output_dir>/final``: a full model directory (LoRA merged) + tokenizer, loadable by
+    ``from_pretrained`` and by ``export-onnx``."""
+    final = os.path.join(out_dir, "final")
+    tmp = os.path.join(out_dir, f".final.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with policy_only(model):
+        m = model
+        if hasattr(model, "merge_and_unload"):
+            import copy
+
+            m = copy.deepcopy(model).merge_and_unload()
+        m.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if os.path.exists(final):
+        shutil.rmtree(final)
+    os.rename(tmp, final)
+    return final
+
+
+def config_extra(cfg: Any, data_digest: str) -> dict[str, Any]:
+    return {"config": to_dict(cfg), "data_digest": data_digest}
+
+
+def token_logps(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token log-probabilities of ``labels`` under ``logits`` (shifted: position t predicts t+1).
+
+    Returns ``(logp [B, T-1], mask [B, T-1])`` where mask is 1 on trained label positions."""
+    shift_logits = logits[:, :-1, :].float()
+    shift_labels = labels[:, 1:]
+    mask = shift_labels != -100
+    safe = shift_labels.masked_fill(~mask, 0)
+    logp = torch.log_softmax(shift_logits, dim=-1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    return logp * mask, mask.to(logp.dtype)
+
+
+def autocast_ctx(bf16: bool) -> Any:
+    if not bf16:
+        return contextlib.nullcontext()
+    dev = device()
+    if dev.type == "cuda" and not torch.cuda.is_bf16_supported():
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=dev.type, dtype=torch.bfloat16)

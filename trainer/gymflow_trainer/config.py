@@ -1,0 +1,391 @@
+"""Configuration: one dataclass per command, loaded from JSON or YAML and validated before any model loads.
+
+Unknown keys are errors that name the key, its path in the document and the file
+(``sft.yaml: unknown key 'lr_rate' at $.optim (known: ...)``). Types are checked against the dataclass
+annotations (``int``, ``float``, ``bool``, ``str``, ``Literal``, ``Optional``, lists and nested
+dataclasses); each dataclass's ``validate()`` then checks ranges and combinations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+from .errors import ConfigError
+
+# ----------------------------------------------------------------------------------------------- shared parts
+
+
+@dataclass
+class TinyModelConfig:
+    """A tiny Llama- or Qwen2-style model built from a config (no download). See ``gymflow_trainer.tiny``."""
+
+    arch: Literal["llama", "qwen2"] = "llama"
+    hidden_size: int = 64
+    intermediate_size: int = 128
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    max_position_embeddings: int = 2048
+    #: Byte-level BPE vocabulary size when trained on the built-in corpus; 0 = pure bytes (no merges).
+    bpe_vocab_size: int = 0
+    seed: int = 0
+
+    def validate(self, where: str) -> None:
+        _positive(self, where, "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                  "num_key_value_heads", "max_position_embeddings")
+        if self.hidden_size % self.num_attention_heads:
+            raise ConfigError(f"{where}.hidden_size ({self.hidden_size}) must be divisible by num_attention_heads ({self.num_attention_heads})")
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ConfigError(f"{where}.num_attention_heads must be divisible by num_key_value_heads")
+        if self.bpe_vocab_size and self.bpe_vocab_size < 300:
+            raise ConfigError(f"{where}.bpe_vocab_size must be 0 (bytes only) or at least 300")
+
+
+@dataclass
+class ModelConfig:
+    """Where the policy comes from: ``path`` (a save_pretrained directory) or ``tiny`` (built from a config)."""
+
+    path: Optional[str] = None
+    tiny: Optional[TinyModelConfig] = None
+    #: Tokenizer directory; defaults to ``path``.
+    tokenizer: Optional[str] = None
+    dtype: Literal["float32", "bfloat16"] = "float32"
+    gradient_checkpointing: bool = False
+
+    def validate(self, where: str) -> None:
+        if (self.path is None) == (self.tiny is None):
+            raise ConfigError(f"{where}: give exactly one of 'path' (a model directory) or 'tiny' (a tiny model config)")
+        if self.tiny is not None:
+            self.tiny.validate(f"{where}.tiny")
+
+
+@dataclass
+class LoraConfig:
+    """LoRA through peft. ``target_modules`` default: the attention and MLP projections of Llama/Qwen2."""
+
+    r: int = 8
+    alpha: int = 16
+    dropout: float = 0.0
+    target_modules: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+
+    def validate(self, where: str) -> None:
+        _positive(self, where, "r", "alpha")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"{where}.dropout must be in [0, 1)")
+        if not self.target_modules:
+            raise ConfigError(f"{where}.target_modules must not be empty")
+
+
+@dataclass
+class OptimConfig:
+    """AdamW with a warm-up then a constant, linear or cosine schedule; gradients clipped to ``max_grad_norm``."""
+
+    lr: float = 1e-4
+    weight_decay: float = 0.0
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
+    warmup_steps: int = 0
+    scheduler: Literal["constant", "linear", "cosine"] = "constant"
+    max_grad_norm: float = 1.0
+
+    def validate(self, where: str) -> None:
+        if self.lr <= 0:
+            raise ConfigError(f"{where}.lr must be > 0")
+        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
+            raise ConfigError(f"{where}.betas must be two numbers in [0, 1)")
+        if self.warmup_steps < 0 or self.weight_decay < 0 or self.max_grad_norm < 0:
+            raise ConfigError(f"{where}: warmup_steps, weight_decay and max_grad_norm must be >= 0")
+
+
+@dataclass
+class TrainLoopConfig:
+    """What every training command shares: data, output, batching, schedule, checkpoints."""
+
+    #: Dataset file (JSONL, as ``gymflow export`` writes it).
+    data: str = ""
+    output_dir: str = ""
+    seed: int = 0
+    epochs: int = 1
+    #: Stop after this many optimizer steps (across epochs); null = run all epochs.
+    max_steps: Optional[int] = None
+    #: Sequences per micro-batch.
+    batch_size: int = 1
+    #: Micro-batches per optimizer step.
+    grad_accum: int = 1
+    #: Longest sequence in tokens (longer ones are chunked or truncated, see the command).
+    max_length: int = 1024
+    log_every: int = 1
+    #: Save a checkpoint every N optimizer steps (0 = only at the end).
+    save_every: int = 0
+    #: Keep the last N step checkpoints (the final one is always kept).
+    keep_last: int = 2
+    #: A checkpoint directory to continue from (``--resume-from`` overrides it).
+    resume_from: Optional[str] = None
+    bf16: bool = False
+
+    def validate_loop(self, where: str) -> None:
+        for k in ("data", "output_dir"):
+            if not getattr(self, k):
+                raise ConfigError(f"{where}.{k} is required")
+        _positive(self, where, "epochs", "batch_size", "grad_accum", "max_length", "log_every", "keep_last")
+        if self.max_steps is not None and self.max_steps <= 0:
+            raise ConfigError(f"{where}.max_steps must be > 0 or null")
+        if self.save_every < 0:
+            raise ConfigError(f"{where}.save_every must be >= 0")
+
+
+# --------------------------------------------------------------------------------------------------- commands
+
+
+@dataclass
+class SftConfig(TrainLoopConfig):
+    """``python -m gymflow_trainer sft``: supervised fine-tuning on exported conversations."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    lora: Optional[LoraConfig] = None
+    #: Mask system/user/tool tokens out of the loss (only assistant tokens are trained). Off: every
+    #: token is trained (still never the padding; ``train: false`` messages stay masked).
+    mask_observations: bool = True
+    #: Weight each assistant message's tokens by step_reward / mean step_reward (of the dataset).
+    step_weighted: bool = False
+    #: Over-long conversations: "chunk" at step boundaries (with ``chunk_overlap`` context tokens that are
+    #: not trained on), "truncate" (keep the first max_length tokens) or "error".
+    overlong: Literal["chunk", "truncate", "error"] = "chunk"
+    chunk_overlap: int = 0
+    #: Curriculum: order examples short / high-reward first and widen the pool over epochs, from
+    #: ``curriculum_start`` of the data in epoch 1 to all of it in the last epoch.
+    curriculum: bool = False
+    curriculum_start: float = 0.5
+    #: Padding-free batches: a micro-batch's examples concatenated into one row with a block-diagonal
+    #: attention mask and per-example position ids (no compute on padding).
+    packing: bool = False
+
+    def validate(self, where: str = "$") -> None:
+        self.validate_loop(where)
+        self.model.validate(f"{where}.model")
+        self.optim.validate(f"{where}.optim")
+        if self.lora is not None:
+            self.lora.validate(f"{where}.lora")
+        if self.chunk_overlap < 0 or self.chunk_overlap >= self.max_length:
+            raise ConfigError(f"{where}.chunk_overlap must be in [0, max_length)")
+        if not 0 < self.curriculum_start <= 1:
+            raise ConfigError(f"{where}.curriculum_start must be in (0, 1]")
+
+
+@dataclass
+class DpoConfig(TrainLoopConfig):
+    """``python -m gymflow_trainer dpo``: direct preference optimisation (sigmoid or IPO)."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    lora: Optional[LoraConfig] = None
+    beta: float = 0.1
+    loss_type: Literal["sigmoid", "ipo"] = "sigmoid"
+    #: "model": a frozen copy of the initial policy (with LoRA: the adapter disabled) scores each batch;
+    #: "precompute": one pass before training stores the reference log-probs (no second model in memory).
+    reference: Literal["model", "precompute"] = "precompute"
+
+    def validate(self, where: str = "$") -> None:
+        self.validate_loop(where)
+        self.model.validate(f"{where}.model")
+        self.optim.validate(f"{where}.optim")
+        if self.lora is not None:
+            self.lora.validate(f"{where}.lora")
+        if self.beta <= 0:
+            raise ConfigError(f"{where}.beta must be > 0")
+
+
+@dataclass
+class PolicyLossConfig:
+    """Which policy-gradient objective ``losses.policy_loss`` computes (docs/trainer.md, "Losses")."""
+
+    algorithm: Literal["grpo", "dr_grpo", "dapo", "gspo", "sapo", "ppo"] = "grpo"
+    #: Symmetric clip range (grpo, dr_grpo, ppo, gspo).
+    eps: float = 0.2
+    #: Asymmetric clip range (dapo); default to ``eps`` when null.
+    eps_low: Optional[float] = None
+    eps_high: Optional[float] = None
+    tau_pos: float = 1.0
+    tau_neg: float = 1.05
+    #: null = the algorithm's own default (grpo/sapo/gspo: seq-mean-token-mean; dapo/ppo: token-mean;
+    #: dr_grpo: seq-mean-token-sum-norm).
+    aggregation: Optional[Literal["token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"]] = None
+    #: The constant C of seq-mean-token-sum-norm (Dr. GRPO: the generation budget in tokens).
+    norm_constant: float = 1024.0
+    #: Weight of the k3 KL to the reference (0 = off).
+    kl_beta: float = 0.0
+
+    def validate(self, where: str) -> None:
+        for k in ("eps", "eps_low", "eps_high"):
+            v = getattr(self, k)
+            if v is not None and not 0 <= v < 1:
+                raise ConfigError(f"{where}.{k} must be in [0, 1)")
+        if self.tau_pos <= 0 or self.tau_neg <= 0:
+            raise ConfigError(f"{where}.tau_pos and tau_neg must be > 0")
+        if self.norm_constant <= 0:
+            raise ConfigError(f"{where}.norm_constant must be > 0")
+        if self.kl_beta < 0:
+            raise ConfigError(f"{where}.kl_beta must be >= 0")
+
+
+@dataclass
+class RlConfig(TrainLoopConfig):
+    """``python -m gymflow_trainer rl``: policy-gradient update from grouped trajectories (exported ``rl``)."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    lora: Optional[LoraConfig] = None
+    loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
+    #: Advantages: "group" recomputes (R − mean)/(std + eps) per group (no std for dr_grpo); "dataset"
+    #: uses the exporter's ``advantage`` field.
+    advantages: Literal["group", "dataset"] = "group"
+    #: DAPO dynamic sampling: drop groups whose rewards are all equal.
+    drop_uniform_groups: bool = False
+    #: Optimisation epochs over each batch of rollouts (PPO-style reuse; 1 = on-policy).
+    ppo_epochs: int = 1
+    #: PPO (``loss.algorithm: ppo``) only: GAE discount and λ, value-loss weight and clip (null = unclipped),
+    #: and whitening of the token advantages over each rollout batch.
+    gamma: float = 1.0
+    lam: float = 0.95
+    vf_coef: float = 0.5
+    vf_clip: Optional[float] = 0.2
+    whiten_advantages: bool = True
+
+    def validate(self, where: str = "$") -> None:
+        self.validate_loop(where)
+        self.model.validate(f"{where}.model")
+        self.optim.validate(f"{where}.optim")
+        self.loss.validate(f"{where}.loss")
+        if self.lora is not None:
+            self.lora.validate(f"{where}.lora")
+        _positive(self, where, "ppo_epochs")
+        if not (0 <= self.gamma <= 1 and 0 <= self.lam <= 1):
+            raise ConfigError(f"{where}: gamma and lam must be in [0, 1]")
+        if self.vf_coef < 0 or (self.vf_clip is not None and self.vf_clip <= 0):
+            raise ConfigError(f"{where}: vf_coef must be >= 0 and vf_clip > 0 or null")
+
+
+COMMANDS: dict[str, type] = {
+    "sft": SftConfig,
+    "dpo": DpoConfig,
+    "rl": RlConfig,
+}
+
+# ---------------------------------------------------------------------------------------------------- loading
+
+
+def _positive(obj: Any, where: str, *names: str) -> None:
+    for n in names:
+        if getattr(obj, n) <= 0:
+            raise ConfigError(f"{where}.{n} must be > 0 (got {getattr(obj, n)})")
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _convert(value: Any, tp: Any, path: str, file: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        if value is None:
+            if type(None) in args:
+                return None
+            raise ConfigError(f"{file}: {path} must not be null")
+        non_none = [a for a in args if a is not type(None)]
+        return _convert(value, non_none[0], path, file) if len(non_none) == 1 else value
+    if origin is Literal:
+        if value not in args:
+            raise ConfigError(f"{file}: {path} must be one of {', '.join(map(repr, args))} (got {value!r})")
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{file}: {path} must be a list (got {type(value).__name__})")
+        return [_convert(v, args[0], f"{path}[{i}]", file) for i, v in enumerate(value)] if args else value
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value, file, path)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{file}: {path} must be true or false (got {value!r})")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{file}: {path} must be an integer (got {value!r})")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{file}: {path} must be a number (got {value!r})")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{file}: {path} must be a string (got {value!r})")
+        return value
+    raise ConfigError(f"{file}: {path}: unsupported type {_type_name(tp)}")
+
+
+def from_dict(cls: type, data: Any, file: str = "<config>", path: str = "$") -> Any:
+    """Builds dataclass ``cls`` from a mapping, rejecting unknown keys and values of the wrong type."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: {path} must be a mapping (got {type(data).__name__})")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in fields:
+            raise ConfigError(f"{file}: unknown key '{key}' at {path} (known: {', '.join(sorted(fields))})")
+    kwargs = {k: _convert(v, hints[k], f"{path}.{k}", file) for k, v in data.items()}
+    try:
+        return cls(**kwargs)
+    except TypeError as e:  # pragma: no cover - every field has a default
+        raise ConfigError(f"{file}: {path}: {e}") from e
+
+
+def read_document(file: str) -> dict[str, Any]:
+    """Reads a JSON (``.json``) or YAML (anything else) configuration file into a mapping."""
+    try:
+        with open(file, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as e:
+        raise ConfigError(f"{file}: cannot read the configuration ({e.strerror})") from e
+    try:
+        if file.endswith(".json"):
+            doc = json.loads(text)
+        else:
+            import yaml
+
+            doc = yaml.safe_load(text)
+    except Exception as e:  # json.JSONDecodeError, yaml.YAMLError
+        raise ConfigError(f"{file}: not valid {'JSON' if file.endswith('.json') else 'YAML'}: {e}") from e
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{file}: the configuration must be a mapping at the top level")
+    return doc
+
+
+def load_config(command: str, file: str, overrides: Optional[dict[str, Any]] = None) -> Any:
+    """Reads, type-checks and validates the configuration of ``command``; touches no model.
+
+    Relative ``data``/``output_dir``/model paths stay relative to the working directory (the TypeScript
+    side passes absolute paths).
+    """
+    if command not in COMMANDS:
+        raise ConfigError(f"unknown command '{command}' (known: {', '.join(COMMANDS)})")
+    doc = read_document(file)
+    doc.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    cfg = from_dict(COMMANDS[command], doc, os.path.basename(file) if file else "<config>")
+    try:
+        cfg.validate()
+    except ConfigError as e:
+        raise ConfigError(f"{os.path.basename(file)}: {e}") from e
+    return cfg
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """The configuration as plain data (stored in every checkpoint)."""
+    return dataclasses.asdict(cfg)

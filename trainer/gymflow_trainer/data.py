@@ -1,0 +1,372 @@
+"""Dataset loaders for the formats ``gymflow export`` writes (src/hub/export/schemas.ts, docs/datasets.md).
+
+All field names the trainer reads are in :data:`FIELDS`; aligning with the exporter is a one-line change
+there. Tokenisation renders the conversation with the chat template (``chat.render``), tokenises the
+whole text once (so the ids equal ``tokenizer(apply_chat_template(messages))``, what a rollout sees), and
+maps each token to the message it starts in through the tokenizer's offsets: a token is trained when it
+starts inside a trained span (an assistant message's content + ``<|im_end|>``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence
+
+from .chat import render
+from .errors import DataError
+
+IGNORE = -100
+
+#: Every dataset field the trainer reads, by meaning → the exporter's name.
+FIELDS: dict[str, str] = {
+    # SFT record
+    "messages": "messages",
+    "reward": "reward",
+    "trajectory_id": "trajectory_id",
+    # message
+    "role": "role",
+    "content": "content",
+    "train": "train",
+    "step_index": "step_index",
+    "step_reward": "step_reward",
+    # DPO record
+    "prompt": "prompt",
+    "chosen": "chosen",
+    "rejected": "rejected",
+    # RL record
+    "task_id": "task_id",
+    "group": "group",
+    "completion": "completion",
+    "advantage": "advantage",
+    "logprobs": "logprobs",
+    "tokens": "tokens",
+}
+
+
+def f(name: str) -> str:
+    return FIELDS[name]
+
+
+def read_jsonl(path: str) -> list[dict[str, Any]]:
+    """Reads JSON Lines; a bad line is a :class:`DataError` naming file and line."""
+    out: list[dict[str, Any]] = []
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as e:
+        raise DataError(f"{path}: cannot read the dataset ({e.strerror})") from e
+    with fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}:{n}: not valid JSON ({e.msg})") from e
+            if not isinstance(rec, dict):
+                raise DataError(f"{path}:{n}: expected a JSON object")
+            rec["__line__"] = n
+            out.append(rec)
+    if not out:
+        raise DataError(f"{path}: no records")
+    return out
+
+
+def file_digest(path: str) -> str:
+    """``sha256:<hex>`` of a dataset file (checkpoints record it: resuming on other data is an error)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError as e:
+        raise DataError(f"{path}: cannot read the dataset ({e.strerror})") from e
+    return "sha256:" + h.hexdigest()
+
+
+def _messages(rec: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    msgs = rec.get(f(key))
+    if not isinstance(msgs, list) or not msgs:
+        raise DataError(f"{where}: ${'.' + f(key)}: expected a non-empty list of messages")
+    for i, m in enumerate(msgs):
+        if not isinstance(m, dict) or not isinstance(m.get(f("role")), str) or not isinstance(m.get(f("content")), str):
+            raise DataError(f"{where}: $.{f(key)}[{i}]: expected an object with string '{f('role')}' and '{f('content')}'")
+    return msgs
+
+
+def _plain(msgs: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{"role": m[f("role")], "content": m[f("content")]} for m in msgs]
+
+
+# ------------------------------------------------------------------------------------------------ tokenising
+
+
+@dataclass
+class Tokenized:
+    """One tokenised conversation: ids, labels (``-100`` = not trained), per-token loss weights, and the
+    token positions where each step (assistant message) begins — the places it may be cut."""
+
+    input_ids: list[int]
+    labels: list[int]
+    weights: list[float]
+    step_starts: list[int] = field(default_factory=list)
+
+
+def tokenize_messages(
+    tokenizer: Any,
+    messages: Sequence[dict[str, Any]],
+    trained: Sequence[bool],
+    weights: Optional[Sequence[float]] = None,
+    add_generation_prompt: bool = False,
+) -> Tokenized:
+    """Tokenises ``messages`` (role/content dicts) with per-message ``trained`` flags and loss weights."""
+    text, segs = render(messages, add_generation_prompt=add_generation_prompt, trained=trained)
+    enc = tokenizer(text, return_offsets_mapping=True, add_special_tokens=False)
+    ids: list[int] = enc["input_ids"]
+    starts = [s.start for s in segs]
+    labels: list[int] = []
+    ws: list[float] = []
+    step_starts: list[int] = []
+    last_msg = -2
+    for tid, (a, _b) in zip(ids, enc["offset_mapping"]):
+        seg = segs[max(0, bisect.bisect_right(starts, a) - 1)]
+        if seg.message != last_msg:
+            last_msg = seg.message
+            if 0 <= seg.message < len(messages) and messages[seg.message]["role"] == "assistant":
+                step_starts.append(len(labels))
+        if seg.trained:
+            labels.append(tid)
+            ws.append(1.0 if weights is None else float(weights[seg.message]))
+        else:
+            labels.append(IGNORE)
+            ws.append(0.0)
+    return Tokenized(ids, labels, ws, step_starts)
+
+
+# ------------------------------------------------------------------------------------------------------- SFT
+
+
+@dataclass
+class SftExample:
+    """A trainable sequence (a whole conversation or one chunk of it)."""
+
+    input_ids: list[int]
+    labels: list[int]
+    weights: list[float]
+    reward: float
+    source: int  # record index
+    chunk: int = 0
+
+    @property
+    def num_trained(self) -> int:
+        return sum(1 for x in self.labels if x != IGNORE)
+
+
+def step_weights(records: list[dict[str, Any]], path: str) -> tuple[float, int]:
+    """Mean ``step_reward`` over trained assistant messages; raises when the data has none."""
+    vals: list[float] = []
+    missing = 0
+    for rec in records:
+        for m in rec.get(f("messages")) or []:
+            if m.get(f("role")) == "assistant" and m.get(f("train"), True):
+                v = m.get(f("step_reward"))
+                if v is None:
+                    missing += 1
+                else:
+                    vals.append(float(v))
+    if not vals:
+        raise DataError(
+            f"{path}: step_weighted is on but the data carries no step rewards (every assistant message's "
+            f"'{f('step_reward')}' is null or absent): score the trajectories with the process reward model before "
+            "exporting, or set step_weighted: false"
+        )
+    mean = sum(vals) / len(vals)
+    if mean <= 0:
+        raise DataError(f"{path}: step_weighted needs a positive mean step reward (got {mean:.4g})")
+    return mean, missing
+
+
+def load_sft(
+    path: str,
+    tokenizer: Any,
+    max_length: int,
+    mask_observations: bool = True,
+    step_weighted: bool = False,
+    overlong: str = "chunk",
+    chunk_overlap: int = 0,
+    warn: Any = None,
+) -> list[SftExample]:
+    """SFT records → examples.
+
+    Loss mask: assistant messages with ``train != false`` are trained; system, user and tool messages and
+    ``train: false`` assistant messages are not. ``mask_observations=False`` also trains the system, user and
+    tool messages (``train: false`` assistant messages stay masked). ``step_weighted``: each trained message's tokens weigh
+    ``max(step_reward, 0) / mean(step_reward)`` (messages without a step reward weigh 1).
+    Over-long conversations: see :func:`chunk_example`.
+    """
+    records = read_jsonl(path)
+    mean = 1.0
+    if step_weighted:
+        mean, missing = step_weights(records, path)
+        if missing and warn:
+            warn(f"{path}: {missing} trained assistant messages have no step_reward; they weigh 1")
+    out: list[SftExample] = []
+    for ri, rec in enumerate(records):
+        where = f"{path}:{rec['__line__']}"
+        msgs = _messages(rec, "messages", where)
+        trained = []
+        weights = []
+        for m in msgs:
+            is_asst = m[f("role")] == "assistant"
+            # assistant: the exporter's `train` flag (false = an invalid action kept as context only);
+            # other roles: the exporter always writes train=false (the policy did not produce them), so
+            # the switch alone decides.
+            trained.append(bool(m.get(f("train"), True)) if is_asst else not mask_observations)
+            w = 1.0
+            if step_weighted and is_asst and m.get(f("step_reward")) is not None:
+                w = max(float(m[f("step_reward")]), 0.0) / mean
+            weights.append(w)
+        tk = tokenize_messages(tokenizer, _plain(msgs), trained, weights)
+        reward = float(rec.get(f("reward"), 0.0) or 0.0)
+        if len(tk.input_ids) <= max_length:
+            out.append(SftExample(tk.input_ids, tk.labels, tk.weights, reward, ri))
+            continue
+        if overlong == "error":
+            raise DataError(f"{where}: {len(tk.input_ids)} tokens, more than max_length {max_length} (overlong: error)")
+        if overlong == "truncate":
+            out.append(SftExample(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length], reward, ri))
+            continue
+        for ci, (ids, labels, ws) in enumerate(chunk_example(tk, max_length, chunk_overlap)):
+            out.append(SftExample(ids, labels, ws, reward, ri, ci))
+    return out
+
+
+def chunk_example(tk: Tokenized, max_length: int, overlap: int) -> list[tuple[list[int], list[int], list[float]]]:
+    """Cuts a long conversation at step boundaries (the start of an assistant message's header).
+
+    Each chunk after the first begins with ``overlap`` tokens of the preceding text as context; their labels
+    are ``-100`` (they were trained in the previous chunk or are observations). Greedy: a chunk takes as
+    many whole steps as fit in ``max_length``; a single step longer than that is cut at ``max_length``
+    (its tail is lost — raise ``max_length``).
+    """
+    n = len(tk.input_ids)
+    cuts = sorted(set([0] + [s for s in tk.step_starts if 0 < s < n] + [n]))
+    chunks = []
+    start = 0
+    while start < n:
+        ctx = 0 if start == 0 else min(overlap, start)
+        budget = max_length - ctx
+        # furthest boundary that fits; at least one boundary ahead (else cut mid-step)
+        end = start
+        for c in cuts:
+            if c > start and c - start <= budget:
+                end = c
+        if end == start:
+            end = min(start + budget, n)
+            nxt = next((c for c in cuts if c > start), n)
+            next_start = nxt  # skip the rest of an over-long step
+        else:
+            next_start = end
+        s0 = start - ctx
+        ids = tk.input_ids[s0:end]
+        labels = [IGNORE] * ctx + tk.labels[start:end]
+        ws = [0.0] * ctx + tk.weights[start:end]
+        chunks.append((ids, labels, ws))
+        start = next_start
+    return [c for c in chunks if any(x != IGNORE for x in c[1])]
+
+
+def curriculum_order(examples: Sequence[SftExample]) -> list[int]:
+    """Indices from easiest to hardest: by the mean of the length rank (short first) and the reward rank
+    (high first); ties by index."""
+    n = len(examples)
+    by_len = sorted(range(n), key=lambda i: (len(examples[i].input_ids), i))
+    by_rew = sorted(range(n), key=lambda i: (-examples[i].reward, i))
+    rank = [0.0] * n
+    for r, i in enumerate(by_len):
+        rank[i] += r
+    for r, i in enumerate(by_rew):
+        rank[i] += r
+    return sorted(range(n), key=lambda i: (rank[i], i))
+
+
+def curriculum_pool(n: int, epoch: int, epochs: int, start: float) -> int:
+    """How many of the easiest examples epoch ``epoch`` (0-based) uses: ``start`` of them in the first
+    epoch, widening linearly to all in the last."""
+    frac = 1.0 if epochs <= 1 else start + (1.0 - start) * epoch / (epochs - 1)
+    return max(1, min(n, math.ceil(frac * n)))
+
+
+# ------------------------------------------------------------------------------------------------------- DPO
+
+
+@dataclass
+class DpoExample:
+    chosen: Tokenized
+    rejected: Tokenized
+
+
+def load_dpo(path: str, tokenizer: Any, max_length: int) -> list[DpoExample]:
+    """DPO records (``prompt``, ``chosen``, ``rejected`` message lists) → tokenised prompt+continuation pairs.
+
+    Only the continuation's assistant messages are trained (``train`` is honoured when present); a
+    sequence longer than ``max_length`` loses its tail (exported pairs are short; an error is raised when
+    nothing trained is left).
+    """
+    out = []
+    for rec in read_jsonl(path):
+        where = f"{path}:{rec['__line__']}"
+        prompt = _messages(rec, "prompt", where)
+        pair = []
+        for key in ("chosen", "rejected"):
+            cont = _messages(rec, key, where)
+            msgs = prompt + cont
+            trained = [False] * len(prompt) + [m[f("role")] == "assistant" and bool(m.get(f("train"), True)) for m in cont]
+            tk = tokenize_messages(tokenizer, _plain(msgs), trained)
+            if len(tk.input_ids) > max_length:
+                tk = Tokenized(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length])
+            if all(x == IGNORE for x in tk.labels):
+                raise DataError(f"{where}: the {key} continuation has no trained tokens within max_length {max_length}")
+            pair.append(tk)
+        out.append(DpoExample(pair[0], pair[1]))
+    return out
+
+
+# -------------------------------------------------------------------------------------------------------- RL
+
+
+@dataclass
+class RlSample:
+    tokens: Tokenized
+    reward: float
+    advantage: float
+    group: str
+
+
+def load_rl(path: str, tokenizer: Any, max_length: int) -> list[RlSample]:
+    """RL records (one group of trajectories per task) → samples: prompt + completion, trained on the
+    completion's assistant messages with ``train != false``; ``group`` is the record's task id."""
+    out = []
+    for gi, rec in enumerate(read_jsonl(path)):
+        where = f"{path}:{rec['__line__']}"
+        prompt = _messages(rec, "prompt", where)
+        members = rec.get(f("group"))
+        if not isinstance(members, list) or not members:
+            raise DataError(f"{where}: $.{f('group')}: expected a non-empty list")
+        gid = f"{rec.get(f('task_id'), gi)}#{gi}"
+        for mi, mem in enumerate(members):
+            cont = _messages(mem, "completion", f"{where} $.{f('group')}[{mi}]")
+            trained = [False] * len(prompt) + [m[f("role")] == "assistant" and bool(m.get(f("train"), True)) for m in cont]
+            tk = tokenize_messages(tokenizer, _plain(prompt + cont), trained)
+            if len(tk.input_ids) > max_length:
+                tk = Tokenized(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length])
+            out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid))
+    return out
+
+
+def warn_stderr(msg: str) -> None:
+    print(f"gymflow_trainer: warning: {msg}", file=sys.stderr)

@@ -1,0 +1,152 @@
+"""Direct preference optimisation (``python -m gymflow_trainer dpo``): sigmoid (DPO) or IPO.
+
+Each pair is scored as the sum of the trained tokens' log-probabilities (the continuation's assistant
+messages) for ``sigmoid``, and their per-token mean for ``ipo`` (as TRL does; see ``losses.dpo_loss``).
+The reference is the initial policy: precomputed once before training (``reference: precompute``, no
+second model in memory), or a frozen copy (``reference: model``; with LoRA the same model with its
+adapter disabled). Loss per optimiser step: the mean over its pairs, whatever the micro-batch split.
+Checkpoints and ``--resume-from`` work as in ``sft``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import time
+from typing import Any
+
+import torch
+
+from . import common
+from .config import DpoConfig
+from .data import IGNORE, DpoExample, Tokenized, file_digest, load_dpo
+from .errors import CheckpointError
+from .events import EventWriter
+from .losses import dpo_loss
+
+
+def schedule(n: int, cfg: DpoConfig) -> list[tuple[int, list[list[int]]]]:
+    steps = []
+    for epoch in range(cfg.epochs):
+        g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
+        order = torch.randperm(n, generator=g).tolist()
+        micro = [order[i : i + cfg.batch_size] for i in range(0, n, cfg.batch_size)]
+        for j in range(0, len(micro), cfg.grad_accum):
+            steps.append((epoch, micro[j : j + cfg.grad_accum]))
+    return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
+
+
+def _batch(seqs: list[Tokenized], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
+    L = max(len(s.input_ids) for s in seqs)
+    ids = torch.full((len(seqs), L), pad_id, dtype=torch.long)
+    att = torch.zeros((len(seqs), L), dtype=torch.long)
+    lab = torch.full((len(seqs), L), IGNORE, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        n = len(s.input_ids)
+        ids[i, :n] = torch.tensor(s.input_ids)
+        att[i, :n] = 1
+        lab[i, :n] = torch.tensor(s.labels)
+    return {"input_ids": ids.to(dev), "attention_mask": att.to(dev), "labels": lab.to(dev)}
+
+
+def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool, bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """(chosen, rejected) sequence log-probs ``[B]``: sum (or mean, for IPO) over trained tokens."""
+    dev = next(model.parameters()).device
+    b = _batch([p.chosen for p in pairs] + [p.rejected for p in pairs], pad_id, dev)
+    with common.autocast_ctx(bf16):
+        logits = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
+    logp, mask = common.token_logps(logits, b["labels"])
+    seq = logp.sum(-1)
+    if mean:
+        seq = seq / mask.sum(-1).clamp(min=1.0)
+    return seq[: len(pairs)], seq[len(pairs) :]
+
+
+def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
+    os.makedirs(cfg.output_dir, exist_ok=True)
+    common.seed_everything(cfg.seed)
+    dev = common.device()
+    digest = file_digest(cfg.data)
+    resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
+    model, tok = common.load_model_and_tokenizer(cfg.model, cfg.lora)
+    pairs = load_dpo(cfg.data, tok, cfg.max_length)
+    steps = schedule(len(pairs), cfg)
+    model.to(dev)
+    mean = cfg.loss_type == "ipo"
+
+    # The reference is the *initial* policy, so it is set up before a checkpoint is loaded.
+    ref_model = None
+    ref_c = ref_r = None
+    if cfg.reference == "precompute":
+        model.eval()
+        cs, rs = [], []
+        with torch.no_grad():
+            for i in range(0, len(pairs), cfg.batch_size):
+                c, r = sequence_logps(model, pairs[i : i + cfg.batch_size], tok.pad_token_id, mean, cfg.bf16)
+                cs.append(c)
+                rs.append(r)
+        ref_c, ref_r = torch.cat(cs), torch.cat(rs)
+    elif cfg.lora is None:
+        ref_model = copy.deepcopy(model).eval()
+        for p in ref_model.parameters():
+            p.requires_grad_(False)
+    model.train()
+    opt = common.make_optimizer(model, cfg.optim)
+    sched = common.make_scheduler(opt, cfg.optim, len(steps))
+    start = 0
+    if resume:
+        def check(state: dict[str, Any]) -> None:
+            if state.get("total_steps") != len(steps):
+                raise CheckpointError(f"{resume}: planned {state.get('total_steps')} steps, this configuration plans {len(steps)}")
+
+        start = int(common.load_checkpoint(resume, model, opt, sched, digest, check)["step"])
+    events.emit("start", command="dpo", pairs=len(pairs), total_steps=len(steps), start_step=start, resumed_from=resume,
+                device=str(dev), reference=cfg.reference)
+
+    def reference(idx: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        if ref_c is not None and ref_r is not None:
+            t = torch.tensor(idx)
+            return ref_c[t], ref_r[t]
+        with torch.no_grad():
+            if ref_model is not None:
+                return sequence_logps(ref_model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16)
+            ctx = model.disable_adapter() if hasattr(model, "disable_adapter") else contextlib.nullcontext()
+            with ctx:
+                return sequence_logps(model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16)
+
+    extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
+    loss_val = float("nan")
+    for step in range(start, len(steps)):
+        epoch, micro = steps[step]
+        t0 = time.perf_counter()
+        n_pairs = sum(len(mb) for mb in micro)
+        total, agg = 0.0, {}
+        for mb in micro:
+            rc, rr = reference(mb)
+            pc, pr = sequence_logps(model, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16)
+            loss, metrics = dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
+            (loss * len(mb) / n_pairs).backward()
+            total += float(loss.detach()) * len(mb) / n_pairs
+            for k, v in metrics.items():
+                agg[k] = agg.get(k, 0.0) + v * len(mb) / n_pairs
+        grad_norm = torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad],
+                                                   cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf"))
+        lr = sched.get_last_lr()[0]
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        loss_val = total
+        done_steps = step + 1
+        dt = time.perf_counter() - t0
+        n_tokens = sum(len(pairs[i].chosen.input_ids) + len(pairs[i].rejected.input_ids) for mb in micro for i in mb)
+        if done_steps % cfg.log_every == 0 or done_steps == len(steps):
+            events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=float(grad_norm),
+                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg)
+        if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
+            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
+            events.checkpoint(path, done_steps)
+    path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
+    events.checkpoint(path, len(steps))
+    final = common.save_final(cfg.output_dir, model, tok)
+    return {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}

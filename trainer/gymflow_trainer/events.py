@@ -1,0 +1,48 @@
+"""JSON-lines progress protocol on stdout (docs/trainer.md, "Events").
+
+Every line is one JSON object with an ``event`` key: ``start``, ``progress``, ``checkpoint``, ``done``,
+``error``. Nothing else is printed to stdout (libraries' chatter goes to stderr), so the TypeScript train
+activity can turn each line into a heartbeat.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any, TextIO
+
+
+def _clean(v: Any) -> Any:
+    # JSON has no NaN/Infinity; a diverged loss is reported as null rather than producing invalid JSON.
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+class EventWriter:
+    """Writes one JSON object per line and flushes at once (the reader may be waiting on it)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+
+    def emit(self, event: str, **fields: Any) -> None:
+        line = json.dumps(_clean({"event": event, **fields}), separators=(",", ":"), allow_nan=False)
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def progress(self, **fields: Any) -> None:
+        self.emit("progress", **fields)
+
+    def checkpoint(self, path: str, step: int, **fields: Any) -> None:
+        self.emit("checkpoint", path=path, step=step, **fields)
+
+    def done(self, **fields: Any) -> None:
+        self.emit("done", **fields)
+
+    def error(self, type: str, message: str) -> None:  # noqa: A002 - the protocol's field name
+        self.emit("error", type=type, message=message)

@@ -1,0 +1,207 @@
+"""Policy-gradient update from grouped trajectories (``python -m gymflow_trainer rl``): the GRPO family.
+
+Input: an ``rl`` export, one record per task with a group of trajectories (docs/datasets.md). Each member
+is the shared prompt + its completion; trained tokens are the completion's ``train: true`` assistant
+messages. Advantages per member come from ``advantages.group_advantages`` (or the exporter's field), one
+value for all of a member's tokens. The loss is ``losses.policy_loss`` with ``cfg.loss``.
+
+Old log-probs are the current policy's, computed (no gradient) before the first update on a rollout batch
+(the ``grad_accum`` micro-batches of an optimiser step); ``ppo_epochs > 1`` reuses them for further
+updates. Checkpoints are written only at rollout-batch boundaries so that resume never needs a lost
+``old_logp`` cache.
+
+PPO (``loss.algorithm: ppo``): a value head ``Linear(hidden, 1)`` on the last hidden state (attribute
+``v_head`` of the model, trained with it, saved in checkpoints' ``trainable.safetensors``, left out of the
+saved policy). The member's reward sits on its last trained token; per-token advantages and returns come
+from ``advantages.gae`` over the trained tokens with the old values (whitened over the rollout batch when
+``whiten_advantages``); the loss is ``policy_loss(ppo) + vf_coef · value_loss``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import torch
+
+from . import common
+from .advantages import dynamic_sampling_filter, gae, group_advantages
+from .config import RlConfig
+from .data import IGNORE, RlSample, Tokenized, file_digest, load_rl
+from .errors import CheckpointError, DataError
+from .events import EventWriter
+from .losses import masked_mean, policy_loss, value_loss
+
+
+def _batch(seqs: list[Tokenized], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
+    L = max(len(s.input_ids) for s in seqs)
+    ids = torch.full((len(seqs), L), pad_id, dtype=torch.long)
+    att = torch.zeros((len(seqs), L), dtype=torch.long)
+    lab = torch.full((len(seqs), L), IGNORE, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        n = len(s.input_ids)
+        ids[i, :n] = torch.tensor(s.input_ids)
+        att[i, :n] = 1
+        lab[i, :n] = torch.tensor(s.labels)
+    return {"input_ids": ids.to(dev), "attention_mask": att.to(dev), "labels": lab.to(dev)}
+
+
+def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = False, values: bool = False) -> tuple[torch.Tensor, ...]:
+    """``(logp, mask)`` ``[B, T-1]`` of the trained tokens; with ``values`` also the value head's ``V`` at the same
+    positions (the value of the state from which the token at t+1 is generated)."""
+    dev = next(model.parameters()).device
+    b = _batch([s.tokens for s in samples], pad_id, dev)
+    with common.autocast_ctx(bf16):
+        out = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"], output_hidden_states=values)
+    logp, mask = common.token_logps(out.logits, b["labels"])
+    if not values:
+        return logp, mask
+    v = model.v_head(out.hidden_states[-1][:, :-1].float()).squeeze(-1)
+    return logp, mask, v
+
+
+def _pad_to(t: torch.Tensor, width: int) -> torch.Tensor:
+    return torch.nn.functional.pad(t, (0, width - t.size(-1)))
+
+
+def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
+    """Every optimiser step as ``(epoch, micro-batches, inner)``; ``inner`` counts the ``ppo_epochs``
+    updates on one rollout batch."""
+    steps = []
+    for epoch in range(cfg.epochs):
+        g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
+        order = torch.randperm(n, generator=g).tolist()
+        micro = [order[i : i + cfg.batch_size] for i in range(0, n, cfg.batch_size)]
+        for j in range(0, len(micro), cfg.grad_accum):
+            for inner in range(cfg.ppo_epochs):
+                steps.append((epoch, micro[j : j + cfg.grad_accum], inner))
+    return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
+
+
+def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
+    os.makedirs(cfg.output_dir, exist_ok=True)
+    common.seed_everything(cfg.seed)
+    dev = common.device()
+    digest = file_digest(cfg.data)
+    resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
+    model, tok = common.load_model_and_tokenizer(cfg.model, cfg.lora)
+    samples = load_rl(cfg.data, tok, cfg.max_length)
+    rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
+    groups = [s.group for s in samples]
+    if cfg.advantages == "group":
+        adv = group_advantages(rewards, groups, norm_std=cfg.loss.algorithm != "dr_grpo")
+    else:
+        adv = torch.tensor([s.advantage for s in samples], dtype=torch.float64)
+    keep = dynamic_sampling_filter(rewards, groups) if cfg.drop_uniform_groups else torch.ones(len(samples), dtype=torch.bool)
+    idx = [i for i in range(len(samples)) if keep[i]]
+    if not idx:
+        raise DataError(f"{cfg.data}: every group has equal rewards; nothing to learn (drop_uniform_groups)")
+    samples = [samples[i] for i in idx]
+    adv = adv[idx].float()
+    steps = schedule(len(samples), cfg)
+    use_value = cfg.loss.algorithm == "ppo"
+    if use_value:
+        hidden = model.config.hidden_size
+        g = torch.Generator().manual_seed(cfg.seed)
+        v_head = torch.nn.Linear(hidden, 1)
+        with torch.no_grad():
+            v_head.weight.normal_(0.0, 1.0 / (hidden + 1) ** 0.5, generator=g)
+            v_head.bias.zero_()
+        model.add_module("v_head", v_head)
+    model.to(dev)
+
+    ref: list[torch.Tensor] | None = None
+    if cfg.loss.kl_beta > 0:  # the initial policy, before any checkpoint is loaded
+        model.eval()
+        ref = []
+        with torch.no_grad():
+            for i in range(0, len(samples), cfg.batch_size):
+                lp, _ = token_logps(model, samples[i : i + cfg.batch_size], tok.pad_token_id, cfg.bf16)
+                ref.extend(lp[k, : len(samples[i + k].tokens.input_ids) - 1].cpu() for k in range(lp.size(0)))
+    model.train()
+    opt = common.make_optimizer(model, cfg.optim)
+    sched = common.make_scheduler(opt, cfg.optim, len(steps))
+    start = 0
+    if resume:
+        def check(state: dict[str, Any]) -> None:
+            if state.get("total_steps") != len(steps):
+                raise CheckpointError(f"{resume}: planned {state.get('total_steps')} steps, this configuration plans {len(steps)}")
+
+        start = int(common.load_checkpoint(resume, model, opt, sched, digest, check)["step"])
+    events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), total_steps=len(steps), start_step=start,
+                resumed_from=resume, device=str(dev), algorithm=cfg.loss.algorithm)
+
+    extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
+    old_cache: dict[int, torch.Tensor] = {}
+    loss_val = float("nan")
+    for step in range(start, len(steps)):
+        epoch, micro, inner = steps[step]
+        t0 = time.perf_counter()
+        if inner == 0 or not old_cache:
+            old_cache = {}
+            model.eval()
+            with torch.no_grad():
+                for mb in micro:
+                    out = token_logps(model, [samples[i] for i in mb], tok.pad_token_id, cfg.bf16, values=use_value)
+                    lp, mk = out[0], out[1]
+                    if use_value:
+                        v = out[2]
+                        rew = torch.zeros_like(lp)
+                        last = (mk * torch.arange(mk.size(1), device=mk.device)).argmax(-1)  # last trained token
+                        rew[torch.arange(len(mb)), last] = torch.tensor([samples[i].reward for i in mb], dtype=lp.dtype, device=lp.device)
+                        a, ret = gae(rew, v, mk, cfg.gamma, cfg.lam)
+                    for k, i in enumerate(mb):
+                        n = len(samples[i].tokens.input_ids) - 1
+                        entry = {"logp": lp[k, :n].detach()}
+                        if use_value:
+                            entry.update(values=v[k, :n].detach(), adv=a[k, :n].detach(), ret=ret[k, :n].detach(), mask=mk[k, :n])
+                        old_cache[i] = entry
+            if use_value and cfg.whiten_advantages:
+                flat_a = torch.cat([e["adv"] for e in old_cache.values()])
+                flat_m = torch.cat([e["mask"] for e in old_cache.values()])
+                mean = masked_mean(flat_a, flat_m)
+                std = masked_mean((flat_a - mean) ** 2, flat_m).sqrt()
+                for e in old_cache.values():
+                    e["adv"] = (e["adv"] - mean) / (std + 1e-8) * e["mask"]
+            model.train()
+        total, agg = 0.0, {}
+        for mb in micro:
+            batch_samples = [samples[i] for i in mb]
+            out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value)
+            logp, mask = out[0], out[1]
+            width = logp.size(1)
+            stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
+            ref_lp = torch.stack([_pad_to(ref[i], width) for i in mb]).to(logp.device) if ref is not None else None
+            if use_value:
+                loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp)
+                vloss, vmetrics = value_loss(out[2], stack("values"), stack("ret"), mask, cfg.vf_clip)
+                loss = loss + cfg.vf_coef * vloss
+                metrics.update(vmetrics)
+            else:
+                loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss, ref_logp=ref_lp)
+            (loss / len(micro)).backward()
+            total += float(loss.detach()) / len(micro)
+            for k, v in metrics.items():
+                agg[k] = agg.get(k, 0.0) + v / len(micro)
+        grad_norm = torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad],
+                                                   cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf"))
+        lr = sched.get_last_lr()[0]
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        loss_val = total
+        done_steps = step + 1
+        dt = time.perf_counter() - t0
+        n_tokens = sum(len(samples[i].tokens.input_ids) for mb in micro for i in mb)
+        if done_steps % cfg.log_every == 0 or done_steps == len(steps):
+            events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=float(grad_norm),
+                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg)
+        at_boundary = inner == cfg.ppo_epochs - 1
+        if cfg.save_every and done_steps % cfg.save_every == 0 and at_boundary and done_steps < len(steps):
+            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
+            events.checkpoint(path, done_steps)
+    path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
+    events.checkpoint(path, len(steps))
+    final = common.save_final(cfg.output_dir, model, tok)
+    return {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}

@@ -1,0 +1,185 @@
+"""Supervised fine-tuning on exported conversations (``python -m gymflow_trainer sft``).
+
+A plain torch loop. The whole schedule of batches is computed up front from (seed, data, config), so
+the data position of a checkpoint is just the optimiser step it reached, and ``--resume-from`` continues
+exactly where the run stopped: same batches, same optimiser and scheduler state, same RNG.
+
+Loss of one optimiser step (``grad_accum`` micro-batches ``b``; ``w`` the per-token weights — 1, or
+``step_reward / mean step_reward`` with ``step_weighted``; ``N`` the trained tokens of the whole step):
+
+    L = Σ_b Σ_t w_t · CE_t / N
+
+so accumulation gives the same gradient as one big batch, whatever the micro-batch split.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from . import common
+from .config import SftConfig
+from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, file_digest, load_sft, warn_stderr
+from .errors import CheckpointError, DataError
+from .events import EventWriter
+
+
+def build_schedule(examples: list[SftExample], cfg: SftConfig) -> list[tuple[int, list[list[int]]]]:
+    """Every optimiser step as ``(epoch, micro-batches of example indices)``.
+
+    Without curriculum each epoch is a permutation drawn from ``seed`` and the epoch number. With it,
+    examples run easiest first (:func:`data.curriculum_order`) and each epoch uses a growing prefix of that
+    order (:func:`data.curriculum_pool`). A last short group of micro-batches at an epoch's end is a step.
+    """
+    n = len(examples)
+    easy = curriculum_order(examples) if cfg.curriculum else None
+    steps: list[tuple[int, list[list[int]]]] = []
+    for epoch in range(cfg.epochs):
+        if easy is not None:
+            order = easy[: curriculum_pool(n, epoch, cfg.epochs, cfg.curriculum_start)]
+        else:
+            g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
+            order = torch.randperm(n, generator=g).tolist()
+        micro = [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
+        for j in range(0, len(micro), cfg.grad_accum):
+            steps.append((epoch, micro[j : j + cfg.grad_accum]))
+    if cfg.max_steps is not None:
+        steps = steps[: cfg.max_steps]
+    return steps
+
+
+def collate(examples: list[SftExample], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
+    """Right-padded tensors: input_ids, attention_mask, labels (-100 on padding), weights (0 on padding)."""
+    L = max(len(e.input_ids) for e in examples)
+    ids = torch.full((len(examples), L), pad_id, dtype=torch.long)
+    att = torch.zeros((len(examples), L), dtype=torch.long)
+    lab = torch.full((len(examples), L), IGNORE, dtype=torch.long)
+    w = torch.zeros((len(examples), L), dtype=torch.float32)
+    for i, e in enumerate(examples):
+        n = len(e.input_ids)
+        ids[i, :n] = torch.tensor(e.input_ids)
+        att[i, :n] = 1
+        lab[i, :n] = torch.tensor(e.labels)
+        w[i, :n] = torch.tensor(e.weights)
+    return {"input_ids": ids.to(dev), "attention_mask": att.to(dev), "labels": lab.to(dev), "weights": w.to(dev)}
+
+
+def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
+    """Padding-free: the examples concatenated into one row, ``position_ids`` restarting at each example and a
+    block-diagonal causal 4D boolean ``attention_mask`` (no token attends across examples). The first token of
+    each example is never a label (as in the padded layout, where nothing predicts it)."""
+    ids, lab, w, pos, seg = [], [], [], [], []
+    for k, e in enumerate(examples):
+        n = len(e.input_ids)
+        ids += e.input_ids
+        lab += [IGNORE] + e.labels[1:]
+        w += [0.0] + e.weights[1:]
+        pos += list(range(n))
+        seg += [k] * n
+    T = len(ids)
+    s = torch.tensor(seg)
+    allowed = (s[:, None] == s[None, :]) & torch.tril(torch.ones(T, T, dtype=torch.bool))
+    return {
+        "input_ids": torch.tensor([ids], device=dev),
+        "position_ids": torch.tensor([pos], device=dev),
+        "attention_mask": allowed[None, None].to(dev),
+        "labels": torch.tensor([lab], device=dev),
+        "weights": torch.tensor([w], dtype=torch.float32, device=dev),
+    }
+
+
+def token_losses(model: Any, batch: dict[str, torch.Tensor], bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token cross-entropy ``[B, T-1]`` (float32, 0 where not trained) and the matching weights."""
+    with common.autocast_ctx(bf16):
+        kw = {"position_ids": batch["position_ids"]} if "position_ids" in batch else {}
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **kw).logits
+    labels = batch["labels"][:, 1:]
+    ce = F.cross_entropy(logits[:, :-1, :].float().reshape(-1, logits.size(-1)), labels.reshape(-1),
+                         reduction="none", ignore_index=IGNORE).view(labels.shape)
+    return ce, batch["weights"][:, 1:] * (labels != IGNORE)
+
+
+def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
+    """Trains and returns the ``done`` event's fields."""
+    import os
+
+    os.makedirs(cfg.output_dir, exist_ok=True)
+    common.seed_everything(cfg.seed)
+    dev = common.device()
+    digest = file_digest(cfg.data)
+    resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
+
+    model, tok = common.load_model_and_tokenizer(cfg.model, cfg.lora)
+    examples = load_sft(cfg.data, tok, cfg.max_length, mask_observations=cfg.mask_observations, step_weighted=cfg.step_weighted,
+                        overlong=cfg.overlong, chunk_overlap=cfg.chunk_overlap, warn=warn_stderr)
+    if not examples:
+        raise DataError(f"{cfg.data}: no example has a trained token")
+    schedule = build_schedule(examples, cfg)
+    model.to(dev)
+    model.train()
+    opt = common.make_optimizer(model, cfg.optim)
+    sched = common.make_scheduler(opt, cfg.optim, len(schedule))
+    start = 0
+    if resume:
+        def check(state: dict[str, Any]) -> None:
+            if state.get("total_steps") != len(schedule):
+                raise CheckpointError(f"{resume}: planned {state.get('total_steps')} steps, this configuration plans {len(schedule)}")
+
+        state = common.load_checkpoint(resume, model, opt, sched, digest, check)
+        start = int(state["step"])
+    events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,
+                resumed_from=resume, device=str(dev),
+                trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad))
+
+    extra = {**common.config_extra(cfg, digest), "total_steps": len(schedule)}
+    loss_val = float("nan")
+    for step in range(start, len(schedule)):
+        epoch, micro = schedule[step]
+        t0 = time.perf_counter()
+        n_trained = sum(examples[i].num_trained for mb in micro for i in mb)
+        n_tokens = sum(len(examples[i].input_ids) for mb in micro for i in mb)
+        total = 0.0
+        for mb in micro:
+            batch = (collate_packed if cfg.packing else collate)([examples[i] for i in mb], tok.pad_token_id, dev)
+            ce, w = token_losses(model, batch, cfg.bf16)
+            loss = (ce * w).sum() / max(n_trained, 1)
+            loss.backward()
+            total += float(loss.detach())
+        grad_norm = torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad],
+                                                   cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf"))
+        lr = sched.get_last_lr()[0]
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        loss_val = total
+        done_steps = step + 1
+        dt = time.perf_counter() - t0
+        if done_steps % cfg.log_every == 0 or done_steps == len(schedule):
+            events.progress(step=done_steps, total_steps=len(schedule), epoch=epoch, loss=loss_val, lr=lr,
+                            grad_norm=float(grad_norm), tokens=n_tokens, trained_tokens=n_trained,
+                            tokens_per_s=n_tokens / dt if dt > 0 else None)
+        if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(schedule):
+            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
+            events.checkpoint(path, done_steps)
+    path = common.save_checkpoint(cfg.output_dir, len(schedule), model, tok, opt, sched, extra, cfg.keep_last)
+    events.checkpoint(path, len(schedule))
+    final = common.save_final(cfg.output_dir, model, tok)
+    return {"step": len(schedule), "loss": loss_val, "path": final, "checkpoint": path}
+
+
+def evaluate_loss(model: Any, examples: list[SftExample], pad_id: int, bf16: bool = False) -> float:
+    """Weighted token-mean loss over ``examples`` (no gradient)."""
+    dev = next(model.parameters()).device
+    tot, n = 0.0, 0
+    with torch.no_grad():
+        for e in examples:
+            ce, w = token_losses(model, collate([e], pad_id, dev), bf16)
+            tot += float((ce * w).sum())
+            n += e.num_trained
+    return tot / max(n, 1)
+
+
+__all__ = ["run", "build_schedule", "collate", "collate_packed", "token_losses", "evaluate_loss"]

@@ -1,0 +1,62 @@
+"""Advantages and DAPO helpers against values worked out by hand."""
+
+import math
+
+import torch
+
+from gymflow_trainer.advantages import dynamic_sampling_filter, gae, group_advantages, overlong_penalty
+
+
+def close(t, xs, tol=1e-6):
+    return all(abs(float(a) - b) < tol for a, b in zip(t.flatten().tolist(), xs)) and t.numel() == len(xs)
+
+
+def test_group_advantages_grpo_and_dr_grpo():
+    # group a: rewards [1, 0, 1] → mean 2/3; population std = sqrt(((1/3)²·2 + (2/3)²)/3) = sqrt(2/9) = 0.4714045
+    #   → (1 − 2/3)/0.4714045 = 0.7071068, (0 − 2/3)/0.4714045 = −1.4142136
+    # group b: rewards [0.5, 0.5] → std 0 → 0/(0 + eps) = 0
+    r = torch.tensor([1.0, 0.0, 1.0, 0.5, 0.5])
+    g = ["a", "a", "a", "b", "b"]
+    assert close(group_advantages(r, g, eps=0.0 + 1e-12), [0.7071068, -1.4142136, 0.7071068, 0.0, 0.0])
+    # Dr. GRPO (no std): R − mean = [1/3, −2/3, 1/3, 0, 0]
+    assert close(group_advantages(r, g, norm_std=False), [1 / 3, -2 / 3, 1 / 3, 0.0, 0.0])
+    # sample std: sqrt((6/9)/2) = sqrt(1/3) = 0.5773503 → 0.3333/0.5774 = 0.5773503, −0.6667/0.5774 = −1.1547005
+    assert close(group_advantages(r, g, eps=1e-12, unbiased=True), [0.5773503, -1.1547005, 0.5773503, 0.0, 0.0])
+    # default eps 1e-6: (1/3)/(sqrt(2/9) + 1e-6)
+    assert abs(float(group_advantages(r, g)[0]) - (1 / 3) / (math.sqrt(2 / 9) + 1e-6)) < 1e-6
+
+
+def test_gae_contiguous():
+    # γ = 1, λ = 0.5, rewards [0, 0, 1], V [0.5, 0.6, 0.7]:
+    # t2: δ = 1 + 0 − 0.7 = 0.3 → A2 = 0.3
+    # t1: δ = 0 + 0.7 − 0.6 = 0.1 → A1 = 0.1 + 0.5·0.3 = 0.25
+    # t0: δ = 0 + 0.6 − 0.5 = 0.1 → A0 = 0.1 + 0.5·0.25 = 0.225
+    # returns = A + V = [0.725, 0.85, 1.0]
+    adv, ret = gae(torch.tensor([[0.0, 0.0, 1.0]]), torch.tensor([[0.5, 0.6, 0.7]]), torch.ones(1, 3), gamma=1.0, lam=0.5)
+    assert close(adv, [0.225, 0.25, 0.3]) and close(ret, [0.725, 0.85, 1.0])
+
+
+def test_gae_skips_masked_positions():
+    # mask [1, 0, 1] (an observation token in the middle): t2: A2 = 0.3 as above; t1 masked → 0;
+    # t0: next valid V is V2 = 0.7 → δ = 0 + 0.7 − 0.5 = 0.2 → A0 = 0.2 + 0.5·0.3 = 0.35
+    # returns [0.85, 0, 1.0]
+    adv, ret = gae(torch.tensor([[0.0, 0.0, 1.0]]), torch.tensor([[0.5, 0.6, 0.7]]), torch.tensor([[1.0, 0.0, 1.0]]), gamma=1.0, lam=0.5)
+    assert close(adv, [0.35, 0.0, 0.3]) and close(ret, [0.85, 0.0, 1.0])
+
+
+def test_gae_discounted_return():
+    # γ = 0.9, λ = 1, V = 0, rewards [1, 1]: A1 = 1; A0 = 1 + 0.9·1 = 1.9 (the discounted return)
+    adv, ret = gae(torch.tensor([[1.0, 1.0]]), torch.zeros(1, 2), torch.ones(1, 2), gamma=0.9, lam=1.0)
+    assert close(adv, [1.9, 1.0]) and close(ret, [1.9, 1.0])
+
+
+def test_dynamic_sampling_filter():
+    # a: [1, 1, 0] mixed → keep; b: [1] single → all equal → drop; c: [0.5, 0.5] → drop
+    keep = dynamic_sampling_filter(torch.tensor([1.0, 1.0, 0.0, 1.0, 0.5, 0.5]), ["a", "a", "a", "b", "c", "c"])
+    assert keep.tolist() == [True, True, True, False, False, False]
+
+
+def test_overlong_penalty():
+    # L_max = 10, L_cache = 4 → ramp starts after 6: L=6 → 0; L=7 → (6−7)/4 = −0.25; L=8 → −0.5; L=10 → −1; L=11 → −1
+    p = overlong_penalty(torch.tensor([3, 6, 7, 8, 10, 11]), l_max=10, l_cache=4)
+    assert close(p, [0.0, 0.0, -0.25, -0.5, -1.0, -1.0])

@@ -1,0 +1,106 @@
+"""RL trainer (GRPO family): on-policy first step, and the update moves probability toward the better member."""
+
+import json
+
+import pytest
+import torch
+
+from conftest import TINY, conversation, write_jsonl
+from gymflow_trainer import rl
+from gymflow_trainer.common import load_model_and_tokenizer
+from gymflow_trainer.config import RlConfig, from_dict
+from gymflow_trainer.data import load_rl
+from gymflow_trainer.events import EventWriter
+
+
+class Capture:
+    def __init__(self):
+        self.lines = []
+
+    def write(self, s):
+        self.lines += [json.loads(x) for x in s.splitlines() if x.strip()]
+
+    def flush(self):
+        pass
+
+
+def rl_file(tmp_path):
+    conv = conversation()
+    good = {"role": "assistant", "content": '<tool_call>\n{"name":"submit","arguments":{"answer":"hi"}}\n</tool_call>', "train": True}
+    bad = {"role": "assistant", "content": "no idea", "train": True}
+    recs = []
+    for t in range(2):
+        recs.append({"task_id": f"t{t}", "prompt": conv[:2], "group": [
+            {"completion": [good], "reward": 1.0, "advantage": 1.0},
+            {"completion": [bad], "reward": 0.0, "advantage": -1.0},
+        ]})
+    recs.append({"task_id": "uniform", "prompt": conv[:2], "group": [{"completion": [good], "reward": 1.0, "advantage": 0.0},
+                                                                     {"completion": [bad], "reward": 1.0, "advantage": 0.0}]})
+    return write_jsonl(tmp_path / "rl.jsonl", recs)
+
+
+def make(tmp_path, out, **kw):
+    doc = {"data": rl_file(tmp_path), "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 6}
+    doc.update(kw)
+    cfg = from_dict(RlConfig, doc)
+    cfg.validate()
+    return cfg
+
+
+def seq_logps(model_dir, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    samples = load_rl(rl_file(tmp_path), tok, 4096)
+    with torch.no_grad():
+        lp, mask = rl.token_logps(model, samples, tok.pad_token_id)
+    return (lp.sum(-1) / mask.sum(-1)).tolist(), [s.reward for s in samples]
+
+
+@pytest.mark.parametrize("algorithm", ["grpo", "dr_grpo", "dapo", "gspo", "sapo"])
+def test_first_step_is_on_policy(tmp_path, algorithm):
+    cfg = make(tmp_path, algorithm, loss={"algorithm": algorithm}, max_steps=1)
+    cap = Capture()
+    rl.run(cfg, EventWriter(cap))
+    prog = [e for e in cap.lines if e["event"] == "progress"][0]
+    assert prog["ratio_mean"] == pytest.approx(1.0, abs=1e-6) and prog["clip_frac"] == 0.0
+
+
+def test_grpo_moves_toward_the_better_member_and_drops_uniform_groups(tmp_path):
+    cfg = make(tmp_path, "grpo", epochs=6, ppo_epochs=2, drop_uniform_groups=True, loss={"algorithm": "grpo", "kl_beta": 0.01})
+    cap = Capture()
+    res = rl.run(cfg, EventWriter(cap))
+    assert cap.lines[0]["dropped"] == 2 and cap.lines[0]["samples"] == 4
+    prog = [e for e in cap.lines if e["event"] == "progress"]
+    assert any(p["ratio_mean"] != pytest.approx(1.0, abs=1e-9) for p in prog)  # reuse epochs are off-policy
+    # the policy after training prefers the rewarded completion (per-token log-prob) more than before
+    init_dir = str(tmp_path / "init")
+    model, tok = load_model_and_tokenizer(cfg.model, None)
+    model.save_pretrained(init_dir)
+    tok.save_pretrained(init_dir)
+    before, rewards = seq_logps(init_dir, tmp_path)
+    after, _ = seq_logps(res["path"], tmp_path)
+    gap = lambda lps: lps[0] - lps[1]  # noqa: E731  (member 0 rewarded, member 1 not, task t0)
+    assert rewards[:2] == [1.0, 0.0]
+    assert gap(after) > gap(before) + 0.1
+
+
+def test_ppo_with_value_head(tmp_path):
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    cfg = make(tmp_path, "ppo", loss={"algorithm": "ppo"}, epochs=8, ppo_epochs=2, vf_coef=1.0, optim={"lr": 5e-3})
+    cap = Capture()
+    res = rl.run(cfg, EventWriter(cap))
+    prog = [e for e in cap.lines if e["event"] == "progress"]
+    assert prog[0]["ratio_mean"] == pytest.approx(1.0, abs=1e-6)
+    assert {"vf_loss", "vf_clip_frac", "value_mean", "clip_frac"} <= set(prog[0])
+    # the value head learns the (single) reward scale: value loss falls
+    first = sum(p["vf_loss"] for p in prog[:4]) / 4
+    last = sum(p["vf_loss"] for p in prog[-4:]) / 4
+    assert last < first
+    # the head is in the resumable state, not in the saved policy
+    assert "v_head.weight" in load_file(f"{res['checkpoint']}/trainable.safetensors")
+    AutoModelForCausalLM.from_pretrained(res["path"])
+    assert "v_head" not in str(load_file(f"{res['path']}/model.safetensors").keys())

@@ -1,0 +1,231 @@
+"""SFT trainer: each switch has an observable effect; resume after SIGKILL continues exactly."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from conftest import TINY, sft_record, write_jsonl
+from gymflow_trainer import sft
+from gymflow_trainer.config import from_dict, SftConfig
+from gymflow_trainer.data import IGNORE, load_sft
+from gymflow_trainer.events import EventWriter
+
+TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Capture:
+    def __init__(self):
+        self.lines = []
+
+    def write(self, s):
+        self.lines += [json.loads(x) for x in s.splitlines() if x.strip()]
+
+    def flush(self):
+        pass
+
+
+def make_cfg(tmp_path, data, **kw):
+    doc = {"data": data, "output_dir": str(tmp_path / kw.pop("out", "out")), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}}
+    doc.update(kw)
+    cfg = from_dict(SftConfig, doc)
+    cfg.validate()
+    return cfg
+
+
+def run(cfg):
+    cap = Capture()
+    result = sft.run(cfg, EventWriter(cap))
+    return result, cap.lines
+
+
+def dataset(tmp_path, n=4):
+    recs = [sft_record(n_steps=2 + i % 2, reward=i / n, rewards=(0.25 + i / 10, 1.0)) for i in range(n)]
+    return write_jsonl(tmp_path / "sft.jsonl", recs)
+
+
+def test_masked_tokens_get_zero_gradient(tokenizer, tmp_path):
+    ex = load_sft(dataset(tmp_path, 1), tokenizer, 4096)[0]
+    batch = sft.collate([ex], tokenizer.pad_token_id, torch.device("cpu"))
+    logits = torch.randn(1, len(ex.input_ids), len(tokenizer), requires_grad=True)
+    fake = lambda **_: SimpleNamespace(logits=logits)  # noqa: E731
+    ce, w = sft.token_losses(fake, batch)
+    (ce * w).sum().backward()
+    g = logits.grad[0].abs().sum(-1)  # position t predicts label t+1
+    next_labels = torch.tensor(ex.labels[1:] + [IGNORE])
+    assert torch.all(g[next_labels == IGNORE] == 0)
+    assert torch.all(g[next_labels != IGNORE] > 0)
+
+
+def test_step_weighted_loss_is_reward_weighted_ce(tokenizer, tmp_path):
+    path = dataset(tmp_path, 1)
+    plain = load_sft(path, tokenizer, 4096)[0]
+    weighted = load_sft(path, tokenizer, 4096, step_weighted=True)[0]
+    torch.manual_seed(0)
+    logits = torch.randn(1, len(plain.input_ids), len(tokenizer))
+    fake = lambda **_: SimpleNamespace(logits=logits)  # noqa: E731
+    dev = torch.device("cpu")
+    ce, w = sft.token_losses(fake, sft.collate([plain], 0, dev))
+    ce2, w2 = sft.token_losses(fake, sft.collate([weighted], 0, dev))
+    # rewards 0.25 and 1.0 → mean 0.625 → weights 0.4 and 1.6 on the two assistant messages
+    assert sorted({round(x, 6) for x in w2[w2 > 0].tolist()}) == [0.4, 1.6]
+    assert torch.equal(ce, ce2)
+    expected = (ce * w2).sum()
+    assert not torch.isclose(expected, (ce * w).sum())
+    assert torch.isclose((ce2 * w2).sum(), expected)
+
+
+def test_training_reduces_loss_and_writes_loadable_final(tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    cfg = make_cfg(tmp_path, dataset(tmp_path), epochs=4, batch_size=2)
+    result, lines = run(cfg)
+    prog = [e for e in lines if e["event"] == "progress"]
+    assert prog[-1]["loss"] < prog[0]["loss"]
+    assert all(set(e) >= {"step", "loss", "lr", "tokens_per_s"} for e in prog)
+    assert lines[0]["event"] == "start" and any(e["event"] == "checkpoint" for e in lines)
+    AutoModelForCausalLM.from_pretrained(result["path"])
+    AutoTokenizer.from_pretrained(result["path"])
+
+
+def test_gradient_accumulation_matches_one_big_batch(tmp_path):
+    data = dataset(tmp_path)
+    a, _ = run(make_cfg(tmp_path, data, out="a", batch_size=2, grad_accum=1, max_steps=1))
+    b, _ = run(make_cfg(tmp_path, data, out="b", batch_size=1, grad_accum=2, max_steps=1))
+    assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
+
+
+def test_lora_trains_only_the_adapter(tmp_path):
+    from gymflow_trainer.common import load_model_and_tokenizer
+
+    cfg = make_cfg(tmp_path, dataset(tmp_path), lora={"r": 4, "alpha": 8}, max_steps=2)
+    model, _ = load_model_and_tokenizer(cfg.model, cfg.lora)
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    result, lines = run(cfg)
+    assert lines[0]["trainable_params"] == sum(p.numel() for p in model.parameters() if p.requires_grad)
+    assert os.path.isfile(os.path.join(result["checkpoint"], "model", "adapter_config.json"))
+    assert os.path.isfile(os.path.join(result["path"], "config.json"))  # final = merged full model
+
+
+def test_gradient_checkpointing_gives_the_same_loss(tmp_path):
+    data = dataset(tmp_path)
+    a, _ = run(make_cfg(tmp_path, data, out="a", max_steps=2))
+    cfg = make_cfg(tmp_path, data, out="b", max_steps=2)
+    cfg.model.gradient_checkpointing = True
+    from gymflow_trainer.common import load_model_and_tokenizer
+
+    m, _ = load_model_and_tokenizer(cfg.model, None)
+    assert getattr(m, "is_activation_checkpointing", None) or m.is_gradient_checkpointing
+    b, _ = run(cfg)
+    assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
+
+
+def test_curriculum_schedule_widens(tmp_path, tokenizer):
+    cfg = make_cfg(tmp_path, dataset(tmp_path), curriculum=True, curriculum_start=0.5, epochs=3)
+    exs = load_sft(cfg.data, tokenizer, cfg.max_length)
+    sched = sft.build_schedule(exs, cfg)
+    per_epoch = {}
+    for epoch, micro in sched:
+        per_epoch.setdefault(epoch, []).extend(i for mb in micro for i in mb)
+    assert [len(per_epoch[e]) for e in range(3)] == [2, 3, 4]
+    assert per_epoch[0] == per_epoch[2][:2]  # easiest first, every epoch
+
+
+def test_bf16_switch_runs(tmp_path):
+    result, _ = run(make_cfg(tmp_path, dataset(tmp_path), bf16=True, max_steps=1))
+    assert result["loss"] == result["loss"]  # finite
+
+
+def _cli(cfg_path, *extra):
+    env = dict(os.environ, PYTHONPATH=TRAINER_DIR, OMP_NUM_THREADS="1")
+    return subprocess.Popen([sys.executable, "-m", "gymflow_trainer", "sft", "--config", cfg_path, *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+
+
+def _events(proc):
+    out, _ = proc.communicate(timeout=300)
+    return [json.loads(x) for x in out.splitlines() if x.strip()]
+
+
+def test_sigkill_then_resume_reaches_the_same_final_loss(tmp_path):
+    data = dataset(tmp_path, 6)
+    common = {"data": data, "model": {"tiny": dict(TINY)}, "optim": {"lr": 5e-3, "scheduler": "cosine", "warmup_steps": 2},
+              "epochs": 3, "batch_size": 2, "save_every": 2, "keep_last": 10, "lora": {"r": 4, "alpha": 8, "dropout": 0.1}}
+    full_cfg = tmp_path / "full.json"
+    full_cfg.write_text(json.dumps({**common, "output_dir": str(tmp_path / "full")}))
+    killed_cfg = tmp_path / "killed.json"
+    killed_cfg.write_text(json.dumps({**common, "output_dir": str(tmp_path / "killed")}))
+
+    full = _events(_cli(str(full_cfg)))
+    assert full[-1]["event"] == "done"
+
+    proc = _cli(str(killed_cfg))
+    ckpt = None
+    for line in proc.stdout:
+        ev = json.loads(line)
+        if ev["event"] == "checkpoint":
+            ckpt = ev
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL and ckpt is not None and ckpt["step"] == 2
+
+    resumed = _events(_cli(str(killed_cfg), "--resume-from", "latest"))
+    start = resumed[0]
+    assert start["event"] == "start" and start["start_step"] >= 2
+    assert resumed[-1]["event"] == "done"
+    full_prog = {e["step"]: e["loss"] for e in full if e["event"] == "progress"}
+    res_prog = {e["step"]: e["loss"] for e in resumed if e["event"] == "progress"}
+    assert min(res_prog) == start["start_step"] + 1  # nothing skipped, nothing repeated
+    for step, loss in res_prog.items():
+        assert loss == pytest.approx(full_prog[step], abs=1e-6, rel=1e-6)
+    assert resumed[-1]["loss"] == pytest.approx(full[-1]["loss"], abs=1e-6, rel=1e-6)
+
+
+def test_resume_on_other_data_is_refused(tmp_path):
+    from gymflow_trainer.errors import CheckpointError
+
+    cfg = make_cfg(tmp_path, dataset(tmp_path), max_steps=1)
+    result, _ = run(cfg)
+    other = write_jsonl(tmp_path / "other.jsonl", [sft_record(reward=0.3)])
+    cfg2 = make_cfg(tmp_path, other, max_steps=1, resume_from=result["checkpoint"])
+    with pytest.raises(CheckpointError, match="different dataset"):
+        run(cfg2)
+
+
+def test_packing_gives_the_padded_loss_without_padding(tmp_path, tokenizer):
+    data = dataset(tmp_path)
+    exs = load_sft(data, tokenizer, 4096)
+    packed = sft.collate_packed(exs[:3], 0, torch.device("cpu"))
+    padded = sft.collate(exs[:3], 0, torch.device("cpu"))
+    assert packed["input_ids"].numel() == sum(len(e.input_ids) for e in exs[:3]) < padded["input_ids"].numel()
+    a, _ = run(make_cfg(tmp_path, data, out="a", batch_size=3, max_steps=2))
+    b, _ = run(make_cfg(tmp_path, data, out="b", batch_size=3, max_steps=2, packing=True))
+    assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
+
+
+def test_chunked_training_runs_on_more_shorter_examples(tmp_path):
+    data = dataset(tmp_path)
+    _, lines = run(make_cfg(tmp_path, data, out="chunk", max_length=160, chunk_overlap=16, max_steps=2))
+    assert lines[0]["examples"] > 4
+    assert all(e["tokens"] <= 160 for e in lines if e["event"] == "progress")
+
+
+def test_sigterm_prints_an_error_event_and_exits_143(tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"data": dataset(tmp_path), "output_dir": str(tmp_path / "o"), "model": {"tiny": dict(TINY)},
+                               "epochs": 50, "save_every": 1}))
+    proc = _cli(str(cfg))
+    for line in proc.stdout:
+        if json.loads(line)["event"] == "checkpoint":
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest = [json.loads(x) for x in proc.stdout.read().splitlines() if x.strip()]
+    proc.wait(timeout=60)
+    assert proc.returncode == 143 and rest[-1]["event"] == "error" and rest[-1]["type"] == "Terminated"
