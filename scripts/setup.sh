@@ -204,9 +204,21 @@ setup_docker() {
   summary+=("docker MISSING")
 }
 
+# The coding sandbox's base image, built locally (no registry needed) and reused by the hash of its recipe.
+setup_sandbox_image() {
+  docker_ok || return 0
+  if bash scripts/build-sandbox-image.sh >"$STATE/sandbox-image.log" 2>&1; then
+    summary+=("sandbox image ok")
+  else
+    warn "sandbox image build failed (see .gymflow/sandbox-image.log): Docker sandbox tests will fail"
+    summary+=("sandbox image MISSING")
+  fi
+}
+
 setup_node
 setup_python
 setup_docker
+setup_sandbox_image
 
 summary_line="$(printf '%s, ' "${summary[@]}")"
 log "${summary_line%, } [$((SECONDS - started))s]"

@@ -3,15 +3,23 @@ import { checkEnv } from '../src/core/check-env.js';
 import { getProfile } from '../src/core/profiles/index.js';
 import { listEnvs, make } from '../src/core/registry.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
+import { requires } from './support/requires.js';
 
 beforeAll(() => registerBuiltinEnvs());
 
+const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0'];
+const NEEDS_DOCKER = ['gymflow/sandbox-v0'];
+
 describe('every registered environment', () => {
   it('has at least the built-in environments', () => {
-    expect(listEnvs().map((s) => s.id)).toEqual(expect.arrayContaining(['gymflow/text-math-v0', 'gymflow/tool-use-v0']));
+    expect(listEnvs().map((s) => s.id)).toEqual(expect.arrayContaining(['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/sandbox-v0']));
   });
 
-  for (const id of ['gymflow/text-math-v0', 'gymflow/tool-use-v0']) {
+  it('are all covered by this file', () => {
+    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER].sort());
+  });
+
+  for (const id of IN_PROCESS) {
     it(`${id} passes checkEnv under several seeds`, async () => {
       for (const seed of [0, 1, 2]) {
         const report = await checkEnv(() => make(id), { seed });
@@ -25,6 +33,23 @@ describe('every registered environment', () => {
       const byName = (tools: readonly { name: string; category: string }[]): Record<string, string> =>
         Object.fromEntries(tools.map((t) => [t.name, t.category]));
       expect(byName(env.tools)).toEqual(byName(profile.tools));
+      await env.close();
+    });
+  }
+});
+
+requires.docker().describe('every registered Docker environment', () => {
+  for (const id of NEEDS_DOCKER) {
+    it(`${id} passes checkEnv`, async () => {
+      const report = await checkEnv(() => make(id), { seed: 0 });
+      expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+    }, 120_000);
+
+    it(`${id} offers exactly the tools of its domain profile, with the same categories`, async () => {
+      const env = make(id);
+      const byName = (tools: readonly { name: string; category: string }[]): Record<string, string> =>
+        Object.fromEntries(tools.map((t) => [t.name, t.category]));
+      expect(byName(env.tools)).toEqual(byName(getProfile(env.domain).tools));
       await env.close();
     });
   }

@@ -11,6 +11,7 @@ import { profilesCommand } from './commands/profiles.js';
 import { recordCommand } from './commands/record.js';
 import { runEpisodeCommand } from './commands/run-episode.js';
 import { rewardCommand } from './commands/reward.js';
+import { sandboxCommand } from './commands/sandbox.js';
 import { storeCommand } from './commands/store.js';
 import { reportError } from './errors.js';
 
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   recordCommand(program);
   profilesCommand(program);
   rewardCommand(program);
+  sandboxCommand(program);
   collectCommand(program);
   exportCommand(program);
   storeCommand(program);

@@ -26,9 +26,10 @@ export function formatTable(rows: readonly Record<string, unknown>[], columns: r
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
-/** Integers as they are, other numbers with 3 significant decimals. */
+/** Integers as they are, NaN as a dash, other numbers with 3 decimals (1 from 100 up). */
 export function formatNumber(v: number): string {
   if (Number.isInteger(v)) return String(v);
+  if (Number.isNaN(v)) return '—';
   if (!Number.isFinite(v)) return String(v);
   return Math.abs(v) >= 100 ? v.toFixed(1) : v.toFixed(3);
 }

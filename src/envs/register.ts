@@ -1,4 +1,5 @@
 import { listEnvs, register } from '../core/registry.js';
+import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
 import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, ToolUseEnv } from './tool-use/env.js';
@@ -8,7 +9,8 @@ import { ToolUseExpert } from './tool-use/expert.js';
 export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID] as const;
 
 /**
- * Registers gymflow's built-in environments with their expert agents. Idempotent: calling it again
+ * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
+ * needs a Docker engine only from its first `reset`). Idempotent: calling it again
  * (from several entry points, or in every test file) leaves the registry as it was.
  *
  * @example
@@ -37,4 +39,5 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new ToolUseExpert() },
     });
   }
+  registerSandboxEnv();
 }

@@ -13,6 +13,8 @@ type DemoRow = {
   meanSteps: number;
   success: number;
   meanReward: number;
+  /** Why the row has no numbers (e.g. no Docker engine for the sandbox). */
+  note?: string;
 };
 
 /**
@@ -34,6 +36,7 @@ export function demoCommand(program: Command): void {
           let steps = 0;
           let successes = 0;
           let reward = 0;
+          let note: string | undefined;
           try {
             for (let i = 0; i < opts.episodes; i++) {
               const agent = resolveAgent(agentSpec, s.id, { seed: i });
@@ -43,11 +46,18 @@ export function demoCommand(program: Command): void {
               successes += t.outcome.success ? 1 : 0;
               reward += t.steps.reduce((a, st) => a + (st.envReward ?? 0), 0);
             }
+          } catch (err) {
+            // One environment that cannot run here (no Docker engine for the sandbox) must not hide the others.
+            note = `unavailable: ${(err as Error).message.split('\n')[0]}`;
           } finally {
             await env.close();
           }
           const n = opts.episodes;
-          rows.push({ env: s.id, agent: agentSpec, episodes: n, steps, meanSteps: steps / n, success: successes / n, meanReward: reward / n });
+          rows.push(
+            note === undefined
+              ? { env: s.id, agent: agentSpec, episodes: n, steps, meanSteps: steps / n, success: successes / n, meanReward: reward / n }
+              : { env: s.id, agent: agentSpec, episodes: 0, steps: 0, meanSteps: NaN, success: NaN, meanReward: NaN, note },
+          );
         }
       }
       if (opts.json) return printJson(rows);
@@ -59,6 +69,7 @@ export function demoCommand(program: Command): void {
           { key: 'meanSteps', header: 'steps/ep', align: 'right' },
           { key: 'success', header: 'success', align: 'right' },
           { key: 'meanReward', header: 'mean reward', align: 'right' },
+          { key: 'note' },
         ]),
       );
     });

@@ -1,0 +1,212 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { ConfigError } from '../../core/errors.js';
+import { getProfile } from '../../core/profiles/index.js';
+import { ToolValidator } from '../../core/tool-validator.js';
+import { parseTrajectory, type Trajectory } from '../../core/trajectory.js';
+import { SANDBOX_ENV_ID, SandboxEnv } from '../../envs/sandbox/env.js';
+import { BUILTIN_TASKS_FILE, builtinTasks, loadTasks, type SandboxTask } from '../../envs/sandbox/tasks.js';
+import { dispatchTool } from '../../envs/sandbox/tools.js';
+import { initialArchive, runTaskTests } from '../../envs/sandbox/workspace.js';
+import {
+  buildSandboxImage,
+  buildSnapshot,
+  diffArchive,
+  dockerClient,
+  gcSandboxes,
+  LABEL_TASK,
+  packTar,
+  Sandbox,
+} from '../../sandbox/index.js';
+import { printJson } from '../options.js';
+
+/** Label naming the tasks file a CLI sandbox was created from (so later commands find its task). */
+const LABEL_TASKS_FILE = 'gymflow.sandbox.tasks-file';
+
+function tasksFrom(file: string | undefined): SandboxTask[] {
+  return file === undefined || file === BUILTIN_TASKS_FILE ? builtinTasks() : loadTasks(file);
+}
+
+function findTask(tasks: readonly SandboxTask[], id: string): SandboxTask {
+  const t = tasks.find((x) => x.id === id);
+  if (!t) throw new ConfigError(`no task '${id}'; known: ${tasks.map((x) => x.id).join(', ')}`);
+  return t;
+}
+
+/** The task a sandbox was created for (from its labels), if any. */
+async function taskOf(id: string): Promise<SandboxTask | undefined> {
+  const info = await dockerClient().getContainer(id).inspect();
+  const taskId = info.Config.Labels?.[LABEL_TASK];
+  if (taskId === undefined) return undefined;
+  return findTask(tasksFrom(info.Config.Labels?.[LABEL_TASKS_FILE]), taskId);
+}
+
+function parseParams(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`--params: not JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError('--params: expected a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** Replays a trajectory's actions in a fresh sandbox; reports the first step whose observation differs. */
+export async function replayTrajectory(t: Trajectory, tasksFile?: string): Promise<{
+  trajectory: string;
+  task: string;
+  steps: number;
+  replayed: number;
+  firstDivergentStep: number | null;
+  divergence?: { expected: string; actual: string };
+  outcome: { recorded: boolean; replayed: boolean | undefined };
+}> {
+  if (t.envId !== SANDBOX_ENV_ID) throw new ConfigError(`replay: trajectory ${t.id} is from ${t.envId}, not ${SANDBOX_ENV_ID}`);
+  const env = new SandboxEnv(tasksFile === undefined ? {} : { tasks: tasksFile });
+  try {
+    await env.reset({ task: t.task.id });
+    let replayed = 0;
+    let success: boolean | undefined;
+    for (const step of t.steps) {
+      const ts = await env.step(step.action);
+      replayed += 1;
+      if (ts.observation !== step.observation) {
+        return {
+          trajectory: t.id,
+          task: t.task.id,
+          steps: t.steps.length,
+          replayed,
+          firstDivergentStep: step.index,
+          divergence: { expected: step.observation, actual: ts.observation },
+          outcome: { recorded: t.outcome.success, replayed: undefined },
+        };
+      }
+      if (ts.terminated || ts.truncated) {
+        success = ts.info.success === true;
+        break;
+      }
+    }
+    return { trajectory: t.id, task: t.task.id, steps: t.steps.length, replayed, firstDivergentStep: null, outcome: { recorded: t.outcome.success, replayed: success } };
+  } finally {
+    await env.close();
+  }
+}
+
+/**
+ * `gymflow sandbox …`: build the image, manage sandboxes that outlive the CLI process, run tools in them,
+ * snapshot and replay. Every sub-command prints JSON.
+ */
+export function sandboxCommand(program: Command): void {
+  const sb = program.command('sandbox').description('Docker sandboxes for gymflow/sandbox-v0: image, create, exec, reset, snapshot, replay, destroy, gc');
+
+  sb.command('build-image')
+    .description('build gymflow/sandbox:<recipe-hash> (+ :latest) offline with debootstrap; no-op when it exists')
+    .option('--force', 'rebuild even when the tagged image exists')
+    .action(async (opts: { force?: boolean }) => {
+      const started = Date.now();
+      const image = await buildSandboxImage({ force: opts.force === true });
+      printJson({ image, seconds: (Date.now() - started) / 1000 });
+    });
+
+  sb.command('create')
+    .description('create a sandbox that lives until `destroy` (with --task: the task repository in /work)')
+    .option('--task <id>', 'task id')
+    .option('--tasks <file>', 'tasks JSONL (default: the built-in tasks)')
+    .option('--image <ref>', 'image (default gymflow/sandbox:latest)')
+    .action(async (opts: { task?: string; tasks?: string; image?: string }) => {
+      const task = opts.task === undefined ? undefined : findTask(tasksFrom(opts.tasks), opts.task);
+      const labels: Record<string, string> = opts.tasks === undefined ? {} : { [LABEL_TASKS_FILE]: opts.tasks };
+      const box = await Sandbox.create({
+        detached: true,
+        ...(task ? { task: task.id } : {}),
+        config: { labels, ...(opts.image === undefined ? {} : { image: opts.image }) },
+      });
+      if (task) await initialArchive(box, task);
+      printJson({ id: box.id, task: task?.id ?? null, image: box.config.image });
+    });
+
+  sb.command('exec')
+    .description('run one coding tool in a sandbox; prints { observation, exitCode, truncated, durationMs }')
+    .argument('<id>', 'sandbox id')
+    .argument('<tool>', 'file_read | file_write | shell | search | git | submit')
+    .option('--params <json>', 'the tool parameters as a JSON object', '{}')
+    .action(async (id: string, tool: string, opts: { params: string }) => {
+      const action = { tool, params: parseParams(opts.params) };
+      const problem = new ToolValidator(getProfile('coding').tools).check(action);
+      if (problem) throw new ConfigError(`${tool}: ${problem.message}`);
+      const box = await Sandbox.attach(id);
+      if (tool === 'submit') {
+        const task = await taskOf(id);
+        if (!task) throw new ConfigError(`sandbox ${id} has no task: create it with --task to submit`);
+        const started = performance.now();
+        const { output: _o, ...tests } = await runTaskTests(box, task, 120);
+        printJson({ observation: tests.success ? 'resolved' : 'not resolved', exitCode: tests.success ? 0 : 1, truncated: false, durationMs: Math.round(performance.now() - started), tests });
+        return;
+      }
+      const o = await dispatchTool(box, action, { shellTimeoutS: 30, maxShellTimeoutS: 300 });
+      // A sandbox that stopped answering was replaced: its id changed, say so.
+      printJson({ observation: o.observation, exitCode: o.exitCode, truncated: o.truncated, durationMs: Math.round(o.durationMs), ...(o.replaced ? { replacedBy: box.id } : {}) });
+    });
+
+  sb.command('reset')
+    .description("restore a sandbox's /work to its task's initial state (empty without a task)")
+    .argument('<id>', 'sandbox id')
+    .action(async (id: string) => {
+      const box = await Sandbox.attach(id);
+      const task = await taskOf(id);
+      const started = performance.now();
+      if (task) await initialArchive(box, task);
+      else await box.reset(await packTar([]));
+      printJson({ id, task: task?.id ?? null, durationMs: Math.round(performance.now() - started) });
+    });
+
+  sb.command('snapshot')
+    .description('write the filesystem diff against the initial state plus facts as one tar file')
+    .argument('<id>', 'sandbox id')
+    .requiredOption('-o, --output <file>', 'snapshot file (.tar)')
+    .action(async (id: string, opts: { output: string }) => {
+      const box = await Sandbox.attach(id);
+      const task = await taskOf(id);
+      const { diff, changed } = await diffArchive(task?.files ?? {}, await box.getTar());
+      const git = await box.exec(['git', '--no-pager', 'status', '--short']);
+      const facts = {
+        kind: 'gymflow.sandbox.snapshot',
+        takenAt: new Date().toISOString(),
+        sandbox: await box.facts(),
+        task: task ? { id: task.id, failToPass: task.failToPass, passToPass: task.passToPass } : null,
+        gitStatus: git.exitCode === 0 ? git.output : null,
+        hardening: box.config,
+      };
+      writeFileSync(opts.output, await buildSnapshot(facts, diff, changed));
+      printJson({ output: opts.output, ...diff });
+    });
+
+  sb.command('replay')
+    .description("re-execute a trajectory's actions in a fresh sandbox; reports the first divergent step")
+    .argument('<trajectory>', 'trajectory JSON file (or JSONL: its first line)')
+    .option('--tasks <file>', 'tasks JSONL (default: the built-in tasks)')
+    .action(async (file: string, opts: { tasks?: string }) => {
+      const text = readFileSync(file, 'utf8').trim();
+      const first = text.startsWith('{') && text.includes('\n{') ? (text.split('\n')[0] as string) : text;
+      const result = await replayTrajectory(parseTrajectory(JSON.parse(first), file), opts.tasks);
+      printJson(result);
+      if (result.firstDivergentStep !== null) process.exitCode = 1;
+    });
+
+  sb.command('destroy')
+    .description('remove a sandbox')
+    .argument('<id>', 'sandbox id')
+    .action(async (id: string) => {
+      const box = await Sandbox.attach(id);
+      await box.destroy();
+      printJson({ id, destroyed: true });
+    });
+
+  sb.command('gc')
+    .description('remove orphaned sandboxes (their creating process is gone); --all removes every gymflow sandbox')
+    .option('--all', 'also detached sandboxes and those of other hosts')
+    .action(async (opts: { all?: boolean }) => {
+      printJson(await gcSandboxes(dockerClient(), { all: opts.all === true }));
+    });
+}

@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import { BaseEnv } from '../../core/base-env.js';
+import { ConfigError, TaskError } from '../../core/errors.js';
+import { getProfile } from '../../core/profiles/index.js';
+import type { Action, Split, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
+import { resolveConfig, Sandbox, type SandboxConfig } from '../../sandbox/index.js';
+import type { TestOutcome } from './grading.js';
+import { builtinTasks, loadTasks, sandboxTaskInfo, type SandboxTask } from './tasks.js';
+import { dispatchTool } from './tools.js';
+import { initialArchive, runTaskTests } from './workspace.js';
+
+/** The registered id of this environment. */
+export const SANDBOX_ENV_ID = 'gymflow/sandbox-v0';
+
+/** Step limit applied by `make` (the coding profile's step budget). */
+export const SANDBOX_MAX_STEPS = 30;
+
+/** The tools: exactly those of the `coding` domain profile (file_read, file_write, shell, search, git, submit). */
+export function sandboxTools(): readonly ToolSpec[] {
+  return getProfile('coding').tools;
+}
+
+/** Keyword arguments of {@link SandboxEnv} (`make('gymflow/sandbox-v0', { kwargs })`). */
+export const SandboxEnvOptionsSchema = z.object({
+  /** A tasks JSONL file (see docs/sandbox.md); default: the built-in tasks. */
+  tasks: z.string().optional(),
+  /** Sandbox config overrides (image, limits, hardening switches). */
+  sandbox: z.record(z.string(), z.unknown()).optional(),
+  /** Time limit of the test run at submit, seconds. */
+  testTimeoutS: z.number().int().positive().default(120),
+  /** Default and largest time limit of a `shell` call, seconds. */
+  shellTimeoutS: z.number().int().positive().default(30),
+  maxShellTimeoutS: z.number().int().positive().default(300),
+});
+/** Parsed options of {@link SandboxEnv}. */
+export type SandboxEnvOptions = z.infer<typeof SandboxEnvOptionsSchema>;
+
+/**
+ * `gymflow/sandbox-v0`: fix a Python repository inside a hardened Docker sandbox (SWE-bench's contract).
+ * The agent works through the coding tools; `submit` applies the task's test patch, runs the tests and ends
+ * the episode (terminated). Success: every FAIL_TO_PASS test passes and every PASS_TO_PASS test still does;
+ * reward = score = (F2P passing / F2P) × (P2P passing / P2P). A step limit truncates (`max_steps`).
+ *
+ * One container serves every episode of an instance: `reset` restores /work from the task's initial tar in
+ * one exec; `close` removes the container.
+ */
+export class SandboxEnv extends BaseEnv {
+  readonly domain = 'coding';
+  readonly tools: readonly ToolSpec[] = sandboxTools();
+  private readonly options: SandboxEnvOptions;
+  private readonly tasks: SandboxTask[];
+  private sandbox: Sandbox | undefined;
+  private task: SandboxTask | undefined;
+
+  constructor(kwargs: Record<string, unknown> = {}) {
+    super();
+    const parsed = SandboxEnvOptionsSchema.safeParse(kwargs);
+    if (!parsed.success) {
+      const i = parsed.error.issues[0];
+      throw new ConfigError(`gymflow/sandbox-v0 kwargs $.${i?.path.join('.') ?? ''}: ${i?.message ?? 'invalid'}`);
+    }
+    this.options = parsed.data;
+    // Fail at construction, not at the first reset, on a bad sandbox config.
+    resolveConfig((this.options.sandbox ?? {}) as Partial<SandboxConfig>);
+    this.tasks = this.options.tasks === undefined ? builtinTasks() : loadTasks(this.options.tasks);
+  }
+
+  /** The tasks of a split (both when omitted). */
+  override listTasks(split?: Split): TaskInfo[] {
+    return this.tasks.filter((t) => split === undefined || t.split === split).map(sandboxTaskInfo);
+  }
+
+  /** The full task (with its reference patch) — for experts and tests, never shown to the agent. */
+  getTask(id: string): SandboxTask {
+    const t = this.tasks.find((x) => x.id === id);
+    if (!t) throw new TaskError(`no task '${id}' in gymflow/sandbox-v0; known: ${this.tasks.map((x) => x.id).join(', ')}`);
+    return t;
+  }
+
+  /** The sandbox of the current episode (after `reset`). */
+  get currentSandbox(): Sandbox | undefined {
+    return this.sandbox;
+  }
+
+  protected async onReset(options: { task?: string }): Promise<TimeStep> {
+    const train = this.tasks.filter((t) => t.split === 'train');
+    const task = options.task === undefined ? this.rng.pick(train.length ? train : this.tasks) : this.getTask(options.task);
+    this.task = task;
+    this.sandbox ??= await Sandbox.create({ config: (this.options.sandbox ?? {}) as Partial<SandboxConfig>, task: task.id });
+    await initialArchive(this.sandbox, task);
+    const files = Object.keys(task.files).sort();
+    const observation = [
+      `Task ${task.id}: ${task.instruction}`,
+      '',
+      `The repository is in /work (a git repository; the base state is tagged gymflow-base). Files:`,
+      ...files.map((f) => `  ${f}`),
+      '',
+      'Run the tests with `python3 -m pytest -q`. Call submit when you are done: hidden tests decide the outcome.',
+    ].join('\n');
+    return this.first(observation, sandboxTaskInfo(task));
+  }
+
+  protected async onStep(action: Action): Promise<TimeStep> {
+    const sb = this.sandbox as Sandbox;
+    if (action.tool === 'submit') return this.submit();
+    const o = await dispatchTool(sb, action, this.options);
+    const info: Record<string, unknown> = { exitCode: o.exitCode, truncated: o.truncated, durationMs: Math.round(o.durationMs) };
+    if (o.refused) info.error = { code: 'tool_failed', message: o.observation };
+    if (o.timedOut) info.timedOut = true;
+    if (o.replaced) info.sandboxReplaced = true;
+    return this.observe(o.observation, 0, info);
+  }
+
+  /**
+   * Applies the task's test patch and runs its tests in the current sandbox, without ending the episode
+   * (for tests of the task data and for the CLI).
+   */
+  async runTests(): Promise<TestOutcome & { output: string }> {
+    const sb = this.sandbox;
+    const task = this.task;
+    if (!sb || !task) throw new TaskError('runTests() before reset()');
+    return runTaskTests(sb, task, this.options.testTimeoutS);
+  }
+
+  private async submit(): Promise<TimeStep> {
+    const result = await this.runTests();
+    const { output: _output, ...tests } = result;
+    const count = (s: { passed: string[]; failed: string[] }): string => `${s.passed.length}/${s.passed.length + s.failed.length}`;
+    const observation = `Submitted. FAIL_TO_PASS ${count(tests.failToPass)} passing, PASS_TO_PASS ${count(tests.passToPass)} passing: ${tests.success ? 'resolved' : 'not resolved'}.`;
+    return this.end(observation, tests.score, { success: tests.success, score: tests.score, reason: 'submitted' }, { tests });
+  }
+
+  protected override async onClose(): Promise<void> {
+    const sb = this.sandbox;
+    this.sandbox = undefined;
+    await sb?.destroy();
+  }
+}

@@ -1,0 +1,43 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { applyUnifiedDiff } from './patch.js';
+import { builtinTasks, loadTasks } from './tasks.js';
+
+describe('sandbox tasks', () => {
+  it('ships at least 20 valid tasks with both splits, F2P tests and applicable patches', () => {
+    const tasks = builtinTasks();
+    expect(tasks.length).toBeGreaterThanOrEqual(20);
+    expect(new Set(tasks.map((t) => t.split))).toEqual(new Set(['train', 'heldout']));
+    for (const t of tasks) {
+      expect(t.failToPass.length, t.id).toBeGreaterThan(0);
+      const fixed = applyUnifiedDiff(t.files, t.patch);
+      expect(fixed.size, t.id).toBeGreaterThan(0);
+      // The reference fix changes code, not tests; the test patch adds every F2P test's file.
+      for (const path of fixed.keys()) expect(path, t.id).not.toMatch(/^tests\//);
+      for (const id of t.failToPass) expect(Object.keys(t.testFiles), t.id).toContain(id.split('::')[0]);
+    }
+    expect(tasks.filter((t) => applyUnifiedDiff(t.files, t.patch).size > 1).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('reads user tasks with inline files and SWE-bench string-encoded test lists; errors name the line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-tasks-'));
+    const file = join(dir, 'tasks.jsonl');
+    const line = {
+      instance_id: 'mine-1',
+      problem_statement: 'fix f',
+      files: { 'm.py': 'def f():\n    return 1\n' },
+      patch: '--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n',
+      test_patch: '--- /dev/null\n+++ b/test_m.py\n@@ -0,0 +1,3 @@\n+from m import f\n+def test_f():\n+    assert f() == 2\n',
+      FAIL_TO_PASS: '["test_m.py::test_f"]',
+      PASS_TO_PASS: '[]',
+    };
+    writeFileSync(file, `${JSON.stringify(line)}\n`);
+    const [t] = loadTasks(file);
+    expect(t).toMatchObject({ id: 'mine-1', failToPass: ['test_m.py::test_f'], passToPass: [], split: 'train' });
+    expect(t?.testFiles['test_m.py']).toContain('assert f() == 2');
+    writeFileSync(file, `${JSON.stringify(line)}\n${JSON.stringify({ ...line, instance_id: 'x', files: undefined })}\n`);
+    expect(() => loadTasks(file)).toThrow(/tasks.jsonl:2 .*give exactly one of repo, files/);
+  });
+});

@@ -1,0 +1,4 @@
+from calc.evaluator import evaluate
+
+def test_add():
+    assert evaluate("1 + 2") == 3

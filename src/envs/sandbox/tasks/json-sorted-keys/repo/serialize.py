@@ -1,0 +1,5 @@
+import json
+
+
+def to_json(obj):
+    return json.dumps(obj)

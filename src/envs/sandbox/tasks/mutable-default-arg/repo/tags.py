@@ -1,0 +1,3 @@
+def add_tag(tag, tags=[]):
+    tags.append(tag)
+    return tags

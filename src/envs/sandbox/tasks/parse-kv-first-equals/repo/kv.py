@@ -1,0 +1,3 @@
+def parse_line(line):
+    key, value = line.split("=")
+    return key.strip(), value.strip()

@@ -1,0 +1,2 @@
+def remove_prefix(s, prefix):
+    return s.lstrip(prefix)

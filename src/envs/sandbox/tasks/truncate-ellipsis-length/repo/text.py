@@ -1,0 +1,4 @@
+def truncate(s, n):
+    if len(s) <= n:
+        return s
+    return s[:n] + "..."

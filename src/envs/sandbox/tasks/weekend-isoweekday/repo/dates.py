@@ -1,0 +1,2 @@
+def is_weekend(day):
+    return day.isoweekday() >= 5

@@ -1,0 +1,5 @@
+from collections import Counter
+
+
+def word_counts(text):
+    return dict(Counter(text.split()))

@@ -1,0 +1,56 @@
+import type Docker from 'dockerode';
+import { hostname } from 'node:os';
+import { LABEL_DETACHED, LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_SANDBOX } from './config.js';
+
+/** What {@link gcSandboxes} did. */
+export interface GcReport {
+  removed: string[];
+  kept: string[];
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes orphaned sandboxes: containers labelled `gymflow.sandbox=1` whose creating process (same host)
+ * is gone. Detached sandboxes (`gymflow sandbox create`) and those of other hosts are kept unless `all`.
+ */
+export async function gcSandboxes(docker: Docker, options: { all?: boolean } = {}): Promise<GcReport> {
+  const list = await docker.listContainers({ all: true, filters: { label: [`${LABEL_SANDBOX}=1`] } });
+  const me = hostname();
+  const report: GcReport = { removed: [], kept: [] };
+  await Promise.all(
+    list.map(async (c) => {
+      const labels = c.Labels ?? {};
+      const pid = Number(labels[LABEL_OWNER_PID]);
+      const orphan =
+        options.all === true ||
+        (labels[LABEL_DETACHED] !== '1' && labels[LABEL_OWNER_HOST] === me && (!Number.isInteger(pid) || (pid !== process.pid && !alive(pid))));
+      if (!orphan) {
+        report.kept.push(c.Id);
+        return;
+      }
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .then(() => report.removed.push(c.Id))
+        .catch(() => report.kept.push(c.Id));
+    }),
+  );
+  return report;
+}
+
+let once: Promise<GcReport> | undefined;
+
+/** {@link gcSandboxes} once per process (on the first sandbox created). */
+export function gcOnce(docker: Docker): Promise<GcReport> {
+  once ??= gcSandboxes(docker).catch(() => ({ removed: [], kept: [] }));
+  return once;
+}

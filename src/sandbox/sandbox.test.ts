@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { requires } from '../../tests/support/requires.js';
+import { LABEL_OWNER_PID, LABEL_SANDBOX } from './config.js';
+import { dockerClient } from './docker.js';
+import { gcSandboxes } from './gc.js';
+import { Sandbox } from './sandbox.js';
+import { packTar, unpackTar } from './tar.js';
+
+const docker = requires.docker();
+
+docker.describe('Sandbox', () => {
+  let sb: Sandbox;
+  beforeAll(async () => {
+    sb = await Sandbox.create({ task: 'unit' });
+  });
+  afterAll(async () => {
+    await sb?.destroy();
+  });
+
+  it('runs argv as the agent user in /work and reports exit codes', async () => {
+    const r = await sb.exec(['sh', '-c', 'id -u; pwd; echo err >&2; exit 3']);
+    // stdout and stderr are interleaved as they arrive; their relative order is not guaranteed.
+    expect(r.output.split('\n').sort()).toEqual(['', '/work', '1000', 'err']);
+    expect(r.exitCode).toBe(3);
+    expect(r.truncated).toBe(false);
+  });
+
+  it('moves files in and out as tar streams and resets /work to an archive', async () => {
+    const archive = await packTar([{ path: 'pkg/a.py', content: 'A = 1\n' }, { path: 'b.txt', content: 'b\n' }]);
+    await sb.reset(archive);
+    await sb.shell('echo changed > b.txt; echo new > c.txt; sleep 60 &');
+    const entries = await unpackTar(await sb.getTar());
+    expect(entries.filter((e) => e.type === 'file').map((e) => e.path).sort()).toEqual(['b.txt', 'c.txt', 'pkg/a.py']);
+    await sb.reset(archive);
+    const after = await sb.shell('cat b.txt; ls; ps -e -o comm= | grep -c sleep');
+    expect(after.output).toBe('b\nb.txt\npkg\n1\n'); // only the keeper sleeps
+  });
+
+  it('applies the time limit inside the container', async () => {
+    const r = await sb.shell('sleep 30', { timeoutS: 1 });
+    expect(r).toMatchObject({ exitCode: 137, timedOut: true, hung: false });
+    expect(r.durationMs).toBeLessThan(10_000);
+  });
+
+  it('the engine applied the hardening (inspect) and the agent sees it', async () => {
+    const info = await dockerClient().getContainer(sb.id).inspect();
+    expect(info.HostConfig).toMatchObject({ NetworkMode: 'none', CapDrop: ['ALL'], ReadonlyRootfs: true, PidsLimit: 256, Init: true, Privileged: false });
+    expect(info.HostConfig.SecurityOpt).toEqual(['no-new-privileges']); // default seccomp: no seccomp=unconfined
+    expect(info.HostConfig.Binds ?? []).toEqual([]);
+    expect(info.Mounts).toEqual([]);
+    const r = await sb.shell('grep -E "^(Seccomp|NoNewPrivs|CapEff):" /proc/self/status | tr -s "\\t " " "');
+    expect(r.output).toMatch(/Seccomp: 2/);
+    expect(r.output).toMatch(/NoNewPrivs: 1/);
+    expect(r.output).toMatch(/CapEff: 0000000000000000/);
+  });
+
+  it('names the missing image and how to build it', async () => {
+    await expect(Sandbox.create({ config: { image: 'gymflow/no-such-image:0' }, skipGc: true })).rejects.toThrow(/gymflow\/no-such-image:0.*gymflow sandbox build-image/);
+  });
+
+  it('gc removes sandboxes whose owner process is gone and keeps live ones', async () => {
+    const d = dockerClient();
+    const orphan = await d.createContainer({
+      Image: sb.config.image,
+      Cmd: ['true'],
+      Labels: { [LABEL_SANDBOX]: '1', [LABEL_OWNER_PID]: '999999999', 'gymflow.sandbox.owner-host': (await import('node:os')).hostname() },
+    });
+    const report = await gcSandboxes(d);
+    expect(report.removed).toContain(orphan.id);
+    expect(report.kept).toContain(sb.id);
+  });
+
+  it('gives up on an exec that never returns and replaces the container, restoring /work', async () => {
+    const archive = await packTar([{ path: 'kept.txt', content: 'initial\n' }]);
+    await sb.reset(archive);
+    const before = sb.id;
+    const d = dockerClient();
+    // A frozen container: `timeout` inside cannot fire, so only the host-side fallback can end the call.
+    const pending = sb.exec(['sleep', '30'], { timeoutS: 1, graceS: 1 });
+    await new Promise((r) => setTimeout(r, 300));
+    await d.getContainer(before).pause();
+    const r = await pending;
+    expect(r).toMatchObject({ hung: true, replaced: true });
+    expect(r.output).toMatch(/replaced; \/work was restored/);
+    expect(sb.id).not.toBe(before);
+    expect((await sb.exec(['cat', 'kept.txt'])).output).toBe('initial\n');
+    await expect(d.getContainer(before).inspect()).rejects.toThrow(/no such container/i);
+  }, 60_000);
+});

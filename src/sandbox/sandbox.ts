@@ -1,0 +1,280 @@
+import type Docker from 'dockerode';
+import { hostname } from 'node:os';
+import {
+  containerSpecFor,
+  LABEL_CREATED,
+  LABEL_DETACHED,
+  LABEL_OWNER_HOST,
+  LABEL_OWNER_PID,
+  LABEL_SANDBOX,
+  LABEL_TASK,
+  resolveConfig,
+  WORK_DIR,
+  type SandboxConfig,
+} from './config.js';
+import { dockerClient, dockerEndpoint } from './docker.js';
+import { SandboxError } from './errors.js';
+import { runExec, type ExecResult } from './exec.js';
+import { gcOnce } from './gc.js';
+
+/** Options of {@link Sandbox.create}. */
+export interface CreateSandboxOptions {
+  config?: Partial<SandboxConfig>;
+  /** Task id, recorded as a label. */
+  task?: string;
+  /** Keep the container after this process exits (the CLI's `create`); `gc` then leaves it alone. */
+  detached?: boolean;
+  /** Where warnings about hardening overrides go (default `console.warn`). */
+  warn?: (message: string) => void;
+  docker?: Docker;
+  /** Skip the once-per-process removal of orphaned sandboxes. */
+  skipGc?: boolean;
+}
+
+/** Options of {@link Sandbox.exec}. */
+export interface SandboxExecOptions {
+  timeoutS?: number;
+  stdin?: Buffer;
+  outputCapBytes?: number;
+  rawStdout?: boolean;
+  workingDir?: string;
+  /** Seconds past `timeoutS` before the host gives the exec up as hung (default 5). */
+  graceS?: number;
+}
+
+/**
+ * Empties /work, /tmp and $HOME and extracts the tar on stdin into /work (stray processes are killed by the
+ * exec wrapper first). A fixed script: nothing the agent wrote is interpolated into it.
+ */
+const RESET_SCRIPT = `
+find /work /tmp /home/agent -mindepth 1 -delete 2>/dev/null || {
+  chmod -R u+rwX /work /tmp /home/agent 2>/dev/null
+  find /work /tmp /home/agent -mindepth 1 -delete 2>/dev/null
+}
+tar -x -C /work -f - || exit 3
+`;
+
+/**
+ * One hardened Docker container an agent works in (see docs/sandbox.md for the hardening table).
+ * Everything goes through `exec`: every call has a time limit that really stops it and an output cap; files
+ * travel as tar streams piped into `tar -x` (the archive API fails on a read-only root).
+ *
+ * @example
+ * ```ts
+ * const sb = await Sandbox.create({ task: 'demo' });
+ * await sb.putTar(await packTar([{ path: 'a.py', content: 'print(1)\n' }]));
+ * const r = await sb.exec(['python3', 'a.py']);   // r.output === '1\n'
+ * await sb.destroy();
+ * ```
+ */
+export class Sandbox {
+  /** Times the container was replaced because it stopped answering. */
+  replacements = 0;
+  /** The archive of the last reset: what a replaced container's /work is restored to. */
+  private baseArchive: Buffer | undefined;
+  private destroyed = false;
+
+  private constructor(
+    private readonly docker: Docker,
+    private container: Docker.Container,
+    readonly config: SandboxConfig,
+    private readonly createOptions: CreateSandboxOptions,
+  ) {}
+
+  /** The container id (changes when the container is replaced). */
+  get id(): string {
+    return this.container.id;
+  }
+
+  /** Creates and starts a hardened container; removes orphans of dead processes first (once per process). */
+  static async create(options: CreateSandboxOptions = {}): Promise<Sandbox> {
+    const docker = options.docker ?? dockerClient();
+    const config = resolveConfig(options.config);
+    if (!options.skipGc) await gcOnce(docker);
+    const container = await Sandbox.startContainer(docker, config, options);
+    return new Sandbox(docker, container, config, options);
+  }
+
+  /** Attaches to an existing sandbox container by id (the CLI's `exec`, `reset`, `snapshot`). */
+  static async attach(id: string, options: { docker?: Docker; config?: Partial<SandboxConfig> } = {}): Promise<Sandbox> {
+    const docker = options.docker ?? dockerClient();
+    const container = docker.getContainer(id);
+    let info: Docker.ContainerInspectInfo;
+    try {
+      info = await container.inspect();
+    } catch (err) {
+      throw new SandboxError(`no sandbox '${id}' on ${dockerEndpoint()}`, { cause: err, code: 'SANDBOX_NOT_FOUND' });
+    }
+    if (info.Config.Labels?.[LABEL_SANDBOX] !== '1') throw new SandboxError(`container '${id}' is not a gymflow sandbox`);
+    if (!info.State.Running) throw new SandboxError(`sandbox '${id}' is not running (${info.State.Status})`);
+    // A replacement must look like the original: same task, same extra labels (e.g. the CLI's tasks file).
+    const labels = Object.fromEntries(
+      Object.entries(info.Config.Labels ?? {}).filter(([k]) => ![LABEL_SANDBOX, LABEL_OWNER_PID, LABEL_OWNER_HOST, LABEL_CREATED, LABEL_DETACHED, LABEL_TASK].includes(k)),
+    );
+    const task = info.Config.Labels?.[LABEL_TASK];
+    return new Sandbox(docker, container, resolveConfig({ ...options.config, image: info.Config.Image, labels }), {
+      detached: info.Config.Labels?.[LABEL_DETACHED] === '1',
+      ...(task === undefined ? {} : { task }),
+    });
+  }
+
+  private static async startContainer(docker: Docker, config: SandboxConfig, options: CreateSandboxOptions): Promise<Docker.Container> {
+    const labels: Record<string, string> = {
+      [LABEL_SANDBOX]: '1',
+      [LABEL_OWNER_PID]: String(process.pid),
+      [LABEL_OWNER_HOST]: hostname(),
+      [LABEL_CREATED]: new Date().toISOString(),
+    };
+    if (options.detached) labels[LABEL_DETACHED] = '1';
+    if (options.task !== undefined) labels[LABEL_TASK] = options.task;
+    let container: Docker.Container;
+    try {
+      container = await docker.createContainer(containerSpecFor(config, labels, options.warn));
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      const hint = /no such image/i.test(msg) ? `; build it with \`gymflow sandbox build-image\`` : '';
+      throw new SandboxError(`cannot create a sandbox from image '${config.image}' on ${dockerEndpoint()}: ${msg}${hint}`, { cause: err });
+    }
+    try {
+      await container.start();
+    } catch (err) {
+      await container.remove({ force: true }).catch(() => undefined);
+      throw new SandboxError(`cannot start sandbox container: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    return container;
+  }
+
+  private async rawExec(argv: readonly string[], o: SandboxExecOptions = {}): Promise<ExecResult> {
+    if (this.destroyed) throw new SandboxError('sandbox used after destroy()');
+    return runExec(this.container, argv, {
+      timeoutS: o.timeoutS ?? this.config.execTimeoutS,
+      outputCapBytes: o.outputCapBytes ?? this.config.outputCapBytes,
+      workingDir: o.workingDir ?? WORK_DIR,
+      user: this.config.user,
+      killStrays: true,
+      ...(o.stdin === undefined ? {} : { stdin: o.stdin }),
+      ...(o.rawStdout ? { rawStdout: true } : {}),
+      ...(o.graceS === undefined ? {} : { graceS: o.graceS }),
+    });
+  }
+
+  /**
+   * Runs argv (no shell) as the agent user in /work. Never throws for the command's own failure: the
+   * result carries the exit code, the capped output and whether the time limit killed it. When the exec
+   * does not come back, the container is replaced (work dir restored from `restore`) and `hung` is set.
+   */
+  async exec(argv: readonly string[], o: SandboxExecOptions = {}): Promise<ExecResult> {
+    let r: ExecResult;
+    try {
+      r = await this.rawExec(argv, o);
+    } catch (err) {
+      if (this.destroyed) throw err;
+      // The engine refused the exec (e.g. no pids left for it): treat like a hang.
+      r = {
+        output: `[sandbox: exec failed: ${err instanceof Error ? err.message : String(err)}]`,
+        exitCode: -1,
+        truncated: false,
+        outputBytes: 0,
+        timedOut: false,
+        hung: true,
+        durationMs: 0,
+      };
+    }
+    if (r.hung || r.exitCode === 137 || r.exitCode === -1) {
+      // Killed or lost: clean up what the command left (a fork bomb's survivors), then make sure the
+      // sandbox still answers; if not, replace it before the next step.
+      const ok = !r.hung && (await this.killStrays().catch(() => false)) && (await this.healthy());
+      if (!ok) {
+        await this.replace();
+        if (this.baseArchive) await this.reset(this.baseArchive);
+        r.replaced = true;
+        r.output += this.baseArchive
+          ? `\n[sandbox: the sandbox stopped answering and was replaced; /work was restored to the task's initial state]`
+          : `\n[sandbox: the sandbox stopped answering and was replaced; /work is empty]`;
+      }
+    }
+    return r;
+  }
+
+  /** Runs a shell command line (`bash -c`) in /work. */
+  async shell(command: string, o: SandboxExecOptions = {}): Promise<ExecResult> {
+    return this.exec(['bash', '-c', command], o);
+  }
+
+  /** True when a trivial exec comes back within a few seconds. */
+  async healthy(): Promise<boolean> {
+    if (this.destroyed) return false;
+    try {
+      const r = await runExec(this.container, ['true'], { timeoutS: 3, graceS: 3, outputCapBytes: 1024, user: this.config.user });
+      return r.exitCode === 0;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Kills every process the agent left behind (background jobs, a fork bomb's survivors). */
+  async killStrays(): Promise<boolean> {
+    const r = await this.rawExec(['true'], { timeoutS: 10 });
+    return r.exitCode === 0;
+  }
+
+  /**
+   * Restores the work dir to the state in `archive` (a tar of /work): kills stray processes, empties /work,
+   * /tmp and $HOME, extracts the archive — one exec. Replaces the container when it does not answer.
+   */
+  async reset(archive: Buffer): Promise<void> {
+    this.baseArchive = archive;
+    const r = await this.rawExec(['sh', '-c', RESET_SCRIPT], { timeoutS: 30, stdin: archive }).catch(() => undefined);
+    if (r?.exitCode === 0) return;
+    if (r !== undefined && !r.hung && r.exitCode === 3) throw new SandboxError(`reset: extracting the work dir failed: ${r.output.trim()}`);
+    await this.replace();
+    const again = await this.rawExec(['sh', '-c', RESET_SCRIPT], { timeoutS: 30, stdin: archive });
+    if (again.exitCode !== 0) throw new SandboxError(`reset failed even in a fresh container (exit ${again.exitCode}): ${again.output.trim()}`);
+  }
+
+  /** Replaces the container with a fresh one of the same config (the old one is killed and removed). */
+  async replace(): Promise<void> {
+    // Remove the old container while the new one starts; both finish before the next exec.
+    const removal = this.container.remove({ force: true }).catch(() => undefined);
+    this.container = await Sandbox.startContainer(this.docker, this.config, this.createOptions);
+    await removal;
+    this.replacements += 1;
+  }
+
+  /** Extracts a tar archive into `dir` (default /work) through `tar -x` on stdin. */
+  async putTar(archive: Buffer, dir = WORK_DIR): Promise<void> {
+    const r = await this.exec(['tar', '-x', '-C', dir, '-f', '-'], { stdin: archive, timeoutS: 60 });
+    if (r.exitCode !== 0) throw new SandboxError(`putTar into ${dir} failed (exit ${r.exitCode}): ${r.output.trim()}`);
+  }
+
+  /** A tar archive of `paths` (relative to `dir`, default: everything in /work) read through `tar -c`. */
+  async getTar(paths: readonly string[] = ['.'], dir = WORK_DIR, exclude: readonly string[] = []): Promise<Buffer> {
+    const r = await this.exec(['tar', '-c', '-C', dir, ...exclude.map((e) => `--exclude=${e}`), '-f', '-', '--', ...paths], { rawStdout: true, timeoutS: 60 });
+    if (r.exitCode !== 0 || r.stdout === undefined) throw new SandboxError(`getTar of ${paths.join(' ')} failed (exit ${r.exitCode}): ${r.output.trim()}`);
+    return r.stdout;
+  }
+
+  /** Container facts for snapshots and the CLI. */
+  async facts(): Promise<Record<string, unknown>> {
+    const info = await this.container.inspect();
+    return {
+      id: info.Id,
+      image: info.Config.Image,
+      imageId: info.Image,
+      created: info.Created,
+      labels: info.Config.Labels,
+      running: info.State.Running,
+      oomKilled: info.State.OOMKilled,
+      replacements: this.replacements,
+    };
+  }
+
+  /** Kills and removes the container. Safe to call twice. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    await this.container.remove({ force: true }).catch((err: unknown) => {
+      if (!/no such container|removal .* in progress/i.test(String(err))) throw err;
+    });
+  }
+}
