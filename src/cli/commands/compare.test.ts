@@ -1,38 +1,14 @@
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { CompareResult } from '../../eval/compare.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
+import { runCommand } from './__fixtures__/run-command.js';
 import { compareCommand } from './compare.js';
 import { evalCommand } from './eval.js';
 
-function program(): Command {
-  const p = new Command('gymflow').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  evalCommand(p);
-  compareCommand(p);
-  p.commands.forEach((c) => c.exitOverride());
-  return p;
-}
-
-async function run(...args: string[]): Promise<string> {
-  const chunks: string[] = [];
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    chunks.push(String(chunk));
-    return true;
-  });
-  const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => {
-    chunks.push(`${parts.map(String).join(' ')}\n`);
-  });
-  try {
-    await program().parseAsync(['node', 'gymflow', ...args]);
-  } finally {
-    write.mockRestore();
-    log.mockRestore();
-  }
-  return chunks.join('');
-}
+const run = (...args: string[]): Promise<string> => runCommand([evalCommand, compareCommand], ...args);
 
 const dir = mkdtempSync(join(tmpdir(), 'gymflow-compare-'));
 const expert = join(dir, 'expert.json');
@@ -102,5 +78,16 @@ describe('gymflow compare', () => {
     await expect(run('compare', expert, join(dir, 'missing.json'))).rejects.toThrow(/cannot read eval result .*missing\.json/);
     await expect(run('compare', expert, random, '--metric', 'vibes')).rejects.toThrow(/expected one of success, score, reward, .*got 'vibes'/);
     await expect(run('compare', expert)).rejects.toThrow(/need at least 2 result files, got 1/);
+  });
+});
+
+describe('gymflow eval --save and compare by store name', () => {
+  it('stores results as eval artifacts and compares them by name', async () => {
+    const store = join(dir, 'store');
+    expect(await run('eval', '--env', 'gymflow/text-math-v0', '--agent', 'expert', '-n', '10', '--save', 'eval/expert', '--store', store)).toMatch(/result stored as sha256:[0-9a-f]{64} \(eval\/expert\)/);
+    await run('eval', '--env', 'gymflow/text-math-v0', '--agent', 'random', '-n', '10', '--save', 'eval/random', '--store', store);
+    const report = JSON.parse(await run('compare', 'eval/expert', 'eval/random', '--store', store, '--metric', 'success', '--json')) as CompareResult;
+    expect(report.leaderboard.map((r) => r.label)).toEqual(['expert', 'random']);
+    await expect(run('compare', 'eval/nope', 'eval/random', '--store', store)).rejects.toThrow(/cannot read eval result eval\/nope: not a file, and not in the store/);
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, SchemaError } from '../../core/errors.js';
@@ -9,9 +9,11 @@ import { EVAL_METRICS, type MetricName } from '../../eval/metrics.js';
 import { parseEvalResult, type EvalResult } from '../../eval/result.js';
 import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
+import { openStore, withStoreOption } from './store.js';
 import { parseOpenUnit } from './eval.js';
 
 interface CompareOpts {
+  store?: string;
   metric: MetricName;
   baseline?: boolean;
   test: PrimaryTest;
@@ -33,13 +35,21 @@ function parseTest(value: string): PrimaryTest {
   throw new InvalidArgumentError(`expected welch, mann-whitney or paired, got '${value}'`);
 }
 
-/** Reads and validates an eval result file; errors name the file. */
-export function loadEvalResult(file: string): EvalResult {
+/**
+ * Reads and validates an eval result: a JSON file, or else an `eval` artifact in the store by ref or
+ * name (`gymflow eval --save NAME`). Errors name the input.
+ */
+export async function loadEvalResult(file: string, storeRoot?: string): Promise<EvalResult> {
   let text: string;
-  try {
+  if (existsSync(file)) {
     text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`cannot read eval result ${file}: ${(err as Error).message}`);
+  } else {
+    try {
+      const store = await openStore(storeRoot === undefined ? {} : { store: storeRoot });
+      text = (await store.get(await store.resolve(file))).toString('utf8');
+    } catch (err) {
+      throw new ConfigError(`cannot read eval result ${file}: not a file, and not in the store (${(err as Error).message})`);
+    }
   }
   let value: unknown;
   try {
@@ -69,10 +79,9 @@ function labelsFor(files: readonly string[], results: readonly EvalResult[]): st
  * adjustment, and a leaderboard with significance marks.
  */
 export function compareCommand(program: Command): void {
-  program
-    .command('compare')
+  withStoreOption(program.command('compare'))
     .description('compare eval results (from `gymflow eval --out`): significance tests and a leaderboard')
-    .argument('<results...>', 'two or more eval result JSON files')
+    .argument('<results...>', 'two or more eval results: JSON files, or store names/refs saved by `gymflow eval --save`')
     .option('--metric <name>', `metric to compare: ${EVAL_METRICS.join(' | ')}`, parseMetric, 'reward')
     .option('--baseline', 'compare every result with the first one only (default: all pairs)')
     .option('--test <name>', 'test behind the significance marks: welch | mann-whitney | paired', parseTest, 'welch')
@@ -81,9 +90,9 @@ export function compareCommand(program: Command): void {
     .option('--seed <n>', 'bootstrap seed', parseInteger, 0)
     .option('--markdown <file>', 'write the Markdown report to this file')
     .option('--json', 'print the comparison JSON')
-    .action((files: string[], opts: CompareOpts) => {
+    .action(async (files: string[], opts: CompareOpts) => {
       if (files.length < 2) throw new ConfigError(`compare: need at least 2 result files, got ${files.length}`);
-      const results = files.map(loadEvalResult);
+      const results = await Promise.all(files.map((f) => loadEvalResult(f, opts.store)));
       const labels = labelsFor(files, results);
       const report = compare(results, {
         metric: opts.metric,

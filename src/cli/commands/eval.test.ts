@@ -1,38 +1,14 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseEvalResult } from '../../eval/result.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
+import { runCommand } from './__fixtures__/run-command.js';
 import { evalCommand } from './eval.js';
 
-/** A fresh program with only `eval`, throwing instead of exiting. */
-function program(): Command {
-  const p = new Command('gymflow').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  evalCommand(p);
-  p.commands.forEach((c) => c.exitOverride());
-  return p;
-}
-
-/** Runs the command and returns what it printed on stdout. */
-async function run(...args: string[]): Promise<string> {
-  const chunks: string[] = [];
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    chunks.push(String(chunk));
-    return true;
-  });
-  const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => {
-    chunks.push(`${parts.map(String).join(' ')}\n`);
-  });
-  try {
-    await program().parseAsync(['node', 'gymflow', ...args]);
-  } finally {
-    write.mockRestore();
-    log.mockRestore();
-  }
-  return chunks.join('');
-}
+/** Runs `gymflow eval …` and returns what it printed on stdout. */
+const run = (...args: string[]): Promise<string> => runCommand([evalCommand], ...args);
 
 beforeAll(() => registerBuiltinEnvs());
 afterEach(() => vi.restoreAllMocks());

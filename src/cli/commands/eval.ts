@@ -10,6 +10,7 @@ import type { EvalResult } from '../../eval/result.js';
 import { resolveAgent } from '../../policy/specs.js';
 import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
+import { openStore, withStoreOption } from './store.js';
 
 interface EvalOpts {
   env: string;
@@ -22,6 +23,8 @@ interface EvalOpts {
   confidence: number;
   out?: string;
   markdown?: string;
+  save?: string;
+  store?: string;
   json?: boolean;
 }
 
@@ -43,8 +46,7 @@ export function parseOpenUnit(value: string): number {
  * bootstrap confidence interval (success also Wilson) — and prints a table, JSON or Markdown.
  */
 export function evalCommand(program: Command): void {
-  program
-    .command('eval')
+  withStoreOption(program.command('eval'))
     .description('evaluate an agent: n seeded episodes on held-out tasks, metrics with confidence intervals')
     .requiredOption('--env <id>', 'environment id, e.g. gymflow/tool-use-v0')
     .requiredOption('--agent <spec>', 'agent spec: expert | random | …')
@@ -56,6 +58,7 @@ export function evalCommand(program: Command): void {
     .option('--confidence <c>', 'interval coverage', parseOpenUnit, 0.95)
     .option('--out <file>', 'write the result JSON (the input of `gymflow compare`) to this file')
     .option('--markdown <file>', 'write the Markdown report to this file')
+    .option('--save <name>', 'store the result as an `eval` artifact under this ref name (`gymflow compare` reads names too)')
     .option('--json', 'print the result JSON instead of a table')
     .action(async (opts: EvalOpts) => {
       spec(opts.env); // fails early with the list of registered ids
@@ -71,11 +74,13 @@ export function evalCommand(program: Command): void {
         confidence: opts.confidence,
       });
       if (opts.out) writeFileSync(opts.out, `${JSON.stringify(result, null, 2)}\n`);
+      const saved = opts.save ? await (await openStore(opts)).putJson(result, { kind: 'eval', name: opts.save }) : undefined;
       if (opts.markdown) writeFileSync(opts.markdown, toMarkdown(result));
       if (opts.json) return printJson(result);
       console.log(formatEvalTable(result));
       if (opts.out) console.log(`result written to ${opts.out}`);
       if (opts.markdown) console.log(`markdown written to ${opts.markdown}`);
+      if (saved) console.log(`result stored as ${saved.ref} (${opts.save})`);
     });
 }
 

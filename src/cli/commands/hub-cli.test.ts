@@ -1,37 +1,17 @@
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Command } from 'commander';
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../../envs/index.js';
 import type { CollectProgress } from '../../hub/collect.js';
 import type { LineageNode } from '../../hub/store/store.js';
 import { collectCommand, isFileOutput, progressLine, progressReporter } from './collect.js';
+import { runCommand } from './__fixtures__/run-command.js';
 import { exportCommand } from './export.js';
 import { parseDuration, storeCommand } from './store.js';
 
 /** Runs `gymflow <args>` against the three hub commands, capturing stdout. */
-async function run(...args: string[]): Promise<string> {
-  const program = new Command('gymflow').exitOverride();
-  storeCommand(program);
-  collectCommand(program);
-  exportCommand(program);
-  let out = '';
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
-    return true;
-  });
-  const log = vi.spyOn(console, 'log').mockImplementation((...xs: unknown[]) => {
-    out += `${xs.join(' ')}\n`;
-  });
-  try {
-    await program.parseAsync(['node', 'gymflow', ...args]);
-  } finally {
-    write.mockRestore();
-    log.mockRestore();
-  }
-  return out;
-}
+const run = (...args: string[]): Promise<string> => runCommand([storeCommand, collectCommand, exportCommand], ...args);
 
 beforeAll(() => registerBuiltinEnvs());
 afterEach(() => {
