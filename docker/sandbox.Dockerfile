@@ -3,7 +3,7 @@
 # Keep the package list in step with PACKAGES in that script.
 FROM debian:bookworm-slim
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-pytest git patch procps \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python-is-python3 python3-pytest git patch procps \
  && groupadd -g 1000 agent && useradd -u 1000 -g 1000 -m -d /home/agent -s /bin/bash agent \
  && mkdir -p /work && chown agent:agent /work \
  && git config --system user.name "gymflow agent" \

@@ -20,7 +20,7 @@ set -euo pipefail
 
 # ---- the recipe (hashed) ---------------------------------------------------------------------------------
 SUITE=bookworm
-PACKAGES=(python3 python3-pytest git patch procps)
+PACKAGES=(python3 python-is-python3 python3-pytest git patch procps)
 # bash, coreutils (timeout), grep, findutils, tar, sed come with --variant=minbase.
 # ----------------------------------------------------------------------------------------------------------
 
