@@ -15,6 +15,12 @@ describe('TextMathExpert', () => {
     expect(steps).toEqual(['3 × 4 = 12', '12 + 2 = 14', '20 - 14 = 6']);
   });
 
+  it('refuses a task it does not know instead of guessing', async () => {
+    const expert = new TextMathExpert();
+    const task = { id: 'tool-train-00001', domain: 'math', instruction: 'Not a math task.' };
+    await expect(expert.act({ task, tools: [], observation: '', history: [], stepIndex: 0 })).rejects.toThrow(/'tool-train-00001' is not a gymflow\/text-math-v0 task id/);
+  });
+
   it('solves at least 95% of the held-out split through think + submit', async () => {
     const env = make(TEXT_MATH_ENV_ID);
     const tasks = env.listTasks?.('heldout') ?? [];

@@ -1,5 +1,5 @@
 import type { Agent, AgentContext, AgentDecision } from '../../core/agent.js';
-import { GymflowError } from '../../core/errors.js';
+import { GymflowError, TaskError } from '../../core/errors.js';
 import type { TaskInfo } from '../../core/types.js';
 import type { AgentInfo } from '../../core/wrappers/recorder.js';
 import { apply, type MathExpr } from './expression.js';
@@ -38,8 +38,10 @@ export class TextMathExpert implements Agent {
       const { value, steps } = solveWithWorking(getMathTask(task.id).expr);
       this.plan = { taskId: task.id, working: steps.join('\n'), answer: value.toString() };
     } catch (err) {
-      // A task this expert does not know (another generator's id): it will submit a placeholder.
+      // A task this expert does not know (another generator's id): `act` refuses it rather than guess, so
+      // an expert dataset never holds a made-up answer.
       if (!(err instanceof GymflowError)) throw err;
+      this.plan = undefined;
     }
   }
 
@@ -48,7 +50,7 @@ export class TextMathExpert implements Agent {
     // Callers that skip `reset` still get a plan for the task in front of the agent.
     if (this.plan?.taskId !== ctx.task.id) this.reset(ctx.task);
     const plan = this.plan;
-    if (!plan) return { action: { tool: 'submit', params: { answer: '0' } }, meta: { thought: 'Unknown task.' } };
+    if (!plan) throw new TaskError(`text-math expert: '${ctx.task.id}' is not a gymflow/text-math-v0 task id; it cannot solve it`);
     const thoughtAlready = ctx.history.some((h) => h.action.tool === 'think');
     if (!thoughtAlready) {
       const thought = `Working:\n${plan.working}`;
