@@ -1,7 +1,10 @@
 import { canonicalJson } from '../core/canonical.js';
 import type { PathProblem } from './openai-messages.js';
 import type { JsonObject } from './values.js';
-import { arr, isRecord, num, rec, str, toIsoTimestamp } from './values.js';
+import { arr, baseName, isRecord, num, rec, str, toIsoTimestamp } from './values.js';
+import type { ConversionItem, ConvertContext } from './adapter.js';
+import { problem } from './adapter.js';
+import { readYamlDocument } from './document.js';
 
 /**
  * VCR cassettes (YAML, as written by vcrpy and pydantic-ai's serializer): recorded HTTP interactions
@@ -110,4 +113,33 @@ function body(part: JsonObject): JsonObject | undefined {
 function headerValue(headers: JsonObject, name: string): unknown {
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === name) return Array.isArray(v) ? v[0] : v;
   return undefined;
+}
+
+/**
+ * Converts a cassette file: reads the YAML, reports malformed interactions, splits the traffic into
+ * conversations and converts each with `convertConversation` (task id = file name, `#n` when a cassette
+ * holds several). `api` names the API in the "nothing found" problem.
+ */
+export async function* convertCassetteFile(
+  path: string,
+  ctx: ConvertContext,
+  api: string,
+  convertConversation: (conversation: readonly Interaction[], taskId: string, ctx: ConvertContext) => Iterable<ConversionItem>,
+): AsyncGenerator<ConversionItem> {
+  const read = await readYamlDocument(path, ctx.file);
+  if (!read.ok) {
+    yield read.problem;
+    return;
+  }
+  const { interactions, problems } = readInteractions(read.value);
+  for (const p of problems) yield problem(ctx.file, p.path, p.message, { severity: p.severity });
+  const conversations = splitConversations(interactions.filter((it) => Array.isArray(it.request.messages)));
+  if (conversations.length === 0) {
+    yield problem(ctx.file, '$.interactions', `no ${api} interactions with request messages found`);
+    return;
+  }
+  const base = baseName(path, ['.yaml', '.yml']);
+  for (const [n, conversation] of conversations.entries()) {
+    yield* convertConversation(conversation, conversations.length > 1 ? `${base}#${n + 1}` : base, ctx);
+  }
 }

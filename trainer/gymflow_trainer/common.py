@@ -257,3 +257,39 @@ def autocast_ctx(bf16: bool) -> Any:
     if dev.type == "cuda" and not torch.cuda.is_bf16_supported():
         return contextlib.nullcontext()
     return torch.autocast(device_type=dev.type, dtype=torch.bfloat16)
+
+
+def pad_batch(seqs: list[Any], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
+    """Right-pads tokenised sequences (``input_ids``/``labels`` lists) into ``input_ids``, ``attention_mask`` and
+    ``labels`` tensors ``[B, L]`` on ``dev``; padding is masked out of attention and loss (``IGNORE``)."""
+    from .data import IGNORE
+
+    L = max(len(s.input_ids) for s in seqs)
+    ids = torch.full((len(seqs), L), pad_id, dtype=torch.long)
+    att = torch.zeros((len(seqs), L), dtype=torch.long)
+    lab = torch.full((len(seqs), L), IGNORE, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        n = len(s.input_ids)
+        ids[i, :n] = torch.tensor(s.input_ids)
+        att[i, :n] = 1
+        lab[i, :n] = torch.tensor(s.labels)
+    return {"input_ids": ids.to(dev), "attention_mask": att.to(dev), "labels": lab.to(dev)}
+
+
+def start_training(
+    model: Any, ocfg: OptimConfig, total_steps: int, resume: Optional[str], data_digest: str
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR, int]:
+    """Optimizer, scheduler and the step to start from. With ``resume`` the checkpoint's model, optimizer,
+    scheduler and RNG states are restored, after checking it was made for the same data and the same planned
+    number of steps (a resume that would silently skip or repeat data is refused)."""
+    opt = make_optimizer(model, ocfg)
+    sched = make_scheduler(opt, ocfg, total_steps)
+    if not resume:
+        return opt, sched, 0
+
+    def check(state: dict[str, Any]) -> None:
+        if state.get("total_steps") != total_steps:
+            raise CheckpointError(f"{resume}: planned {state.get('total_steps')} steps, this configuration plans {total_steps}")
+
+    return opt, sched, int(load_checkpoint(resume, model, opt, sched, data_digest, check)["step"])
+

@@ -20,8 +20,7 @@ import torch
 
 from . import common
 from .config import DpoConfig
-from .data import IGNORE, DpoExample, Tokenized, file_digest, load_dpo
-from .errors import CheckpointError
+from .data import DpoExample, file_digest, load_dpo
 from .events import EventWriter
 from .losses import dpo_loss
 
@@ -37,23 +36,11 @@ def schedule(n: int, cfg: DpoConfig) -> list[tuple[int, list[list[int]]]]:
     return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
 
 
-def _batch(seqs: list[Tokenized], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
-    L = max(len(s.input_ids) for s in seqs)
-    ids = torch.full((len(seqs), L), pad_id, dtype=torch.long)
-    att = torch.zeros((len(seqs), L), dtype=torch.long)
-    lab = torch.full((len(seqs), L), IGNORE, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        n = len(s.input_ids)
-        ids[i, :n] = torch.tensor(s.input_ids)
-        att[i, :n] = 1
-        lab[i, :n] = torch.tensor(s.labels)
-    return {"input_ids": ids.to(dev), "attention_mask": att.to(dev), "labels": lab.to(dev)}
-
 
 def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool, bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """(chosen, rejected) sequence log-probs ``[B]``: sum (or mean, for IPO) over trained tokens."""
     dev = next(model.parameters()).device
-    b = _batch([p.chosen for p in pairs] + [p.rejected for p in pairs], pad_id, dev)
+    b = common.pad_batch([p.chosen for p in pairs] + [p.rejected for p in pairs], pad_id, dev)
     with common.autocast_ctx(bf16):
         logits = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
     logp, mask = common.token_logps(logits, b["labels"])
@@ -92,15 +79,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
         for p in ref_model.parameters():
             p.requires_grad_(False)
     model.train()
-    opt = common.make_optimizer(model, cfg.optim)
-    sched = common.make_scheduler(opt, cfg.optim, len(steps))
-    start = 0
-    if resume:
-        def check(state: dict[str, Any]) -> None:
-            if state.get("total_steps") != len(steps):
-                raise CheckpointError(f"{resume}: planned {state.get('total_steps')} steps, this configuration plans {len(steps)}")
-
-        start = int(common.load_checkpoint(resume, model, opt, sched, digest, check)["step"])
+    opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
     events.emit("start", command="dpo", pairs=len(pairs), total_steps=len(steps), start_step=start, resumed_from=resume,
                 device=str(dev), reference=cfg.reference)
 

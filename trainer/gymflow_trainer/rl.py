@@ -28,30 +28,18 @@ import torch
 from . import common
 from .advantages import dynamic_sampling_filter, gae, group_advantages
 from .config import RlConfig
-from .data import IGNORE, RlSample, Tokenized, file_digest, load_rl
-from .errors import CheckpointError, DataError
+from .data import RlSample, file_digest, load_rl
+from .errors import DataError
 from .events import EventWriter
 from .losses import masked_mean, policy_loss, value_loss
 
-
-def _batch(seqs: list[Tokenized], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
-    L = max(len(s.input_ids) for s in seqs)
-    ids = torch.full((len(seqs), L), pad_id, dtype=torch.long)
-    att = torch.zeros((len(seqs), L), dtype=torch.long)
-    lab = torch.full((len(seqs), L), IGNORE, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        n = len(s.input_ids)
-        ids[i, :n] = torch.tensor(s.input_ids)
-        att[i, :n] = 1
-        lab[i, :n] = torch.tensor(s.labels)
-    return {"input_ids": ids.to(dev), "attention_mask": att.to(dev), "labels": lab.to(dev)}
 
 
 def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = False, values: bool = False) -> tuple[torch.Tensor, ...]:
     """``(logp, mask)`` ``[B, T-1]`` of the trained tokens; with ``values`` also the value head's ``V`` at the same
     positions (the value of the state from which the token at t+1 is generated)."""
     dev = next(model.parameters()).device
-    b = _batch([s.tokens for s in samples], pad_id, dev)
+    b = common.pad_batch([s.tokens for s in samples], pad_id, dev)
     with common.autocast_ctx(bf16):
         out = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"], output_hidden_states=values)
     logp, mask = common.token_logps(out.logits, b["labels"])
@@ -120,15 +108,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                 lp, _ = token_logps(model, samples[i : i + cfg.batch_size], tok.pad_token_id, cfg.bf16)
                 ref.extend(lp[k, : len(samples[i + k].tokens.input_ids) - 1].cpu() for k in range(lp.size(0)))
     model.train()
-    opt = common.make_optimizer(model, cfg.optim)
-    sched = common.make_scheduler(opt, cfg.optim, len(steps))
-    start = 0
-    if resume:
-        def check(state: dict[str, Any]) -> None:
-            if state.get("total_steps") != len(steps):
-                raise CheckpointError(f"{resume}: planned {state.get('total_steps')} steps, this configuration plans {len(steps)}")
-
-        start = int(common.load_checkpoint(resume, model, opt, sched, digest, check)["step"])
+    opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
     events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), total_steps=len(steps), start_step=start,
                 resumed_from=resume, device=str(dev), algorithm=cfg.loss.algorithm)
 

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from . import common
 from .config import SftConfig
 from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, file_digest, load_sft, warn_stderr
-from .errors import CheckpointError, DataError
+from .errors import DataError
 from .events import EventWriter
 
 
@@ -120,16 +120,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     schedule = build_schedule(examples, cfg)
     model.to(dev)
     model.train()
-    opt = common.make_optimizer(model, cfg.optim)
-    sched = common.make_scheduler(opt, cfg.optim, len(schedule))
-    start = 0
-    if resume:
-        def check(state: dict[str, Any]) -> None:
-            if state.get("total_steps") != len(schedule):
-                raise CheckpointError(f"{resume}: planned {state.get('total_steps')} steps, this configuration plans {len(schedule)}")
-
-        state = common.load_checkpoint(resume, model, opt, sched, digest, check)
-        start = int(state["step"])
+    opt, sched, start = common.start_training(model, cfg.optim, len(schedule), resume, digest)
     events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,
                 resumed_from=resume, device=str(dev),
                 trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad))

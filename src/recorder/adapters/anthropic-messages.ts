@@ -4,13 +4,12 @@ import { problem } from '../adapter.js';
 import { feedAnthropicAssistantBlocks, feedAnthropicUserContent } from '../anthropic-content.js';
 import { assembleTrajectory } from '../assemble.js';
 import type { Interaction } from '../cassette.js';
-import { looksLikeCassette, readInteractions, splitConversations } from '../cassette.js';
+import { convertCassetteFile, looksLikeCassette } from '../cassette.js';
 import { ConversationSteps } from '../conversation.js';
-import { readYamlDocument } from '../document.js';
 import type { PathProblem } from '../openai-messages.js';
 import { terminated, truncated, unfinished } from '../outcome.js';
 import type { JsonObject } from '../values.js';
-import { arr, baseName, contentText, isRecord, joinText, omitKeys, str } from '../values.js';
+import { arr, contentText, isRecord, joinText, omitKeys, str } from '../values.js';
 
 /** The `envId` of trajectories converted from this format. */
 const ENV_ID = 'external/anthropic-messages-v0';
@@ -41,23 +40,8 @@ export const anthropicMessagesAdapter: LogAdapter = {
   convert: convertAnthropicCassette,
 };
 
-async function* convertAnthropicCassette(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
-  const read = await readYamlDocument(path, ctx.file);
-  if (!read.ok) {
-    yield read.problem;
-    return;
-  }
-  const { interactions, problems } = readInteractions(read.value);
-  for (const p of problems) yield problem(ctx.file, p.path, p.message, { severity: p.severity });
-  const conversations = splitConversations(interactions.filter((it) => Array.isArray(it.request.messages)));
-  if (conversations.length === 0) {
-    yield problem(ctx.file, '$.interactions', 'no Messages API interactions with request messages found');
-    return;
-  }
-  const base = baseName(path, ['.yaml', '.yml']);
-  for (const [n, conversation] of conversations.entries()) {
-    yield* convertConversation(conversation, conversations.length > 1 ? `${base}#${n + 1}` : base, ctx);
-  }
+function convertAnthropicCassette(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
+  return convertCassetteFile(path, ctx, 'Messages API', convertConversation);
 }
 
 function* convertConversation(conversation: readonly Interaction[], taskId: string, ctx: ConvertContext): Generator<ConversionItem> {
