@@ -41,6 +41,10 @@ const TARGET_RANK = new Map<string, number>(TARGET_KEYS.map((k, i) => [k, i]));
 
 /** The target an action names: the first string among {@link TARGET_KEYS}, normalised (`./a` → `a`). */
 export function targetOf(params: Record<string, unknown>): string | undefined {
+  // `path`, the preferred key, is also by far the most common: when it holds a non-empty string it is the
+  // answer whatever else the params contain, so the key walk below is skipped.
+  const first = params['path'];
+  if (typeof first === 'string' && first !== '') return normalisePath(first);
   // Walks the params' own (few) keys instead of probing every target key: misses are the common case.
   let best: string | undefined;
   let bestRank: number = TARGET_KEYS.length;

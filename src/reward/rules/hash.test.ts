@@ -34,6 +34,13 @@ describe('hashing', () => {
     expect(key('t', { a: 'x'.repeat(100) }, interner)).toBe(keys[9]);
   });
 
+  it('keeps values with their keys when combining members order-independently', () => {
+    const interner = new Interner();
+    expect(key('t', { a: 'x', b: 'y' }, interner)).not.toBe(key('t', { a: 'y', b: 'x' }, interner));
+    expect(key('t', { a: 1, b: 2 }, interner)).not.toBe(key('t', { a: 1 }, interner));
+    expect(key('t', { b: 2, a: 1, c: undefined }, interner)).toBe(key('t', { a: 1, b: 2 }, interner));
+  });
+
   it('confirms matches exactly', () => {
     expect(sameAction({ tool: 't', params: { a: 1, b: 2 } }, { tool: 't', params: { b: 2, a: 1 } })).toBe(true);
     expect(sameAction({ tool: 't', params: { a: 1 } }, { tool: 't', params: { a: 2 } })).toBe(false);

@@ -143,39 +143,34 @@ function feedValue(h: Hasher, v: unknown, interner: Interner): void {
   }
 }
 
+const SEED_MEMBER = 0x3e3be5;
+
 /**
- * Hash of a tool call: the tool name and its params in canonical key order, ignoring `undefined` members —
- * the same equivalence as comparing `canonicalJson` of the params, without building it. Params whose keys
- * are already sorted (the usual case) are hashed without allocating; others sort a copy of their keys.
- * Long strings enter through `interner`. The result is left in `out.h1`/`out.h2`.
+ * Hash of a tool call: the tool name and its params, ignoring key order and `undefined` members — the same
+ * equivalence as comparing `canonicalJson` of the params, without building it. Long strings enter through
+ * `interner`. The result is left in `out.h1`/`out.h2`.
+ *
+ * Key order is made irrelevant by hashing each `key: value` member on its own and *adding* the member
+ * hashes (per lane, mod 2³²), an order-independent combination: nothing is sorted and no keys are compared
+ * (string `<` is a runtime call in V8), and the keys are enumerated once. Objects cannot repeat a key, so
+ * the sum of distinct well-mixed member hashes is as collision-resistant as an ordered hash; a match is
+ * confirmed exactly by the caller anyway ({@link sameAction}).
  */
 export function hashParams(out: Hasher, seed: number, tool: string, params: Record<string, unknown>, interner: Interner): void {
-  out.start(seed).str(tool);
-  let prev = '';
-  let sorted = true;
+  let s1 = 0;
+  let s2 = 0;
+  let members = 0;
   for (const key in params) {
-    if (key < prev) {
-      sorted = false;
-      break;
-    }
-    prev = key;
+    const v = params[key];
+    if (v === undefined) continue;
+    out.start(SEED_MEMBER).int(TAG_KEY).str(key);
+    feedValue(out, v, interner);
+    out.finish();
+    s1 = (s1 + out.h1) | 0;
+    s2 = (s2 + out.h2) | 0;
+    members++;
   }
-  if (sorted) {
-    for (const key in params) {
-      const v = params[key];
-      if (v === undefined) continue;
-      out.int(TAG_KEY).str(key);
-      feedValue(out, v, interner);
-    }
-  } else {
-    for (const key of Object.keys(params).sort()) {
-      const v = params[key];
-      if (v === undefined) continue;
-      out.int(TAG_KEY).str(key);
-      feedValue(out, v, interner);
-    }
-  }
-  out.finish();
+  out.start(seed).str(tool).int(members).int(s1).int(s2).finish();
 }
 
 /**

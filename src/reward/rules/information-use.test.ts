@@ -79,4 +79,21 @@ describe('information-use rule', () => {
     const b = run(blind);
     expect(b.slice(1).every((x) => x === 0)).toBe(true);
   });
+
+  it('keeps the first-seen step of a token when a repeated observation is skipped', () => {
+    // Step 1 repeats step 0's observation (scanned once); its tokens stay revealed at step 0, and the
+    // revealed count the rationale reports is unchanged.
+    const obs = 'def handler_one(): return retry_count';
+    const col = column([
+      ['file_read', { path: 'a.py' }, obs],
+      ['file_read', { path: 'a.py' }, obs],
+      ['search', { pattern: 'retry_count' }, 'nothing new'],
+      ['file_read', { path: 'zzz/other_file.py' }],
+    ]);
+    expect([...col.scores]).toEqual([Number.NaN, 0, 1, 0]);
+    expect(col.refs[2]).toBe(0);
+    // handler_one, return, retry_count; then `nothing` from step 2.
+    expect(col.counts[1]).toBe(3);
+    expect(col.counts[3]).toBe(4);
+  });
 });

@@ -103,6 +103,7 @@ export function scoreInformationUse(ctx: RuleContext): RuleColumn {
   index.reset((chars >> 5) + 16);
   index.mode = 0;
   scanTokens(instruction, index);
+  let previousObservation: string | undefined;
   for (let i = 0; i < n; i++) {
     const step = steps[i] as TrajectoryStep;
     const revealedBefore = index.revealed;
@@ -126,8 +127,15 @@ export function scoreInformationUse(ctx: RuleContext): RuleColumn {
       codes[i] = InformationUseCode.IGNORES;
       counts[i] = revealedBefore;
     }
-    index.mode = 2;
-    scanTokens(step.observation, index);
+    // An observation equal to the previous step's (a repeated read or command) can add nothing: every
+    // token in it was recorded when the previous one was scanned. Skipping it is exact, and cheap to test
+    // (`===` on the same string object is a pointer comparison; different lengths differ at once).
+    const observation = step.observation;
+    if (observation !== previousObservation) {
+      index.mode = 2;
+      scanTokens(observation, index);
+      previousObservation = observation;
+    }
   }
   return col;
 }

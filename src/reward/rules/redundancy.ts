@@ -63,14 +63,19 @@ function sameCall(a: TrajectoryStep, b: TrajectoryStep, cache: Map<TrajectorySte
   return ca === cb;
 }
 
+const sharedSeen = new HashTable64(1024);
+const sharedHasher = new Hasher();
+
 /** Scores every step for redundancy (see the module documentation for the exact rule). */
 export function scoreRedundancy(ctx: RuleContext): RuleColumn {
   const { steps, categories, targets, errored, changesState } = ctx;
   const n = steps.length;
   const col = emptyColumn('redundancy', n);
   const { scores, codes, refs } = col;
-  const seen = new HashTable64(n);
-  const hasher = new Hasher();
+  // Rules run synchronously and never re-enter, so the table and hasher are reused across calls.
+  const seen = sharedSeen;
+  seen.reset(n);
+  const hasher = sharedHasher;
   const canon = new Map<TrajectoryStep, string>();
   const lastTarget = new Map<string, number>();
   let clock = 0;

@@ -110,6 +110,8 @@ function slotAndValue(tool: string, params: Record<string, unknown>): [string, s
  */
 const ORIGINAL = 0;
 
+const sharedReplaced = new HashTable64(1024);
+
 /** Scores every step for regression (see the module documentation for the exact rule). */
 export function scoreRegression(ctx: RuleContext): RuleColumn {
   const { steps, categories, targets, errored, commands, interner } = ctx;
@@ -119,7 +121,10 @@ export function scoreRegression(ctx: RuleContext): RuleColumn {
   /** Slot key → current value. Slot keys: 2·id(path) for files, 2·id(slot string)+1 for generic slots. */
   const current = new Map<number, number>();
   /** (slot key, value) → the step that replaced that value in that slot. Keys are exact integers. */
-  const replaced = new HashTable64(16);
+  // Reused across calls (rules run synchronously and never re-enter) and sized up front: at most one entry
+  // per step is added, except by a discard, so a trajectory rarely grows it.
+  const replaced = sharedReplaced;
+  replaced.reset(n + 16);
   /** `pathId,oldId,newId` of every edit → its step. */
   const edits = new Map<string, number>();
   /** Paths written since the last commit. */
