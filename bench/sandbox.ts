@@ -1,8 +1,11 @@
 /**
  * Sandbox benchmark, gymflow next to a raw dockerode baseline, in one run on one engine:
  *
- * - reset: gymflow's `Sandbox.reset` (one exec: wipe /work, extract the task's tar) vs the naive reset
- *   (a fresh container: create + start + first exec);
+ * - reset, same task: a warm-pool hit (`SandboxPool.reset` swaps in a spare already restored to the task;
+ *   the used container is recycled in the background) vs the naive reset (a fresh container: create +
+ *   start + first exec);
+ * - reset, another task: a pool miss, i.e. the in-place restore (one exec: wipe, extract the task's tar),
+ *   tasks cycled so that no spare is ever ready, vs the same naive reset;
  * - exec round trip: `Sandbox.exec(['true'])` (timeout wrapper, stray killer, output cap) vs a plain
  *   dockerode exec of `true`;
  * - episodes/s with 1, 8 and 32 environments in parallel: the expert solving tasks in `gymflow/sandbox-v0`
@@ -23,7 +26,7 @@ import { SandboxEnv } from '../src/envs/sandbox/env.js';
 import { SandboxExpert } from '../src/envs/sandbox/expert.js';
 import { builtinTasks } from '../src/envs/sandbox/tasks.js';
 import { initialArchive } from '../src/envs/sandbox/workspace.js';
-import { DEFAULT_IMAGE, dockerClient, packTar, Sandbox } from '../src/sandbox/index.js';
+import { DEFAULT_IMAGE, dockerClient, packTar, Sandbox, SandboxPool } from '../src/sandbox/index.js';
 
 const quick = process.argv.includes('--quick');
 const N = quick ? 10 : 30;
@@ -61,6 +64,7 @@ async function rawContainer(d: Docker): Promise<Docker.Container> {
 }
 
 async function main(): Promise<void> {
+  const loadavgStart = os.loadavg();
   const d = dockerClient();
   const tasks = builtinTasks();
   const task = tasks[0]!;
@@ -82,19 +86,46 @@ async function main(): Promise<void> {
   for (let i = 0; i < N; i++) plain.push(await time(() => rawExec(raw, ['true'])));
   await raw.remove({ force: true });
 
-  // ---- gymflow: reset and exec
-  const sb = await Sandbox.create({ task: task.id });
-  const archive = await initialArchive(sb, task);
-  const resets: number[] = [];
+  // ---- gymflow: reset (warm-pool hit and miss) and exec. Each episode dirties /work first; the pool's
+  // background work (recycling, preparing) finishes between resets, outside the clock, as it does while an
+  // agent works (an episode takes seconds).
+  const loadavgResetStart = os.loadavg();
+  let sb = await Sandbox.create({ task: task.id });
+  const MISS_TASKS = 6; // more tasks than the pool's 4 spares, visited in a cycle: the LRU spare is always gone
+  const archives: Buffer[] = [];
+  for (const t of tasks.slice(0, MISS_TASKS)) archives.push(await initialArchive(sb, t));
+  const archive = archives[0]!;
+  const pool = new SandboxPool();
+  const dirty = (): Promise<unknown> => sb.shell('echo dirty > x.txt; rm -rf * .git; sleep 60 &');
+  const timedReset = async (a: Buffer, into: number[]): Promise<boolean> => {
+    await dirty();
+    const t0 = performance.now();
+    const r = await pool.reset(sb, a, { task: task.id });
+    into.push(performance.now() - t0);
+    sb = r.sandbox;
+    await pool.idle();
+    return r.hit;
+  };
+  await timedReset(archive, []); // warm-up: the first reset to the task misses and prepares its spare
+  const hits: number[] = [];
+  let hitCount = 0;
+  for (let i = 0; i < N; i++) if (await timedReset(archive, hits)) hitCount += 1;
+  const misses: number[] = [];
+  let missCount = 0;
+  for (let i = 0; i < N; i++) if (!(await timedReset(archives[(i % (MISS_TASKS - 1)) + 1]!, misses))) missCount += 1;
   const execs: number[] = [];
-  for (let i = 0; i < N; i++) {
-    await sb.shell('echo dirty > x.txt; rm -f mathx.py');
-    resets.push(await time(() => sb.reset(archive)));
-  }
   for (let i = 0; i < N; i++) execs.push(await time(() => sb.exec(['true'])));
   await sb.destroy();
+  await pool.close();
 
-  results.reset = { gymflow: { p50: pct(resets, 50), p95: pct(resets, 95) }, baseline: { p50: pct(naive, 50), p95: pct(naive, 95) }, archiveBytes: archive.length };
+  const naiveStats = { p50: pct(naive, 50), p95: pct(naive, 95) };
+  results.reset = {
+    sameTask: { gymflow: { p50: pct(hits, 50), p95: pct(hits, 95), hits: hitCount, of: N }, baseline: naiveStats },
+    otherTask: { gymflow: { p50: pct(misses, 50), p95: pct(misses, 95), misses: missCount, of: N }, baseline: naiveStats },
+    archiveBytes: archive.length,
+    poolStats: { ...pool.stats },
+    loadavg: { start: loadavgResetStart, end: os.loadavg() },
+  };
   results.exec = { gymflow: { p50: pct(execs, 50), p95: pct(execs, 95) }, baseline: { p50: pct(plain, 50), p95: pct(plain, 95) } };
 
   // ---- episodes/s: gymflow and baseline rounds alternate (the host may be shared; alternation spreads the noise)
@@ -166,14 +197,20 @@ async function main(): Promise<void> {
   results.episodes = episodes;
 
   const info = await d.version();
-  const out = { when: new Date().toISOString(), host: { cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 2 ** 30), loadavg: os.loadavg() }, engine: { version: info.Version, api: info.ApiVersion }, n: N, ...results };
-  const r = results as { reset: { gymflow: { p50: number; p95: number }; baseline: { p50: number; p95: number } }; exec: typeof results.reset };
-  const ex = results.exec as { gymflow: { p50: number; p95: number }; baseline: { p50: number; p95: number } };
+  const out = { when: new Date().toISOString(), host: { cpus: os.cpus().length, memGiB: Math.round(os.totalmem() / 2 ** 30), loadavgStart, loadavgEnd: os.loadavg() }, engine: { version: info.Version, api: info.ApiVersion }, n: N, ...results };
+  type Row = { gymflow: { p50: number; p95: number }; baseline: { p50: number; p95: number } };
+  const r = results.reset as { sameTask: Row & { gymflow: { hits: number } }; otherTask: Row & { gymflow: { misses: number } } };
+  const ex = results.exec as Row;
+  const cell = (x: { p50: number; p95: number }): string => `${x.p50.toFixed(1)} / ${x.p95.toFixed(1)}`;
+  const la = (xs: number[]): string => xs.map((x) => x.toFixed(2)).join(' ');
+  const resetLoad = (results.reset as { loadavg: { start: number[]; end: number[] } }).loadavg;
+  console.log(`load average (1/5/15 min): run start ${la(loadavgStart)}, reset rows ${la(resetLoad.start)} → ${la(resetLoad.end)}, run end ${la(os.loadavg())}`);
   console.log(
     formatTable(
       [
-        { metric: 'reset (ms)', gymflow: `${r.reset.gymflow.p50.toFixed(1)} / ${r.reset.gymflow.p95.toFixed(1)}`, baseline: `${r.reset.baseline.p50.toFixed(1)} / ${r.reset.baseline.p95.toFixed(1)}`, note: 'p50 / p95; baseline = create+start+exec' },
-        { metric: 'exec round trip (ms)', gymflow: `${ex.gymflow.p50.toFixed(1)} / ${ex.gymflow.p95.toFixed(1)}`, baseline: `${ex.baseline.p50.toFixed(1)} / ${ex.baseline.p95.toFixed(1)}`, note: 'p50 / p95; baseline = plain dockerode exec' },
+        { metric: 'reset, same task (ms)', gymflow: cell(r.sameTask.gymflow), baseline: cell(r.sameTask.baseline), note: `p50 / p95; warm-pool hit (${r.sameTask.gymflow.hits}/${N} hits); baseline = create+start+exec` },
+        { metric: 'reset, other task (ms)', gymflow: cell(r.otherTask.gymflow), baseline: cell(r.otherTask.baseline), note: `p50 / p95; pool miss = one-exec restore (${r.otherTask.gymflow.misses}/${N} misses)` },
+        { metric: 'exec round trip (ms)', gymflow: cell(ex.gymflow), baseline: cell(ex.baseline), note: 'p50 / p95; baseline = plain dockerode exec' },
         ...episodes.map((e) => ({ metric: `episodes/s, ${String(e.parallel)} parallel`, gymflow: (e.gymflowEpisodesPerSecond as number).toFixed(2), baseline: (e.baselineEpisodesPerSecond as number).toFixed(2), note: `${String(e.episodes)} gymflow episodes (${String(e.solved)} solved), mean of rounds; baseline = fresh container each` })),
       ],
       [{ key: 'metric' }, { key: 'gymflow', align: 'right' }, { key: 'baseline', align: 'right' }, { key: 'note' }],

@@ -7,3 +7,4 @@ export * from './image.js';
 export * from './sandbox.js';
 export * from './tar.js';
 export * from './snapshot.js';
+export * from './pool.js';

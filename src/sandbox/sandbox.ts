@@ -43,14 +43,19 @@ export interface SandboxExecOptions {
 }
 
 /**
- * Empties /work, /tmp and $HOME and extracts the tar on stdin into /work (stray processes are killed by the
- * exec wrapper first). A fixed script: nothing the agent wrote is interpolated into it.
+ * Empties every place the agent can write — /work, /tmp, $HOME, /dev/shm, /dev/mqueue (the root is
+ * read-only) — removes its System V IPC objects, checks that those places are really empty (exit 4
+ * otherwise), and extracts the tar on stdin into /work (exit 3 when that fails). Stray processes are
+ * killed by the exec wrapper first. A fixed script: nothing the agent wrote is interpolated into it.
  */
+const WRITABLE = '/work /tmp /home/agent /dev/shm /dev/mqueue';
 const RESET_SCRIPT = `
-find /work /tmp /home/agent -mindepth 1 -delete 2>/dev/null || {
-  chmod -R u+rwX /work /tmp /home/agent 2>/dev/null
-  find /work /tmp /home/agent -mindepth 1 -delete 2>/dev/null
+find ${WRITABLE} -mindepth 1 -delete 2>/dev/null || {
+  chmod -R u+rwX ${WRITABLE} 2>/dev/null
+  find ${WRITABLE} -mindepth 1 -delete 2>/dev/null
 }
+ipcrm -a 2>/dev/null
+[ -z "$(find ${WRITABLE} -mindepth 1 -print -quit 2>/dev/null)" ] || exit 4
 tar -x -C /work -f - || exit 3
 `;
 
@@ -80,6 +85,16 @@ export class Sandbox {
     readonly config: SandboxConfig,
     private readonly createOptions: CreateSandboxOptions,
   ) {}
+
+  /** True once {@link destroy} was called. */
+  get isDestroyed(): boolean {
+    return this.destroyed;
+  }
+
+  /** Created to outlive its process (the CLI's sandboxes); never pooled. */
+  get detached(): boolean {
+    return this.createOptions.detached === true;
+  }
 
   /** The container id (changes when the container is replaced). */
   get id(): string {
@@ -219,8 +234,9 @@ export class Sandbox {
   }
 
   /**
-   * Restores the work dir to the state in `archive` (a tar of /work): kills stray processes, empties /work,
-   * /tmp and $HOME, extracts the archive — one exec. Replaces the container when it does not answer.
+   * Restores the work dir to the state in `archive` (a tar of /work): kills stray processes, empties every
+   * writable place (/work, /tmp, $HOME, /dev/shm, /dev/mqueue) and the agent's IPC objects, extracts the
+   * archive — one exec. Replaces the container when it does not answer or the wipe left something.
    */
   async reset(archive: Buffer): Promise<void> {
     this.baseArchive = archive;
@@ -230,6 +246,17 @@ export class Sandbox {
     await this.replace();
     const again = await this.rawExec(['sh', '-c', RESET_SCRIPT], { timeoutS: 30, stdin: archive });
     if (again.exitCode !== 0) throw new SandboxError(`reset failed even in a fresh container (exit ${again.exitCode}): ${again.output.trim()}`);
+  }
+
+  /**
+   * Like {@link reset}, but never replaces the container: any failure (the exec fails, hangs, or the
+   * script exits non-zero) throws. What the warm pool ({@link SandboxPool}) uses, so that a container that
+   * failed never becomes a spare.
+   */
+  async restoreExact(archive: Buffer): Promise<void> {
+    const r = await this.rawExec(['sh', '-c', RESET_SCRIPT], { timeoutS: 30, stdin: archive });
+    if (r.hung || r.exitCode !== 0) throw new SandboxError(`restore failed (exit ${r.exitCode}${r.hung ? ', hung' : ''}): ${r.output.trim()}`);
+    this.baseArchive = archive;
   }
 
   /** Replaces the container with a fresh one of the same config (the old one is killed and removed). */

@@ -4,6 +4,7 @@ import { initialContext } from '../../core/agent.js';
 import { checkEnv } from '../../core/check-env.js';
 import { getProfile } from '../../core/profiles/index.js';
 import { make } from '../../core/registry.js';
+import { dockerClient } from '../../sandbox/index.js';
 import type { TimeStep } from '../../core/types.js';
 import { SANDBOX_ENV_ID, SandboxEnv } from './env.js';
 import { SandboxExpert } from './expert.js';
@@ -109,4 +110,42 @@ docker.describe('gymflow/sandbox-v0 tools', () => {
     expect(ts).toMatchObject({ terminated: true, truncated: false, reward: 0, info: { success: false, score: 0, reason: 'submitted' } });
     expect(ts.observation).toMatch(/FAIL_TO_PASS 0\/2 passing, PASS_TO_PASS 1\/1 passing: not resolved/);
   });
+});
+
+docker.describe('gymflow/sandbox-v0 warm pool', () => {
+  it('a repeated task is served by a spare restored exactly; another task falls back to an in-place restore; close removes every container', async () => {
+    const env = new SandboxEnv({ pool: { sparesPerKey: 1, maxSpares: 2 } });
+    const pool = env.sandboxPool;
+    if (!pool) throw new Error('no pool');
+    const ids = new Set<string>();
+    const state = async (): Promise<string> =>
+      (await env.step({ tool: 'shell', params: { command: 'git status --porcelain; git diff gymflow-base --stat; find . -path ./.git -prune -o -type f -print | sort; ls -A /tmp ~' } })).observation;
+    try {
+      await env.reset({ task: 'fizzbuzz-order', seed: 0 });
+      ids.add(env.currentSandbox?.id ?? '');
+      const initial = await state();
+      expect(initial).toMatch(/^\.\/fizz\.py$/m);
+      await pool.idle();
+      await env.step({ tool: 'shell', params: { command: 'echo broken > fizz.py; rm -rf tests; git add -A; git commit -qm x; echo t > /tmp/t' } });
+      await env.reset({ task: 'fizzbuzz-order', seed: 0 });
+      ids.add(env.currentSandbox?.id ?? '');
+      expect(pool.stats.hits).toBe(1);
+      expect(ids.size).toBe(2);
+      expect(await state()).toBe(initial);
+      await env.reset({ task: 'celsius-sign', seed: 0 }); // first sight of the task: built in place
+      await pool.idle();
+      await env.reset({ task: 'fizzbuzz-order', seed: 0 }); // recycled to fizzbuzz-order after the hit
+      ids.add(env.currentSandbox?.id ?? '');
+      expect(await state()).toBe(initial);
+      await env.reset({ task: 'leap-year-century', seed: 0 });
+      await pool.idle();
+      await env.reset({ task: 'celsius-sign', seed: 0 });
+      expect(pool.stats.misses).toBeGreaterThanOrEqual(1);
+      ids.add(env.currentSandbox?.id ?? '');
+    } finally {
+      await env.close();
+    }
+    expect(pool.size + pool.preparing).toBe(0);
+    for (const id of ids) await expect(dockerClient().getContainer(id).inspect()).rejects.toThrow(/no such container/i);
+  }, 120_000);
 });

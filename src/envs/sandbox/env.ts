@@ -3,11 +3,11 @@ import { BaseEnv } from '../../core/base-env.js';
 import { ConfigError, TaskError } from '../../core/errors.js';
 import { getProfile } from '../../core/profiles/index.js';
 import type { Action, Split, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
-import { resolveConfig, Sandbox, type SandboxConfig } from '../../sandbox/index.js';
+import { resolveConfig, Sandbox, SandboxPool, sharedSandboxPool, type CreateSandboxOptions, type SandboxConfig } from '../../sandbox/index.js';
 import type { TestOutcome } from './grading.js';
 import { builtinTasks, loadTasks, sandboxTaskInfo, type SandboxTask } from './tasks.js';
 import { dispatchTool } from './tools.js';
-import { initialArchive, runTaskTests } from './workspace.js';
+import { cachedInitialArchive, initialArchive, runTaskTests } from './workspace.js';
 
 /** The registered id of this environment. */
 export const SANDBOX_ENV_ID = 'gymflow/sandbox-v0';
@@ -31,6 +31,19 @@ export const SandboxEnvOptionsSchema = z.object({
   /** Default and largest time limit of a `shell` call, seconds. */
   shellTimeoutS: z.number().int().positive().default(30),
   maxShellTimeoutS: z.number().int().positive().default(300),
+  /**
+   * Warm pool of containers already restored to a task's initial state (docs/sandbox.md §3): `'shared'`
+   * (default: the process-wide pool, 1 spare per task, 4 in all), a private pool's bounds, a
+   * {@link SandboxPool}, or `false` (every reset restores in place).
+   */
+  pool: z
+    .union([
+      z.literal(false),
+      z.literal('shared'),
+      z.object({ sparesPerKey: z.number().int().nonnegative().optional(), maxSpares: z.number().int().nonnegative().optional() }).strict(),
+      z.instanceof(SandboxPool),
+    ])
+    .default('shared'),
 });
 /** Parsed options of {@link SandboxEnv}. */
 export type SandboxEnvOptions = z.infer<typeof SandboxEnvOptionsSchema>;
@@ -41,8 +54,9 @@ export type SandboxEnvOptions = z.infer<typeof SandboxEnvOptionsSchema>;
  * the episode (terminated). Success: every FAIL_TO_PASS test passes and every PASS_TO_PASS test still does;
  * reward = score = (F2P passing / F2P) × (P2P passing / P2P). A step limit truncates (`max_steps`).
  *
- * One container serves every episode of an instance: `reset` restores /work from the task's initial tar in
- * one exec; `close` removes the container.
+ * `reset` swaps in a warm spare already restored to the task's initial state when the pool has one (the used
+ * container is restored in the background), else restores /work in place from the task's initial tar (one
+ * exec); `close` removes the container (and the last environment of a pool destroys its spares).
  */
 export class SandboxEnv extends BaseEnv {
   readonly domain = 'coding';
@@ -51,6 +65,10 @@ export class SandboxEnv extends BaseEnv {
   private readonly tasks: SandboxTask[];
   private sandbox: Sandbox | undefined;
   private task: SandboxTask | undefined;
+  /** The warm pool (undefined when off) and whether this environment owns it (closes it on close). */
+  private readonly pool: SandboxPool | undefined;
+  private readonly ownsPool: boolean;
+  private poolRef = false;
 
   constructor(kwargs: Record<string, unknown> = {}) {
     super();
@@ -63,6 +81,14 @@ export class SandboxEnv extends BaseEnv {
     // Fail at construction, not at the first reset, on a bad sandbox config.
     resolveConfig((this.options.sandbox ?? {}) as Partial<SandboxConfig>);
     this.tasks = this.options.tasks === undefined ? builtinTasks() : loadTasks(this.options.tasks);
+    const pool = this.options.pool;
+    this.ownsPool = typeof pool === 'object' && !(pool instanceof SandboxPool);
+    this.pool = pool === false ? undefined : pool === 'shared' ? sharedSandboxPool() : pool instanceof SandboxPool ? pool : new SandboxPool(pool);
+  }
+
+  /** The warm pool this environment resets through, if any. */
+  get sandboxPool(): SandboxPool | undefined {
+    return this.pool;
   }
 
   /** The tasks of a split (both when omitted). */
@@ -86,8 +112,23 @@ export class SandboxEnv extends BaseEnv {
     const train = this.tasks.filter((t) => t.split === 'train');
     const task = options.task === undefined ? this.rng.pick(train.length ? train : this.tasks) : this.getTask(options.task);
     this.task = task;
-    this.sandbox ??= await Sandbox.create({ config: (this.options.sandbox ?? {}) as Partial<SandboxConfig>, task: task.id });
-    await initialArchive(this.sandbox, task);
+    const create: CreateSandboxOptions = { config: (this.options.sandbox ?? {}) as Partial<SandboxConfig>, task: task.id };
+    const pool = this.pool;
+    if (pool && !this.poolRef) {
+      pool.ref();
+      this.poolRef = true;
+    }
+    const cached = await cachedInitialArchive(task)?.catch(() => undefined);
+    if (pool && cached) {
+      // Warm path: a ready spare is swapped in (no exec waited on) and the used container is recycled in
+      // the background; without one, the container is restored in place (one exec).
+      this.sandbox = (await pool.reset(this.sandbox, cached, create)).sandbox;
+    } else {
+      // First time this process sees the task: build its archive in the container (which is left restored).
+      this.sandbox ??= await Sandbox.create(create);
+      const archive = await initialArchive(this.sandbox, task);
+      pool?.prepare(archive, create, this.sandbox.config);
+    }
     const files = Object.keys(task.files).sort();
     const observation = [
       `Task ${task.id}: ${task.instruction}`,
@@ -133,6 +174,15 @@ export class SandboxEnv extends BaseEnv {
   protected override async onClose(): Promise<void> {
     const sb = this.sandbox;
     this.sandbox = undefined;
-    await sb?.destroy();
+    try {
+      await sb?.destroy();
+    } finally {
+      const pool = this.pool;
+      if (pool && this.ownsPool) await pool.close();
+      else if (pool && this.poolRef) {
+        this.poolRef = false;
+        await pool.unref();
+      }
+    }
   }
 }

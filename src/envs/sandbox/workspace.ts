@@ -48,6 +48,14 @@ export async function initialArchive(sb: Sandbox, task: SandboxTask): Promise<Bu
 }
 
 /**
+ * The task's initial archive when this process has built it (or is building it), without touching any
+ * sandbox; undefined otherwise (then {@link initialArchive} must build it in a sandbox).
+ */
+export function cachedInitialArchive(task: SandboxTask): Promise<Buffer> | undefined {
+  return initialArchives.get(taskKey(task));
+}
+
+/**
  * Applies a task's test patch (its test files written over whatever the agent left) and runs the task's
  * test command; grades the pytest report against FAIL_TO_PASS / PASS_TO_PASS.
  */
