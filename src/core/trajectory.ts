@@ -33,6 +33,7 @@ export const StepRewardSchema = z
   })
   .strict();
 
+/** A structured tool call: `{ tool, params }`. */
 export const ActionSchema = z
   .object({
     tool: z.string().min(1),
@@ -40,6 +41,7 @@ export const ActionSchema = z
   })
   .strict();
 
+/** One step of an episode: what the agent did, what it observed, when, and how it was scored. */
 export const StepSchema = z
   .object({
     index: z.number().int().nonnegative(),
@@ -65,6 +67,7 @@ export const StepSchema = z
   })
   .strict();
 
+/** The public description of the episode's task (never its answer). */
 export const TaskSchema = z
   .object({
     id: z.string().min(1),
@@ -75,6 +78,7 @@ export const TaskSchema = z
   })
   .strict();
 
+/** Who acted: agent name, model, and the policy checkpoint's artifact ref. */
 export const AgentSchema = z
   .object({
     name: z.string().min(1),
@@ -84,6 +88,7 @@ export const AgentSchema = z
   })
   .strict();
 
+/** How the episode ended; `terminated` and `truncated` are never both true. */
 export const OutcomeSchema = z
   .object({
     success: z.boolean(),
@@ -97,6 +102,7 @@ export const OutcomeSchema = z
     message: 'terminated and truncated are both true; exactly one (or neither) may hold',
   });
 
+/** The trajectory's reward summary; `layers` split `total` by the layer that produced it. */
 export const TrajectoryRewardSchema = z
   .object({
     total: finite,
@@ -108,6 +114,7 @@ export const TrajectoryRewardSchema = z
   })
   .strict();
 
+/** The standard trajectory (DESIGN §4): one JSON object per episode, one line of a JSONL file. */
 export const TrajectorySchema = z
   .object({
     schemaVersion: z.literal(TRAJECTORY_SCHEMA_VERSION),
@@ -122,10 +129,15 @@ export const TrajectorySchema = z
   })
   .strict();
 
+/** A validated trajectory. */
 export type Trajectory = z.infer<typeof TrajectorySchema>;
+/** One step of a {@link Trajectory}. */
 export type TrajectoryStep = z.infer<typeof StepSchema>;
+/** The process-reward block of a step. */
 export type StepReward = z.infer<typeof StepRewardSchema>;
+/** The reward summary of a trajectory. */
 export type TrajectoryReward = z.infer<typeof TrajectoryRewardSchema>;
+/** The outcome of a trajectory. */
 export type Outcome = z.infer<typeof OutcomeSchema>;
 
 /** Categories a tool may have, re-exported so schema consumers need not import types. */

@@ -51,6 +51,7 @@ const JudgeRubricSchema = z
   })
   .strict();
 
+/** The schema of a domain profile, with cross-field checks (terminal tools exist, rubrics are known). */
 export const DomainProfileSchema = z
   .object({
     name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'profile names are kebab-case'),
