@@ -4,6 +4,7 @@ export * from './canonical.js';
 export * from './errors.js';
 export * from './registry.js';
 export * from './rng.js';
+export * from './retry.js';
 export * from './rollout.js';
 export * from './tool-validator.js';
 export * from './trajectory.js';

@@ -7,7 +7,7 @@ import { DEFAULT_PROMPT_LIMITS } from './prompt.js';
 import { AnthropicProvider } from './providers/anthropic.js';
 import { OpenAIProvider } from './providers/openai.js';
 import type { JudgeProvider } from './providers/provider.js';
-import { DEFAULT_RETRY_POLICY, type RetryHooks } from './retry.js';
+import { DEFAULT_RETRY_POLICY, type RetryHooks } from '../../core/retry.js';
 
 /**
  * The judge's configuration. The judge is off unless one is created from this: nothing in gymflow

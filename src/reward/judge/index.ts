@@ -7,7 +7,6 @@ export * from './prompt.js';
 export * from './providers/anthropic.js';
 export * from './providers/openai.js';
 export * from './providers/provider.js';
-export * from './retry.js';
 export * from './rubrics.js';
 export * from './semaphore.js';
 export * from './usage.js';

@@ -6,7 +6,7 @@ import { JudgeError } from './errors.js';
 import { judgeJsonSchema, parseVerdict } from './output.js';
 import { buildStepPrompt, DEFAULT_PROMPT_LIMITS, JUDGE_PROMPT_VERSION, type JudgePrompt, type PromptLimits } from './prompt.js';
 import type { JudgeProvider, ProviderReply } from './providers/provider.js';
-import { DEFAULT_RETRY_POLICY, RetriesExhaustedError, withRetry, type RetryHooks, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY_POLICY, RetriesExhaustedError, withRetry, type RetryHooks, type RetryPolicy } from '../../core/retry.js';
 import { Semaphore } from './semaphore.js';
 import { UsageMeter, type JudgePrices, type JudgeRunUsage } from './usage.js';
 

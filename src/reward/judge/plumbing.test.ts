@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JudgeCache, judgeCacheKey, type JudgeCacheKeyParts } from './cache.js';
-import { backoffDelay, retryAfterFromHeaders, RetriesExhaustedError, withRetry, type FailureInfo } from './retry.js';
+import { backoffDelay, retryAfterFromHeaders, RetriesExhaustedError, withRetry, type FailureInfo } from '../../core/retry.js';
 import { BUILTIN_JUDGE_RUBRICS } from '../rubrics.js';
 import { Semaphore } from './semaphore.js';
 import { UsageMeter } from './usage.js';

@@ -1,8 +1,8 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ContentBlockParam, Message, MessageCreateParamsNonStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { JUDGE_OUTPUT_NAME } from '../output.js';
-import type { FailureInfo } from '../retry.js';
-import { classifySdkError, type JudgeProvider, type ProviderReply, type ProviderRequest } from './provider.js';
+import { classifySdkError, type FailureInfo } from '../../../core/retry.js';
+import { type JudgeProvider, type ProviderReply, type ProviderRequest } from './provider.js';
 
 /**
  * The Anthropic Messages API (`POST /v1/messages`) through `@anthropic-ai/sdk`.

@@ -1,8 +1,8 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { JUDGE_OUTPUT_NAME } from '../output.js';
-import type { FailureInfo } from '../retry.js';
-import { classifySdkError, type JudgeProvider, type ProviderReply, type ProviderRequest } from './provider.js';
+import { classifySdkError, type FailureInfo } from '../../../core/retry.js';
+import { type JudgeProvider, type ProviderReply, type ProviderRequest } from './provider.js';
 
 /**
  * OpenAI or any OpenAI-compatible server (vLLM, llama.cpp, SGLang, …) through `openai`:

@@ -1,7 +1,7 @@
 /**
- * Retries with exponential backoff and jitter. The SDK clients are created with `maxRetries: 0` so
- * that every retry happens here: one policy for both providers, counted in the judge's usage, and
- * testable against a loopback server.
+ * Retries with exponential backoff and jitter, and the classification of model-API SDK errors. The SDK
+ * clients (judge and policies) are created with `maxRetries: 0` so that every retry happens here: one
+ * policy for every provider, counted in usage, and testable against a loopback server.
  */
 
 /** When and how long to wait between attempts. */
@@ -91,4 +91,34 @@ export function retryAfterFromHeaders(headers: { get(name: string): string | nul
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   const date = Date.parse(ra);
   return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+/** The error classes a Stainless-generated SDK (both `openai` and `@anthropic-ai/sdk` are) exports. */
+export interface SdkErrorClasses {
+  APIError: abstract new (...args: never[]) => Error;
+  APIConnectionError: abstract new (...args: never[]) => Error;
+  APIConnectionTimeoutError: abstract new (...args: never[]) => Error;
+  APIUserAbortError: abstract new (...args: never[]) => Error;
+}
+
+/**
+ * Classifies an SDK error: timeouts, connection errors, 408, 409, 429 and 5xx are retryable (with the
+ * server's `retry-after` when given); an abort and every other status are not. `keyHint` names the
+ * env var to check on 401/403.
+ */
+export function classifySdkError(err: unknown, classes: SdkErrorClasses, provider: string, keyHint: string): FailureInfo {
+  if (err instanceof classes.APIConnectionTimeoutError) return { retryable: true, message: `${provider}: request timed out` };
+  if (err instanceof classes.APIUserAbortError) return { retryable: false, message: `${provider}: request aborted` };
+  if (err instanceof classes.APIConnectionError) return { retryable: true, message: `${provider}: connection error: ${err.message}` };
+  if (err instanceof classes.APIError) {
+    const { status, headers } = err as Error & { status?: unknown; headers?: { get(name: string): string | null } };
+    if (typeof status === 'number') {
+      const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+      const retryAfterMs = retryable ? retryAfterFromHeaders(headers) : undefined;
+      const auth = status === 401 || status === 403 ? ` (check ${keyHint})` : '';
+      return { retryable, status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), message: `${provider}: HTTP ${err.message}${auth}` };
+    }
+    return { retryable: false, message: `${provider}: ${err.message}` };
+  }
+  return { retryable: false, message: `${provider}: ${err instanceof Error ? err.message : String(err)}` };
 }
