@@ -293,3 +293,16 @@ def start_training(
 
     return opt, sched, int(load_checkpoint(resume, model, opt, sched, data_digest, check)["step"])
 
+
+def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_norm: float) -> tuple[float, float]:
+    """One update after the micro-batches' gradients were accumulated: clip the trainable parameters'
+    gradient norm (``max_grad_norm`` <= 0: no clipping, norm still reported), step optimizer and scheduler,
+    clear the gradients. Returns ``(grad_norm, lr)`` with the learning rate the step used."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf")))
+    lr = sched.get_last_lr()[0]
+    opt.step()
+    sched.step()
+    opt.zero_grad(set_to_none=True)
+    return grad_norm, lr
+

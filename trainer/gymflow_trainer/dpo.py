@@ -109,12 +109,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             total += float(loss.detach()) * len(mb) / n_pairs
             for k, v in metrics.items():
                 agg[k] = agg.get(k, 0.0) + v * len(mb) / n_pairs
-        grad_norm = torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad],
-                                                   cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf"))
-        lr = sched.get_last_lr()[0]
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
+        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
         loss_val = total
         done_steps = step + 1
         dt = time.perf_counter() - t0

@@ -139,12 +139,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
             loss = (ce * w).sum() / max(n_trained, 1)
             loss.backward()
             total += float(loss.detach())
-        grad_norm = torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad],
-                                                   cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf"))
-        lr = sched.get_last_lr()[0]
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
+        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
         loss_val = total
         done_steps = step + 1
         dt = time.perf_counter() - t0

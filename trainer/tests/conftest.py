@@ -64,3 +64,16 @@ def bpe_tokenizer():
 
 
 TINY = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2}
+
+
+class Capture:
+    """A stdout stand-in for EventWriter that keeps the JSON events it is given."""
+
+    def __init__(self):
+        self.lines = []
+
+    def write(self, s):
+        self.lines += [json.loads(x) for x in s.splitlines() if x.strip()]
+
+    def flush(self):
+        pass

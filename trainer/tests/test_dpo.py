@@ -5,21 +5,12 @@ import math
 
 import pytest
 
-from conftest import TINY, conversation, write_jsonl
+from conftest import Capture, TINY, conversation, write_jsonl
 from gymflow_trainer import dpo
 from gymflow_trainer.config import DpoConfig, from_dict
 from gymflow_trainer.events import EventWriter
 
 
-class Capture:
-    def __init__(self):
-        self.lines = []
-
-    def write(self, s):
-        self.lines += [json.loads(x) for x in s.splitlines() if x.strip()]
-
-    def flush(self):
-        pass
 
 
 def pairs_file(tmp_path, n=4):

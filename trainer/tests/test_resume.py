@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import TINY
+from conftest import Capture, TINY
 from gymflow_trainer import dpo, rl
 from gymflow_trainer.config import DpoConfig, RlConfig, from_dict
 from gymflow_trainer.events import EventWriter
@@ -13,15 +13,6 @@ from test_dpo import pairs_file
 from test_rl import rl_file
 
 
-class Capture:
-    def __init__(self):
-        self.lines = []
-
-    def write(self, s):
-        self.lines += [json.loads(x) for x in s.splitlines() if x.strip()]
-
-    def flush(self):
-        pass
 
 
 CASES = {

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from conftest import TINY, conversation, write_jsonl
+from conftest import Capture, TINY, conversation, write_jsonl
 from gymflow_trainer import rl
 from gymflow_trainer.common import load_model_and_tokenizer
 from gymflow_trainer.config import RlConfig, from_dict
@@ -13,15 +13,6 @@ from gymflow_trainer.data import load_rl
 from gymflow_trainer.events import EventWriter
 
 
-class Capture:
-    def __init__(self):
-        self.lines = []
-
-    def write(self, s):
-        self.lines += [json.loads(x) for x in s.splitlines() if x.strip()]
-
-    def flush(self):
-        pass
 
 
 def rl_file(tmp_path):

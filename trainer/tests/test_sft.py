@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import TINY, sft_record, write_jsonl
+from conftest import Capture, TINY, sft_record, write_jsonl
 from gymflow_trainer import sft
 from gymflow_trainer.config import from_dict, SftConfig
 from gymflow_trainer.data import IGNORE, load_sft
@@ -19,15 +19,6 @@ from gymflow_trainer.events import EventWriter
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class Capture:
-    def __init__(self):
-        self.lines = []
-
-    def write(self, s):
-        self.lines += [json.loads(x) for x in s.splitlines() if x.strip()]
-
-    def flush(self):
-        pass
 
 
 def make_cfg(tmp_path, data, **kw):
