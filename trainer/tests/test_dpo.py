@@ -1,6 +1,5 @@
 """DPO trainer: the first step's loss is the loss at policy = reference; training separates the pair."""
 
-import json
 import math
 
 import pytest

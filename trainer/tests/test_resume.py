@@ -1,6 +1,5 @@
 """Resume from a mid-run checkpoint continues exactly, for dpo and rl (sft: the SIGKILL test in test_sft.py)."""
 
-import json
 import os
 
 import pytest

@@ -1,6 +1,5 @@
 """RL trainer (GRPO family): on-policy first step, and the update moves probability toward the better member."""
 
-import json
 
 import pytest
 import torch
