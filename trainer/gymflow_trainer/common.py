@@ -306,3 +306,19 @@ def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_
     opt.zero_grad(set_to_none=True)
     return grad_norm, lr
 
+
+def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
+    """The start every training command shares: create the output directory, seed every RNG, pick the
+    device, fingerprint the data file (checkpoints refuse a resume on other data), resolve ``resume_from``
+    (``latest`` → newest checkpoint) and load model and tokenizer. Returns ``(device, data_digest, resume,
+    model, tokenizer)``."""
+    from .data import file_digest
+
+    os.makedirs(cfg.output_dir, exist_ok=True)
+    seed_everything(cfg.seed)
+    dev = device()
+    digest = file_digest(cfg.data)
+    resume = resolve_resume(cfg.resume_from, cfg.output_dir)
+    model, tok = load_model_and_tokenizer(cfg.model, cfg.lora)
+    return dev, digest, resume, model, tok
+

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import time
 from typing import Any
 
@@ -20,7 +19,7 @@ import torch
 
 from . import common
 from .config import DpoConfig
-from .data import DpoExample, file_digest, load_dpo
+from .data import DpoExample, load_dpo
 from .events import EventWriter
 from .losses import dpo_loss
 
@@ -51,12 +50,7 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
 
 
 def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
-    os.makedirs(cfg.output_dir, exist_ok=True)
-    common.seed_everything(cfg.seed)
-    dev = common.device()
-    digest = file_digest(cfg.data)
-    resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
-    model, tok = common.load_model_and_tokenizer(cfg.model, cfg.lora)
+    dev, digest, resume, model, tok = common.prepare_run(cfg)
     pairs = load_dpo(cfg.data, tok, cfg.max_length)
     steps = schedule(len(pairs), cfg)
     model.to(dev)

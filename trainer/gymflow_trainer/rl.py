@@ -19,7 +19,6 @@ from ``advantages.gae`` over the trained tokens with the old values (whitened ov
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -28,7 +27,7 @@ import torch
 from . import common
 from .advantages import dynamic_sampling_filter, gae, group_advantages
 from .config import RlConfig
-from .data import RlSample, file_digest, load_rl
+from .data import RlSample, load_rl
 from .errors import DataError
 from .events import EventWriter
 from .losses import masked_mean, policy_loss, value_loss
@@ -68,12 +67,7 @@ def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
 
 
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
-    os.makedirs(cfg.output_dir, exist_ok=True)
-    common.seed_everything(cfg.seed)
-    dev = common.device()
-    digest = file_digest(cfg.data)
-    resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
-    model, tok = common.load_model_and_tokenizer(cfg.model, cfg.lora)
+    dev, digest, resume, model, tok = common.prepare_run(cfg)
     samples = load_rl(cfg.data, tok, cfg.max_length)
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
     groups = [s.group for s in samples]

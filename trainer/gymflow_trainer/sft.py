@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from . import common
 from .config import SftConfig
-from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, file_digest, load_sft, warn_stderr
+from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, load_sft, warn_stderr
 from .errors import DataError
 from .events import EventWriter
 
@@ -104,15 +104,7 @@ def token_losses(model: Any, batch: dict[str, torch.Tensor], bf16: bool = False)
 
 def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     """Trains and returns the ``done`` event's fields."""
-    import os
-
-    os.makedirs(cfg.output_dir, exist_ok=True)
-    common.seed_everything(cfg.seed)
-    dev = common.device()
-    digest = file_digest(cfg.data)
-    resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
-
-    model, tok = common.load_model_and_tokenizer(cfg.model, cfg.lora)
+    dev, digest, resume, model, tok = common.prepare_run(cfg)
     examples = load_sft(cfg.data, tok, cfg.max_length, mask_observations=cfg.mask_observations, step_weighted=cfg.step_weighted,
                         overlong=cfg.overlong, chunk_overlap=cfg.chunk_overlap, warn=warn_stderr)
     if not examples:
