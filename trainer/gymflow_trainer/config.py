@@ -247,6 +247,11 @@ class RlConfig(TrainLoopConfig):
     advantages: Literal["group", "dataset"] = "group"
     #: DAPO dynamic sampling: drop groups whose rewards are all equal.
     drop_uniform_groups: bool = False
+    #: What a training sample is. "steps": one per step, from the rollout's own token ids (prompt + sampled
+    #: completion), with the rollout's log-probs as the old log-probs (exact importance ratios); "conversation":
+    #: one per member, the rendered conversation re-tokenised, old log-probs recomputed; "auto": steps when
+    #: every member carries token ids and log-probs for every step, else conversation.
+    samples: Literal["auto", "steps", "conversation"] = "auto"
     #: Optimisation epochs over each batch of rollouts (PPO-style reuse; 1 = on-policy).
     ppo_epochs: int = 1
     #: PPO (``loss.algorithm: ppo``) only: GAE discount and λ, value-loss weight and clip (null = unclipped),

@@ -345,6 +345,11 @@ class RlSample:
     reward: float
     advantage: float
     group: str
+    #: Log-probs of the trained tokens under the policy that sampled them (the rollout's own, aligned with
+    #: ``tokens.input_ids[1:]``; 0 where not trained), or None when the trainer recomputes them.
+    old_logp: Optional[list[float]] = None
+    #: The trajectory (group member) it comes from: several step samples share one member.
+    member: str = ""
 
 
 def load_rl(path: str, tokenizer: Any, max_length: int) -> list[RlSample]:
@@ -364,7 +369,68 @@ def load_rl(path: str, tokenizer: Any, max_length: int) -> list[RlSample]:
             tk = tokenize_messages(tokenizer, _plain(prompt + cont), trained)
             if len(tk.input_ids) > max_length:
                 tk = Tokenized(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length])
-            out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid))
+            out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, None, f"{gid}/{mi}"))
+    return out
+
+
+def rollout_tokens_complete(path: str) -> bool:
+    """True when every member of every RL record carries, for each of its steps, the token ids the policy saw
+    and sampled (``tokens[i].prompt``/``.completion``) and the log-probs of the sampled ids (``logprobs[i]``)."""
+    for rec in read_jsonl(path):
+        members = rec.get(f("group"))
+        if not isinstance(members, list) or not members:
+            return False
+        for mem in members:
+            toks, lps = mem.get(f("tokens")), mem.get(f("logprobs"))
+            if not isinstance(toks, list) or not isinstance(lps, list) or not toks or len(toks) != len(lps):
+                return False
+            for t, lp in zip(toks, lps):
+                if not isinstance(t, dict) or not isinstance(t.get("prompt"), list) or not isinstance(t.get("completion"), list):
+                    return False
+                if not isinstance(lp, list) or len(lp) != len(t["completion"]):
+                    return False
+    return True
+
+
+def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
+    """RL records → one sample per *step* from the rollout's own token ids: ``tokens[i].prompt +
+    tokens[i].completion``, trained on the completion, with the rollout's ``logprobs[i]`` as the old log-probs.
+
+    This is the exact form of the policy gradient for multi-turn episodes: the trainer scores precisely the ids
+    the policy sampled (no re-tokenisation of the rendered text, which can differ from a sampled sequence) and
+    the importance ratio starts from the behaviour policy's own log-probs. Every step of a member shares the
+    member's reward and advantage; steps whose action could not be parsed are trained too (they are what the
+    policy did). A prompt longer than ``max_length - len(completion)`` keeps its last tokens; a completion
+    longer than ``max_length`` keeps its first ``max_length - 1`` tokens.
+    """
+    out = []
+    for gi, rec in enumerate(read_jsonl(path)):
+        where = f"{path}:{rec['__line__']}"
+        members = rec.get(f("group"))
+        if not isinstance(members, list) or not members:
+            raise DataError(f"{where}: $.{f('group')}: expected a non-empty list")
+        gid = f"{rec.get(f('task_id'), gi)}#{gi}"
+        for mi, mem in enumerate(members):
+            toks, lps = mem.get(f("tokens")), mem.get(f("logprobs"))
+            here = f"{where} $.{f('group')}[{mi}]"
+            if not isinstance(toks, list) or not isinstance(lps, list) or len(toks) != len(lps):
+                raise DataError(f"{here}: rollout tokens requested but '{f('tokens')}'/'{f('logprobs')}' are missing or of different lengths "
+                                "(collect with a policy that records token ids and log-probs, e.g. local:DIR, or set samples: conversation)")
+            for si, (t, lp) in enumerate(zip(toks, lps)):
+                if not isinstance(t, dict) or not isinstance(t.get("prompt"), list) or not isinstance(t.get("completion"), list) or not isinstance(lp, list):
+                    raise DataError(f"{here}.{f('tokens')}[{si}]: expected prompt and completion token ids with their log-probs")
+                prompt, comp = [int(x) for x in t["prompt"]], [int(x) for x in t["completion"]]
+                if not prompt:
+                    raise DataError(f"{here}.{f('tokens')}[{si}].prompt: empty (a completion needs a prompt to be scored)")
+                if len(lp) != len(comp) or not comp:
+                    raise DataError(f"{here}.{f('logprobs')}[{si}]: {len(lp)} log-probs for {len(comp)} completion tokens")
+                comp, lp = comp[: max_length - 1], [float(x) for x in lp[: max_length - 1]]
+                prompt = prompt[-(max_length - len(comp)):] if len(prompt) + len(comp) > max_length else prompt
+                ids = prompt + comp
+                labels = [IGNORE] * len(prompt) + comp
+                old = [0.0] * (len(prompt) - 1) + lp
+                tk = Tokenized(ids, labels, [1.0] * len(ids))
+                out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, old, f"{gid}/{mi}"))
     return out
 
 

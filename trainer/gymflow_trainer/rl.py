@@ -5,9 +5,12 @@ is the shared prompt + its completion; trained tokens are the completion's ``tra
 messages. Advantages per member come from ``advantages.group_advantages`` (or the exporter's field), one
 value for all of a member's tokens. The loss is ``losses.policy_loss`` with ``cfg.loss``.
 
-Old log-probs are the current policy's, computed (no gradient) before the first update on a rollout batch
-(the ``grad_accum`` micro-batches of an optimiser step); ``ppo_epochs > 1`` reuses them for further
-updates. Checkpoints are written only at rollout-batch boundaries so that resume never needs a lost
+Samples (``samples``): with the rollout's token ids and log-probs in the data (a ``local:`` or vLLM policy
+records them), one sample per step — exactly the ids the policy saw and sampled — and the old log-probs are
+the rollout's own, those of the policy that generated the data. Otherwise one sample per member (the rendered
+conversation) and the old log-probs are the current policy's, computed (no gradient) before the first update on
+a rollout batch (the ``grad_accum`` micro-batches of an optimiser step). ``ppo_epochs > 1`` reuses them for
+further updates. Checkpoints are written only at rollout-batch boundaries so that resume never needs a lost
 ``old_logp`` cache.
 
 PPO (``loss.algorithm: ppo``): a value head ``Linear(hidden, 1)`` on the last hidden state (attribute
@@ -27,7 +30,7 @@ import torch
 from . import common
 from .advantages import dynamic_sampling_filter, gae, group_advantages
 from .config import RlConfig
-from .data import RlSample, load_rl
+from .data import RlSample, load_rl, load_rl_steps, rollout_tokens_complete
 from .errors import DataError
 from .events import EventWriter
 from .losses import masked_mean, policy_loss, value_loss
@@ -46,6 +49,22 @@ def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = F
         return logp, mask
     v = model.v_head(out.hidden_states[-1][:, :-1].float()).squeeze(-1)
     return logp, mask, v
+
+
+def sample_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
+    """One advantage per sample: the dataset's, or group-relative (``cfg.advantages: group``) with the group
+    statistics taken over trajectories, not samples — a member split into several step samples counts once and
+    every one of its steps gets its advantage."""
+    if cfg.advantages != "group":
+        return torch.tensor([s.advantage for s in samples], dtype=torch.float64)
+    first: dict[str, int] = {}
+    for i, s in enumerate(samples):
+        first.setdefault(s.member or str(i), i)
+    heads = list(first.values())
+    rewards = torch.tensor([samples[i].reward for i in heads], dtype=torch.float64)
+    member_adv = group_advantages(rewards, [samples[i].group for i in heads], norm_std=cfg.loss.algorithm != "dr_grpo")
+    by_member = {key: member_adv[k] for k, key in enumerate(first)}
+    return torch.stack([by_member[s.member or str(i)] for i, s in enumerate(samples)])
 
 
 def _pad_to(t: torch.Tensor, width: int) -> torch.Tensor:
@@ -68,13 +87,11 @@ def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
 
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     dev, digest, resume, model, tok = common.prepare_run(cfg)
-    samples = load_rl(cfg.data, tok, cfg.max_length)
+    by_steps = cfg.samples == "steps" or (cfg.samples == "auto" and rollout_tokens_complete(cfg.data))
+    samples = load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tok, cfg.max_length)
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
     groups = [s.group for s in samples]
-    if cfg.advantages == "group":
-        adv = group_advantages(rewards, groups, norm_std=cfg.loss.algorithm != "dr_grpo")
-    else:
-        adv = torch.tensor([s.advantage for s in samples], dtype=torch.float64)
+    adv = sample_advantages(samples, cfg)
     keep = dynamic_sampling_filter(rewards, groups) if cfg.drop_uniform_groups else torch.ones(len(samples), dtype=torch.bool)
     idx = [i for i in range(len(samples)) if keep[i]]
     if not idx:
@@ -104,7 +121,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     model.train()
     opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
     events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), total_steps=len(steps), start_step=start,
-                resumed_from=resume, device=str(dev), algorithm=cfg.loss.algorithm)
+                resumed_from=resume, device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation")
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
     old_cache: dict[int, torch.Tensor] = {}
@@ -127,7 +144,10 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                         a, ret = gae(rew, v, mk, cfg.gamma, cfg.lam)
                     for k, i in enumerate(mb):
                         n = len(samples[i].tokens.input_ids) - 1
-                        entry = {"logp": lp[k, :n].detach()}
+                        rollout = samples[i].old_logp
+                        # The behaviour policy's own log-probs when the rollout recorded them; else this policy's now.
+                        old_lp = torch.tensor(rollout, dtype=lp.dtype, device=lp.device) if rollout is not None else lp[k, :n].detach()
+                        entry = {"logp": old_lp}
                         if use_value:
                             entry.update(values=v[k, :n].detach(), adv=a[k, :n].detach(), ret=ret[k, :n].detach(), mask=mk[k, :n])
                         old_cache[i] = entry

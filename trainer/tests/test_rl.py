@@ -94,3 +94,73 @@ def test_ppo_with_value_head(tmp_path):
     assert "v_head.weight" in load_file(f"{res['checkpoint']}/trainable.safetensors")
     AutoModelForCausalLM.from_pretrained(res["path"])
     assert "v_head" not in str(load_file(f"{res['path']}/model.safetensors").keys())
+
+
+def rollout_file(tmp_path, shift=0.0, with_logprobs=True):
+    """An RL record as a local policy writes it: per step the prompt ids it saw, the ids it sampled and their
+    log-probs under the sampling policy (here the tiny model itself, shifted by ``shift``)."""
+    from gymflow_trainer.chat import render
+
+    model, tok = load_model_and_tokenizer(from_dict(RlConfig, {"data": "x", "output_dir": "y", "model": {"tiny": dict(TINY)}}).model, None)
+    conv = conversation()
+
+    def step(prompt_msgs, completion_text):
+        prompt = tok.encode(render(prompt_msgs, add_generation_prompt=True)[0], add_special_tokens=False)
+        comp = tok.encode(completion_text + "<|im_end|>", add_special_tokens=False)
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([prompt + comp])).logits[0]
+        lp = torch.log_softmax(logits.float(), -1)[len(prompt) - 1 : -1].gather(-1, torch.tensor(comp)[:, None])[:, 0]
+        return {"prompt": prompt, "completion": comp}, (lp + shift).tolist()
+
+    def member(texts, reward):
+        toks, lps = zip(*[step(conv[:2], t) for t in texts])
+        m = {"completion": [{"role": "assistant", "content": t, "train": True} for t in texts], "reward": reward, "advantage": 0.0, "tokens": list(toks)}
+        if with_logprobs:
+            m["logprobs"] = list(lps)
+        return m
+
+    good = '<tool_call>\n{"name":"submit","arguments":{"answer":"hi"}}\n</tool_call>'
+    rec = {"task_id": "t0", "prompt": conv[:2], "group": [member([good, good, good], 1.0), member(["no idea"], 0.0)]}
+    return write_jsonl(tmp_path / f"rollout{shift}{with_logprobs}.jsonl", [rec])
+
+
+def run_rollout(tmp_path, data, **kw):
+    doc = {"data": data, "output_dir": str(tmp_path / "out"), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 8, "max_steps": 1}
+    doc.update(kw)
+    cfg = from_dict(RlConfig, doc)
+    cfg.validate()
+    cap = Capture()
+    rl.run(cfg, EventWriter(cap))
+    return cap.lines[0], [e for e in cap.lines if e["event"] == "progress"][0]
+
+
+def test_rollout_tokens_give_one_sample_per_step_and_the_behaviour_logprobs(tmp_path):
+    start, prog = run_rollout(tmp_path, rollout_file(tmp_path))
+    assert start["sample_kind"] == "steps" and start["samples"] == 4  # 3 steps + 1 step
+    # the rollout's log-probs are this model's: the first update is on-policy
+    assert prog["ratio_mean"] == pytest.approx(1.0, abs=1e-5)
+    # log-probs of another (behaviour) policy: the ratio is measured against them, not recomputed
+    _, off = run_rollout(tmp_path, rollout_file(tmp_path, shift=-0.5))
+    assert off["ratio_mean"] == pytest.approx(torch.exp(torch.tensor(0.5)).item(), rel=1e-4)
+
+
+def test_rollout_steps_share_their_members_advantage(tmp_path):
+    from gymflow_trainer.data import load_rl_steps
+
+    samples = load_rl_steps(rollout_file(tmp_path), 4096)
+    assert [s.member for s in samples] == ["t0#0/0"] * 3 + ["t0#0/1"]
+    assert all(s.old_logp is not None and len(s.old_logp) == len(s.tokens.input_ids) - 1 for s in samples)
+    cfg = from_dict(RlConfig, {"data": "x", "output_dir": "y", "model": {"tiny": dict(TINY)}})
+    # GRPO statistics over the two trajectories (rewards 1, 0; population std 0.5): +1 / -1, whatever their step counts
+    assert rl.sample_advantages(samples, cfg).tolist() == pytest.approx([1.0, 1.0, 1.0, -1.0], abs=1e-4)
+    cfg.loss.algorithm = "dr_grpo"
+    assert rl.sample_advantages(samples, cfg).tolist() == pytest.approx([0.5, 0.5, 0.5, -0.5])
+
+
+def test_rollout_tokens_fall_back_or_fail_clearly(tmp_path):
+    start, _ = run_rollout(tmp_path, rollout_file(tmp_path, with_logprobs=False))
+    assert start["sample_kind"] == "conversation"
+    from gymflow_trainer.errors import DataError
+
+    with pytest.raises(DataError, match=r"rollout tokens requested but 'tokens'/'logprobs' are missing"):
+        run_rollout(tmp_path, rollout_file(tmp_path, with_logprobs=False), samples="steps")
