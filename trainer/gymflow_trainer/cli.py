@@ -106,4 +106,8 @@ def _dispatch(command: str, cfg: object, events: EventWriter) -> dict:
         from . import rl
 
         return rl.run(cfg, events)  # type: ignore[arg-type]
+    if command == "export-onnx":
+        from . import onnx_export
+
+        return onnx_export.run(cfg, events)  # type: ignore[arg-type]
     raise ConfigError(f"unknown command '{command}'")

@@ -276,10 +276,49 @@ class RlConfig(TrainLoopConfig):
             raise ConfigError(f"{where}: vf_coef must be >= 0 and vf_clip > 0 or null")
 
 
+@dataclass
+class ExportOnnxConfig:
+    """``python -m gymflow_trainer export-onnx``: a policy or reward model as an ONNX directory
+    (docs/trainer.md, "ONNX export" describes the directory it writes)."""
+
+    kind: Literal["policy", "reward_model"] = "policy"
+    #: A model directory: ``save_pretrained`` output (a run's ``final/``, ``python -m gymflow_trainer.tiny``),
+    #: a trainer checkpoint (``checkpoint-N/`` or its ``model/``; a LoRA adapter is merged first) or a run's
+    #: ``output_dir`` (its ``final/``, else its newest checkpoint).
+    checkpoint: str = ""
+    output_dir: str = ""
+    opset: int = 18
+    #: Run onnxruntime on a sample (prefill, then decode steps with the KV cache) and compare the logits with
+    #: torch; a max abs difference above 1e-3 fails the export.
+    check: bool = True
+    #: Policy only: ``torchscript`` (``torch.onnx.export(dynamo=False)``: about 1 s for a tiny model) or
+    #: ``dynamo`` (``torch.export`` + onnxscript: slower to export, the path torch keeps developing).
+    exporter: Literal["torchscript", "dynamo"] = "torchscript"
+
+    def validate(self, where: str = "$") -> None:
+        for k in ("checkpoint", "output_dir"):
+            if not getattr(self, k):
+                raise ConfigError(f"{where}.{k} is required")
+        if not os.path.isdir(self.checkpoint):
+            raise ConfigError(f"{where}.checkpoint: {self.checkpoint!r} is not a directory")
+        if not 14 <= self.opset <= 20:
+            raise ConfigError(f"{where}.opset must be in [14, 20] (got {self.opset})")
+        if self.exporter == "dynamo" and self.opset < 18:
+            raise ConfigError(f"{where}.opset must be >= 18 with exporter 'dynamo' (got {self.opset})")
+        if os.path.exists(self.output_dir):
+            marker = "gymflow_policy.json" if self.kind == "policy" else "gymflow_reward_model.json"
+            if not os.path.isdir(self.output_dir):
+                raise ConfigError(f"{where}.output_dir: {self.output_dir!r} exists and is not a directory")
+            if os.listdir(self.output_dir) and not os.path.isfile(os.path.join(self.output_dir, marker)):
+                raise ConfigError(f"{where}.output_dir: {self.output_dir!r} is not empty and holds no {marker} "
+                                  "(only an earlier export of the same kind is replaced)")
+
+
 COMMANDS: dict[str, type] = {
     "sft": SftConfig,
     "dpo": DpoConfig,
     "rl": RlConfig,
+    "export-onnx": ExportOnnxConfig,
 }
 
 # ---------------------------------------------------------------------------------------------------- loading
