@@ -32,8 +32,15 @@ class TinyModelConfig:
     num_attention_heads: int = 4
     num_key_value_heads: int = 2
     max_position_embeddings: int = 2048
-    #: Byte-level BPE vocabulary size when trained on the built-in corpus; 0 = pure bytes (no merges).
+    #: Byte-level BPE vocabulary size (special tokens and the 256 byte symbols included); 0 = pure bytes
+    #: (no merges). The merges are learnt from ``bpe_corpus`` when given, else from a small built-in corpus.
     bpe_vocab_size: int = 0
+    #: JSONL files of exported records (``gymflow export``: sft, dpo or rl) whose message contents train the
+    #: BPE, e.g. the SFT data itself (relative paths: from the working directory). Needs ``bpe_vocab_size``.
+    bpe_corpus: list[str] = field(default_factory=list)
+    #: BPE pre-tokenisation splits numbers into single digits (as Llama and Qwen2 do), so a number the model
+    #: copies from an observation is a run of the ten digit tokens, whatever the number.
+    bpe_split_digits: bool = False
     seed: int = 0
 
     def validate(self, where: str) -> None:
@@ -45,6 +52,11 @@ class TinyModelConfig:
             raise ConfigError(f"{where}.num_attention_heads must be divisible by num_key_value_heads")
         if self.bpe_vocab_size and self.bpe_vocab_size < 300:
             raise ConfigError(f"{where}.bpe_vocab_size must be 0 (bytes only) or at least 300")
+        if self.bpe_corpus and not self.bpe_vocab_size:
+            raise ConfigError(f"{where}.bpe_corpus needs bpe_vocab_size (> 0): with 0 the tokenizer is pure bytes and learns nothing")
+        for i, path in enumerate(self.bpe_corpus):
+            if not os.path.isfile(path):
+                raise ConfigError(f"{where}.bpe_corpus[{i}]: {path!r} is not a file")
 
 
 @dataclass

@@ -1,22 +1,25 @@
 """Tiny models and tokenizers built locally (no model hub): for tests, CI and the CPU-only closed loop.
 
 ``build_tokenizer()`` makes a byte-level tokenizer (pure bytes, or a byte-level BPE trained on a small
-built-in corpus) with the ChatML special tokens and :data:`gymflow_trainer.chat.CHAT_TEMPLATE`;
+built-in corpus or on exported datasets) with the ChatML special tokens and
+:data:`gymflow_trainer.chat.CHAT_TEMPLATE`;
 ``build_model()`` a Llama- or Qwen2-style causal LM from a config; ``save_tiny(dir)`` writes both with
 ``save_pretrained`` so that ``AutoModelForCausalLM.from_pretrained(dir)`` and
 ``AutoTokenizer.from_pretrained(dir)`` load them.
 
-    python -m gymflow_trainer.tiny OUT_DIR [--arch llama|qwen2] [--bpe-vocab-size N]
+    python -m gymflow_trainer.tiny OUT_DIR [--arch llama|qwen2] [--bpe-vocab-size N] [--bpe-corpus FILE ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Optional
+import os
+from typing import Any, Iterator, Optional, Sequence
 
 from .chat import CHAT_TEMPLATE, IM_END, PAD, SPECIAL_TOKENS
-from .config import TinyModelConfig
+from .config import TinyModelConfig, from_dict, read_document
+from .errors import ConfigError, DataError
 
 #: Text the BPE variant learns its merges from: the shapes of exported conversations.
 CORPUS = [
@@ -31,22 +34,63 @@ CORPUS = [
 ]
 
 
-def build_tokenizer(bpe_vocab_size: int = 0) -> Any:
-    """A byte-level tokenizer with ``<|endoftext|>`` (pad), ``<|im_start|>``, ``<|im_end|>`` (eos).
+def corpus_texts(paths: Sequence[str]) -> Iterator[str]:
+    """The message contents of exported records (``gymflow export`` JSONL: sft ``messages``, dpo ``prompt`` /
+    ``chosen`` / ``rejected``, rl ``prompt`` / ``group[].completion``), each preceded by its role name (so that
+    ChatML headers get merges too), in file and record order."""
+    for path in paths:
+        try:
+            fh = open(path, encoding="utf-8")
+        except OSError as e:
+            raise DataError(f"{path}: cannot read the BPE corpus ({e.strerror})") from e
+        with fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise DataError(f"{path}:{n}: not valid JSON ({e.msg})") from e
+                yield from _contents(rec)
+
+
+def _contents(node: Any) -> Iterator[str]:
+    """The ``role`` and ``content`` of every message (a mapping with both as strings) inside ``node``, depth
+    first: role names are counted as often as ChatML headers occur."""
+    if isinstance(node, dict):
+        if isinstance(node.get("role"), str) and isinstance(node.get("content"), str):
+            yield node["role"]
+            yield node["content"]
+            return
+        for v in node.values():
+            yield from _contents(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _contents(v)
+
+
+def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_digits: bool = False) -> Any:
+    """A byte-level tokenizer with ``<|endoftext|>`` (pad, id 0), ``<|im_start|>`` (1), ``<|im_end|>`` (2, eos).
 
     ``bpe_vocab_size=0``: the 256 byte symbols and no merges (every byte one token: deterministic, any text
-    round-trips). Otherwise a byte-level BPE trained on :data:`CORPUS` up to that vocabulary size.
+    round-trips). Otherwise a byte-level BPE up to that vocabulary size, trained on the message contents of
+    the exported JSONL files ``corpus`` (see :func:`corpus_texts`) or, without them, on :data:`CORPUS`.
+    Every byte keeps a symbol, so any text still round-trips. ``split_digits``: numbers are cut into single
+    digits before the merges (no multi-digit tokens). The same inputs give the same tokenizer (the BPE
+    trainer is deterministic for a given text sequence).
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    if split_digits:
+        byte_level = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
     if bpe_vocab_size:
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = byte_level
         trainer = trainers.BpeTrainer(vocab_size=bpe_vocab_size, special_tokens=SPECIAL_TOKENS,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-        tok.train_from_iterator(CORPUS, trainer=trainer)
+        tok.train_from_iterator(corpus_texts(corpus) if corpus else CORPUS, trainer=trainer)
     else:
         alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
         vocab = {s: i for i, s in enumerate(SPECIAL_TOKENS)}
@@ -91,7 +135,7 @@ def build_model(cfg: Optional[TinyModelConfig] = None, vocab_size: int = 259, pa
 def build_tiny(cfg: Optional[TinyModelConfig] = None) -> tuple[Any, Any]:
     """Tokenizer and model that fit each other."""
     cfg = cfg or TinyModelConfig()
-    tok = build_tokenizer(cfg.bpe_vocab_size)
+    tok = build_tokenizer(cfg.bpe_vocab_size, cfg.bpe_corpus, cfg.bpe_split_digits)
     model = build_model(cfg, vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
     return tok, model
 
@@ -104,16 +148,37 @@ def save_tiny(out_dir: str, cfg: Optional[TinyModelConfig] = None) -> str:
     return out_dir
 
 
+def tiny_config_from_file(file: str) -> TinyModelConfig:
+    """A :class:`TinyModelConfig` from a JSON/YAML file holding one, or holding a command configuration with a
+    ``model.tiny`` section (the initial model of an ``sft``/``dpo``/``rl`` run)."""
+    doc = read_document(file)
+    name = os.path.basename(file)
+    model = doc.get("model")
+    if isinstance(model, dict):
+        if not isinstance(model.get("tiny"), dict):
+            raise ConfigError(f"{name}: $.model has no 'tiny' section (the model is not built from a tiny config)")
+        return from_dict(TinyModelConfig, model["tiny"], name, "$.model.tiny")
+    return from_dict(TinyModelConfig, doc, name)
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     p = argparse.ArgumentParser(prog="python -m gymflow_trainer.tiny", description="Write a tiny model + tokenizer directory.")
     p.add_argument("out_dir")
     p.add_argument("--arch", choices=["llama", "qwen2"], default="llama")
     p.add_argument("--bpe-vocab-size", type=int, default=0)
+    p.add_argument("--bpe-corpus", nargs="*", default=[], metavar="FILE", help="exported JSONL files the BPE learns from")
+    p.add_argument("--bpe-split-digits", action="store_true", help="numbers become single-digit tokens")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--hidden-size", type=int, default=64)
+    p.add_argument("--config", metavar="FILE", help="a JSON/YAML tiny-model config, or a command config whose model.tiny "
+                   "is used (e.g. an sft config: the untrained model of that recipe); the other options are then ignored")
     a = p.parse_args(argv)
-    cfg = TinyModelConfig(arch=a.arch, bpe_vocab_size=a.bpe_vocab_size, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
-                          intermediate_size=2 * a.hidden_size)
+    if a.config:
+        cfg = tiny_config_from_file(a.config)
+    else:
+        cfg = TinyModelConfig(arch=a.arch, bpe_vocab_size=a.bpe_vocab_size, bpe_corpus=list(a.bpe_corpus),
+                              bpe_split_digits=a.bpe_split_digits, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
+                              intermediate_size=2 * a.hidden_size)
     cfg.validate("tiny")
     save_tiny(a.out_dir, cfg)
     print(json.dumps({"event": "done", "path": a.out_dir}))
