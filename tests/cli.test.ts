@@ -49,7 +49,7 @@ describe('gymflow CLI', () => {
 
     const agent = gymflow('run-episode', '--env', 'gymflow/text-math-v0', '--agent', 'genius');
     expect(agent.status).toBe(1);
-    expect(agent.stderr).toMatch(/unknown agent 'genius' for gymflow\/text-math-v0; available: random, openai:MODEL\[@BASE_URL\], anthropic:MODEL, expert/);
+    expect(agent.stderr).toMatch(/unknown agent 'genius' for gymflow\/text-math-v0; available: random, openai:MODEL\[@BASE_URL\], anthropic:MODEL, local:DIR, expert/);
 
     const seed = gymflow('run-episode', '--env', 'gymflow/text-math-v0', '--seed', 'abc');
     expect(seed.status).not.toBe(0);

@@ -228,7 +228,7 @@ describe('openai: agent specs', () => {
   });
 
   it('lists the spec forms in the unknown-agent error and keeps random/expert working', () => {
-    expect(() => resolveAgent('gpt', ENV)).toThrow(/available: random, openai:MODEL\[@BASE_URL\], anthropic:MODEL, expert/);
+    expect(() => resolveAgent('gpt', ENV)).toThrow(/available: random, openai:MODEL\[@BASE_URL\], anthropic:MODEL, local:DIR, expert/);
     expect(resolveAgent('random', ENV, { seed: 1 }).info.name).toBe('random');
     expect(resolveAgent('expert', ENV).info.name).toBe('tool-use-expert');
   });

@@ -99,7 +99,7 @@ export function collectCommand(program: Command): void {
   withStoreOption(program.command('collect'))
     .description('run many episodes in parallel and record them as a trajectory set')
     .requiredOption('--env <id>', 'environment id, e.g. gymflow/tool-use-v0')
-    .requiredOption('--agent <spec>', 'agent: expert | random | openai:MODEL[@BASE_URL] | anthropic:MODEL')
+    .requiredOption('--agent <spec>', 'agent: expert | random | openai:MODEL[@BASE_URL] | anthropic:MODEL | local:DIR[?temperature=T&top_p=P&max_new_tokens=N]')
     .option('-n, --n <groups>', 'number of tasks to draw (episodes = n × group size; default: every task of the split once)', parsePositiveInteger)
     .option('--concurrency <k>', 'episodes in flight', parsePositiveInteger, 1)
     .option('--group-size <g>', 'episodes per task (GRPO-style groups)', parsePositiveInteger, 1)

@@ -20,7 +20,7 @@ export function runEpisodeCommand(program: Command): void {
     .command('run-episode')
     .description('run one episode and print (or write) its trajectory')
     .requiredOption('--env <id>', 'environment id, e.g. gymflow/text-math-v0')
-    .option('--agent <spec>', 'agent: expert | random | openai:MODEL[@BASE_URL] | anthropic:MODEL', 'expert')
+    .option('--agent <spec>', 'agent: expert | random | openai:MODEL[@BASE_URL] | anthropic:MODEL | local:DIR[?temperature=T&top_p=P&max_new_tokens=N]', 'expert')
     .option('--seed <n>', 'episode seed', parseInteger)
     .option('--task <id>', 'task id (default: a training task drawn with the seed)')
     .option('--out <file>', 'write the trajectory as one JSONL line to this file')
