@@ -25,8 +25,9 @@ import type { ScoreCalibration } from './types.js';
  *    weight is > 0 — the weighted mean of the present rubrics' aggregates, so every rubric weighs in the
  *    total exactly as the profile says, however many steps it applies to. When no weighted rubric is
  *    present at all, total = O.
- * 5. **Layers**: the total split by origin — `env` = `w_o·O / W`, `rules` and `judge` = the sums of their
- *    rubrics' `w_r·S_r / W` (W the denominator of 4). They add up to the total.
+ * 5. **Layers**: the total split by origin — `env` = `w_o·O / W`, `rules`, `judge` and `learned` = the sums
+ *    of their rubrics' `w_r·S_r / W` (W the denominator of 4). They add up to the total. (The learned reward
+ *    model is one column, rubric `learned`, layer `learned`, weight `w_learned`: `score.ts`.)
  * 6. **Calibration** (when given) is applied to the quantity it was fitted on ({@link calibrationLevel}):
  *    - trajectory level (the default): `total = clamp(apply(total₄), 0, 1)` and `layers.human = total −
  *      total₄`, so the layers still add up to the total; step scores stay automatic;

@@ -99,6 +99,7 @@ export async function scoreFile(inPath: string, outPath: string, options: ScoreF
   const scoreOptions: ScoreOptions = { profile: options.profile };
   if (options.judge !== undefined) scoreOptions.judge = options.judge;
   if (options.calibration !== undefined) scoreOptions.calibration = options.calibration;
+  if (options.learned !== undefined) scoreOptions.learned = options.learned;
   if (options.referenceSteps !== undefined) scoreOptions.referenceSteps = options.referenceSteps;
 
   const dir = path.dirname(path.resolve(outPath));

@@ -1,3 +1,4 @@
+import { ConfigError } from '../core/errors.js';
 import type { DomainProfile } from '../core/profiles/profile.js';
 import type { StepReward, Trajectory, TrajectoryReward, TrajectoryStep } from '../core/trajectory.js';
 import { combine, type CombineColumn } from './combine.js';
@@ -6,7 +7,7 @@ import { trajectoryEfficiency } from './rules/efficiency.js';
 import { runRules, type RuleRun } from './rules/run.js';
 import type { RuleColumn, StepRule } from './rules/types.js';
 import { weightedJudgeRubrics, type RewardLayer } from './rubrics.js';
-import type { RubricDefinition, ScoreCalibration, ScoreOptions, StepJudgement } from './types.js';
+import type { LearnedLayerOptions, RubricDefinition, ScoreCalibration, ScoreOptions, StepJudgement } from './types.js';
 
 /**
  * The scorer: runs the reward layers over a trajectory and writes every step's `reward` block and the
@@ -68,6 +69,32 @@ export function judgeColumns(
     }
   }
   return out.filter((c) => c.weight > 0);
+}
+
+/** The rubric the learned reward model scores (layer `learned`). */
+export const LEARNED_RUBRIC = 'learned';
+
+/**
+ * The learned layer's column: the scorer's step scores (clamped to [0, 1]; a non-finite score is an error)
+ * under the rubric `learned` with weight `learned.weight`.
+ *
+ * @throws ConfigError for a weight that is not a finite number > 0, or a scorer that returns the wrong
+ *   number of scores or a non-finite one.
+ */
+export async function learnedColumn(t: Trajectory, learned: LearnedLayerOptions): Promise<ScoredColumn> {
+  const { scorer, weight } = learned;
+  if (!(weight > 0) || !Number.isFinite(weight)) throw new ConfigError(`learned reward weight must be a finite number > 0, got ${weight}`);
+  const raw = await scorer.scoreSteps(t);
+  if (raw.length !== t.steps.length) {
+    throw new ConfigError(`learned reward model ${scorer.name} returned ${raw.length} scores for trajectory ${t.id} with ${t.steps.length} steps`);
+  }
+  const scores = new Float64Array(raw.length);
+  for (let p = 0; p < raw.length; p++) {
+    const s = raw[p] as number;
+    if (!Number.isFinite(s)) throw new ConfigError(`learned reward model ${scorer.name} returned ${s} for step ${p} of trajectory ${t.id}`);
+    scores[p] = s <= 0 ? 0 : s >= 1 ? 1 : s;
+  }
+  return { rubric: LEARNED_RUBRIC, layer: 'learned', weight, scores, rationale: () => undefined };
 }
 
 function rounded(x: number): number {
@@ -143,9 +170,10 @@ export function scoreTrajectoryRules(t: Trajectory, profile: DomainProfile, refe
 
 /**
  * Scores a trajectory with every configured layer: the rules; the LLM judge on the judge rubrics the
- * profile weights (skipped when none is weighted or no judge is given); and the human calibration of the
- * total. Returns the trajectory with each step's `reward` block (`layer` `rules`/`judge` per rubric) and
- * the `reward` summary (`layers.env`, `layers.rules`, `layers.judge`, `layers.human`).
+ * profile weights (skipped when none is weighted or no judge is given); the learned reward model (rubric
+ * `learned`, when given); and the human calibration. Returns the trajectory with each step's `reward`
+ * block (`layer` `rules`/`judge`/`learned` per rubric) and the `reward` summary (`layers.env`,
+ * `layers.rules`, `layers.judge`, `layers.learned`, `layers.human`).
  *
  * @throws ConfigError for an invalid `referenceSteps` or a calibration that returns a non-finite number.
  *   Errors the judge throws propagate.
@@ -161,5 +189,6 @@ export async function scoreTrajectory(t: Trajectory, options: ScoreOptions): Pro
       extra = judgeColumns(t.steps, judgements, rubrics, profile.rubricWeights);
     }
   }
+  if (options.learned !== undefined && t.steps.length > 0) extra.push(await learnedColumn(t, options.learned));
   return assemble(t, profile, run, extra, calibration);
 }

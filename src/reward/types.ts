@@ -3,7 +3,7 @@ import type { Trajectory } from '../core/trajectory.js';
 
 /**
  * The contracts between the reward layers: rules (deterministic, per step), an LLM judge on rubrics,
- * human calibration, and (later) a learned reward model. `scoreTrajectory` composes them.
+ * human calibration, and a learned reward model. `scoreTrajectory` composes them.
  */
 
 /** One rubric's verdict on one step, in [0, 1]. */
@@ -55,11 +55,26 @@ export interface ScoreCalibration {
   toJSON(): Record<string, unknown>;
 }
 
+/** The learned reward model as the scorer sees it: one score in [0, 1] per step (`src/reward/learned/`). */
+export interface LearnedScorer {
+  readonly name: string;
+  scoreSteps(trajectory: Trajectory): Promise<Float64Array>;
+}
+
+/** The learned layer of `scoreTrajectory`: a scorer and the weight of its rubric `learned`. */
+export interface LearnedLayerOptions {
+  scorer: LearnedScorer;
+  /** The weight `w_learned` of the `learned` rubric, on the profile's weight scale (> 0). */
+  weight: number;
+}
+
 /** Options of `scoreTrajectory`. */
 export interface ScoreOptions {
   profile: DomainProfile;
   judge?: JudgeLayer;
   calibration?: ScoreCalibration;
+  /** The learned reward model (optional): adds the step rubric `learned`, layer `learned`. */
+  learned?: LearnedLayerOptions;
   /** Steps of a reference solution; without it the profile's `stepBudget` is the efficiency reference. */
   referenceSteps?: number;
 }

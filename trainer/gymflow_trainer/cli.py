@@ -106,6 +106,10 @@ def _dispatch(command: str, cfg: object, events: EventWriter) -> dict:
         from . import rl
 
         return rl.run(cfg, events)  # type: ignore[arg-type]
+    if command == "rm":
+        from . import rm
+
+        return rm.run(cfg, events)  # type: ignore[arg-type]
     if command == "export-onnx":
         from . import onnx_export
 

@@ -326,10 +326,50 @@ class ExportOnnxConfig:
                                   "(only an earlier export of the same kind is replaced)")
 
 
+@dataclass
+class RmConfig(TrainLoopConfig):
+    """``python -m gymflow_trainer rm``: the learned step-level reward model (docs/reward.md, "Learned reward
+    model"). ``data`` is a trajectories JSONL; ``max_length`` caps each step input (left-truncated, the
+    instruction kept)."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    #: ``regression``: MSE of the step score against labels (the steps' ``reward.score``, or ``labels``);
+    #: ``preference``: Bradley–Terry on ``pairs``.
+    objective: Literal["regression", "preference"] = "regression"
+    #: Human step labels JSONL (``{"trajectoryId","stepIndex","score"}``, as ``gymflow reward calibrate`` reads
+    #: them) over the trajectories of ``data``; without it the steps' ``reward.score`` are the labels.
+    labels: Optional[str] = None
+    #: The labels' scale ``[min, max]``, mapped onto [0, 1] (default: already in [0, 1]).
+    label_range: Optional[list[float]] = None
+    #: Preference pairs JSONL (``{"chosenId","rejectedId",...}``, as ``gymflow reward preferences`` writes them).
+    pairs: Optional[str] = None
+    #: A trajectory's value in the Bradley–Terry loss: sum, mean or last of its steps' raw scores.
+    pair_aggregate: Literal["sum", "mean", "last"] = "mean"
+    #: Share of trajectories (regression) or tasks (preference) held out and evaluated at the end.
+    eval_fraction: float = 0.0
+
+    def validate(self, where: str = "$") -> None:
+        self.validate_loop(where)
+        self.model.validate(f"{where}.model")
+        self.optim.validate(f"{where}.optim")
+        if self.objective == "preference" and not self.pairs:
+            raise ConfigError(f"{where}.pairs is required with objective 'preference'")
+        if self.objective == "regression" and self.pairs:
+            raise ConfigError(f"{where}.pairs is only read with objective 'preference'")
+        if self.objective == "preference" and self.labels:
+            raise ConfigError(f"{where}.labels is only read with objective 'regression'")
+        if self.label_range is not None and (len(self.label_range) != 2 or not self.label_range[0] < self.label_range[1]):
+            raise ConfigError(f"{where}.label_range must be [min, max] with min < max")
+        if not 0 <= self.eval_fraction < 1:
+            raise ConfigError(f"{where}.eval_fraction must be in [0, 1)")
+
+
 COMMANDS: dict[str, type] = {
     "sft": SftConfig,
     "dpo": DpoConfig,
     "rl": RlConfig,
+    "rm": RmConfig,
     "export-onnx": ExportOnnxConfig,
 }
 

@@ -8,6 +8,7 @@ import type { JudgeConfigInput } from '../../reward/judge/config.js';
 import { createJudge } from '../../reward/judge/config.js';
 import { listRubrics } from '../../reward/judge/rubrics.js';
 import { leaderboard, type LeaderboardGrouping } from '../../reward/leaderboard.js';
+import { OnnxRewardModel } from '../../reward/learned/onnx-reward-model.js';
 import { buildPreferences } from '../../reward/preferences.js';
 import { scoreFile, type ScoreFileOptions } from '../../reward/score-file.js';
 import { parsePositiveInteger, printJson } from '../options.js';
@@ -21,6 +22,8 @@ interface ScoreOpts {
   judgeBaseUrl?: string;
   judgeConfig?: string;
   calibration?: string;
+  rewardModel?: string;
+  learnedWeight: number;
   referenceSteps?: number;
   concurrency: number;
   json?: boolean;
@@ -29,6 +32,12 @@ interface ScoreOpts {
 function parseUnit(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`expected a non-negative number, got '${value}'`);
+  return n;
+}
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a number > 0, got '${value}'`);
   return n;
 }
 
@@ -77,17 +86,27 @@ export function rewardCommand(program: Command): void {
     .option('--judge-base-url <url>', 'judge API base URL (e.g. http://localhost:8000/v1 for vLLM)')
     .option('--judge-config <file>', 'judge configuration JSON (prices, concurrency, cache path, retries, …)')
     .option('--calibration <file>', 'apply a calibration fitted by `gymflow reward calibrate`')
+    .option('--reward-model <dir>', 'add the learned layer: an ONNX reward model (export-onnx kind: reward_model) scores every step as rubric `learned`')
+    .option('--learned-weight <w>', 'weight of the `learned` rubric on the profile weight scale', parsePositive, 0.2)
     .option('--reference-steps <n>', 'reference solution length for the efficiency rule (default: the profile step budget)', parsePositiveInteger)
     .option('--concurrency <n>', 'trajectories scored at once (matters with a judge)', parsePositiveInteger, 1)
     .option('--json', 'print the summary as JSON')
-    .action(async (file: string, opts: ScoreOpts) => {
+    .action(async (file: string, opts: ScoreOpts, cmd: Command) => {
+      if (!opts.rewardModel && cmd.getOptionValueSource('learnedWeight') === 'cli') throw new ConfigError('--learned-weight given without --reward-model DIR');
       const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency };
       const judgeConfig = judgeConfigFrom(opts);
       const judge = judgeConfig ? createJudge(judgeConfig) : undefined;
       if (judge) options.judge = judge;
       if (opts.calibration) options.calibration = await loadCalibration(opts.calibration);
       if (opts.referenceSteps !== undefined) options.referenceSteps = opts.referenceSteps;
-      const summary = await scoreFile(file, opts.out, options);
+      const rewardModel = opts.rewardModel ? await OnnxRewardModel.load(opts.rewardModel) : undefined;
+      if (rewardModel) options.learned = { scorer: rewardModel, weight: opts.learnedWeight };
+      let summary;
+      try {
+        summary = await scoreFile(file, opts.out, options);
+      } finally {
+        await rewardModel?.release();
+      }
       const usage = judge?.usage();
       if (opts.json) printJson({ ...summary, judge: usage ?? null });
       else {

@@ -1,0 +1,3 @@
+export * from './manifest.js';
+export * from './onnx-reward-model.js';
+export * from './step-input.js';
