@@ -8,7 +8,7 @@ import type { Trajectory } from '../core/trajectory.js';
 import { makeTrajectory } from '../core/trajectory.js';
 import type { AgentEnv, Split, TaskInfo } from '../core/types.js';
 import { Recorder, type AgentInfo } from '../core/wrappers/recorder.js';
-import { resolveAgent } from '../policy/specs.js';
+import { resolveAgent, type ResolveAgentOptions } from '../policy/specs.js';
 import { planEpisodes, type EpisodePlan } from './seeds.js';
 import type { ArtifactStore } from './store/store.js';
 import { putTrajectories } from './store/trajectory-set.js';
@@ -25,6 +25,8 @@ export interface CollectOptions {
   envId: string;
   /** Agent spec for `resolveAgent` (`expert`, `random`, …). */
   agent: string;
+  /** Options for `resolveAgent` besides the seed (e.g. `local: { temperature, maxNewTokens }`). */
+  agentOptions?: Omit<ResolveAgentOptions, 'seed'>;
   /** Task ids to run, in this order (cycled when `n` is larger). Default: the split's tasks, shuffled by seed. */
   tasks?: readonly string[];
   /** Number of groups (tasks drawn). Episodes = n × groupSize. Default: one pass over the tasks. */
@@ -134,7 +136,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     } else if (listed !== undefined && listed.length > 0) {
       tasks = listed;
     }
-    await closeAgent(resolveAgent(options.agent, options.envId, { seed }));
+    await closeAgent(resolveAgent(options.agent, options.envId, { ...options.agentOptions, seed }));
   } finally {
     await probe.close();
   }
@@ -234,7 +236,7 @@ async function runPlanned(
   const recorder = new Recorder(env, { envId: options.envId, agent: agentInfo });
   let agent: Agent | undefined;
   try {
-    agent = resolveAgent(options.agent, options.envId, { seed: plan.seed });
+    agent = resolveAgent(options.agent, options.envId, { ...options.agentOptions, seed: plan.seed });
     agentInfo = agent.info;
     recorder.setAgent(agentInfo);
     const trajectory = await runEpisode(recorder, agent, {

@@ -1,0 +1,52 @@
+/**
+ * The pipeline's activities, grouped by the task queue whose workers run them (docs/pipeline.md):
+ * CPU (`gymflow`): configuration checks, tasks, rollouts, reward, export, evaluation;
+ * GPU (`gymflow-gpu`): trainer configuration checks, the initial policy, training, ONNX export.
+ */
+import { registerBuiltinEnvs } from '../src/envs/register.js';
+import type { WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { createRolloutActivities } from './rollouts.js';
+import { createSetupActivities } from './setup.js';
+import { createTrainActivities } from './train.js';
+
+/** Options shared by every activity of a worker. */
+export interface ActivityDefaults extends WorkspaceDefaults {
+  /** Grace between SIGTERM and SIGKILL of a cancelled trainer (default 10 s). */
+  killGraceMs?: number;
+}
+
+/** Every pipeline activity (the type workflows proxy). */
+export function createPipelineActivities(defaults: ActivityDefaults = {}) {
+  registerBuiltinEnvs();
+  const setup = createSetupActivities(defaults);
+  const rollouts = createRolloutActivities(defaults);
+  const train = createTrainActivities(defaults);
+  return { ...setup, ...rollouts, ...train };
+}
+
+/** The activity functions of gymflow's pipeline. */
+export type PipelineActivities = ReturnType<typeof createPipelineActivities>;
+
+/** The activities of the CPU task queue. */
+export function cpuActivities(defaults: ActivityDefaults = {}) {
+  const a = createPipelineActivities(defaults);
+  return {
+    checkConfig: a.checkConfig,
+    planTasks: a.planTasks,
+    collectShard: a.collectShard,
+    scoreRollouts: a.scoreRollouts,
+    exportTrainingData: a.exportTrainingData,
+    evaluatePolicy: a.evaluatePolicy,
+  };
+}
+
+/** The activities of the GPU task queue. */
+export function gpuActivities(defaults: ActivityDefaults = {}) {
+  const a = createPipelineActivities(defaults);
+  return {
+    checkTrainerConfigs: a.checkTrainerConfigs,
+    preparePolicy: a.preparePolicy,
+    train: a.train,
+    exportPolicy: a.exportPolicy,
+  };
+}

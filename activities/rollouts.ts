@@ -1,0 +1,348 @@
+/**
+ * CPU activities of a pass, each a thin layer over the library: validate the input (zod), call `src/`,
+ * heartbeat progress, store the result and return refs plus a compact summary.
+ *
+ * - `planTasks` (Task stage): the iteration's task order (`planEpisodes` over the split), stored as a
+ *   `task-set` artifact;
+ * - `collectShard` (Sandbox + Recorder): `collect` on a shard of groups, the recorded set stored;
+ * - `scoreRollouts` (Reward): every shard's trajectories scored with the domain profile's rules, stored as one
+ *   `scored-trajectories` set whose parents are the shards;
+ * - `exportTrainingData` (Export): `exportDataset` to the trainer's format, stored as a `dataset`;
+ * - `evaluatePolicy` (Eval): `evaluate` on the eval split, the result stored as an `eval` artifact.
+ */
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import { getProfile } from '../src/core/profiles/index.js';
+import { make, spec } from '../src/core/registry.js';
+import type { Trajectory } from '../src/core/trajectory.js';
+import { evaluate } from '../src/eval/evaluate.js';
+import { collect, summarize } from '../src/hub/collect.js';
+import { registryToolLookup } from '../src/hub/export/conversation.js';
+import { resolvePairs } from '../src/hub/export/dpo.js';
+import { exportDataset } from '../src/hub/export/export.js';
+import { mapPool } from '../src/hub/pool.js';
+import { planEpisodes } from '../src/hub/seeds.js';
+import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
+import { agentSpecFor } from '../src/pipeline/plan.js';
+import type { PolicyState } from '../src/pipeline/status.js';
+import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
+import { buildPreferences } from '../src/reward/preferences.js';
+import { scoreTrajectory } from '../src/reward/score.js';
+import { parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
+
+const ref = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected a store ref sha256:…');
+const PolicySchema = z.object({
+  checkpointRef: ref.optional(),
+  checkpointPath: z.string().optional(),
+  onnxRef: ref.optional(),
+  agent: z.string().optional(),
+  iteration: z.number().int().nonnegative(),
+});
+const Where = { store: z.string().optional(), workDir: z.string().optional() };
+
+/** Compact numbers of a set of rollouts (what the workflow keeps). */
+export interface RolloutSummary {
+  episodes: number;
+  successes: number;
+  successRate: number;
+  meanReward: number;
+  meanSteps: number;
+  failures: number;
+  wallMs: number;
+}
+
+function compact(s: ReturnType<typeof summarize>): RolloutSummary {
+  return { episodes: s.episodes, successes: s.successes, successRate: s.successRate, meanReward: s.meanReward, meanSteps: s.meanSteps, failures: s.failures.total, wallMs: s.wallMs };
+}
+
+/** The agent spec that acts for `agent`, checking the policy's ONNX export out when needed. */
+async function actingAgent(ws: Workspace, agent: string, policy: PolicyState): Promise<string> {
+  const onnxDir = agent === 'policy' && policy.onnxRef !== undefined ? await checkoutCached(ws, policy.onnxRef) : undefined;
+  return agentSpecFor(agent, policy, onnxDir);
+}
+
+/** `local:` sampling options (the other agents ignore them). */
+function localOptions(temperature: number, maxNewTokens: number | undefined): Omit<ResolveAgentOptions, 'seed'> {
+  return { local: { temperature, ...(maxNewTokens === undefined ? {} : { maxNewTokens }) } };
+}
+
+/** Rollout activities; `defaults` are the worker's store and work directory. */
+export function createRolloutActivities(defaults: WorkspaceDefaults) {
+  return {
+    /** The iteration's task order: `groups` tasks drawn from the split (shuffled per epoch by `seed`). */
+    async planTasks(input: unknown): Promise<{ ref: string; tasks: string[] }> {
+      const o = parseInput(
+        z.object({ envId: z.string(), split: z.enum(['train', 'heldout']), groups: z.number().int().positive(), seed: z.number().int(), ...Where }),
+        input,
+        'planTasks',
+      );
+      return withFailureMapping(async () => {
+        const ws = await openWorkspace(o, defaults);
+        const env = make(o.envId);
+        let listed;
+        try {
+          listed = env.listTasks?.(o.split);
+        } finally {
+          await env.close();
+        }
+        if (listed === undefined) throw new Error(`${o.envId} cannot list tasks; the pipeline needs a task list`);
+        const plans = planEpisodes({ seed: o.seed, tasks: listed, shuffle: true, groupSize: 1, n: o.groups });
+        const tasks = plans.map((p) => p.task?.id ?? '');
+        const entry = await ws.store.putJson(
+          { format: 'gymflow.task-set', envId: o.envId, split: o.split, tasks: plans.map((p) => p.task) },
+          { kind: 'task-set', meta: { groups: tasks.length, seed: o.seed } },
+        );
+        return { ref: entry.ref, tasks };
+      });
+    },
+
+    /**
+     * Collects one shard: a group of `groupSize` episodes per listed task. Heartbeats episodes done;
+     * cancelled, it stops starting episodes, lets those in flight finish and reports the cancellation.
+     */
+    async collectShard(input: unknown): Promise<{ ref: string; summary: RolloutSummary }> {
+      const o = parseInput(
+        z.object({
+          envId: z.string(),
+          agent: z.string(),
+          policy: PolicySchema,
+          tasks: z.array(z.string()).min(1),
+          groupSize: z.number().int().positive(),
+          seed: z.number().int(),
+          concurrency: z.number().int().positive(),
+          maxSteps: z.number().int().positive().optional(),
+          temperature: z.number().min(0),
+          maxNewTokens: z.number().int().positive().optional(),
+          parents: z.array(ref),
+          ...Where,
+        }),
+        input,
+        'collectShard',
+      );
+      return withFailureMapping(async () => {
+        const ws = await openWorkspace(o, defaults);
+        const agent = await actingAgent(ws, o.agent, o.policy);
+        const report = progressReporter('collect', 'episodes');
+        const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && o.agent === 'policy');
+        const result = await collect({
+          envId: o.envId,
+          agent,
+          agentOptions: localOptions(o.temperature, o.maxNewTokens),
+          tasks: o.tasks,
+          n: o.tasks.length,
+          groupSize: o.groupSize,
+          seed: o.seed,
+          concurrency: o.concurrency,
+          ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+          store: ws.store,
+          parents: [...o.parents, ...policyParents],
+          signal: Context.current().cancellationSignal,
+          onProgress: (p) => report(p.done, p.total, { done: p.done, total: p.total, successes: p.successes }),
+        });
+        throwIfCancelled();
+        if (result.ref === undefined) throw new Error('collect stored no set');
+        return { ref: result.ref, summary: compact(result.summary) };
+      });
+    },
+
+    /**
+     * Loads the shards' trajectories (in shard order), scores each with the reward rules of the profile
+     * (unless `enabled` is false) and stores them as one set.
+     */
+    async scoreRollouts(input: unknown): Promise<{ ref: string; summary: RolloutSummary }> {
+      const o = parseInput(
+        z.object({
+          envId: z.string(),
+          shards: z.array(ref).min(1),
+          enabled: z.boolean(),
+          profile: z.string().optional(),
+          concurrency: z.number().int().positive(),
+          name: z.string().optional(),
+          ...Where,
+        }),
+        input,
+        'scoreRollouts',
+      );
+      return withFailureMapping(async () => {
+        const ws = await openWorkspace(o, defaults);
+        const started = Date.now();
+        const all: Trajectory[] = [];
+        for (const shard of o.shards) all.push(...(await loadTrajectories(ws.store, shard)));
+        const report = progressReporter('reward', 'trajectories');
+        let scored = all;
+        if (o.enabled) {
+          const profile = getProfile(o.profile ?? spec(o.envId).domain);
+          let done = 0;
+          scored = await mapPool(all, o.concurrency, async (t) => {
+            const s = await scoreTrajectory(t, { profile });
+            report(++done, all.length);
+            return s;
+          });
+        }
+        throwIfCancelled();
+        const summary = summarize(scored, { total: 0, byKind: {} }, Date.now() - started);
+        const entry = await putTrajectories(ws.store, scored, {
+          kind: o.enabled ? 'scored-trajectories' : 'trajectories',
+          parents: o.shards,
+          meta: { envId: o.envId, shards: o.shards.length, summary: { ...summary } },
+          ...(o.name === undefined ? {} : { name: o.name }),
+        });
+        return { ref: entry.ref, summary: compact(summary) };
+      });
+    },
+
+    /**
+     * Exports the scored set in the trainer's format and stores the dataset. No records at all (say
+     * `success_only` with a policy that never succeeds) fails for good, naming the export section.
+     */
+    async exportTrainingData(input: unknown): Promise<{ ref: string; records: number; kept: number; input: number }> {
+      const o = parseInput(
+        z.object({
+          setRef: ref,
+          format: z.enum(['sft', 'rl', 'dpo']),
+          successOnly: z.boolean(),
+          minReward: z.number().optional(),
+          maxSteps: z.number().int().positive().optional(),
+          top: z.number().int().positive().optional(),
+          dedup: z.boolean(),
+          minMargin: z.number().min(0),
+          maxPairsPerTask: z.number().int().positive().optional(),
+          field: z.string(),
+          name: z.string().optional(),
+          seed: z.number().int(),
+          ...Where,
+        }),
+        input,
+        'exportTrainingData',
+      );
+      return withFailureMapping(async () => {
+        const ws = await openWorkspace(o, defaults);
+        const trajectories = await loadTrajectories(ws.store, o.setRef);
+        const out = path.join(ws.workDir, 'tmp', `export-${randomUUID()}.jsonl`);
+        try {
+          const report = await exportDataset({
+            format: o.format,
+            trajectories,
+            out,
+            force: true,
+            seed: o.seed,
+            tools: registryToolLookup(),
+            filters: {
+              ...(o.successOnly ? { successOnly: true } : {}),
+              ...(o.minReward === undefined ? {} : { minReward: o.minReward }),
+              ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+            },
+            ...(o.top === undefined ? {} : { top: o.top }),
+            ...(o.dedup ? { dedup: true } : {}),
+            pairs: (ts) =>
+              resolvePairs(ts, buildPreferences(ts, { minMargin: o.minMargin, ...(o.maxPairsPerTask === undefined ? {} : { maxPairsPerTask: o.maxPairsPerTask }) }).pairs),
+          });
+          if (report.records === 0) {
+            throw ApplicationFailure.nonRetryable(
+              `${o.field}: the ${o.format} export of ${report.input} trajectories has no records (${report.kept} kept by the filters); nothing to train on`,
+              'DATA_ERROR',
+            );
+          }
+          const entry = await ws.store.putFile(out, {
+            kind: 'dataset',
+            parents: [o.setRef],
+            meta: { format: o.format, records: report.records, kept: report.kept, input: report.input, notes: report.notes },
+            ...(o.name === undefined ? {} : { name: o.name }),
+          });
+          return { ref: entry.ref, records: report.records, kept: report.kept, input: report.input };
+        } finally {
+          await rm(out, { force: true });
+        }
+      });
+    },
+
+    /**
+     * Evaluates the policy (or `agent`) on the eval split: n = tasks (default: the split's size) × repeats
+     * seeded episodes, task i = split[i mod |split|],
+     * the result stored as an `eval` artifact. Returns the headline numbers.
+     */
+    async evaluatePolicy(input: unknown): Promise<EvalSummary> {
+      const o = parseInput(
+        z.object({
+          envId: z.string(),
+          agent: z.string(),
+          policy: PolicySchema,
+          split: z.enum(['train', 'heldout']),
+          tasks: z.number().int().positive().optional(),
+          repeats: z.number().int().positive(),
+          seed: z.number().int(),
+          concurrency: z.number().int().positive(),
+          maxSteps: z.number().int().positive().optional(),
+          temperature: z.number().min(0),
+          maxNewTokens: z.number().int().positive().optional(),
+          name: z.string().optional(),
+          ...Where,
+        }),
+        input,
+        'evaluatePolicy',
+      );
+      return withFailureMapping(async () => {
+        const ws = await openWorkspace(o, defaults);
+        const agent = await actingAgent(ws, o.agent, o.policy);
+        const probe = make(o.envId);
+        let splitSize: number;
+        try {
+          splitSize = probe.listTasks?.(o.split).length ?? 0;
+        } finally {
+          await probe.close();
+        }
+        const n = (o.tasks ?? splitSize) * o.repeats;
+        const report = progressReporter('eval', 'episodes');
+        const signal = Context.current().cancellationSignal;
+        let done = 0;
+        const evaluation = evaluate({
+          envId: o.envId,
+          agent,
+          split: o.split,
+          n,
+          seed: o.seed,
+          concurrency: o.concurrency,
+          ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+          resolveAgent: (s, envId, opts) => resolveAgent(s, envId, { ...opts, ...localOptions(o.temperature, o.maxNewTokens) }),
+          onEpisode: () => {
+            report(++done, n);
+            // evaluate has no abort signal: failing the next episode stops it.
+            if (signal.aborted) throw new Error('cancelled');
+          },
+        });
+        const result = await evaluation.catch((err: unknown) => {
+          throwIfCancelled();
+          throw err;
+        });
+        throwIfCancelled();
+        const parents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && o.agent === 'policy');
+        const entry = await ws.store.putJson(result, {
+          kind: 'eval',
+          parents,
+          meta: { envId: o.envId, agent: o.agent === 'policy' ? `policy@${o.policy.iteration}` : o.agent, split: o.split, n, success: result.metrics.success.mean },
+          ...(o.name === undefined ? {} : { name: o.name }),
+        });
+        const s = result.metrics.success;
+        return {
+          ref: entry.ref,
+          success: { value: s.mean ?? 0, low: s.wilson?.low ?? 0, high: s.wilson?.high ?? 0, n: s.n },
+          meanReward: result.metrics.reward.mean ?? 0,
+          meanSteps: result.metrics.steps.mean ?? 0,
+        };
+      });
+    },
+  };
+}
+
+/** What `evaluatePolicy` returns. */
+export interface EvalSummary {
+  ref: string;
+  success: { value: number; low: number; high: number; n: number };
+  meanReward: number;
+  meanSteps: number;
+}

@@ -1,0 +1,186 @@
+/**
+ * Setup activities of a pipeline: the configuration checks that make a bad configuration fail in seconds
+ * (not after an hour of rollouts), and the initial policy.
+ *
+ * - `checkConfig` (CPU queue): the schema (`parsePipelineConfig`), the environment, every agent spec, the
+ *   reward profile and the task splits. Returns the validated configuration, defaults filled in.
+ * - `checkTrainerConfigs` (GPU queue): each phase's `train.config` checked by the trainer's own loader
+ *   (`gymflow_trainer.config.load_config`), so an unknown key or a bad value is named before any work.
+ * - `preparePolicy` (GPU queue): the initial model as a store artifact (a tiny model is built and stored;
+ *   an external `path` is checked and used as is).
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { z } from 'zod';
+import { ConfigError } from '../src/core/errors.js';
+import { getProfile } from '../src/core/profiles/index.js';
+import { make, spec } from '../src/core/registry.js';
+import { putTree } from '../src/hub/store/tree.js';
+import { parsePipelineConfig, type PipelineConfig } from '../src/pipeline/config.js';
+import type { PolicyState } from '../src/pipeline/status.js';
+import { openWorkspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { resolveAgent } from '../src/policy/specs.js';
+import { configFailure, parseInput, withFailureMapping } from './common.js';
+import { runPython } from './python.js';
+
+/** Checks one agent spec by building (and closing) the agent; `policy` is the loop's own and always fits. */
+async function checkAgent(agentSpec: string, envId: string, field: string): Promise<void> {
+  if (agentSpec === 'policy') return;
+  try {
+    await resolveAgent(agentSpec, envId, { seed: 0 }).close?.();
+  } catch (err) {
+    throw new ConfigError(`pipeline config ${field}: ${(err as Error).message}`);
+  }
+}
+
+function checkSplit(envId: string, split: 'train' | 'heldout', field: string): void {
+  const env = make(envId);
+  try {
+    const tasks = env.listTasks?.(split);
+    if (tasks !== undefined && tasks.length === 0) throw new ConfigError(`pipeline config ${field}: ${envId} lists no '${split}' tasks`);
+    if (tasks === undefined && field.startsWith('$.eval')) throw new ConfigError(`pipeline config ${field}: ${envId} cannot list tasks; evaluation needs a fixed task list`);
+  } finally {
+    void env.close();
+  }
+}
+
+/** Setup activities; `defaults` are the worker's store and work directory. */
+export function createSetupActivities(defaults: WorkspaceDefaults) {
+  return {
+    /**
+     * Validates the pipeline configuration against the schema and the running system. Configuration errors
+     * are non-retryable and name the field (`$.phases[1].collect.agent: unknown agent 'exprt' …`).
+     */
+    async checkConfig(input: unknown): Promise<PipelineConfig> {
+      return withFailureMapping(async () => {
+        let config: PipelineConfig;
+        try {
+          config = parsePipelineConfig(input, 'pipeline config');
+        } catch (err) {
+          throw configFailure((err as Error).message);
+        }
+        try {
+          spec(config.env);
+        } catch (err) {
+          throw configFailure(`pipeline config $.env: ${(err as Error).message}`);
+        }
+        const where = config.phases.length === 1 && config.phases[0]?.name === 'main' ? (_i: number) => '$' : (i: number) => `$.phases[${i}]`;
+        for (const [i, phase] of config.phases.entries()) {
+          await checkAgent(phase.collect.agent, config.env, `${where(i)}.collect.agent`);
+          checkSplit(config.env, phase.collect.split, `${where(i)}.collect.split`);
+        }
+        if (config.eval.agent !== undefined) await checkAgent(config.eval.agent, config.env, '$.eval.agent');
+        if (config.policy.agent !== undefined) await checkAgent(config.policy.agent, config.env, '$.policy.agent');
+        checkSplit(config.env, config.eval.split, '$.eval.split');
+        if (config.reward.enabled) {
+          const name = config.reward.profile ?? spec(config.env).domain;
+          try {
+            getProfile(name);
+          } catch (err) {
+            throw new ConfigError(`pipeline config $.reward.profile: ${(err as Error).message}`);
+          }
+        }
+        // policy.init.path is checked by preparePolicy, on the GPU worker whose disk it names.
+        return config;
+      });
+    },
+
+    /**
+     * Runs the trainer's own configuration loader on every phase's `train.config` (with the fields the
+     * pipeline fills in set to placeholders). The first problem fails the activity for good, naming the
+     * phase and the trainer's message.
+     */
+    async checkTrainerConfigs(input: unknown): Promise<{ checked: number }> {
+      const { phases } = parseInput(
+        z.object({ phases: z.array(z.object({ field: z.string(), command: z.enum(['sft', 'rl', 'dpo']), config: z.record(z.string(), z.unknown()) })) }),
+        input,
+        'checkTrainerConfigs',
+      );
+      const ws = await openWorkspace({}, defaults);
+      const dir = path.join(ws.workDir, 'config-checks', `${process.pid}-${Date.now()}`);
+      await mkdir(dir, { recursive: true });
+      try {
+        for (const phase of phases) {
+          const model = { ...((phase.config['model'] as Record<string, unknown> | undefined) ?? {}), path: '/placeholder/model' };
+          const doc = { ...phase.config, data: '/placeholder/data.jsonl', output_dir: '/placeholder/output', model };
+          // The trainer names the file in its messages: name it after the field.
+          const file = path.join(dir, `${phase.field}.json`);
+          await writeFile(file, JSON.stringify(doc));
+          const script = [
+            'import sys',
+            'from gymflow_trainer.config import load_config',
+            'from gymflow_trainer.errors import ConfigError',
+            'try:',
+            '    load_config(sys.argv[1], sys.argv[2])',
+            'except ConfigError as e:',
+            '    print(str(e)); sys.exit(2)',
+          ].join('\n');
+          const r = await runPython(script, [phase.command, file], Context.current().cancellationSignal);
+          if (r.code === 2) throw configFailure(`pipeline config ${phase.field}: trainer rejected the configuration: ${r.stdout.trim()}`);
+          if (r.code !== 0) throw new Error(`checking ${phase.field} with the trainer failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+        }
+        return { checked: phases.length };
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+
+    /**
+     * The initial policy: `{ tiny }` is built with the trainer's `save_tiny` and stored as a `checkpoint`
+     * tree (named `<experiment>/iter-0/checkpoint`); `{ path }` must be a directory on this worker.
+     */
+    async preparePolicy(input: unknown): Promise<PolicyState> {
+      const { experiment, init, store, workDir } = parseInput(
+        z.object({
+          experiment: z.string(),
+          init: z.union([z.object({ tiny: z.record(z.string(), z.unknown()) }), z.object({ path: z.string() })]),
+          store: z.string().optional(),
+          workDir: z.string().optional(),
+        }),
+        input,
+        'preparePolicy',
+      );
+      return withFailureMapping(async () => {
+        if ('path' in init) {
+          const s = await stat(init.path).catch(() => undefined);
+          if (!s?.isDirectory()) throw configFailure(`pipeline config $.policy.init.path: ${init.path} is not a directory on the GPU worker`);
+          return { checkpointPath: path.resolve(init.path), iteration: 0 };
+        }
+        const ws = await openWorkspace({ store, workDir }, defaults);
+        // The tiny model is a pure function of its config (seeded): build it once per worker and reuse it.
+        const digest = createHash('sha256').update(JSON.stringify(init.tiny)).digest('hex').slice(0, 16);
+        const dir = path.join(ws.workDir, 'init', `tiny-${digest}`);
+        if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
+          const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
+          const script = [
+            'import json, sys',
+            'from gymflow_trainer.config import TinyModelConfig, from_dict',
+            'from gymflow_trainer.errors import ConfigError',
+            'from gymflow_trainer.tiny import save_tiny',
+            'try:',
+            '    cfg = from_dict(TinyModelConfig, json.loads(sys.argv[1]), "pipeline config", "$.policy.init.tiny")',
+            '    cfg.validate("$.policy.init.tiny")',
+            'except ConfigError as e:',
+            '    print(str(e)); sys.exit(2)',
+            'save_tiny(sys.argv[2], cfg)',
+          ].join('\n');
+          try {
+            const r = await runPython(script, [JSON.stringify(init.tiny), tmp], Context.current().cancellationSignal);
+            if (r.code === 2) throw configFailure(`pipeline config $.policy.init.tiny: ${r.stdout.trim()}`);
+            if (r.code !== 0) throw new Error(`building the tiny initial model failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+            // Complete or absent: a concurrent build that won the rename is as good as ours.
+            await rename(tmp, dir).catch(async (err: unknown) => {
+              if (!(await stat(dir).catch(() => undefined))?.isDirectory()) throw err;
+            });
+          } finally {
+            await rm(tmp, { recursive: true, force: true });
+          }
+        }
+        const entry = await putTree(ws.store, dir, { kind: 'checkpoint', name: `${experiment}/iter-0/checkpoint`, meta: { init: 'tiny', tiny: init.tiny } });
+        return { checkpointRef: entry.ref, iteration: 0 };
+      });
+    },
+  };
+}

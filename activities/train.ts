@@ -1,0 +1,215 @@
+/**
+ * GPU activities (task queue `gymflow-gpu`): training and the ONNX export of the trained policy.
+ *
+ * `train` spawns `python -m gymflow_trainer sft|rl|dpo --config FILE` (through `accelerate launch` /
+ * `torchrun` for several GPUs), turns its JSON events into heartbeats whose details carry the latest
+ * checkpoint, resumes from that checkpoint when Temporal retries it (`activityInfo().heartbeatDetails`),
+ * and kills the trainer's process group when the activity is cancelled or times out. The final model is
+ * stored as a `checkpoint` tree; the activity returns its ref.
+ *
+ * `exportPolicy` runs `python -m gymflow_trainer export-onnx` on a checkpoint and stores the policy
+ * directory (`model.onnx`, tokenizer, `gymflow_policy.json`) as a `policy` tree, acted with as `local:<dir>`.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { z } from 'zod';
+import { putTree } from '../src/hub/store/tree.js';
+import type { PolicyState } from '../src/pipeline/status.js';
+import {
+  buildTrainerLaunch,
+  classifyTrainerRun,
+  initialHeartbeat,
+  nextHeartbeat,
+  resumeFrom,
+  runTrainer,
+  trainerProcessCount,
+  visibleGpuCount,
+  type TrainerRunResult,
+  type TrainHeartbeat,
+} from '../src/pipeline/trainer-process.js';
+import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { parseInput, progressReporter, withFailureMapping } from './common.js';
+import { runPython, trainerEnv, trainerPython } from './python.js';
+
+const ref = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected a store ref sha256:…');
+const PolicySchema = z.object({
+  checkpointRef: ref.optional(),
+  checkpointPath: z.string().optional(),
+  onnxRef: ref.optional(),
+  agent: z.string().optional(),
+  iteration: z.number().int().nonnegative(),
+});
+
+/** Heartbeats while the trainer is quiet (a long step), so a lost worker is noticed but a slow step is not. */
+const IDLE_HEARTBEAT_MS = 10_000;
+
+/** What `train` returns. */
+export interface TrainResult {
+  checkpointRef: string;
+  loss: number | null;
+  steps: number;
+  wallMs: number;
+  /** The checkpoint a retried attempt resumed from. */
+  resumedFrom: string | null;
+  attempt: number;
+}
+
+/** The model directory of a policy on this worker. */
+async function modelDir(ws: Workspace, policy: PolicyState): Promise<string> {
+  if (policy.checkpointRef !== undefined) return checkoutCached(ws, policy.checkpointRef);
+  if (policy.checkpointPath !== undefined) return policy.checkpointPath;
+  throw ApplicationFailure.nonRetryable('the policy has neither a checkpoint ref nor a model path', 'CONFIG_ERROR');
+}
+
+let accelerateProbe: Promise<boolean> | undefined;
+/** Whether `accelerate` is importable by the trainer's Python (asked once per worker). */
+function hasAccelerate(): Promise<boolean> {
+  accelerateProbe ??= runPython('import accelerate', []).then((r) => r.code === 0);
+  return accelerateProbe;
+}
+
+/** Throws the failure a finished trainer run calls for, or returns when it succeeded. */
+function failOn(run: TrainerRunResult, label: string): void {
+  const outcome = classifyTrainerRun(run, label);
+  switch (outcome.kind) {
+    case 'ok':
+      return;
+    case 'cancelled':
+      throw new CancelledFailure(outcome.message);
+    case 'config':
+      throw ApplicationFailure.nonRetryable(outcome.message, 'CONFIG_ERROR');
+    case 'data':
+      throw ApplicationFailure.nonRetryable(outcome.message, 'DATA_ERROR');
+    case 'checkpoint':
+      // Resuming from a checkpoint of other data or another plan: no retry can fix it.
+      throw ApplicationFailure.nonRetryable(outcome.message, 'CHECKPOINT_ERROR');
+    case 'failed':
+      throw ApplicationFailure.retryable(outcome.message, 'TRAINER_FAILED');
+  }
+}
+
+/** GPU activities; `defaults` are the worker's store and work directory. */
+export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceMs?: number }) {
+  return {
+    /** Trains one iteration (see the module comment). */
+    async train(input: unknown): Promise<TrainResult> {
+      const o = parseInput(
+        z.object({
+          experiment: z.string(),
+          iteration: z.number().int().positive(),
+          command: z.enum(['sft', 'rl', 'dpo']),
+          config: z.record(z.string(), z.unknown()),
+          datasetRef: ref,
+          policy: PolicySchema,
+          processes: z.number().int().positive().optional(),
+          launcher: z.enum(['auto', 'accelerate', 'torchrun']),
+          store: z.string().optional(),
+          workDir: z.string().optional(),
+        }),
+        input,
+        'train',
+      );
+      return withFailureMapping(async () => {
+        const ctx = Context.current();
+        const info = ctx.info;
+        const ws = await openWorkspace(o, defaults);
+        const started = Date.now();
+        // One directory per workflow run and iteration: a retry finds the checkpoints of the attempt before.
+        const { workflowId, runId } = info.workflowExecution ?? { workflowId: 'standalone', runId: info.activityId };
+        const runDir = path.join(ws.workDir, 'runs', workflowId.replace(/[^A-Za-z0-9_.-]/g, '_'), runId, `iter-${o.iteration}-${o.command}`);
+        const outputDir = path.join(runDir, 'output');
+        await mkdir(runDir, { recursive: true });
+        const model = { ...((o.config['model'] as Record<string, unknown> | undefined) ?? {}), path: await modelDir(ws, o.policy) };
+        const configFile = path.join(runDir, `${o.command}.json`);
+        await writeFile(configFile, JSON.stringify({ ...o.config, model, data: ws.store.objectFile(o.datasetRef), output_dir: outputDir }, null, 2));
+
+        const resume = info.attempt > 1 ? resumeFrom(info.heartbeatDetails, existsSync) : undefined;
+        const processes = trainerProcessCount(o.processes, visibleGpuCount());
+        const launch = buildTrainerLaunch({
+          python: trainerPython(),
+          trainerCommand: o.command,
+          configFile,
+          resumeFrom: resume,
+          processes,
+          launcher: o.launcher,
+          hasAccelerate: processes > 1 && o.launcher === 'auto' ? await hasAccelerate() : false,
+        });
+
+        let beat: TrainHeartbeat = { ...initialHeartbeat(info.attempt), ...(resume === undefined ? {} : { checkpoint: resume }) };
+        const report = progressReporter('train', 'steps');
+        ctx.heartbeat(beat);
+        const idle = setInterval(() => ctx.heartbeat(beat), IDLE_HEARTBEAT_MS);
+        let run: TrainerRunResult;
+        try {
+          run = await runTrainer({
+            launch,
+            cwd: runDir,
+            env: trainerEnv(),
+            signal: ctx.cancellationSignal,
+            killGraceMs: defaults.killGraceMs ?? 10_000,
+            onEvent: (event) => {
+              beat = nextHeartbeat(beat, event);
+              const note = `attempt ${info.attempt}${resume === undefined ? '' : `, resumed from ${resume}`}${beat.loss === null ? '' : `, loss ${beat.loss.toFixed(4)}`}`;
+              report(beat.step, beat.totalSteps ?? beat.step, beat, note);
+            },
+          });
+        } finally {
+          clearInterval(idle);
+        }
+        failOn(run, `trainer ${o.command} (iteration ${o.iteration}, attempt ${info.attempt})`);
+        const finalDir = run.done?.path ?? path.join(outputDir, 'final');
+        const parents = [o.datasetRef, ...(o.policy.checkpointRef === undefined ? [] : [o.policy.checkpointRef])];
+        const entry = await putTree(ws.store, finalDir, {
+          kind: 'checkpoint',
+          parents,
+          name: `${o.experiment}/iter-${o.iteration}/checkpoint`,
+          meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, resumedFrom: resume ?? null },
+        });
+        return { checkpointRef: entry.ref, loss: beat.loss, steps: beat.step, wallMs: Date.now() - started, resumedFrom: resume ?? null, attempt: info.attempt };
+      });
+    },
+
+    /** Exports a checkpoint to an ONNX policy directory and stores it (see the module comment). */
+    async exportPolicy(input: unknown): Promise<{ onnxRef: string }> {
+      const o = parseInput(
+        z.object({ experiment: z.string(), policy: PolicySchema, store: z.string().optional(), workDir: z.string().optional() }),
+        input,
+        'exportPolicy',
+      );
+      return withFailureMapping(async () => {
+        const ctx = Context.current();
+        const ws = await openWorkspace(o, defaults);
+        const checkpoint = await modelDir(ws, o.policy);
+        const runDir = path.join(ws.workDir, 'onnx', `${process.pid}-${Date.now()}-${ctx.info.attempt}`);
+        const outputDir = path.join(runDir, 'policy');
+        await mkdir(runDir, { recursive: true });
+        try {
+          const configFile = path.join(runDir, 'export-onnx.json');
+          await writeFile(configFile, JSON.stringify({ kind: 'policy', checkpoint, output_dir: outputDir }));
+          const launch = buildTrainerLaunch({ python: trainerPython(), trainerCommand: 'export-onnx', configFile, processes: 1, launcher: 'auto' });
+          const idle = setInterval(() => ctx.heartbeat({ phase: 'export-onnx' }), IDLE_HEARTBEAT_MS);
+          let run: TrainerRunResult;
+          try {
+            run = await runTrainer({ launch, cwd: runDir, env: trainerEnv(), signal: ctx.cancellationSignal, onEvent: (e) => ctx.heartbeat({ phase: e.event }) });
+          } finally {
+            clearInterval(idle);
+          }
+          failOn(run, `export-onnx of iteration ${o.policy.iteration}`);
+          const parents = o.policy.checkpointRef === undefined ? [] : [o.policy.checkpointRef];
+          const entry = await putTree(ws.store, outputDir, {
+            kind: 'policy',
+            parents,
+            name: `${o.experiment}/iter-${o.policy.iteration}/policy`,
+            meta: { format: 'gymflow-onnx-policy', iteration: o.policy.iteration },
+          });
+          return { onnxRef: entry.ref };
+        } finally {
+          await rm(runDir, { recursive: true, force: true });
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadPipelineConfig, parsePipelineConfig } from './config.js';
+import { defaultWorkflowId, iterationSeed, phaseOf, planShards } from './plan.js';
+
+const DEMO = `
+name: demo
+env: gymflow/tool-use-v0
+policy:
+  init: { tiny: { hidden_size: 32 } }
+phases:
+  - name: sft
+    iterations: 1
+    collect: { agent: expert, tasks: 8 }
+    export: { success_only: true }
+    train: { command: sft, config: { max_steps: 5 } }
+  - name: rl
+    collect: { agent: policy, group_size: 4 }
+    train: { command: rl, config: { loss: { algorithm: grpo } } }
+eval: { tasks: 10, baseline: true }
+target: { metric: heldout_success, value: 0.9 }
+max_iterations: 3
+`;
+
+async function file(text: string, name = 'loop.yaml'): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-config-'));
+  const p = path.join(dir, name);
+  await writeFile(p, text);
+  return p;
+}
+
+describe('pipeline configuration', () => {
+  it('fills defaults and completes phases (the demo: SFT on expert data, then RL with the policy)', async () => {
+    const c = await loadPipelineConfig(await file(DEMO));
+    expect(c.task_queues).toEqual({ cpu: 'gymflow', gpu: 'gymflow-gpu' });
+    expect(c.max_iterations).toBe(3);
+    expect(c.phases.map((p) => [p.name, p.train.command, p.export.format, p.collect.agent])).toEqual([
+      ['sft', 'sft', 'sft', 'expert'],
+      ['rl', 'rl', 'rl', 'policy'],
+    ]);
+    expect(c.phases[1]?.collect.group_size).toBe(4);
+    expect(c.eval).toMatchObject({ split: 'heldout', tasks: 10, repeats: 1, baseline: true, temperature: 0 });
+    expect(phaseOf(c, 1).phase.name).toBe('sft');
+    expect(phaseOf(c, 2).phase.name).toBe('rl');
+    expect(phaseOf(c, 7).phase.name).toBe('rl');
+  });
+
+  it('takes top-level sections as one phase named main', () => {
+    const c = parsePipelineConfig(
+      { name: 'x', env: 'gymflow/tool-use-v0', policy: { init: { path: '/m' } }, collect: { agent: 'expert' }, train: { command: 'sft' }, max_iterations: 2 },
+      'inline',
+    );
+    expect(c.phases).toHaveLength(1);
+    expect(c.phases[0]?.name).toBe('main');
+    expect(c.max_iterations).toBe(2);
+  });
+
+  it('names file, line and field of every problem', async () => {
+    const bad = DEMO.replace('group_size: 4', 'group_size: 0').replace('agent: expert, tasks: 8', 'agent: expert, tasks: 8, bogus: 1');
+    const p = await file(bad);
+    const err = await loadPipelineConfig(p).catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(Error);
+    const msg = (err as Error).message;
+    expect(msg).toContain(`${p}:13 $.phases[1].collect.group_size`);
+    expect(msg).toMatch(new RegExp(`${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:9 \\$\\.phases\\[0\\]\\.collect: .*bogus`));
+  });
+
+  it('rejects cross-field mistakes: format vs command, reserved trainer keys, rl without groups, open middle phase', () => {
+    const base = { name: 'x', env: 'e', policy: { init: { tiny: {} } } };
+    const problems = (value: unknown): string => {
+      try {
+        parsePipelineConfig(value, 'inline');
+        return '';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    expect(problems({ ...base, phases: [{ name: 'a', iterations: 1, train: { command: 'sft' }, export: { format: 'rl' } }] })).toContain(
+      "inline $.phases[0].export.format: export format 'rl' does not fit train command 'sft'",
+    );
+    expect(problems({ ...base, train: { command: 'sft', config: { output_dir: '/x' } }, max_iterations: 1 })).toContain("inline $.train.config.output_dir: 'output_dir' is set by the pipeline");
+    expect(problems({ ...base, train: { command: 'rl' }, max_iterations: 1 })).toContain('inline $.collect.group_size: rl needs groups');
+    expect(problems({ ...base, phases: [{ name: 'a', train: { command: 'sft' } }, { name: 'b', iterations: 1, train: { command: 'sft' } }] })).toContain(
+      'inline $.phases[0].iterations: only the last phase may leave iterations out',
+    );
+    expect(problems({ ...base, phases: [{ name: 'a', iterations: 1 }] })).toContain('inline $.phases[0].train.command');
+    expect(problems({ ...base, train: { command: 'sft' } })).toContain('inline $.max_iterations: give max_iterations');
+    expect(problems({ ...base, name: 'has space', train: { command: 'sft' }, max_iterations: 1 })).toContain('inline $.name:');
+  });
+
+  it('reports invalid YAML with its line', async () => {
+    const p = await file('name: x\nenv: [unclosed\n');
+    await expect(loadPipelineConfig(p)).rejects.toThrow(new RegExp(`${path.basename(p)}:\\d+: not valid YAML`));
+  });
+});
+
+describe('pass planning', () => {
+  it('cuts task orders into shards with distinct seeds', () => {
+    const shards = planShards(['a', 'b', 'c', 'd', 'e'], 2, 7);
+    expect(shards.map((s) => s.tasks)).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+    expect(new Set(shards.map((s) => s.seed)).size).toBe(3);
+    expect(iterationSeed(0, 1)).not.toBe(iterationSeed(0, 2));
+  });
+
+  it('formats default workflow ids', () => {
+    expect(defaultWorkflowId('demo', new Date(Date.UTC(2025, 0, 2, 3, 4, 5)))).toBe('demo-20250102-030405');
+  });
+});

@@ -1,0 +1,320 @@
+import { readFile } from 'node:fs/promises';
+import { LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from '../core/errors.js';
+
+/**
+ * The pipeline configuration (docs/pipeline.md, "Pipeline configuration"): what `trainingLoop` and `pipeline`
+ * run. Written as YAML (or JSON) with snake_case keys, validated here at the edge with zod; every problem
+ * names the file, the line and the JSON path (`loop.yaml:14 $.phases[1].collect.agent: …`).
+ *
+ * The value that travels through Temporal is the parsed {@link PipelineConfig} (defaults filled in), so a
+ * worker never re-reads the file and every activity sees the same numbers.
+ */
+
+const positiveInt = z.number().int().positive();
+const durationPattern = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
+
+/** A Temporal duration string (`90s`, `30m`, `6h`). */
+const duration = z.string().regex(durationPattern, "expected a duration like '90s', '30m' or '6h'");
+
+/**
+ * An agent spec for collection: `expert` (the environment's scripted expert), `policy` (the current policy
+ * of the loop, exported to ONNX and run through `local:<dir>`), or any spec `resolveAgent` knows
+ * (`random`, `openai:MODEL@URL`, `local:DIR`, …).
+ */
+const agentSpec = z.string().min(1, 'expected an agent spec: expert, policy, random, local:DIR, openai:MODEL…');
+
+/** Where the initial policy comes from: a tiny model built from a trainer config, or a model directory. */
+export const PolicyInitSchema = z.union([
+  z.object({ tiny: z.record(z.string(), z.unknown()) }).strict(),
+  z.object({ path: z.string().min(1) }).strict(),
+]);
+
+/** `collect`: how rollouts are gathered each iteration. */
+export const CollectSectionSchema = z
+  .object({
+    /** Agent spec: `expert`, `policy` (the loop's current policy) or any `resolveAgent` spec. */
+    agent: agentSpec.default('policy'),
+    /** Which task list to draw from. */
+    split: z.enum(['train', 'heldout']).default('train'),
+    /** Groups (tasks drawn) per iteration; episodes = tasks × group_size. */
+    tasks: positiveInt.default(16),
+    /** Episodes per task (GRPO group size). */
+    group_size: positiveInt.default(1),
+    /** Groups per shard: each shard is one activity; shards run in parallel on the CPU workers. */
+    shard_size: positiveInt.default(8),
+    /** Episodes in flight inside one shard. */
+    concurrency: positiveInt.default(4),
+    /** Step limit of every episode (default: the environment's). */
+    max_steps: positiveInt.optional(),
+    /** Sampling temperature of the `policy` agent (0 = greedy). */
+    temperature: z.number().min(0).default(1),
+    /** Tokens the `policy` agent may generate per turn. */
+    max_new_tokens: positiveInt.optional(),
+  })
+  .strict();
+
+/** `reward`: how trajectories are scored between collection and export. */
+export const RewardSectionSchema = z
+  .object({
+    /** Score with the reward rules of a domain profile (default: the environment's domain). */
+    enabled: z.boolean().default(true),
+    /** Profile name (`gymflow profiles`); default: the environment's domain. */
+    profile: z.string().min(1).optional(),
+    /** Trajectories scored at once. */
+    concurrency: positiveInt.default(8),
+  })
+  .strict();
+
+/** `export`: how scored trajectories become the training dataset. */
+export const ExportSectionSchema = z
+  .object({
+    /** Record format; must match `train.command` (sft → sft, rl → rl, dpo → dpo). Default: the command. */
+    format: z.enum(['sft', 'rl', 'dpo']).optional(),
+    /** Keep successful trajectories only (dpo: the chosen side). */
+    success_only: z.boolean().default(false),
+    /** Keep trajectories whose reward is at least this. */
+    min_reward: z.number().optional(),
+    /** Keep trajectories with at most this many steps. */
+    max_steps: positiveInt.optional(),
+    /** Keep the best K (see docs/datasets.md). */
+    top: positiveInt.optional(),
+    /** Drop repeated trajectories (same content id). */
+    dedup: z.boolean().default(false),
+    /** dpo: smallest reward difference that makes a pair. */
+    min_margin: z.number().min(0).default(0.1),
+    /** dpo: at most this many pairs per task. */
+    max_pairs_per_task: positiveInt.optional(),
+  })
+  .strict();
+
+/** `train`: the trainer command and its configuration overrides. */
+export const TrainSectionSchema = z
+  .object({
+    command: z.enum(['sft', 'rl', 'dpo']),
+    /**
+     * Overrides of the trainer's configuration (trainer/gymflow_trainer/config.py), checked by the trainer
+     * itself before the loop starts. `data`, `output_dir`, `resume_from` and `model.path`/`model.tiny` are
+     * set by the pipeline.
+     */
+    config: z.record(z.string(), z.unknown()).default({}),
+    /** Trainer processes (one per GPU). Default: the visible GPUs (CUDA_VISIBLE_DEVICES / nvidia-smi), 1 on CPU. */
+    processes: positiveInt.optional(),
+    /** Multi-process launcher: `accelerate launch`, `torchrun`, or `auto` (accelerate when installed). */
+    launcher: z.enum(['auto', 'accelerate', 'torchrun']).default('auto'),
+    /** Start-to-close limit of one training attempt. */
+    timeout: duration.default('24h'),
+  })
+  .strict();
+
+/** Fields of a phase that may also be given at the top level as defaults. */
+const PartialStages = {
+  collect: CollectSectionSchema.partial().optional(),
+  export: ExportSectionSchema.partial().optional(),
+  train: TrainSectionSchema.partial().optional(),
+};
+
+/** One phase: `iterations` passes with the same collection, export and training settings. */
+const RawPhaseSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'expected a name of letters, digits, ., _, -'),
+    /** Passes in this phase; the last phase may leave it out (it then runs until `max_iterations`). */
+    iterations: positiveInt.optional(),
+    ...PartialStages,
+  })
+  .strict();
+
+/** `eval`: how the policy is measured after every iteration. */
+export const EvalSectionSchema = z
+  .object({
+    split: z.enum(['train', 'heldout']).default('heldout'),
+    /** Distinct tasks (the split's first N in order); default: all of the split. */
+    tasks: positiveInt.optional(),
+    /** Episodes per task. */
+    repeats: positiveInt.default(1),
+    /** Sampling temperature of the policy during evaluation (0 = greedy). */
+    temperature: z.number().min(0).default(0),
+    /** Tokens the policy may generate per turn. */
+    max_new_tokens: positiveInt.optional(),
+    /** Evaluate the initial policy first, recorded as iteration 0. */
+    baseline: z.boolean().default(true),
+    /** Evaluate this agent spec instead of the loop's policy (e.g. `expert` as a reference). */
+    agent: agentSpec.optional(),
+    concurrency: positiveInt.default(4),
+    max_steps: positiveInt.optional(),
+    /** Seed of the episode seeds (the same every iteration, so iterations are paired). */
+    seed: z.number().int().default(0),
+  })
+  .strict();
+
+/** `target`: stop as soon as the metric reaches the value. */
+export const TargetSchema = z
+  .object({
+    metric: z.enum(['heldout_success', 'heldout_reward']).default('heldout_success'),
+    value: z.number(),
+  })
+  .strict();
+
+const RawConfigSchema = z
+  .object({
+    /** Experiment name: the workflow id prefix, the `GymflowExperiment` search attribute, store ref names. */
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'expected a name of letters, digits, ., _, - (it becomes part of workflow ids and ref names)'),
+    /** Registered environment id (`gymflow envs`). */
+    env: z.string().min(1),
+    /** Artifact store root seen by the workers (default: the worker's `--store`, `$GYMFLOW_STORE`, `.gymflow/store`). */
+    store: z.string().min(1).optional(),
+    /** Scratch directory of the workers for trainer runs and checked-out artifacts (default: beside the store). */
+    work_dir: z.string().min(1).optional(),
+    /** Base seed of task order and episode seeds. */
+    seed: z.number().int().default(0),
+    task_queues: z
+      .object({ cpu: z.string().min(1).default('gymflow'), gpu: z.string().min(1).default('gymflow-gpu') })
+      .strict()
+      .default({ cpu: 'gymflow', gpu: 'gymflow-gpu' }),
+    policy: z
+      .object({
+        /** The trainer's model section for the first iteration: `{ tiny: {...} }` or `{ path: DIR }`. */
+        init: PolicyInitSchema,
+        /** Act with this agent spec until the first training instead of exporting the initial model. */
+        agent: agentSpec.optional(),
+      })
+      .strict(),
+    reward: RewardSectionSchema.default({ enabled: true, concurrency: 8 }),
+    /** Defaults for every phase (a phase's own section fields win). */
+    ...PartialStages,
+    phases: z.array(RawPhaseSchema).min(1).optional(),
+    eval: EvalSectionSchema.default({ split: 'heldout', repeats: 1, temperature: 0, baseline: true, concurrency: 4, seed: 0 }),
+    target: TargetSchema.optional(),
+    /** Training iterations in all (the baseline evaluation is not one). Default: the phases' iterations summed. */
+    max_iterations: positiveInt.optional(),
+  })
+  .strict();
+
+/** A phase with every section complete. */
+export interface PipelinePhase {
+  name: string;
+  iterations: number | undefined;
+  collect: z.infer<typeof CollectSectionSchema>;
+  export: z.infer<typeof ExportSectionSchema> & { format: 'sft' | 'rl' | 'dpo' };
+  train: z.infer<typeof TrainSectionSchema>;
+}
+
+/** The validated configuration, defaults filled in, phases complete (see the module comment). */
+export type PipelineConfig = Omit<z.infer<typeof RawConfigSchema>, 'phases' | 'collect' | 'export' | 'train' | 'max_iterations'> & {
+  phases: PipelinePhase[];
+  /** Training iterations in all. */
+  max_iterations: number;
+};
+
+/** Trainer configuration keys the pipeline sets itself. */
+const RESERVED_TRAIN_KEYS = ['data', 'output_dir', 'resume_from'] as const;
+
+/** The zod schema of the whole document, with cross-field checks (phases complete, formats match commands). */
+export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfigSchema.transform((raw, ctx): PipelineConfig => {
+  const rawPhases = raw.phases ?? [{ name: 'main', iterations: undefined }];
+  const phases: PipelinePhase[] = [];
+  rawPhases.forEach((p, i) => {
+    const where = raw.phases === undefined ? [] : ['phases', i];
+    const trainIn = { ...raw.train, ...p.train };
+    const train = TrainSectionSchema.safeParse(trainIn);
+    if (!train.success) {
+      for (const issue of train.error.issues) {
+        ctx.addIssue({ code: 'custom', message: `${issue.message}${raw.phases === undefined ? '' : ' (set it in the phase or in the top-level train section)'}`, path: [...where, 'train', ...issue.path] });
+      }
+      return;
+    }
+    for (const key of RESERVED_TRAIN_KEYS) {
+      if (key in train.data.config) ctx.addIssue({ code: 'custom', message: `'${key}' is set by the pipeline; remove it`, path: [...where, 'train', 'config', key] });
+    }
+    const model = train.data.config['model'];
+    if (model !== undefined && (typeof model !== 'object' || model === null || 'path' in model || 'tiny' in model)) {
+      ctx.addIssue({ code: 'custom', message: "the model comes from policy.init and the previous iteration; only model.dtype / model.gradient_checkpointing / model.tokenizer may be set here", path: [...where, 'train', 'config', 'model'] });
+    }
+    const collect = CollectSectionSchema.parse({ ...raw.collect, ...p.collect });
+    const exp = ExportSectionSchema.parse({ ...raw.export, ...p.export });
+    const format = exp.format ?? train.data.command;
+    if (format !== train.data.command) {
+      ctx.addIssue({ code: 'custom', message: `export format '${format}' does not fit train command '${train.data.command}' (the trainer reads its own format)`, path: [...where, 'export', 'format'] });
+    }
+    if (format === 'rl' && collect.group_size < 2) {
+      ctx.addIssue({ code: 'custom', message: 'rl needs groups of at least 2 episodes per task (advantages are relative to the group)', path: [...where, 'collect', 'group_size'] });
+    }
+    if (p.iterations === undefined && i < rawPhases.length - 1) {
+      ctx.addIssue({ code: 'custom', message: 'only the last phase may leave iterations out', path: [...where, 'iterations'] });
+    }
+    phases.push({ name: p.name, iterations: p.iterations, collect, export: { ...exp, format }, train: train.data });
+  });
+  const fixed = phases.reduce((a, p) => a + (p.iterations ?? 0), 0);
+  const open = phases.length > 0 && phases[phases.length - 1]?.iterations === undefined;
+  if (raw.max_iterations === undefined && open) {
+    ctx.addIssue({ code: 'custom', message: 'give max_iterations, or iterations for the last phase', path: ['max_iterations'] });
+  }
+  const names = new Set<string>();
+  phases.forEach((p, i) => {
+    if (names.has(p.name)) ctx.addIssue({ code: 'custom', message: `phase name '${p.name}' is used twice`, path: ['phases', i, 'name'] });
+    names.add(p.name);
+  });
+  const { phases: _p, collect: _c, export: _e, train: _t, max_iterations, ...rest } = raw;
+  return { ...rest, phases, max_iterations: max_iterations ?? Math.max(fixed, 1) };
+});
+
+/** One problem as `source[:line] $.path: message`. */
+function issueLine(source: string, path: readonly PropertyKey[], message: string, lineOf?: (path: readonly PropertyKey[]) => number | undefined): string {
+  const jsonPath = `$${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}`;
+  const line = lineOf?.(path);
+  return `${source}${line === undefined ? '' : `:${line}`} ${jsonPath}: ${message}`;
+}
+
+/**
+ * Validates a configuration value (already parsed from YAML/JSON, or received by a workflow) and fills in
+ * the defaults. `source` names where it came from in error messages.
+ *
+ * @throws ConfigError listing every problem as `source $.field: what is wrong`.
+ * @example
+ * ```ts
+ * const config = parsePipelineConfig({ name: 'demo', env: 'gymflow/tool-use-v0', policy: { init: { tiny: {} } }, train: { command: 'sft' } }, 'inline');
+ * ```
+ */
+export function parsePipelineConfig(value: unknown, source: string): PipelineConfig {
+  return parseWithLines(value, source, undefined);
+}
+
+function parseWithLines(value: unknown, source: string, lineOf: ((path: readonly PropertyKey[]) => number | undefined) | undefined): PipelineConfig {
+  const result = PipelineConfigSchema.safeParse(value);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => issueLine(source, issue.path, issue.message, lineOf));
+  throw new ConfigError(`invalid pipeline configuration:\n  ${lines.join('\n  ')}`);
+}
+
+/**
+ * Reads and validates a pipeline configuration file (YAML, or JSON — YAML is a superset).
+ *
+ * @throws ConfigError naming `file:line $.field: what` for every problem, or the file when it cannot be read.
+ */
+export async function loadPipelineConfig(path: string): Promise<PipelineConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${path}: cannot read the pipeline configuration: ${(err as Error).message}`);
+  }
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0];
+    const pos = first === undefined ? undefined : counter.linePos(first.pos[0]);
+    throw new ConfigError(`${path}${pos ? `:${pos.line}` : ''}: not valid YAML: ${first?.message ?? 'parse error'}`);
+  }
+  const lineOf = (p: readonly PropertyKey[]): number | undefined => {
+    // The deepest node that exists on the path (a missing key points at its parent mapping).
+    for (let n = p.length; n >= 0; n--) {
+      const node = doc.getIn(p.slice(0, n) as unknown[], true) as YamlNode | undefined;
+      if (node && typeof node === 'object' && 'range' in node && node.range) {
+        return counter.linePos(node.range[0]).line;
+      }
+    }
+    return undefined;
+  };
+  return parseWithLines(doc.toJS() as unknown, path, lineOf);
+}

@@ -1,0 +1,79 @@
+import { mixSeed } from '../hub/seeds.js';
+import type { PipelineConfig, PipelinePhase } from './config.js';
+import type { PolicyState } from './status.js';
+
+/**
+ * Pure decisions of the loop (workflows import this module): which phase an iteration belongs to, how the
+ * groups of a collection are cut into shards, the seed of each, and which agent spec acts for `policy`.
+ */
+
+/** Stream tag of the per-iteration collection seeds. */
+const ITERATION_STREAM = 0x17e7;
+
+/**
+ * The phase that iteration `iteration` (1-based) belongs to, and its index. Iterations past the last
+ * phase's end stay in the last phase.
+ */
+export function phaseOf(config: Pick<PipelineConfig, 'phases'>, iteration: number): { phase: PipelinePhase; index: number } {
+  let end = 0;
+  for (let i = 0; i < config.phases.length; i++) {
+    const phase = config.phases[i] as PipelinePhase;
+    end += phase.iterations ?? Number.POSITIVE_INFINITY;
+    if (iteration <= end || i === config.phases.length - 1) return { phase, index: i };
+  }
+  throw new Error('pipeline configuration has no phases');
+}
+
+/** The base seed of iteration `iteration`'s collection: a fresh task order and episode seeds every iteration. */
+export function iterationSeed(seed: number, iteration: number): number {
+  return mixSeed(seed, ITERATION_STREAM, iteration);
+}
+
+/** One shard: consecutive groups of the iteration's task order, collected by one activity. */
+export interface ShardPlan {
+  index: number;
+  /** Task ids, one per group (a task may repeat when the iteration draws more groups than the split has). */
+  tasks: string[];
+  /** Seed of the shard's episode schedule. */
+  seed: number;
+}
+
+/**
+ * Cuts the task order of an iteration into shards of `shardSize` groups. Every shard gets its own seed, so
+ * a task drawn twice (in two shards) is not replayed with the same episode seeds.
+ */
+export function planShards(taskOrder: readonly string[], shardSize: number, seed: number): ShardPlan[] {
+  const shards: ShardPlan[] = [];
+  for (let i = 0; i * shardSize < taskOrder.length; i++) {
+    shards.push({ index: i, tasks: taskOrder.slice(i * shardSize, (i + 1) * shardSize), seed: mixSeed(seed, i) });
+  }
+  return shards;
+}
+
+/** Whether any phase collects with the loop's own policy. */
+export function collectsWithPolicy(config: Pick<PipelineConfig, 'phases'>): boolean {
+  return config.phases.some((p) => p.collect.agent === 'policy');
+}
+
+/** Whether the loop ever acts with its policy (evaluation or collection), so checkpoints need an ONNX export. */
+export function needsOnnxPolicy(config: Pick<PipelineConfig, 'phases' | 'eval'>): boolean {
+  return config.eval.agent === undefined || collectsWithPolicy(config);
+}
+
+/**
+ * The agent spec that acts for `spec` (a collect or eval agent): `policy` becomes the current policy —
+ * its explicit stand-in agent, or `local:<dir>` of its ONNX export once the activity has checked it out
+ * (`onnxDir`) — and any other spec is used as written.
+ */
+export function agentSpecFor(spec: string, policy: PolicyState, onnxDir: string | undefined): string {
+  if (spec !== 'policy') return spec;
+  if (policy.onnxRef === undefined && policy.agent !== undefined) return policy.agent;
+  if (onnxDir === undefined) throw new Error('the policy has no ONNX export to act with (policy.onnxRef is missing)');
+  return `local:${onnxDir}`;
+}
+
+/** The workflow id `gymflow pipeline start` uses: `<name>-<yyyymmdd-hhmmss>` (UTC) unless `--id` is given. */
+export function defaultWorkflowId(name: string, at: Date): string {
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${name}-${at.getUTCFullYear()}${p(at.getUTCMonth() + 1)}${p(at.getUTCDate())}-${p(at.getUTCHours())}${p(at.getUTCMinutes())}${p(at.getUTCSeconds())}`;
+}

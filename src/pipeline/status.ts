@@ -1,0 +1,173 @@
+/**
+ * What the `pipeline_status` query answers, the compact state `trainingLoop` carries across `continueAsNew`,
+ * and the pure helpers that update them. Pure module (no Node built-ins, no I/O): workflows import it.
+ */
+
+/** The stages of one pass, in order. `policy` exports the trained checkpoint to ONNX for the next collection. */
+export const STAGES = ['tasks', 'collect', 'reward', 'export', 'train', 'policy', 'eval'] as const;
+/** One of {@link STAGES}. */
+export type StageName = (typeof STAGES)[number];
+
+/** Where a stage is. `cancelled`: stopped by a `cancel` signal while it ran; `skipped`: not needed in this pass. */
+export type StageState = 'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'skipped';
+
+/** One stage of the current pass. */
+export interface StageStatus {
+  state: StageState;
+  /** ISO time the stage started. */
+  startedAt?: string;
+  /** Wall time, set when the stage ended (or so far, at query time, for a running one). */
+  durationMs?: number;
+  /** Units done / total: shards and episodes for collect, steps for train, episodes for eval. */
+  progress?: { done: number; total: number; unit: string };
+  /** The artifact the stage produced. */
+  ref?: string;
+  /** A short note (the shard count, the trainer's loss, why it was skipped). */
+  note?: string;
+}
+
+/** The policy a pass starts from: artifact refs only (activities check them out where they run). */
+export interface PolicyState {
+  /** Store ref of the model directory (a `checkpoint` tree); absent for an external `policy.init.path`. */
+  checkpointRef?: string | undefined;
+  /** The external model directory of `policy.init.path`, until the first training stores one. */
+  checkpointPath?: string | undefined;
+  /** Store ref of the ONNX export of the checkpoint (a `policy` tree), acted with through `local:<dir>`. */
+  onnxRef?: string | undefined;
+  /** An explicit agent spec standing in for the policy (`policy.agent`), until the first training. */
+  agent?: string | undefined;
+  /** The iteration that produced it (0: the initial policy). */
+  iteration: number;
+}
+
+/** A success rate with its confidence interval. */
+export interface RateWithCi {
+  value: number;
+  low: number;
+  high: number;
+  n: number;
+}
+
+/** The compact metrics of one iteration kept in the history (a few hundred bytes). */
+export interface IterationMetrics {
+  iteration: number;
+  phase: string;
+  /** Trainer command (`baseline` for iteration 0). */
+  algorithm: string;
+  /** Held-out (eval split) success, Wilson interval. */
+  success?: RateWithCi;
+  /** Mean reward of the evaluation episodes. */
+  evalReward?: number;
+  /** Mean steps of the evaluation episodes. */
+  evalSteps?: number;
+  /** Collection: episodes, success rate and mean reward of the rollouts trained on. */
+  rollouts?: { episodes: number; success: number; meanReward: number; meanSteps: number };
+  /** Trainer: last loss, optimizer steps. */
+  train?: { loss: number | null; steps: number };
+  /** Wall time of the iteration. */
+  wallMs: number;
+  /** Refs of what the iteration made. */
+  refs: Partial<Record<'tasks' | 'rollouts' | 'scored' | 'dataset' | 'checkpoint' | 'policy' | 'eval', string>>;
+}
+
+/** The last failure the workflow saw (a retried activity's last error is only in its own history). */
+export interface LastError {
+  stage: StageName | 'setup';
+  message: string;
+  type?: string;
+  at: string;
+}
+
+/** What `cancel` asked for and what it did. */
+export interface CancelStatus {
+  /** `finish`: let the running activity finish, then stop; `abort`: cancel it (the trainer is killed). */
+  mode: 'finish' | 'abort';
+  requestedAt: string;
+  reason?: string;
+  /** The stage running when the request came, if any. */
+  stage?: StageName;
+  /** What happened to the running activity: it finished, was cancelled, or none was running. */
+  activity?: 'finished' | 'cancelled' | 'none';
+}
+
+/** Why the loop stopped. */
+export type StopReason = 'target' | 'max_iterations' | 'cancelled' | 'pass_done';
+
+/** The answer of the `pipeline_status` query. */
+export interface PipelineStatus {
+  workflow: 'trainingLoop' | 'pipeline';
+  experiment: string;
+  env: string;
+  /** Overall state. */
+  state: 'starting' | 'running' | 'paused' | 'cancelling' | 'cancelled' | 'completed' | 'failed';
+  /** The stage running (or about to run), `setup` before the first pass, `done` at the end. */
+  stage: StageName | 'setup' | 'baseline' | 'done';
+  /** 0: the baseline evaluation; 1…: training iterations. */
+  iteration: number;
+  maxIterations: number;
+  phase?: string;
+  /** The current pass's trainer command. */
+  algorithm?: string;
+  paused: boolean;
+  stages: Record<StageName, StageStatus>;
+  /** Progress of the current stage (a copy of its `progress`). */
+  progress?: { done: number; total: number; unit: string };
+  /** Refs made so far in this pass. */
+  artifacts: IterationMetrics['refs'];
+  policy: PolicyState;
+  /** Every finished iteration (the baseline first). */
+  history: IterationMetrics[];
+  best?: { iteration: number; success: number };
+  lastError?: LastError;
+  cancel?: CancelStatus;
+  stopReason?: StopReason;
+  /** Runs of this loop so far (continueAsNew count + 1). */
+  run: number;
+  /** ISO time this workflow run started and the loop's first run started. */
+  runStartedAt: string;
+  loopStartedAt: string;
+}
+
+/** The state `trainingLoop` passes to its next run through `continueAsNew`: refs and the metrics history. */
+export interface LoopState {
+  /** The next iteration to run (0 = the baseline evaluation). */
+  iteration: number;
+  policy: PolicyState;
+  history: IterationMetrics[];
+  paused: boolean;
+  /** How many runs came before (continueAsNew count). */
+  runs: number;
+  loopStartedAt: string;
+  /** The setup checks and search attributes were done by an earlier run. */
+  setupDone: boolean;
+}
+
+/** All stages pending. */
+export function freshStages(): Record<StageName, StageStatus> {
+  return Object.fromEntries(STAGES.map((s) => [s, { state: 'pending' }])) as Record<StageName, StageStatus>;
+}
+
+/** The best held-out success of a history (the highest; the earliest of ties). */
+export function bestOf(history: readonly IterationMetrics[]): { iteration: number; success: number } | undefined {
+  let best: { iteration: number; success: number } | undefined;
+  for (const h of history) {
+    if (h.success === undefined) continue;
+    if (best === undefined || h.success.value > best.success) best = { iteration: h.iteration, success: h.success.value };
+  }
+  return best;
+}
+
+/** The value of the target metric in one iteration's metrics, if it was measured. */
+export function targetValue(metrics: IterationMetrics, metric: 'heldout_success' | 'heldout_reward'): number | undefined {
+  return metric === 'heldout_success' ? metrics.success?.value : metrics.evalReward;
+}
+
+/** Keeps the history compact: at most `max` entries (the baseline, the best and the most recent are kept). */
+export function compactHistory(history: readonly IterationMetrics[], max = 200): IterationMetrics[] {
+  if (history.length <= max) return [...history];
+  const best = bestOf(history)?.iteration;
+  const first = history[0];
+  const keep = history.slice(history.length - (max - 2));
+  const head = [first, ...history.filter((h) => h.iteration === best)].filter((h): h is IterationMetrics => h !== undefined && !keep.includes(h));
+  return [...new Set([...head, ...keep])].slice(-max);
+}

@@ -1,0 +1,195 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { requires } from '../../tests/support/requires.js';
+import { repoRoot } from '../../tests/support/temporal.js';
+import {
+  buildTrainerLaunch,
+  classifyTrainerRun,
+  initialHeartbeat,
+  nextHeartbeat,
+  parseTrainerEvent,
+  resumeFrom,
+  runTrainer,
+  trainerProcessCount,
+  visibleGpuCount,
+  type TrainerEvent,
+} from './trainer-process.js';
+
+const python = path.join(repoRoot, '.venv', 'bin', 'python');
+
+describe('trainer command line', () => {
+  const base = { python: '/venv/bin/python', trainerCommand: 'sft' as const, configFile: '/run/sft.json', launcher: 'auto' as const };
+
+  it('is one plain process on CPU or one GPU, with --resume-from on a retry', () => {
+    expect(buildTrainerLaunch({ ...base, processes: 1 })).toEqual({ command: '/venv/bin/python', args: ['-m', 'gymflow_trainer', 'sft', '--config', '/run/sft.json'] });
+    expect(buildTrainerLaunch({ ...base, processes: 1, resumeFrom: '/run/out/checkpoint-4' }).args).toEqual([
+      '-m', 'gymflow_trainer', 'sft', '--config', '/run/sft.json', '--resume-from', '/run/out/checkpoint-4',
+    ]);
+  });
+
+  it('uses accelerate launch or torchrun for several GPUs', () => {
+    expect(buildTrainerLaunch({ ...base, processes: 4, hasAccelerate: true }).args).toEqual([
+      '-m', 'accelerate.commands.launch', '--multi_gpu', '--num_processes', '4', '-m', 'gymflow_trainer', 'sft', '--config', '/run/sft.json',
+    ]);
+    expect(buildTrainerLaunch({ ...base, processes: 2, hasAccelerate: false }).args).toEqual([
+      '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', '2', '-m', 'gymflow_trainer', 'sft', '--config', '/run/sft.json',
+    ]);
+    expect(buildTrainerLaunch({ ...base, processes: 2, launcher: 'torchrun', hasAccelerate: true, resumeFrom: '/c' }).args.slice(0, 5)).toEqual([
+      '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', '2',
+    ]);
+    // export-onnx is single-process whatever the GPU count.
+    expect(buildTrainerLaunch({ ...base, trainerCommand: 'export-onnx', processes: 8 }).args.slice(0, 3)).toEqual(['-m', 'gymflow_trainer', 'export-onnx']);
+    expect(() => buildTrainerLaunch({ ...base, processes: 0 })).toThrow(/processes must be a positive integer/);
+  });
+
+  it('counts visible GPUs from CUDA_VISIBLE_DEVICES, else nvidia-smi', () => {
+    const smi = (): string => 'GPU 0: NVIDIA H100 (UUID: GPU-1)\nGPU 1: NVIDIA H100 (UUID: GPU-2)\n';
+    expect(visibleGpuCount({ CUDA_VISIBLE_DEVICES: '0,1,3' }, smi)).toBe(3);
+    expect(visibleGpuCount({ CUDA_VISIBLE_DEVICES: '' }, smi)).toBe(0);
+    expect(visibleGpuCount({ CUDA_VISIBLE_DEVICES: '-1' }, smi)).toBe(0);
+    expect(visibleGpuCount({ CUDA_VISIBLE_DEVICES: '0,-1,2' }, smi)).toBe(1);
+    expect(visibleGpuCount({}, smi)).toBe(2);
+    expect(visibleGpuCount({}, () => undefined)).toBe(0);
+    expect(trainerProcessCount(undefined, 0)).toBe(1);
+    expect(trainerProcessCount(undefined, 4)).toBe(4);
+    expect(trainerProcessCount(2, 4)).toBe(2);
+  });
+});
+
+describe('trainer events → heartbeats', () => {
+  it('tracks step, loss and the newest checkpoint', () => {
+    const lines = [
+      '{"event":"start","command":"sft","examples":10,"total_steps":3,"start_step":0,"resumed_from":null}',
+      'some launcher chatter',
+      '{"event":"progress","step":1,"total_steps":3,"loss":5.5}',
+      '{"event":"checkpoint","path":"/o/checkpoint-1","step":1}',
+      '{"event":"progress","step":2,"total_steps":3,"loss":null}',
+      '{"event":"done","command":"sft","step":3,"loss":5.4,"path":"/o/final"}',
+    ];
+    const events = lines.map(parseTrainerEvent).filter((e): e is TrainerEvent => e !== undefined);
+    expect(events.map((e) => e.event)).toEqual(['start', 'progress', 'checkpoint', 'progress', 'done']);
+    const beats = events.reduce((acc, e) => [...acc, nextHeartbeat(acc[acc.length - 1] ?? initialHeartbeat(1), e)], [initialHeartbeat(1)]);
+    expect(beats[2]).toMatchObject({ step: 1, totalSteps: 3, loss: 5.5, checkpoint: null });
+    expect(beats[3]).toMatchObject({ step: 1, checkpoint: '/o/checkpoint-1', checkpointStep: 1 });
+    expect(beats[4]).toMatchObject({ step: 2, loss: null, checkpoint: '/o/checkpoint-1' });
+    expect(beats[5]).toMatchObject({ step: 3, loss: 5.4, checkpoint: '/o/checkpoint-1', attempt: 1 });
+  });
+
+  it('resumes from the heartbeat checkpoint only when it is on disk', () => {
+    expect(resumeFrom({ checkpoint: '/o/checkpoint-2' }, () => true)).toBe('/o/checkpoint-2');
+    expect(resumeFrom({ checkpoint: '/o/checkpoint-2' }, () => false)).toBeUndefined();
+    expect(resumeFrom({ checkpoint: null }, () => true)).toBeUndefined();
+    expect(resumeFrom(undefined, () => true)).toBeUndefined();
+  });
+});
+
+/** Live (not zombie) processes of group `pgid`, read from /proc: a killed orphan may linger as a zombie until reaped. */
+function liveInGroup(pgid: number): number[] {
+  const live: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // pid (comm) state ppid pgrp …; comm may hold spaces, so split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z') live.push(Number(entry));
+  }
+  return live;
+}
+
+const py = requires.python(['torch', 'transformers', 'gymflow_trainer']);
+
+py.describe('running the trainer', () => {
+  it('kills the whole process group on abort, SIGKILL after the grace when SIGTERM is ignored', async () => {
+    // A "trainer" that ignores SIGTERM and has a grandchild: only a group kill with SIGKILL ends both.
+    const script = [
+      'import signal, subprocess, sys, json, time',
+      'signal.signal(signal.SIGTERM, signal.SIG_IGN)',
+      'child = subprocess.Popen(["sleep", "600"])',
+      'print(json.dumps({"event": "start", "total_steps": 10, "grandchild": child.pid}), flush=True)',
+      'time.sleep(600)',
+    ].join('\n');
+    const controller = new AbortController();
+    let grandchild = 0;
+    const run = runTrainer({
+      launch: { command: python, args: ['-c', script] },
+      signal: controller.signal,
+      killGraceMs: 500,
+      onEvent: (e) => {
+        grandchild = Number((e as { grandchild?: number }).grandchild);
+        controller.abort();
+      },
+    });
+    const result = await run;
+    expect(result.aborted).toBe(true);
+    expect(result.killed).toBe(true);
+    expect(result.exitSignal).toBe('SIGKILL');
+    expect(grandchild).toBeGreaterThan(0);
+    expect(liveInGroup(result.pid)).toEqual([]);
+    expect(classifyTrainerRun(result, 'trainer').kind).toBe('cancelled');
+  }, 20_000);
+
+  it('stops a real SFT run on abort (exit 143, checkpoint kept) and resumes from it', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-proc-'));
+    const data = path.join(dir, 'sft.jsonl');
+    const gen = spawnSync(
+      process.execPath,
+      [path.join(repoRoot, 'bin', 'gymflow.js'), 'collect', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '6', '-o', path.join(dir, 'runs.jsonl'), '--no-progress', '--store', path.join(dir, 'store')],
+      { encoding: 'utf8' },
+    );
+    expect(gen.status, gen.stderr).toBe(0);
+    const exp = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'gymflow.js'), 'export', '--format', 'sft', '--in', path.join(dir, 'runs.jsonl'), '-o', data], { encoding: 'utf8' });
+    expect(exp.status, exp.stderr).toBe(0);
+    const config = path.join(dir, 'sft.json');
+    const out = path.join(dir, 'out');
+    await writeFile(
+      config,
+      JSON.stringify({ data, output_dir: out, max_steps: 8, epochs: 20, save_every: 1, keep_last: 50, max_length: 256, model: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } }),
+    );
+    const controller = new AbortController();
+    let beat = initialHeartbeat(1);
+    const first = await runTrainer({
+      launch: buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }),
+      signal: controller.signal,
+      onEvent: (e) => {
+        beat = nextHeartbeat(beat, e);
+        if (e.event === 'checkpoint' && e.step >= 2) controller.abort();
+      },
+    });
+    expect(first.aborted).toBe(true);
+    expect(first.exitCode).toBe(143);
+    expect(first.error?.type).toBe('Terminated');
+    expect(liveInGroup(first.pid)).toEqual([]);
+    expect(beat.checkpoint).not.toBeNull();
+    const resume = resumeFrom(beat, existsSync);
+    expect(resume).toBe(beat.checkpoint);
+
+    const events: TrainerEvent[] = [];
+    const second = await runTrainer({
+      launch: buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto', resumeFrom: resume }),
+      onEvent: (e) => events.push(e),
+    });
+    expect(classifyTrainerRun(second, 'trainer')).toEqual({ kind: 'ok' });
+    const start = events.find((e) => e.event === 'start');
+    expect(start).toMatchObject({ start_step: beat.checkpointStep, resumed_from: resume });
+    expect(second.done?.step).toBe(8);
+  }, 120_000);
+
+  it('maps a configuration error to exit 2 with the trainer message', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-bad-'));
+    const config = path.join(dir, 'sft.json');
+    await writeFile(config, JSON.stringify({ data: '/x', output_dir: path.join(dir, 'o'), bogus: 1, model: { path: '/m' } }));
+    const r = await runTrainer({ launch: buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }) });
+    const outcome = classifyTrainerRun(r, 'trainer sft');
+    expect(outcome.kind).toBe('config');
+    expect(outcome).toMatchObject({ message: expect.stringContaining("unknown key 'bogus'") as string });
+  }, 60_000);
+});

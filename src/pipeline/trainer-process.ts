@@ -1,0 +1,328 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+
+/**
+ * Running the Python trainer (`python -m gymflow_trainer COMMAND --config FILE [--resume-from DIR]`, see
+ * trainer/gymflow_trainer/cli.py and docs/trainer.md "Events") as a child process the train activity can
+ * watch and stop:
+ *
+ * - the command line, one plain process on CPU or one GPU, `accelerate launch` / `torchrun` for several
+ *   ({@link buildTrainerLaunch}, {@link visibleGpuCount});
+ * - stdout's JSON-lines events, each handed to a callback (the activity turns them into heartbeats through
+ *   {@link nextHeartbeat});
+ * - the child is spawned *detached*, in its own process group, so cancelling kills the trainer and every
+ *   process it started (launcher workers, data loaders): SIGTERM to the group, SIGKILL after a grace period
+ *   ({@link runTrainer}'s `signal`). The trainer answers SIGTERM by exiting 143 with its last complete
+ *   checkpoint on disk.
+ */
+
+/** Commands of `python -m gymflow_trainer`. */
+export type TrainerCommand = 'sft' | 'rl' | 'dpo' | 'export-onnx';
+
+/** A process to spawn. */
+export interface TrainerLaunch {
+  command: string;
+  args: string[];
+}
+
+/** Options of {@link buildTrainerLaunch}. */
+export interface LaunchOptions {
+  /** The Python interpreter of the trainer's environment (`.venv/bin/python`). */
+  python: string;
+  trainerCommand: TrainerCommand;
+  configFile: string;
+  /** A checkpoint directory to continue from (passed as `--resume-from`). */
+  resumeFrom?: string | undefined;
+  /** Processes to start (one per GPU); 1 = a plain process. */
+  processes: number;
+  /** `auto` picks accelerate when `hasAccelerate`, else torchrun. */
+  launcher: 'auto' | 'accelerate' | 'torchrun';
+  /** Whether `accelerate` is importable in the trainer's environment (for `auto`). */
+  hasAccelerate?: boolean;
+}
+
+/**
+ * The command line of one trainer run.
+ *
+ * - 1 process: `python -m gymflow_trainer CMD --config FILE [--resume-from DIR]`;
+ * - accelerate: `python -m accelerate.commands.launch --multi_gpu --num_processes N -m gymflow_trainer CMD …`;
+ * - torchrun: `python -m torch.distributed.run --standalone --nproc_per_node N -m gymflow_trainer CMD …`.
+ *
+ * The launchers are run as modules of the same interpreter, so they come from the trainer's environment
+ * whatever is on PATH.
+ */
+export function buildTrainerLaunch(o: LaunchOptions): TrainerLaunch {
+  if (!Number.isInteger(o.processes) || o.processes < 1) throw new Error(`processes must be a positive integer, got ${o.processes}`);
+  const trainerArgs = [o.trainerCommand, '--config', o.configFile, ...(o.resumeFrom === undefined ? [] : ['--resume-from', o.resumeFrom])];
+  // export-onnx is a single-process job whatever the GPU count.
+  if (o.processes === 1 || o.trainerCommand === 'export-onnx') return { command: o.python, args: ['-m', 'gymflow_trainer', ...trainerArgs] };
+  const launcher = o.launcher === 'auto' ? (o.hasAccelerate ? 'accelerate' : 'torchrun') : o.launcher;
+  if (launcher === 'accelerate') {
+    return {
+      command: o.python,
+      args: ['-m', 'accelerate.commands.launch', '--multi_gpu', '--num_processes', String(o.processes), '-m', 'gymflow_trainer', ...trainerArgs],
+    };
+  }
+  return {
+    command: o.python,
+    args: ['-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', String(o.processes), '-m', 'gymflow_trainer', ...trainerArgs],
+  };
+}
+
+/**
+ * GPUs this process may use: `CUDA_VISIBLE_DEVICES` when set (empty, `-1` or `NoDevFiles` = none), else the
+ * `GPU n:` lines of `nvidia-smi -L` (0 when it is missing or fails).
+ */
+export function visibleGpuCount(env: Record<string, string | undefined> = process.env, nvidiaSmi: () => string | undefined = runNvidiaSmi): number {
+  const visible = env['CUDA_VISIBLE_DEVICES'];
+  if (visible !== undefined) {
+    const ids = visible
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    if (ids.length === 0 || ids[0] === 'NoDevFiles') return 0;
+    // CUDA stops at the first invalid id (a negative one hides the rest).
+    const valid = [];
+    for (const id of ids) {
+      if (/^-\d+$/.test(id)) break;
+      valid.push(id);
+    }
+    return valid.length;
+  }
+  const listing = nvidiaSmi();
+  if (listing === undefined) return 0;
+  return listing.split('\n').filter((l) => /^GPU \d+:/.test(l.trim())).length;
+}
+
+function runNvidiaSmi(): string | undefined {
+  const r = spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8', timeout: 10_000 });
+  return r.status === 0 ? r.stdout : undefined;
+}
+
+/** The number of trainer processes: the configured count, else one per visible GPU, at least 1 (CPU). */
+export function trainerProcessCount(configured: number | undefined, gpus: number): number {
+  return configured ?? Math.max(1, gpus);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Events
+
+/** One JSON line of the trainer's stdout (docs/trainer.md "Events"); unknown fields are kept. */
+export const TrainerEventSchema = z.discriminatedUnion('event', [
+  z.looseObject({ event: z.literal('start'), total_steps: z.number().optional(), start_step: z.number().optional(), resumed_from: z.string().nullable().optional() }),
+  z.looseObject({ event: z.literal('progress'), step: z.number(), total_steps: z.number().optional(), loss: z.number().nullable().optional() }),
+  z.looseObject({ event: z.literal('checkpoint'), path: z.string(), step: z.number() }),
+  z.looseObject({ event: z.literal('done'), path: z.string().optional(), loss: z.number().nullable().optional(), step: z.number().optional() }),
+  z.looseObject({ event: z.literal('error'), type: z.string(), message: z.string() }),
+]);
+/** A parsed trainer event. */
+export type TrainerEvent = z.infer<typeof TrainerEventSchema>;
+
+/** Parses one stdout line; `undefined` for a line that is not a trainer event (a launcher's chatter). */
+export function parseTrainerEvent(line: string): TrainerEvent | undefined {
+  const text = line.trim();
+  if (!text.startsWith('{')) return undefined;
+  try {
+    const parsed = TrainerEventSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Heartbeat details of the train activity: progress, the last loss and the latest complete checkpoint —
+ * what a retry needs to resume (`--resume-from checkpoint`).
+ */
+export interface TrainHeartbeat {
+  step: number;
+  totalSteps: number | null;
+  loss: number | null;
+  /** The newest complete checkpoint directory the trainer reported. */
+  checkpoint: string | null;
+  checkpointStep: number | null;
+  /** The attempt that wrote these details. */
+  attempt: number;
+}
+
+/** The heartbeat details after `event` (pure: `prev` is not changed). */
+export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainHeartbeat {
+  switch (event.event) {
+    case 'start':
+      return { ...prev, totalSteps: event.total_steps ?? prev.totalSteps, step: event.start_step ?? prev.step };
+    case 'progress':
+      return { ...prev, step: event.step, totalSteps: event.total_steps ?? prev.totalSteps, loss: event.loss ?? null };
+    case 'checkpoint':
+      return { ...prev, checkpoint: event.path, checkpointStep: event.step, step: Math.max(prev.step, event.step) };
+    case 'done':
+      return { ...prev, step: event.step ?? prev.step, loss: event.loss === undefined ? prev.loss : event.loss };
+    case 'error':
+      return prev;
+  }
+}
+
+/** Empty heartbeat details for attempt `attempt`. */
+export function initialHeartbeat(attempt: number): TrainHeartbeat {
+  return { step: 0, totalSteps: null, loss: null, checkpoint: null, checkpointStep: null, attempt };
+}
+
+/**
+ * The checkpoint a retried attempt resumes from: the one named in the previous attempt's heartbeat details,
+ * if it is still on disk (a retry on another host starts over).
+ */
+export function resumeFrom(details: unknown, exists: (dir: string) => boolean): string | undefined {
+  if (typeof details !== 'object' || details === null) return undefined;
+  const checkpoint = (details as { checkpoint?: unknown }).checkpoint;
+  if (typeof checkpoint !== 'string' || checkpoint === '') return undefined;
+  return exists(checkpoint) ? checkpoint : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Running
+
+/** Options of {@link runTrainer}. */
+export interface RunTrainerOptions {
+  launch: TrainerLaunch;
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Called for every event, in order. */
+  onEvent?: (event: TrainerEvent) => void;
+  /** Aborting it stops the trainer: SIGTERM to its process group, SIGKILL after `killGraceMs`. */
+  signal?: AbortSignal;
+  /** Default 10 s: long enough for the trainer to finish writing a checkpoint. */
+  killGraceMs?: number;
+}
+
+/** How a trainer run ended. */
+export interface TrainerRunResult {
+  exitCode: number | null;
+  /** The signal that ended the trainer, when one did. */
+  exitSignal: NodeJS.Signals | null;
+  /** The process group id (the trainer's pid). */
+  pid: number;
+  done?: Extract<TrainerEvent, { event: 'done' }>;
+  error?: Extract<TrainerEvent, { event: 'error' }>;
+  /** The newest checkpoint event. */
+  lastCheckpoint?: Extract<TrainerEvent, { event: 'checkpoint' }>;
+  /** Whether `signal` stopped it. */
+  aborted: boolean;
+  /** Whether SIGKILL was needed after the grace period. */
+  killed: boolean;
+  /** The last few KB of stderr (tracebacks). */
+  stderrTail: string;
+}
+
+const STDERR_TAIL = 8192;
+
+/** Sends `sig` to the process group `pid`; false when the group is gone. */
+function killGroup(pid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs the trainer to its end and reports how it ended. Never rejects for a non-zero exit (the caller maps
+ * exit codes: 2 configuration, 3 data, 4 checkpoint, 143 SIGTERM, see cli.py); rejects only when the
+ * process cannot be started.
+ */
+export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult> {
+  return new Promise<TrainerRunResult>((resolve, reject) => {
+    const child = spawn(options.launch.command, options.launch.args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env, PYTHONUNBUFFERED: '1' },
+      // Its own process group: kill(-pid) reaches the launcher's workers too.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pid = child.pid;
+    if (pid === undefined) {
+      child.once('error', (err) => reject(new Error(`cannot start the trainer (${options.launch.command}): ${err.message}`)));
+      return;
+    }
+    const result: TrainerRunResult = { exitCode: null, exitSignal: null, pid, aborted: false, killed: false, stderrTail: '' };
+    let killTimer: NodeJS.Timeout | undefined;
+    const stop = (): void => {
+      if (result.aborted) return;
+      result.aborted = true;
+      killGroup(pid, 'SIGTERM');
+      killTimer = setTimeout(() => {
+        if (killGroup(pid, 'SIGKILL')) result.killed = true;
+      }, options.killGraceMs ?? 10_000);
+    };
+    // If the worker itself exits, take the trainer down with it rather than leaving an orphan on the GPU.
+    const onExit = (): void => void killGroup(pid, 'SIGKILL');
+    process.once('exit', onExit);
+    if (options.signal?.aborted) stop();
+    options.signal?.addEventListener('abort', stop, { once: true });
+
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      result.stderrTail = (result.stderrTail + chunk).slice(-STDERR_TAIL);
+    });
+    const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      const event = parseTrainerEvent(line);
+      if (event === undefined) return;
+      if (event.event === 'done') result.done = event;
+      else if (event.event === 'error') result.error = event;
+      else if (event.event === 'checkpoint') result.lastCheckpoint = event;
+      options.onEvent?.(event);
+    });
+    let stdoutClosed = false;
+    let exited = false;
+    const finish = (): void => {
+      if (!stdoutClosed || !exited) return;
+      if (killTimer) clearTimeout(killTimer);
+      options.signal?.removeEventListener('abort', stop);
+      process.removeListener('exit', onExit);
+      // The trainer is gone; anything it left in its group (a stuck data-loader worker) goes too.
+      killGroup(pid, 'SIGKILL');
+      resolve(result);
+    };
+    lines.on('close', () => {
+      stdoutClosed = true;
+      finish();
+    });
+    child.once('error', (err) => {
+      result.stderrTail += `\n${err.message}`;
+    });
+    child.once('exit', (code, sig) => {
+      result.exitCode = code;
+      result.exitSignal = sig;
+      exited = true;
+      finish();
+    });
+  });
+}
+
+/** What a trainer exit means for the activity. */
+export type TrainerOutcome =
+  | { kind: 'ok' }
+  | { kind: 'cancelled'; message: string }
+  | { kind: 'config' | 'data' | 'checkpoint' | 'failed'; message: string };
+
+/** Maps a run's exit (cli.py's codes and its `error` event) to an outcome with a readable message. */
+export function classifyTrainerRun(r: TrainerRunResult, label: string): TrainerOutcome {
+  if (r.exitCode === 0 && r.done !== undefined) return { kind: 'ok' };
+  const what = r.error ? `${r.error.type}: ${r.error.message}` : r.stderrTail.trim().split('\n').slice(-3).join(' | ') || 'no error event';
+  const how = r.exitCode !== null ? `exit ${r.exitCode}` : `signal ${r.exitSignal ?? '?'}`;
+  const message = `${label} failed (${how}): ${what}`;
+  if (r.aborted) return { kind: 'cancelled', message: `${label} stopped (${how}${r.killed ? ', SIGKILL after the grace period' : ''})` };
+  switch (r.exitCode) {
+    case 0:
+      return { kind: 'failed', message: `${label} exited 0 without a done event` };
+    case 2:
+      return { kind: 'config', message };
+    case 3:
+      return { kind: 'data', message };
+    case 4:
+      return { kind: 'checkpoint', message };
+    default:
+      return { kind: 'failed', message };
+  }
+}

@@ -1,0 +1,302 @@
+/**
+ * The durable pipeline end to end on a real Temporal dev server (search attributes registered as
+ * `gymflow dev` does), with the real CPU and GPU workers, the real Python trainer, ONNX export and local
+ * policy: a full `trainingLoop` (baseline → SFT on expert rollouts → RL on the policy's own GRPO groups),
+ * pause/resume, graceful and aborting cancels, a trainer killed mid-run and resumed on retry, and bad
+ * configurations failing fast with the field named.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ArtifactStore } from '../src/hub/store/store.js';
+import { parsePipelineConfig, type PipelineConfig } from '../src/pipeline/config.js';
+import { SearchAttributeKeys, searchAttributeCliArgs } from '../src/pipeline/search-attributes.js';
+import type { PipelineStatus } from '../src/pipeline/status.js';
+import { runWorker as runCpuWorker } from '../workers/cpu.js';
+import { runWorker as runGpuWorker } from '../workers/gpu.js';
+import { cancelSignal, pauseSignal, pipeline, pipelineStatusQuery, resumeSignal, trainingLoop } from '../workflows/index.js';
+import { requires } from './support/requires.js';
+import { freePort, repoRoot, temporalBinary } from './support/temporal.js';
+
+const temporal = requires.temporal();
+const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
+
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed
+}
+
+const TINY = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 4096 };
+const ENV = 'gymflow/tool-use-v0';
+
+/** Live (not zombie) processes whose command line mentions `needle`. */
+function processesMentioning(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+temporal.describe('pipeline on Temporal', () => {
+  python.describe('with the trainer', () => {
+    let env: TestWorkflowEnvironment | undefined;
+    let dir = '';
+    const cpuQueue = `gymflow-${randomUUID()}`;
+    const gpuQueue = `gymflow-gpu-${randomUUID()}`;
+    const stopWorkers = new AbortController();
+    let workers: Promise<unknown> | undefined;
+
+    beforeAll(async () => {
+      const bin = temporalBinary();
+      if (bin === undefined) throw new Error('unreachable: requires.temporal() checked the CLI');
+      dir = await mkdtemp(path.join(tmpdir(), 'gymflow-pipeline-'));
+      env = await TestWorkflowEnvironment.createLocal({
+        server: {
+          executable: { type: 'existing-path', path: bin },
+          ip: '127.0.0.1',
+          port: await freePort(),
+          dbFilename: path.join(dir, 'temporal.db'),
+          ui: false,
+          extraArgs: searchAttributeCliArgs(),
+        },
+      });
+      const common = { connection: env.nativeConnection, namespace: env.namespace ?? 'default', signal: stopWorkers.signal, store: path.join(dir, 'store'), workDir: path.join(dir, 'work'), log: () => undefined };
+      workers = Promise.all([runCpuWorker({ ...common, taskQueue: cpuQueue }), runGpuWorker({ ...common, taskQueue: gpuQueue, killGraceMs: 3000 })]);
+      workers.catch(() => undefined);
+    });
+
+    afterAll(async () => {
+      stopWorkers.abort();
+      await workers?.catch(() => undefined);
+      await env?.teardown();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    function config(overrides: Record<string, unknown>): PipelineConfig {
+      return parsePipelineConfig(
+        {
+          name: `t-${randomUUID().slice(0, 8)}`,
+          env: ENV,
+          task_queues: { cpu: cpuQueue, gpu: gpuQueue },
+          policy: { init: { tiny: TINY } },
+          ...overrides,
+        },
+        'test',
+      );
+    }
+
+    async function start(c: PipelineConfig): Promise<WorkflowHandleWithFirstExecutionRunId<typeof trainingLoop>> {
+      if (!env) throw new Error('no test environment');
+      return env.client.workflow.start(trainingLoop, { taskQueue: cpuQueue, workflowId: `${c.name}-${randomUUID()}`, args: [c] });
+    }
+
+    async function waitFor(handle: WorkflowHandle, what: string, ok: (s: PipelineStatus) => boolean, timeoutMs = 90_000): Promise<PipelineStatus> {
+      const until = Date.now() + timeoutMs;
+      let last: PipelineStatus | undefined;
+      while (Date.now() < until) {
+        try {
+          last = await handle.query(pipelineStatusQuery);
+          if (ok(last)) return last;
+        } catch {
+          // not started yet, or between runs of continueAsNew
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      throw new Error(`timed out waiting for ${what}; last status: ${JSON.stringify(last)?.slice(0, 2000)}`);
+    }
+
+    it('runs the loop: baseline, SFT on expert rollouts, RL on the policy’s own groups', { timeout: 240_000 }, async () => {
+      const c = config({
+        phases: [
+          { name: 'sft', iterations: 1, collect: { agent: 'expert', tasks: 4, shard_size: 2 }, export: { success_only: true }, train: { command: 'sft', config: { max_steps: 2, max_length: 512 } } },
+          {
+            name: 'rl',
+            iterations: 1,
+            collect: { agent: 'policy', tasks: 2, group_size: 2, shard_size: 1, max_steps: 2, max_new_tokens: 16 },
+            train: { command: 'rl', config: { max_steps: 1, max_length: 512 } },
+          },
+        ],
+        eval: { tasks: 2, max_steps: 2, max_new_tokens: 16, baseline: true },
+      });
+      const handle = await start(c);
+      const result = await handle.result();
+
+      expect(result.stopReason).toBe('max_iterations');
+      expect(result.runs).toBe(3); // baseline, iteration 1, iteration 2: two continueAsNew
+      expect(result.history.map((h) => [h.iteration, h.algorithm])).toEqual([
+        [0, 'baseline'],
+        [1, 'sft'],
+        [2, 'rl'],
+      ]);
+      const first = await env?.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+      expect(first?.status.name).toBe('CONTINUED_AS_NEW');
+
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status).toMatchObject({ workflow: 'trainingLoop', experiment: c.name, env: ENV, state: 'completed', stage: 'done', iteration: 2, maxIterations: 2, phase: 'rl', paused: false, run: 3 });
+      expect(status.stopReason).toBe('max_iterations');
+      for (const stage of ['tasks', 'collect', 'reward', 'export', 'train', 'policy', 'eval'] as const) {
+        expect(status.stages[stage].state, stage).toBe('done');
+        expect(status.stages[stage].durationMs, stage).toBeGreaterThanOrEqual(0);
+        // collect makes one set per shard; the reward stage's set joins them.
+        if (stage !== 'collect') expect(status.stages[stage].ref, stage).toMatch(/^sha256:/);
+      }
+      expect(status.stages.collect.note).toBe('2/2 shards');
+      expect(status.stages.collect.progress).toEqual({ done: 4, total: 4, unit: 'episodes' });
+      expect(status.history).toHaveLength(3);
+      const rl = status.history[2];
+      expect(rl?.success).toMatchObject({ n: 2 });
+      expect(rl?.success?.low).toBeLessThanOrEqual(rl?.success?.value ?? -1);
+      expect(rl?.rollouts?.episodes).toBe(4);
+      expect(rl?.train?.steps).toBe(1);
+      expect(status.history[1]?.rollouts).toMatchObject({ episodes: 4, success: 1 });
+      expect(status.best?.iteration).toBeGreaterThanOrEqual(0);
+
+      // Every ref is an artifact of the store, with the lineage dataset ← rollouts ← shards ← task set.
+      const store = await ArtifactStore.open({ root: path.join(dir, 'store') });
+      const kinds: Record<string, string> = { tasks: 'task-set', scored: 'scored-trajectories', dataset: 'dataset', checkpoint: 'checkpoint', policy: 'policy', eval: 'eval' };
+      for (const [key, kind] of Object.entries(kinds)) {
+        const ref = status.history[2]?.refs[key as keyof typeof status.history[2]['refs']];
+        expect(ref, key).toBeDefined();
+        expect((await store.stat(ref as string)).kind, key).toBe(kind);
+      }
+      const dataset = await store.stat(status.history[2]?.refs.dataset as string);
+      expect(dataset.parents).toEqual([status.history[2]?.refs.scored]);
+      expect(await store.getRef(`${c.name}/iter-2/checkpoint`)).toBe(status.history[2]?.refs.checkpoint);
+      const rollouts = await store.stat(status.history[2]?.refs.scored as string);
+      expect(rollouts.parents).toHaveLength(2); // two shards
+      // The RL rollouts were collected by the SFT policy: the shards descend from its ONNX export.
+      const shard = await store.stat(rollouts.parents[0] as string);
+      expect(shard.parents).toContain(status.history[1]?.refs.policy);
+
+      const described = await handle.describe();
+      expect(described.typedSearchAttributes.get(SearchAttributeKeys.experiment)).toBe(c.name);
+      expect(described.typedSearchAttributes.get(SearchAttributeKeys.env)).toBe(ENV);
+      expect(described.typedSearchAttributes.get(SearchAttributeKeys.algorithm)).toBe('rl');
+      expect(described.typedSearchAttributes.get(SearchAttributeKeys.iteration)).toBe(2);
+      expect(described.typedSearchAttributes.get(SearchAttributeKeys.bestSuccess)).toBe(status.best?.success);
+    });
+
+    /** An expert-only loop (no ONNX needed) whose training is long enough to be caught running. */
+    const expertLoop = (steps: number): PipelineConfig =>
+      config({
+        collect: { agent: 'expert', tasks: 2, shard_size: 1 },
+        train: { command: 'sft', config: { max_steps: steps, epochs: 1000, max_length: 256, save_every: 1, keep_last: 2 } },
+        eval: { agent: 'expert', tasks: 2, baseline: false },
+        max_iterations: 1,
+      });
+
+    it('pipeline (one pass): pauses before the next activity, resumes, and a finish-mode cancel lets the running training finish', { timeout: 120_000 }, async () => {
+      if (!env) throw new Error('no test environment');
+      const c = expertLoop(12);
+      const handle = await env.client.workflow.start(pipeline, { taskQueue: cpuQueue, workflowId: `${c.name}-${randomUUID()}`, args: [c] });
+      await handle.signal(pauseSignal);
+      const paused = await waitFor(handle, 'paused', (s) => s.state === 'paused');
+      expect(paused.paused).toBe(true);
+      expect(paused.stages.tasks.state).toBe('pending');
+      await new Promise((r) => setTimeout(r, 1500));
+      const still = await handle.query(pipelineStatusQuery);
+      expect(still.state).toBe('paused');
+      expect(still.stages.tasks.state).toBe('pending');
+
+      await handle.signal(resumeSignal);
+      await waitFor(handle, 'training running', (s) => s.stage === 'train' && (s.stages.train.progress?.done ?? 0) >= 1);
+      await handle.signal(cancelSignal, { mode: 'finish', reason: 'test' });
+      const result = await handle.result();
+      expect(result.stopReason).toBe('cancelled');
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status.workflow).toBe('pipeline');
+      expect(status.state).toBe('cancelled');
+      expect(status.stages.train.state).toBe('done');
+      expect(status.stages.train.note).toMatch(/^12 steps/);
+      expect(status.stages.eval.state).toBe('pending');
+      expect(status.cancel).toMatchObject({ mode: 'finish', reason: 'test', stage: 'train', activity: 'finished' });
+    });
+
+    it('retries a training whose trainer was killed, resuming from the heartbeat checkpoint; an abort-mode cancel then kills it', { timeout: 150_000 }, async () => {
+      const handle = await start(expertLoop(100_000));
+      await waitFor(handle, 'a checkpoint', (s) => s.stage === 'train' && (s.stages.train.progress?.done ?? 0) >= 2);
+      const runDir = path.join(dir, 'work', 'runs', handle.workflowId);
+      const pids = processesMentioning(runDir);
+      expect(pids.length).toBeGreaterThan(0);
+      for (const pid of pids) process.kill(pid, 'SIGKILL'); // a transient failure, as the OOM killer would cause
+
+      // Temporal retries the activity; the new attempt resumes from the checkpoint in the heartbeat details.
+      const resumed = await waitFor(handle, 'the retried training', (s) => /^attempt 2, resumed from .*checkpoint-\d+/.test(s.stages.train.note ?? ''));
+      expect(resumed.stages.train.state).toBe('running');
+      expect(processesMentioning(runDir).length).toBeGreaterThan(0);
+
+      await handle.signal(cancelSignal, { mode: 'abort' });
+      const result = await handle.result();
+      expect(result.stopReason).toBe('cancelled');
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status.state).toBe('cancelled');
+      expect(status.stages.train.state).toBe('cancelled');
+      expect(status.cancel).toMatchObject({ mode: 'abort', stage: 'train', activity: 'cancelled' });
+      // WAIT_CANCELLATION_COMPLETED: by the time the workflow saw the cancellation, the trainer's group was gone.
+      expect(processesMentioning(runDir)).toEqual([]);
+    });
+
+    it('runs a worker as a program: ready line, graceful exit on SIGTERM', { timeout: 60_000 }, async () => {
+      const address = env?.address;
+      expect(address).toBeDefined();
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'workers', 'gpu.ts'), '--address', address as string, '--task-queue', `prog-${randomUUID()}`, '--shutdown-grace', '2'], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const until = Date.now() + 45_000;
+      while (!out.includes('gymflow worker ready:') && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toMatch(new RegExp(`gymflow worker ready: queue=prog-[0-9a-f-]+ address=${(address as string).replace('.', '\\.')}`));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    });
+
+    it('fails fast on a bad configuration, naming the field', { timeout: 60_000 }, async () => {
+      const failure = async (c: unknown): Promise<string> => {
+        if (!env) throw new Error('no test environment');
+        const handle = await env.client.workflow.start(trainingLoop, { taskQueue: cpuQueue, workflowId: `bad-${randomUUID()}`, args: [c as PipelineConfig] });
+        const err = await handle.result().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(WorkflowFailedError);
+        const status = await handle.query(pipelineStatusQuery);
+        expect(status.state).toBe('failed');
+        expect(status.lastError?.stage).toBe('setup');
+        return `${(err as WorkflowFailedError).cause?.message ?? ''}`;
+      };
+      const started = Date.now();
+      const unknownAgent = expertLoop(1);
+      (unknownAgent.phases[0] as { collect: { agent: string } }).collect.agent = 'exprt';
+      expect(await failure(unknownAgent)).toMatch(/\$\.collect\.agent: unknown agent 'exprt'/);
+
+      const badTrainer = expertLoop(1);
+      (badTrainer.phases[0] as { train: { config: Record<string, unknown> } }).train.config['bogus'] = 1;
+      expect(await failure(badTrainer)).toMatch(/\$\.train\.config: trainer rejected the configuration: .*unknown key 'bogus'/);
+
+      // A raw, unvalidated document straight into the workflow: the checkConfig activity names the field.
+      const raw = { name: 'raw', env: ENV, task_queues: { cpu: cpuQueue, gpu: gpuQueue }, policy: { init: { tiny: TINY } }, train: { command: 'sft' }, collect: { group_size: 0 }, max_iterations: 1 };
+      expect(await failure(raw)).toMatch(/\$\.collect\.group_size: Too small/);
+      // No retries of a configuration error: seconds, not minutes.
+      expect(Date.now() - started).toBeLessThan(45_000);
+    });
+  });
+});

@@ -1,0 +1,37 @@
+/**
+ * The CPU worker: task queue `gymflow` — the pipeline workflows and the CPU activities (configuration
+ * checks, tasks, rollouts, reward, export, evaluation).
+ *
+ *   node --import tsx workers/cpu.ts [--address host:port] [--namespace ns] [--task-queue q] [--store dir]
+ *     [--work-dir dir] [--shutdown-grace seconds] [--max-concurrent-activities n]
+ *
+ * SIGTERM/SIGINT shut it down gracefully: no new tasks, running activities get the grace period.
+ */
+import { pathToFileURL } from 'node:url';
+import { cpuActivities } from '../activities/index.js';
+import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
+
+export type { WorkerOptions } from './worker.js';
+
+/** The workflows bundle the CPU worker loads. */
+export const WORKFLOWS_PATH = new URL('../workflows/index.ts', import.meta.url).pathname;
+
+/** Runs the CPU worker until it shuts down. */
+export async function runWorker(options: WorkerOptions = {}): Promise<void> {
+  const defaults = { store: options.store, workDir: options.workDir };
+  await runGymflowWorker(options, { taskQueue: 'gymflow', shutdownGraceMs: 30_000 }, () => ({
+    workflowsPath: WORKFLOWS_PATH,
+    activities: cpuActivities(defaults),
+  }));
+}
+
+async function main(): Promise<void> {
+  await runWorker(parseWorkerArgs(process.argv.slice(2)));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

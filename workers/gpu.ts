@@ -1,0 +1,36 @@
+/**
+ * The GPU worker: task queue `gymflow-gpu` — trainer configuration checks, the initial policy, training
+ * (the Python trainer as a child process group) and the ONNX export of trained policies. Run it on the GPU
+ * host; it needs the trainer's Python environment (`.venv`, or `$GYMFLOW_PYTHON`).
+ *
+ *   node --import tsx workers/gpu.ts [--address host:port] [--namespace ns] [--task-queue q] [--store dir]
+ *     [--work-dir dir] [--shutdown-grace seconds]
+ *
+ * SIGTERM/SIGINT shut it down gracefully: a running training gets the grace period (default 60 s) to
+ * finish, then is cancelled — its process group gets SIGTERM, the trainer exits with its last checkpoint
+ * on disk, and the retry on another worker resumes from the checkpoint in the heartbeat details.
+ */
+import { pathToFileURL } from 'node:url';
+import { gpuActivities } from '../activities/index.js';
+import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
+
+export type { WorkerOptions } from './worker.js';
+
+/** Runs the GPU worker until it shuts down. */
+export async function runWorker(options: WorkerOptions = {}): Promise<void> {
+  const defaults = { store: options.store, workDir: options.workDir, ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }) };
+  await runGymflowWorker(options, { taskQueue: 'gymflow-gpu', shutdownGraceMs: 60_000 }, () => ({
+    activities: gpuActivities(defaults),
+  }));
+}
+
+async function main(): Promise<void> {
+  await runWorker(parseWorkerArgs(process.argv.slice(2)));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * What the CPU and GPU workers share: connecting, creating the worker with a shutdown grace period, the
+ * ready line, and the command line (`--address`, `--namespace`, `--task-queue`, `--store`, `--work-dir`).
+ */
+import { parseArgs } from 'node:util';
+import { NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
+
+/** Options of a gymflow worker. */
+export interface WorkerOptions {
+  /** Temporal frontend `host:port` (default `$TEMPORAL_ADDRESS`, else 127.0.0.1:7233). Ignored with `connection`. */
+  address?: string;
+  namespace?: string;
+  /** Task queue to poll (default: `gymflow` for the CPU worker, `gymflow-gpu` for the GPU worker). */
+  taskQueue?: string;
+  /** Artifact store root used when a pipeline configuration names none. */
+  store?: string;
+  /** Scratch directory for trainer runs and checkouts (default: beside the store). */
+  workDir?: string;
+  /** An open connection to use (tests); the worker does not close it. */
+  connection?: NativeConnection;
+  /**
+   * How long running activities may go on after shutdown starts (SIGTERM/SIGINT or `signal`) before they are
+   * cancelled (default 30 s CPU, 60 s GPU: a trainer gets to finish its step and checkpoint).
+   */
+  shutdownGraceMs?: number;
+  /** Aborting it shuts the worker down gracefully (programs use SIGTERM/SIGINT, handled by the SDK runtime). */
+  signal?: AbortSignal;
+  /** Activities run at once (default: the SDK's). */
+  maxConcurrentActivities?: number;
+  /** Grace between SIGTERM and SIGKILL of a cancelled trainer's process group (GPU worker). */
+  killGraceMs?: number;
+  /** Where the ready line goes (default console.log). */
+  log?: (line: string) => void;
+}
+
+/** The resolved address: option, `$TEMPORAL_ADDRESS`, 127.0.0.1:7233. */
+export function workerAddress(options: Pick<WorkerOptions, 'address'>): string {
+  return options.address ?? process.env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233';
+}
+
+/** Creates and runs a worker until it shuts down; closes the connection it opened. */
+export async function runGymflowWorker(
+  options: WorkerOptions,
+  defaults: { taskQueue: string; shutdownGraceMs: number },
+  build: (taskQueue: string) => Pick<SdkWorkerOptions, 'activities' | 'workflowsPath'>,
+): Promise<void> {
+  const address = workerAddress(options);
+  const taskQueue = options.taskQueue ?? defaults.taskQueue;
+  const connection = options.connection ?? (await NativeConnection.connect({ address }));
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: options.namespace ?? 'default',
+      taskQueue,
+      shutdownGraceTime: options.shutdownGraceMs ?? defaults.shutdownGraceMs,
+      // Heartbeats carry cancellations back: at the SDK default (up to 60 s between heartbeat RPCs) a
+      // cancelled training would run on for a minute. Every 5 s is still negligible load.
+      maxHeartbeatThrottleInterval: '5 seconds',
+      defaultHeartbeatThrottleInterval: '5 seconds',
+      ...(options.maxConcurrentActivities === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities }),
+      ...build(taskQueue),
+    });
+    const stop = (): void => worker.shutdown();
+    if (options.signal?.aborted) stop();
+    options.signal?.addEventListener('abort', stop, { once: true });
+    (options.log ?? console.log)(`gymflow worker ready: queue=${taskQueue} address=${options.connection ? 'connection' : address}`);
+    try {
+      await worker.run();
+    } finally {
+      options.signal?.removeEventListener('abort', stop);
+    }
+  } finally {
+    if (!options.connection) await connection.close();
+  }
+}
+
+/** Parses a worker's command line into options. */
+export function parseWorkerArgs(argv: readonly string[]): WorkerOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      address: { type: 'string' },
+      namespace: { type: 'string' },
+      'task-queue': { type: 'string' },
+      store: { type: 'string' },
+      'work-dir': { type: 'string' },
+      'shutdown-grace': { type: 'string' },
+      'max-concurrent-activities': { type: 'string' },
+    },
+    strict: true,
+  });
+  const int = (v: string | undefined, name: string): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got '${v}'`);
+    return n;
+  };
+  const grace = int(values['shutdown-grace'], 'shutdown-grace');
+  const maxActivities = int(values['max-concurrent-activities'], 'max-concurrent-activities');
+  return {
+    ...(values.address === undefined ? {} : { address: values.address }),
+    ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+    ...(values['task-queue'] === undefined ? {} : { taskQueue: values['task-queue'] }),
+    ...(values.store === undefined ? {} : { store: values.store }),
+    ...(values['work-dir'] === undefined ? {} : { workDir: values['work-dir'] }),
+    ...(grace === undefined ? {} : { shutdownGraceMs: grace * 1000 }),
+    ...(maxActivities === undefined ? {} : { maxConcurrentActivities: maxActivities }),
+  };
+}

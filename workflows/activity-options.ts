@@ -1,0 +1,71 @@
+/**
+ * Every timeout and retry policy of the pipeline's activities, in one place, each with the reason for it.
+ * Workflows create one `proxyActivities` binding per policy from these.
+ */
+import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
+
+/** Error types no retry can fix (set by the activities: see `activities/common.ts`). */
+export const NON_RETRYABLE_TYPES = ['CONFIG_ERROR', 'SCHEMA_ERROR', 'REGISTRY_ERROR', 'TASK_ERROR', 'DATA_ERROR', 'CHECKPOINT_ERROR'];
+
+/**
+ * Configuration checks: fast and pure reads. A short timeout and few retries — a check that fails for a
+ * transient reason (a worker restarting) is worth one more try, a bad configuration is non-retryable anyway.
+ */
+export const CHECK_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+};
+
+/**
+ * Store reads and writes (task plans, reward scoring, dataset export): idempotent (content-addressed
+ * outputs), minutes at most. Retried with backoff; heartbeats let a lost worker be noticed in a minute.
+ */
+export const STORE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/**
+ * One rollout shard: episodes in an environment (a sandbox container, a local policy). Idempotent — a
+ * retried shard recollects with the same seeds. Heartbeats after every episode; an episode can take a
+ * while (a sandbox test run), so 5 minutes without one means the worker is gone. Cancellation waits for
+ * the episodes in flight to finish, so no sandbox is left half-used.
+ */
+export const SHARD_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '5 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/** Evaluation: like a shard (episodes, heartbeats per episode), all of the eval split in one activity. */
+export const EVAL_OPTIONS: ActivityOptions = { ...SHARD_OPTIONS, startToCloseTimeout: '4 hours' };
+
+/**
+ * Training on the GPU queue. The start-to-close limit comes from `train.timeout` (default 24 h). The
+ * activity heartbeats on every trainer event and every 10 s besides, so 2 minutes without one means the
+ * worker died: the retry resumes from the checkpoint named in the last heartbeat. Three attempts: a crash
+ * mid-run is worth resuming, a trainer that keeps failing is not. Cancellation waits until the trainer's
+ * process group is gone, so the GPU is free when the workflow moves on.
+ */
+export function trainOptions(startToCloseTimeout: string): ActivityOptions {
+  return {
+    startToCloseTimeout,
+    heartbeatTimeout: '2 minutes',
+    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  };
+}
+
+/**
+ * GPU setup work (the initial model, ONNX export): a few minutes of Python, idempotent. Heartbeats every
+ * 10 s from the activity's timer.
+ */
+export const GPU_SETUP_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};

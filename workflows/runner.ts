@@ -1,0 +1,445 @@
+/**
+ * The machinery `pipeline` and `trainingLoop` share: the status behind `pipeline_status`, the `pause` /
+ * `resume` / `cancel` handlers, running a stage as a cancellable scope, and the pass itself —
+ * Task → Sandbox/Recorder (rollout shards) → Reward → Export → Train → (ONNX export) → Eval.
+ *
+ * Workflow code: deterministic, no Node built-ins, activities imported as types only.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import type { PipelineActivities } from '../activities/index.js';
+import type { PipelineConfig } from '../src/pipeline/config.js';
+import { iterationSeed, needsOnnxPolicy, phaseOf, planShards } from '../src/pipeline/plan.js';
+import { SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
+import {
+  bestOf,
+  freshStages,
+  type CancelStatus,
+  type IterationMetrics,
+  type PipelineStatus,
+  type PolicyState,
+  type StageName,
+} from '../src/pipeline/status.js';
+import { CHECK_OPTIONS, EVAL_OPTIONS, GPU_SETUP_OPTIONS, SHARD_OPTIONS, STORE_OPTIONS, trainOptions } from './activity-options.js';
+import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal } from './messages.js';
+
+/** Thrown inside a workflow when a `cancel` signal stops it; caught at the top to complete gracefully. */
+export class PipelineStopped extends Error {
+  constructor() {
+    super('stopped by a cancel signal');
+    this.name = 'PipelineStopped';
+  }
+}
+
+/** The activity bindings of one configuration, one per timeout/retry policy (see activity-options.ts). */
+function bindActivities(config: PipelineConfig, trainTimeout: string) {
+  const cpu = config.task_queues.cpu;
+  const gpu = config.task_queues.gpu;
+  const checks = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: cpu });
+  const gpuChecks = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: gpu });
+  const store = proxyActivities<PipelineActivities>({ ...STORE_OPTIONS, taskQueue: cpu });
+  const shards = proxyActivities<PipelineActivities>({ ...SHARD_OPTIONS, taskQueue: cpu });
+  const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, taskQueue: cpu });
+  const gpuSetup = proxyActivities<PipelineActivities>({ ...GPU_SETUP_OPTIONS, taskQueue: gpu });
+  const train = proxyActivities<PipelineActivities>({ ...trainOptions(trainTimeout), taskQueue: gpu });
+  return {
+    checkConfig: checks.checkConfig,
+    checkTrainerConfigs: gpuChecks.checkTrainerConfigs,
+    planTasks: store.planTasks,
+    collectShard: shards.collectShard,
+    scoreRollouts: store.scoreRollouts,
+    exportTrainingData: store.exportTrainingData,
+    evaluatePolicy: evals.evaluatePolicy,
+    preparePolicy: gpuSetup.preparePolicy,
+    exportPolicy: gpuSetup.exportPolicy,
+    train: train.train,
+  };
+}
+
+/** The failure's innermost message and type (an activity's ApplicationFailure inside its ActivityFailure). */
+function describeFailure(err: unknown): { message: string; type?: string } {
+  let e: unknown = err;
+  while (e instanceof ActivityFailure && e.cause) e = e.cause;
+  if (e instanceof ApplicationFailure) return { message: e.message, ...(e.type ? { type: e.type } : {}) };
+  if (e instanceof Error) return { message: e.message, type: e.name };
+  return { message: String(e) };
+}
+
+/** The workflow's view of one run: status, handlers and the stages. */
+export class PipelineRunner {
+  readonly status: PipelineStatus;
+  private scope: CancellationScope | undefined;
+  private running: StageName | undefined;
+  private readonly shardProgress = new Map<string, number>();
+
+  constructor(
+    workflow: PipelineStatus['workflow'],
+    readonly config: PipelineConfig,
+    init: { iteration: number; policy: PolicyState; history: IterationMetrics[]; paused: boolean; run: number; loopStartedAt: string },
+  ) {
+    const now = new Date().toISOString();
+    this.status = {
+      workflow,
+      experiment: config.name,
+      env: config.env,
+      state: 'starting',
+      stage: 'setup',
+      iteration: init.iteration,
+      maxIterations: config.max_iterations,
+      paused: init.paused,
+      stages: freshStages(),
+      artifacts: {},
+      policy: init.policy,
+      history: init.history,
+      run: init.run,
+      runStartedAt: now,
+      loopStartedAt: init.loopStartedAt,
+    };
+    const best = bestOf(init.history);
+    if (best) this.status.best = best;
+
+    setHandler(pipelineStatusQuery, () => this.snapshot());
+    setHandler(pauseSignal, () => {
+      this.status.paused = true;
+      if (this.status.state === 'running') this.status.state = 'paused';
+    });
+    setHandler(resumeSignal, () => {
+      this.status.paused = false;
+      if (this.status.state === 'paused') this.status.state = 'running';
+    });
+    setHandler(cancelSignal, (request) => {
+      if (this.status.cancel) return;
+      const cancel: CancelStatus = { mode: request?.mode ?? 'finish', requestedAt: new Date().toISOString() };
+      if (request?.reason !== undefined) cancel.reason = request.reason;
+      if (this.running) cancel.stage = this.running;
+      else cancel.activity = 'none';
+      this.status.cancel = cancel;
+      this.status.state = 'cancelling';
+      if (cancel.mode === 'abort') this.scope?.cancel();
+    });
+    setHandler(stageProgressSignal, (p) => {
+      const stage = this.status.stages[p.stage];
+      if (this.running !== p.stage) return; // a late signal of a finished stage
+      if (p.stage === 'collect' && p.key !== undefined) {
+        // Shards report their own episodes; the stage's progress is their sum.
+        this.shardProgress.set(p.key, p.done);
+        const done = [...this.shardProgress.values()].reduce((a, b) => a + b, 0);
+        stage.progress = { done, total: stage.progress?.total ?? p.total, unit: p.unit };
+      } else {
+        stage.progress = { done: p.done, total: p.total, unit: p.unit };
+      }
+      if (p.note !== undefined) stage.note = p.note;
+    });
+  }
+
+  /** The status as the query returns it (with the running stage's duration so far). */
+  snapshot(): PipelineStatus {
+    const s: PipelineStatus = { ...this.status, stages: { ...this.status.stages } };
+    if (this.running) {
+      const st = { ...s.stages[this.running] };
+      if (st.startedAt) st.durationMs = Date.now() - Date.parse(st.startedAt);
+      s.stages[this.running] = st;
+      if (st.progress) s.progress = st.progress;
+    }
+    return s;
+  }
+
+  /** Whether a `cancel` came. */
+  get cancelRequested(): boolean {
+    return this.status.cancel !== undefined;
+  }
+
+  /** Waits while paused; throws {@link PipelineStopped} when a cancel came (before the next activity). */
+  async gate(): Promise<void> {
+    if (this.status.paused && !this.cancelRequested) {
+      this.status.state = 'paused';
+      await condition(() => !this.status.paused || this.cancelRequested);
+    }
+    if (this.cancelRequested) throw new PipelineStopped();
+    this.status.state = 'running';
+  }
+
+  /**
+   * Runs one stage: waits at the gate (pause/cancel), marks it running, runs `fn` in a cancellable scope
+   * (an `abort` cancel cancels it), and records the outcome. A stage that finishes while a `finish` cancel
+   * waits for it is recorded as done, and the run stops after it.
+   */
+  async stage<T>(name: StageName, fn: () => Promise<T>, total?: { total: number; unit: string }): Promise<T> {
+    await this.gate();
+    const st = this.status.stages[name];
+    st.state = 'running';
+    st.startedAt = new Date().toISOString();
+    if (total) st.progress = { done: 0, ...total };
+    this.status.stage = name;
+    this.running = name;
+    this.shardProgress.clear();
+    const started = Date.now();
+    try {
+      const result = await CancellationScope.cancellable(async () => {
+        this.scope = CancellationScope.current();
+        return fn();
+      });
+      st.state = 'done';
+      st.durationMs = Date.now() - started;
+      if (this.status.cancel && this.status.cancel.activity === undefined) this.status.cancel.activity = 'finished';
+      return result;
+    } catch (err) {
+      st.durationMs = Date.now() - started;
+      if (isCancellation(err)) {
+        st.state = 'cancelled';
+        if (this.status.cancel) {
+          this.status.cancel.activity = 'cancelled';
+          throw new PipelineStopped();
+        }
+        this.status.state = 'cancelled';
+        throw err;
+      }
+      st.state = 'failed';
+      const failure = describeFailure(err);
+      this.status.lastError = { stage: name, message: failure.message, at: new Date().toISOString(), ...(failure.type ? { type: failure.type } : {}) };
+      this.status.state = 'failed';
+      // Surface the activity's own message (it names the field) as the workflow's failure.
+      throw ApplicationFailure.create({ message: `${name}: ${failure.message}`, type: failure.type ?? 'STAGE_FAILED', nonRetryable: true, ...(err instanceof Error ? { cause: err } : {}) });
+    } finally {
+      this.running = undefined;
+      this.scope = undefined;
+    }
+  }
+
+  /** Marks a stage skipped with a note. */
+  skip(name: StageName, note: string): void {
+    this.status.stages[name] = { state: 'skipped', note };
+  }
+
+  /** Records a setup failure (before any stage); returns what to throw as the workflow's failure. */
+  setupFailure(err: unknown): unknown {
+    if (isCancellation(err)) return err;
+    const failure = describeFailure(err);
+    this.status.lastError = { stage: 'setup', message: failure.message, at: new Date().toISOString(), ...(failure.type ? { type: failure.type } : {}) };
+    this.status.state = 'failed';
+    return ApplicationFailure.create({ message: failure.message, type: failure.type ?? 'SETUP_FAILED', nonRetryable: true, ...(err instanceof Error ? { cause: err } : {}) });
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Setup, baseline and the pass
+
+  /**
+   * Validates the configuration (schema, env, agents, profile on the CPU queue; trainer configs on the GPU
+   * queue) and prepares the initial policy. Returns the validated configuration and the policy.
+   */
+  static async setup(raw: PipelineConfig): Promise<PipelineConfig> {
+    const { checkConfig } = bindActivities(raw, '1h');
+    return checkConfig(raw);
+  }
+
+  /** Trainer configuration checks and the initial policy (ONNX-exported when the loop acts with it). */
+  async preparePolicy(): Promise<PolicyState> {
+    const a = bindActivities(this.config, '1h');
+    const single = this.config.phases.length === 1 && this.config.phases[0]?.name === 'main';
+    await a.checkTrainerConfigs({
+      phases: this.config.phases.map((p, i) => ({ field: single ? '$.train.config' : `$.phases[${i}].train.config`, command: p.train.command, config: p.train.config })),
+    });
+    const policy: PolicyState = await a.preparePolicy({ experiment: this.config.name, init: this.config.policy.init, ...this.where() });
+    if (this.config.policy.agent !== undefined) policy.agent = this.config.policy.agent;
+    else if (needsOnnxPolicy(this.config)) policy.onnxRef = (await a.exportPolicy({ experiment: this.config.name, policy, ...this.where() })).onnxRef;
+    this.status.policy = policy;
+    return policy;
+  }
+
+  private where(): { store?: string; workDir?: string } {
+    return { ...(this.config.store === undefined ? {} : { store: this.config.store }), ...(this.config.work_dir === undefined ? {} : { workDir: this.config.work_dir }) };
+  }
+
+  /** Search attributes and memo of this run (names in search-attributes.ts). */
+  publish(extra: { algorithm?: string; iteration: number }): void {
+    const pairs: SearchAttributeUpdatePair[] = [
+      { key: SearchAttributeKeys.experiment, value: this.config.name },
+      { key: SearchAttributeKeys.env, value: this.config.env },
+      { key: SearchAttributeKeys.iteration, value: extra.iteration },
+    ];
+    if (extra.algorithm !== undefined) pairs.push({ key: SearchAttributeKeys.algorithm, value: extra.algorithm });
+    const best = bestOf(this.status.history);
+    if (best) pairs.push({ key: SearchAttributeKeys.bestSuccess, value: best.success });
+    upsertSearchAttributes(pairs);
+    upsertMemo({ experiment: this.config.name, env: this.config.env, iteration: extra.iteration, bestSuccess: best?.success ?? null, algorithm: extra.algorithm ?? null });
+  }
+
+  /** The evaluation stage of `policy`, as iteration metrics. */
+  private async evaluate(policy: PolicyState, iteration: number): Promise<Pick<IterationMetrics, 'success' | 'evalReward' | 'evalSteps'> & { ref: string }> {
+    const a = bindActivities(this.config, '1h');
+    const ev = this.config.eval;
+    const result = await this.stage('eval', () =>
+      a.evaluatePolicy({
+        envId: this.config.env,
+        agent: ev.agent ?? 'policy',
+        policy,
+        split: ev.split,
+        ...(ev.tasks === undefined ? {} : { tasks: ev.tasks }),
+        repeats: ev.repeats,
+        seed: ev.seed,
+        concurrency: ev.concurrency,
+        ...(ev.max_steps === undefined ? {} : { maxSteps: ev.max_steps }),
+        temperature: ev.temperature,
+        ...(ev.max_new_tokens === undefined ? {} : { maxNewTokens: ev.max_new_tokens }),
+        name: `${this.config.name}/iter-${iteration}/eval`,
+        ...this.where(),
+      }),
+    );
+    this.status.stages.eval.ref = result.ref;
+    this.status.stages.eval.note = `success ${result.success.value.toFixed(3)} [${result.success.low.toFixed(3)}, ${result.success.high.toFixed(3)}]`;
+    this.status.artifacts.eval = result.ref;
+    return { success: result.success, evalReward: result.meanReward, evalSteps: result.meanSteps, ref: result.ref };
+  }
+
+  /** Iteration 0: the initial policy evaluated. */
+  async baseline(policy: PolicyState): Promise<IterationMetrics> {
+    const started = Date.now();
+    this.status.stage = 'baseline';
+    for (const s of ['tasks', 'collect', 'reward', 'export', 'train', 'policy'] as const) this.skip(s, 'baseline: evaluation only');
+    const ev = await this.evaluate(policy, 0);
+    return {
+      iteration: 0,
+      phase: 'baseline',
+      algorithm: 'baseline',
+      ...(ev.success ? { success: ev.success } : {}),
+      ...(ev.evalReward === undefined ? {} : { evalReward: ev.evalReward }),
+      ...(ev.evalSteps === undefined ? {} : { evalSteps: ev.evalSteps }),
+      wallMs: Date.now() - started,
+      refs: { eval: ev.ref, ...(policy.onnxRef ? { policy: policy.onnxRef } : {}), ...(policy.checkpointRef ? { checkpoint: policy.checkpointRef } : {}) },
+    };
+  }
+
+  /** One pass of iteration `iteration` from `policy`; returns its metrics and the new policy. */
+  async pass(iteration: number, policy: PolicyState): Promise<{ metrics: IterationMetrics; policy: PolicyState }> {
+    const config = this.config;
+    const { phase } = phaseOf(config, iteration);
+    const a = bindActivities(config, phase.train.timeout);
+    const started = Date.now();
+    const refs: IterationMetrics['refs'] = {};
+    this.status.phase = phase.name;
+    this.status.algorithm = phase.train.command;
+    const seed = iterationSeed(config.seed, iteration);
+    const c = phase.collect;
+
+    const plan = await this.stage('tasks', () => a.planTasks({ envId: config.env, split: c.split, groups: c.tasks, seed, ...this.where() }));
+    refs.tasks = this.status.artifacts.tasks = this.status.stages.tasks.ref = plan.ref;
+
+    const shards = planShards(plan.tasks, c.shard_size, seed);
+    const episodes = plan.tasks.length * c.group_size;
+    let shardsDone = 0;
+    const collected = await this.stage(
+      'collect',
+      () =>
+        Promise.all(
+          shards.map(async (shard) => {
+            const r = await a.collectShard({
+              envId: config.env,
+              agent: c.agent,
+              policy,
+              tasks: shard.tasks,
+              groupSize: c.group_size,
+              seed: shard.seed,
+              concurrency: c.concurrency,
+              ...(c.max_steps === undefined ? {} : { maxSteps: c.max_steps }),
+              temperature: c.temperature,
+              ...(c.max_new_tokens === undefined ? {} : { maxNewTokens: c.max_new_tokens }),
+              parents: [plan.ref],
+              ...this.where(),
+            });
+            shardsDone++;
+            this.status.stages.collect.note = `${shardsDone}/${shards.length} shards`;
+            return r;
+          }),
+        ),
+      { total: episodes, unit: 'episodes' },
+    );
+    this.status.stages.collect.progress = { done: episodes, total: episodes, unit: 'episodes' };
+
+    const scored = await this.stage('reward', () =>
+      a.scoreRollouts({
+        envId: config.env,
+        shards: collected.map((s) => s.ref),
+        enabled: config.reward.enabled,
+        ...(config.reward.profile === undefined ? {} : { profile: config.reward.profile }),
+        concurrency: config.reward.concurrency,
+        name: `${config.name}/iter-${iteration}/rollouts`,
+        ...this.where(),
+      }),
+    );
+    refs.rollouts = refs.scored = this.status.artifacts.scored = this.status.stages.reward.ref = scored.ref;
+    this.status.stages.reward.note = `success ${scored.summary.successRate.toFixed(3)}, mean reward ${scored.summary.meanReward.toFixed(3)}`;
+
+    const e = phase.export;
+    const single = config.phases.length === 1 && phase.name === 'main';
+    const dataset = await this.stage('export', () =>
+      a.exportTrainingData({
+        setRef: scored.ref,
+        format: e.format,
+        successOnly: e.success_only,
+        ...(e.min_reward === undefined ? {} : { minReward: e.min_reward }),
+        ...(e.max_steps === undefined ? {} : { maxSteps: e.max_steps }),
+        ...(e.top === undefined ? {} : { top: e.top }),
+        dedup: e.dedup,
+        minMargin: e.min_margin,
+        ...(e.max_pairs_per_task === undefined ? {} : { maxPairsPerTask: e.max_pairs_per_task }),
+        field: single ? '$.export' : `$.phases[${phaseOf(config, iteration).index}].export`,
+        name: `${config.name}/iter-${iteration}/dataset`,
+        seed,
+        ...this.where(),
+      }),
+    );
+    refs.dataset = this.status.artifacts.dataset = this.status.stages.export.ref = dataset.ref;
+    this.status.stages.export.note = `${dataset.records} ${e.format} records from ${dataset.input} trajectories`;
+
+    const trained = await this.stage('train', () =>
+      a.train({
+        experiment: config.name,
+        iteration,
+        command: phase.train.command,
+        config: phase.train.config,
+        datasetRef: dataset.ref,
+        policy,
+        ...(phase.train.processes === undefined ? {} : { processes: phase.train.processes }),
+        launcher: phase.train.launcher,
+        ...this.where(),
+      }),
+    );
+    refs.checkpoint = this.status.artifacts.checkpoint = this.status.stages.train.ref = trained.checkpointRef;
+    this.status.stages.train.note = `${trained.steps} steps, loss ${trained.loss === null ? 'n/a' : trained.loss.toFixed(4)}${trained.resumedFrom ? `, resumed from ${trained.resumedFrom}` : ''}`;
+    const next: PolicyState = { checkpointRef: trained.checkpointRef, iteration };
+
+    if (needsOnnxPolicy(config)) {
+      const exported = await this.stage('policy', () => a.exportPolicy({ experiment: config.name, policy: next, ...this.where() }));
+      next.onnxRef = refs.policy = this.status.artifacts.policy = this.status.stages.policy.ref = exported.onnxRef;
+    } else {
+      this.skip('policy', 'no stage acts with the policy (eval.agent is set and no phase collects with it)');
+    }
+    this.status.policy = next;
+
+    const ev = await this.evaluate(next, iteration);
+    refs.eval = ev.ref;
+    const metrics: IterationMetrics = {
+      iteration,
+      phase: phase.name,
+      algorithm: phase.train.command,
+      ...(ev.success ? { success: ev.success } : {}),
+      ...(ev.evalReward === undefined ? {} : { evalReward: ev.evalReward }),
+      ...(ev.evalSteps === undefined ? {} : { evalSteps: ev.evalSteps }),
+      rollouts: { episodes: scored.summary.episodes, success: scored.summary.successRate, meanReward: scored.summary.meanReward, meanSteps: scored.summary.meanSteps },
+      train: { loss: trained.loss, steps: trained.steps },
+      wallMs: Date.now() - started,
+      refs,
+    };
+    return { metrics, policy: next };
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * `trainingLoop(config, state?)`: iterations of the pass (workflows/runner.ts), each run of the workflow
+ * doing one — the baseline evaluation (iteration 0) or one training iteration — and handing over to the
+ * next run with `continueAsNew`, carrying only refs and the compact metrics history (`LoopState`). It stops
+ * when the target metric is reached, after `max_iterations`, or on a `cancel` signal.
+ */
+import { allHandlersFinished, condition, continueAsNew } from '@temporalio/workflow';
+import type { PipelineConfig } from '../src/pipeline/config.js';
+import { phaseOf } from '../src/pipeline/plan.js';
+import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PolicyState, type StopReason } from '../src/pipeline/status.js';
+import { PipelineRunner, PipelineStopped } from './runner.js';
+
+/** What a finished loop returns. */
+export interface LoopResult {
+  stopReason: StopReason;
+  /** Training iterations done. */
+  iterations: number;
+  history: IterationMetrics[];
+  best?: { iteration: number; success: number };
+  policy: PolicyState;
+  /** Workflow runs the loop took (continueAsNew count + 1). */
+  runs: number;
+}
+
+/**
+ * The durable training loop (see the module comment). Start it with the validated configuration
+ * (`loadPipelineConfig`) and no state; each later run receives the state its predecessor passed on.
+ *
+ * @example
+ * ```ts
+ * const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: 'demo-20250101-120000', args: [config] });
+ * const status = await handle.query(pipelineStatusQuery);
+ * ```
+ */
+export async function trainingLoop(config: PipelineConfig, state?: LoopState): Promise<LoopResult> {
+  const first = state === undefined;
+  let validated = config;
+  const provisional: LoopState = state ?? {
+    iteration: config.eval?.baseline === false ? 1 : 0,
+    policy: { iteration: 0 },
+    history: [],
+    paused: false,
+    runs: 0,
+    loopStartedAt: new Date().toISOString(),
+    setupDone: false,
+  };
+  // The runner (and so the query and signal handlers) exists before the first activity.
+  let runner = new PipelineRunner('trainingLoop', config, { ...provisional, run: provisional.runs + 1 });
+  const finish = async (stopReason: StopReason, s: LoopState): Promise<LoopResult> => {
+    runner.status.stopReason = stopReason;
+    runner.status.state = stopReason === 'cancelled' ? 'cancelled' : 'completed';
+    runner.status.stage = 'done';
+    await condition(allHandlersFinished);
+    const best = bestOf(s.history);
+    return { stopReason, iterations: s.history.filter((h) => h.iteration > 0).length, history: s.history, ...(best ? { best } : {}), policy: s.policy, runs: runner.status.run };
+  };
+
+  let loop = provisional;
+  try {
+    if (first) {
+      try {
+        validated = await PipelineRunner.setup(config);
+      } catch (err) {
+        throw runner.setupFailure(err);
+      }
+      // Defaults are filled in now: start over with the validated configuration, handlers included.
+      const paused = runner.status.paused;
+      const cancel = runner.status.cancel;
+      runner = new PipelineRunner('trainingLoop', validated, { ...provisional, iteration: validated.eval.baseline ? 0 : 1, paused, run: 1 });
+      if (cancel) runner.status.cancel = cancel;
+      loop = { ...provisional, iteration: validated.eval.baseline ? 0 : 1, paused };
+      runner.publish({ iteration: loop.iteration });
+      await runner.gate();
+      let policy: PolicyState;
+      try {
+        policy = await runner.preparePolicy();
+      } catch (err) {
+        throw runner.setupFailure(err);
+      }
+      loop = { ...loop, policy, setupDone: true };
+    }
+
+    const iteration = loop.iteration;
+    runner.status.iteration = iteration;
+    let metrics: IterationMetrics;
+    let policy = loop.policy;
+    if (iteration === 0) {
+      metrics = await runner.baseline(policy);
+      runner.publish({ iteration: 0, algorithm: 'baseline' });
+    } else {
+      const { phase } = phaseOf(validated, iteration);
+      runner.publish({ iteration, algorithm: phase.train.command });
+      const done = await runner.pass(iteration, policy);
+      metrics = done.metrics;
+      policy = done.policy;
+    }
+    const history = compactHistory([...loop.history, metrics]);
+    runner.status.history = history;
+    const best = bestOf(history);
+    if (best) runner.status.best = best;
+    runner.publish({ iteration, ...(iteration === 0 ? { algorithm: 'baseline' } : { algorithm: phaseOf(validated, iteration).phase.train.command }) });
+
+    const next: LoopState = { ...loop, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1 };
+    const target = validated.target;
+    if (target !== undefined && iteration > 0) {
+      const value = targetValue(metrics, target.metric);
+      if (value !== undefined && value >= target.value) return await finish('target', next);
+    }
+    if (iteration >= validated.max_iterations) return await finish('max_iterations', next);
+    if (runner.cancelRequested) throw new PipelineStopped();
+
+    await condition(allHandlersFinished);
+    // A pause or cancel that arrives between here and the next run is not lost: pause is carried in the
+    // state, and the next run checks the gate before its first activity.
+    return await continueAsNew<typeof trainingLoop>(validated, next);
+  } catch (err) {
+    if (err instanceof PipelineStopped) return await finish('cancelled', { ...loop, history: runner.status.history, policy: runner.status.policy });
+    throw err;
+  }
+}
