@@ -92,14 +92,33 @@ def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device) -
 
 
 def token_losses(model: Any, batch: dict[str, torch.Tensor], bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token cross-entropy ``[B, T-1]`` (float32, 0 where not trained) and the matching weights."""
-    with common.autocast_ctx(bf16):
-        kw = {"position_ids": batch["position_ids"]} if "position_ids" in batch else {}
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **kw).logits
+    """Per-token cross-entropy ``[B, T-1]`` (float32, 0 where not trained) and the matching weights.
+
+    Only the positions that predict a trained token in some row get logits (``logits_to_keep``): with
+    observations masked that is a fraction of the sequence, and for a tiny model the LM head (hidden × vocab
+    per position) and the softmax cost as much as the transformer layers."""
     labels = batch["labels"][:, 1:]
-    ce = F.cross_entropy(logits[:, :-1, :].float().reshape(-1, logits.size(-1)), labels.reshape(-1),
-                         reduction="none", ignore_index=IGNORE).view(labels.shape)
-    return ce, batch["weights"][:, 1:] * (labels != IGNORE)
+    trained = labels != IGNORE
+    keep = trained.any(0).nonzero().squeeze(-1)  # position t predicts label t+1
+    sparse = keep.numel() < labels.size(1)
+    kw: dict[str, Any] = {"position_ids": batch["position_ids"]} if "position_ids" in batch else {}
+    if sparse:
+        kw["logits_to_keep"] = keep
+    with common.autocast_ctx(bf16):
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **kw).logits
+    if sparse and logits.size(1) != keep.numel():  # a model that returned every position
+        logits = logits[:, keep]
+    elif not sparse:
+        logits = logits[:, :-1]
+    kept = labels[:, keep] if sparse else labels
+    ce_kept = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), kept.reshape(-1),
+                              reduction="none", ignore_index=IGNORE).view(kept.shape)
+    if sparse:
+        ce = ce_kept.new_zeros(labels.shape)
+        ce[:, keep] = ce_kept
+    else:
+        ce = ce_kept
+    return ce, batch["weights"][:, 1:] * trained
 
 
 def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
