@@ -34,5 +34,8 @@ describe('contextPrompt', () => {
     expect(contextMessages(r).map((m) => `${m.role}:${m.content}`)).toEqual(['system:sys', 'user:task', 'assistant:a0', 'tool:r0', 'assistant:a1', 'tool:r1']);
     expect(contextPrompt(r)).toBe(renderChatML(contextMessages(r), true));
     expect(contextPrompt(r).endsWith('<|im_start|>tool\nr1<|im_end|>\n<|im_start|>assistant\n')).toBe(true);
+    // a model trained with system_prompt: drop sees the same prompt without the system message
+    expect(contextPrompt(r, { system: 'drop' })).toBe(contextPrompt(r).slice(renderChatML([{ role: 'system', content: 'sys' }], false).length));
+    expect(contextPrompt(r, { system: 'drop' }).startsWith('<|im_start|>user\ntask<|im_end|>\n')).toBe(true);
   });
 });

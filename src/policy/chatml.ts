@@ -57,9 +57,9 @@ export function renderChatML(messages: readonly ChatMLMessage[], addGenerationPr
  * The chat messages of a rendered context, in the order the exports write them: system, user, then per
  * step the assistant text and the tool result.
  */
-export function contextMessages(r: RenderedContext): ChatMLMessage[] {
+export function contextMessages(r: RenderedContext, options: ContextOptions = {}): ChatMLMessage[] {
   const out: ChatMLMessage[] = [
-    { role: 'system', content: r.system },
+    ...(options.system === 'drop' ? [] : [{ role: 'system' as const, content: r.system }]),
     { role: 'user', content: r.user },
   ];
   for (const s of r.steps) {
@@ -69,7 +69,16 @@ export function contextMessages(r: RenderedContext): ChatMLMessage[] {
   return out;
 }
 
+/** How a context becomes messages. */
+export interface ContextOptions {
+  /**
+   * `drop` leaves the system message out: the prompt format of a model trained with the trainer's
+   * `system_prompt: drop` (its `gymflow_policy.json` says so). Default `keep`.
+   */
+  system?: 'keep' | 'drop';
+}
+
 /** The prompt a local policy completes: the context's messages with the generation prompt. */
-export function contextPrompt(r: RenderedContext): string {
-  return renderChatML(contextMessages(r), true);
+export function contextPrompt(r: RenderedContext, options: ContextOptions = {}): string {
+  return renderChatML(contextMessages(r, options), true);
 }

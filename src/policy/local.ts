@@ -146,7 +146,7 @@ export class LocalPolicy implements Agent {
 
   /** The prompt text for a context (exposed for tests and debugging). */
   prompt(ctx: AgentContext): string {
-    return contextPrompt(renderContext(this.options.envId, ctx, this.notes));
+    return contextPrompt(renderContext(this.options.envId, ctx, this.notes), { system: this.manifest.system_prompt });
   }
 
   /** Renders, prefills, decodes and parses one step. */

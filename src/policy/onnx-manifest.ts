@@ -24,6 +24,8 @@ export const PolicyManifestSchema = z.looseObject({
   eos_token_ids: z.array(z.number().int().nonnegative()).min(1),
   pad_token_id: z.number().int().nonnegative().nullable().optional(),
   chat_template: z.literal('chatml'),
+  /** The prompt format the model was trained with: with the system message (`keep`) or without (`drop`). */
+  system_prompt: z.enum(['keep', 'drop']).default('keep'),
   source: z.looseObject({ checkpoint: z.string().optional(), sha256_of_weights: z.string().optional() }).optional(),
   check: z.looseObject({ max_abs_diff: z.number().nullable().optional() }).nullable().optional(),
 });

@@ -307,6 +307,28 @@ def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_
     return grad_norm, lr
 
 
+#: The model-config attribute that records the model's prompt format: "keep" (the system message, with the tool
+#: list, starts every prompt) or "drop" (no system message). ``save_pretrained`` writes it into ``config.json``,
+#: ``export-onnx`` copies it into ``gymflow_policy.json``, and the TypeScript ``local:`` policy renders prompts
+#: accordingly — so rollouts always see what the model was trained on.
+SYSTEM_PROMPT_ATTR = "gymflow_system_prompt"
+
+
+def system_prompt_mode(model: Any, requested: Optional[str]) -> str:
+    """The prompt format of a run: the configured ``system_prompt``, else the one the model was trained with
+    (recorded in its config), else "keep". Stamps it on the model's config so every checkpoint carries it; a
+    request that contradicts what the loaded model was trained with is refused (rollouts would differ)."""
+    config = getattr(model, "config", None)
+    recorded = getattr(config, SYSTEM_PROMPT_ATTR, None)
+    if requested is not None and recorded is not None and requested != recorded:
+        raise ConfigError(f"system_prompt: '{requested}' contradicts the model, which was trained with system_prompt '{recorded}' "
+                          "(its config.json); leave system_prompt unset to follow the model")
+    mode = requested or recorded or "keep"
+    if config is not None:
+        setattr(config, SYSTEM_PROMPT_ATTR, mode)
+    return mode
+
+
 def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
     """The start every training command shares: create the output directory, seed every RNG, pick the
     device, fingerprint the data file (checkpoints refuse a resume on other data), resolve ``resume_from``

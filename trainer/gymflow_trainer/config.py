@@ -139,6 +139,11 @@ class TrainLoopConfig:
     #: A checkpoint directory to continue from (``--resume-from`` overrides it).
     resume_from: Optional[str] = None
     bf16: bool = False
+    #: The prompt format: "keep" the system message (tool list and format instructions) in every prompt, or
+    #: "drop" it (a small model trained from scratch learns the tools from the demonstrations, and prompts are
+    #: several times shorter). null = what the model was trained with (its config.json), else "keep". It is
+    #: recorded in every saved model, and the exported ONNX policy renders prompts the same way.
+    system_prompt: Optional[Literal["keep", "drop"]] = None
 
     def validate_loop(self, where: str) -> None:
         for k in ("data", "output_dir"):

@@ -122,8 +122,16 @@ def tokenize_messages(
     trained: Sequence[bool],
     weights: Optional[Sequence[float]] = None,
     add_generation_prompt: bool = False,
+    system: bool = True,
 ) -> Tokenized:
-    """Tokenises ``messages`` (role/content dicts) with per-message ``trained`` flags and loss weights."""
+    """Tokenises ``messages`` (role/content dicts) with per-message ``trained`` flags and loss weights.
+    ``system=False`` leaves system messages out (the model's prompt format says so, see
+    :func:`gymflow_trainer.common.system_prompt_mode`)."""
+    if not system:
+        keep = [i for i, m in enumerate(messages) if m["role"] != "system"]
+        messages = [messages[i] for i in keep]
+        trained = [trained[i] for i in keep]
+        weights = None if weights is None else [weights[i] for i in keep]
     text, segs = render(messages, add_generation_prompt=add_generation_prompt, trained=trained)
     enc = tokenizer(text, return_offsets_mapping=True, add_special_tokens=False)
     ids: list[int] = enc["input_ids"]
@@ -199,6 +207,7 @@ def load_sft(
     overlong: str = "chunk",
     chunk_overlap: int = 0,
     warn: Any = None,
+    system: bool = True,
 ) -> list[SftExample]:
     """SFT records → examples.
 
@@ -230,7 +239,7 @@ def load_sft(
             if step_weighted and is_asst and m.get(f("step_reward")) is not None:
                 w = max(float(m[f("step_reward")]), 0.0) / mean
             weights.append(w)
-        tk = tokenize_messages(tokenizer, _plain(msgs), trained, weights)
+        tk = tokenize_messages(tokenizer, _plain(msgs), trained, weights, system=system)
         reward = float(rec.get(f("reward"), 0.0) or 0.0)
         if len(tk.input_ids) <= max_length:
             out.append(SftExample(tk.input_ids, tk.labels, tk.weights, reward, ri))
@@ -310,7 +319,7 @@ class DpoExample:
     rejected: Tokenized
 
 
-def load_dpo(path: str, tokenizer: Any, max_length: int) -> list[DpoExample]:
+def load_dpo(path: str, tokenizer: Any, max_length: int, system: bool = True) -> list[DpoExample]:
     """DPO records (``prompt``, ``chosen``, ``rejected`` message lists) → tokenised prompt+continuation pairs.
 
     Only the continuation's assistant messages are trained (``train`` is honoured when present); a
@@ -326,7 +335,7 @@ def load_dpo(path: str, tokenizer: Any, max_length: int) -> list[DpoExample]:
             cont = _messages(rec, key, where)
             msgs = prompt + cont
             trained = [False] * len(prompt) + [m[f("role")] == "assistant" and bool(m.get(f("train"), True)) for m in cont]
-            tk = tokenize_messages(tokenizer, _plain(msgs), trained)
+            tk = tokenize_messages(tokenizer, _plain(msgs), trained, system=system)
             if len(tk.input_ids) > max_length:
                 tk = Tokenized(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length])
             if all(x == IGNORE for x in tk.labels):
@@ -352,7 +361,7 @@ class RlSample:
     member: str = ""
 
 
-def load_rl(path: str, tokenizer: Any, max_length: int) -> list[RlSample]:
+def load_rl(path: str, tokenizer: Any, max_length: int, system: bool = True) -> list[RlSample]:
     """RL records (one group of trajectories per task) → samples: prompt + completion, trained on the
     completion's assistant messages with ``train != false``; ``group`` is the record's task id."""
     out = []
@@ -366,7 +375,7 @@ def load_rl(path: str, tokenizer: Any, max_length: int) -> list[RlSample]:
         for mi, mem in enumerate(members):
             cont = _messages(mem, "completion", f"{where} $.{f('group')}[{mi}]")
             trained = [False] * len(prompt) + [m[f("role")] == "assistant" and bool(m.get(f("train"), True)) for m in cont]
-            tk = tokenize_messages(tokenizer, _plain(prompt + cont), trained)
+            tk = tokenize_messages(tokenizer, _plain(prompt + cont), trained, system=system)
             if len(tk.input_ids) > max_length:
                 tk = Tokenized(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length])
             out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, None, f"{gid}/{mi}"))

@@ -51,7 +51,7 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
 
 def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
     dev, digest, resume, model, tok = common.prepare_run(cfg)
-    pairs = load_dpo(cfg.data, tok, cfg.max_length)
+    pairs = load_dpo(cfg.data, tok, cfg.max_length, system=common.system_prompt_mode(model, cfg.system_prompt) == "keep")
     steps = schedule(len(pairs), cfg)
     model.to(dev)
     mean = cfg.loss_type == "ipo"

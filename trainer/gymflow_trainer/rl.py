@@ -88,7 +88,8 @@ def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     dev, digest, resume, model, tok = common.prepare_run(cfg)
     by_steps = cfg.samples == "steps" or (cfg.samples == "auto" and rollout_tokens_complete(cfg.data))
-    samples = load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tok, cfg.max_length)
+    keep_system = common.system_prompt_mode(model, cfg.system_prompt) == "keep"
+    samples = load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tok, cfg.max_length, system=keep_system)
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
     groups = [s.group for s in samples]
     adv = sample_advantages(samples, cfg)

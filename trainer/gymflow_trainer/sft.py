@@ -125,7 +125,8 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     """Trains and returns the ``done`` event's fields."""
     dev, digest, resume, model, tok = common.prepare_run(cfg)
     examples = load_sft(cfg.data, tok, cfg.max_length, mask_observations=cfg.mask_observations, step_weighted=cfg.step_weighted,
-                        overlong=cfg.overlong, chunk_overlap=cfg.chunk_overlap, warn=warn_stderr)
+                        overlong=cfg.overlong, chunk_overlap=cfg.chunk_overlap, warn=warn_stderr,
+                        system=common.system_prompt_mode(model, cfg.system_prompt) == "keep")
     if not examples:
         raise DataError(f"{cfg.data}: no example has a trained token")
     schedule = build_schedule(examples, cfg)

@@ -20,7 +20,7 @@ from gymflow_trainer.tiny import save_tiny
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLICY_KEYS = {"format", "version", "model_type", "num_layers", "num_kv_heads", "head_dim", "vocab_size",
-               "max_position_embeddings", "eos_token_ids", "pad_token_id", "chat_template", "source", "check"}
+               "max_position_embeddings", "eos_token_ids", "pad_token_id", "chat_template", "system_prompt", "source", "check"}
 
 
 def tiny_dir(root, arch="llama", bpe=0, **kw):
