@@ -17,6 +17,9 @@ import { z } from 'zod';
 import { ConfigError } from '../src/core/errors.js';
 import { getProfile } from '../src/core/profiles/index.js';
 import { make, spec } from '../src/core/registry.js';
+import { collect } from '../src/hub/collect.js';
+import { registryToolLookup } from '../src/hub/export/conversation.js';
+import { toSftRecord } from '../src/hub/export/sft.js';
 import { putTree } from '../src/hub/store/tree.js';
 import { parsePipelineConfig, type PipelineConfig } from '../src/pipeline/config.js';
 import type { PolicyState } from '../src/pipeline/status.js';
@@ -44,6 +47,19 @@ function checkSplit(envId: string, split: 'train' | 'heldout', field: string): v
   } finally {
     void env.close();
   }
+}
+
+/**
+ * Writes the SFT records of one expert episode per training task of `envId` to `file` (JSONL): the text a
+ * tiny tokenizer's BPE learns from (`policy.init.tokenizer_corpus: expert`).
+ */
+async function writeExpertCorpus(envId: string, file: string): Promise<void> {
+  const expert = spec(envId).agents?.['expert'];
+  if (expert === undefined) throw configFailure(`pipeline config $.policy.init.tokenizer_corpus: ${envId} has no expert agent to learn a tokenizer from`);
+  const { trajectories } = await collect({ envId, agent: 'expert', split: 'train', concurrency: 8, signal: Context.current().cancellationSignal });
+  const lookup = registryToolLookup();
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, trajectories.map((t) => JSON.stringify(toSftRecord(t, lookup))).join('\n') + '\n');
 }
 
 /** Setup activities; `defaults` are the worker's store and work directory. */
@@ -132,10 +148,11 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
      * tree (named `<experiment>/iter-0/checkpoint`); `{ path }` must be a directory on this worker.
      */
     async preparePolicy(input: unknown): Promise<PolicyState> {
-      const { experiment, init, store, workDir } = parseInput(
+      const { experiment, init, env, store, workDir } = parseInput(
         z.object({
           experiment: z.string(),
-          init: z.union([z.object({ tiny: z.record(z.string(), z.unknown()) }), z.object({ path: z.string() })]),
+          init: z.union([z.object({ tiny: z.record(z.string(), z.unknown()), tokenizer_corpus: z.enum(['expert']).optional() }), z.object({ path: z.string() })]),
+          env: z.string(),
           store: z.string().optional(),
           workDir: z.string().optional(),
         }),
@@ -149,11 +166,18 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
           return { checkpointPath: path.resolve(init.path), iteration: 0 };
         }
         const ws = await openWorkspace({ store, workDir }, defaults);
-        // The tiny model is a pure function of its config (seeded): build it once per worker and reuse it.
-        const digest = createHash('sha256').update(JSON.stringify(init.tiny)).digest('hex').slice(0, 16);
+        // The tiny model is a pure function of its config (seeded) and, with a tokenizer corpus, of the env's
+        // expert episodes (deterministic too): build it once per worker and reuse it.
+        const digest = createHash('sha256').update(JSON.stringify([init.tiny, init.tokenizer_corpus ?? null, env])).digest('hex').slice(0, 16);
         const dir = path.join(ws.workDir, 'init', `tiny-${digest}`);
         if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
           const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
+          let tiny = init.tiny;
+          if (init.tokenizer_corpus === 'expert') {
+            const corpus = `${tmp}.corpus.jsonl`;
+            await writeExpertCorpus(env, corpus);
+            tiny = { ...tiny, bpe_corpus: [corpus] };
+          }
           const script = [
             'import json, sys',
             'from gymflow_trainer.config import TinyModelConfig, from_dict',
@@ -167,7 +191,7 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
             'save_tiny(sys.argv[2], cfg)',
           ].join('\n');
           try {
-            const r = await runPython(script, [JSON.stringify(init.tiny), tmp], Context.current().cancellationSignal);
+            const r = await runPython(script, [JSON.stringify(tiny), tmp], Context.current().cancellationSignal);
             if (r.code === 2) throw configFailure(`pipeline config $.policy.init.tiny: ${r.stdout.trim()}`);
             if (r.code !== 0) throw new Error(`building the tiny initial model failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
             // Complete or absent: a concurrent build that won the rename is as good as ours.
@@ -176,6 +200,7 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
             });
           } finally {
             await rm(tmp, { recursive: true, force: true });
+            await rm(`${tmp}.corpus.jsonl`, { force: true });
           }
         }
         const entry = await putTree(ws.store, dir, { kind: 'checkpoint', name: `${experiment}/iter-0/checkpoint`, meta: { init: 'tiny', tiny: init.tiny } });

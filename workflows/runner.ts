@@ -249,7 +249,7 @@ export class PipelineRunner {
     await a.checkTrainerConfigs({
       phases: this.config.phases.map((p, i) => ({ field: single ? '$.train.config' : `$.phases[${i}].train.config`, command: p.train.command, config: p.train.config })),
     });
-    const policy: PolicyState = await a.preparePolicy({ experiment: this.config.name, init: this.config.policy.init, ...this.where() });
+    const policy: PolicyState = await a.preparePolicy({ experiment: this.config.name, init: this.config.policy.init, env: this.config.env, ...this.where() });
     if (this.config.policy.agent !== undefined) policy.agent = this.config.policy.agent;
     else if (needsOnnxPolicy(this.config)) policy.onnxRef = (await a.exportPolicy({ experiment: this.config.name, policy, ...this.where() })).onnxRef;
     this.status.policy = policy;

@@ -27,7 +27,17 @@ const agentSpec = z.string().min(1, 'expected an agent spec: expert, policy, ran
 
 /** Where the initial policy comes from: a tiny model built from a trainer config, or a model directory. */
 export const PolicyInitSchema = z.union([
-  z.object({ tiny: z.record(z.string(), z.unknown()) }).strict(),
+  z
+    .object({
+      tiny: z.record(z.string(), z.unknown()),
+      /**
+       * `expert`: the tiny model's BPE tokenizer (`tiny.bpe_vocab_size` > 0) learns its merges from the
+       * environment's own texts — one expert episode per training task, rendered as SFT records — so the
+       * env's names and numbers are few tokens. Without it the BPE learns from a small built-in corpus.
+       */
+      tokenizer_corpus: z.enum(['expert']).optional(),
+    })
+    .strict(),
   z.object({ path: z.string().min(1) }).strict(),
 ]);
 

@@ -41,6 +41,14 @@ class TinyModelConfig:
     #: BPE pre-tokenisation splits numbers into single digits (as Llama and Qwen2 do), so a number the model
     #: copies from an observation is a run of the ten digit tokens, whatever the number.
     bpe_split_digits: bool = False
+    #: BPE pre-tokenisation makes every space a token of its own instead of the prefix of the next word, so a
+    #: word is the same token after a space (``the population``) and after punctuation (``"population"``):
+    #: copying a name from a question or an observation into a JSON argument is then an exact copy.
+    bpe_split_spaces: bool = False
+    #: The prompt format the model is born with (recorded in its config.json; see ``system_prompt`` of the
+    #: training commands): "keep" the system message in every prompt or "drop" it; null = not decided yet
+    #: (the first training run's ``system_prompt`` decides, "keep" by default).
+    system_prompt: Optional[Literal["keep", "drop"]] = None
     seed: int = 0
 
     def validate(self, where: str) -> None:

@@ -18,6 +18,7 @@ import os
 from typing import Any, Iterator, Optional, Sequence
 
 from .chat import CHAT_TEMPLATE, IM_END, PAD, SPECIAL_TOKENS
+from .common import SYSTEM_PROMPT_ATTR
 from .config import TinyModelConfig, from_dict, read_document
 from .errors import ConfigError, DataError
 
@@ -69,22 +70,30 @@ def _contents(node: Any) -> Iterator[str]:
             yield from _contents(v)
 
 
-def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_digits: bool = False) -> Any:
+def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_digits: bool = False,
+                    split_spaces: bool = False) -> Any:
     """A byte-level tokenizer with ``<|endoftext|>`` (pad, id 0), ``<|im_start|>`` (1), ``<|im_end|>`` (2, eos).
 
     ``bpe_vocab_size=0``: the 256 byte symbols and no merges (every byte one token: deterministic, any text
     round-trips). Otherwise a byte-level BPE up to that vocabulary size, trained on the message contents of
     the exported JSONL files ``corpus`` (see :func:`corpus_texts`) or, without them, on :data:`CORPUS`.
-    Every byte keeps a symbol, so any text still round-trips. ``split_digits``: numbers are cut into single
-    digits before the merges (no multi-digit tokens). The same inputs give the same tokenizer (the BPE
-    trainer is deterministic for a given text sequence).
+    Every byte keeps a symbol, so any text still round-trips. Pre-tokenisation is GPT-2's (words carry their
+    leading space); ``split_digits`` first cuts numbers into single digits (no multi-digit tokens) and
+    ``split_spaces`` first isolates every space (no word carries one: ``" Velmora"`` and ``'"Velmora'`` share
+    the token ``Velmora``). The same inputs give the same tokenizer (the BPE trainer is deterministic for a
+    given text sequence).
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    first = []
+    if split_spaces:
+        first.append(pre_tokenizers.Split(" ", behavior="isolated"))
     if split_digits:
-        byte_level = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+        first.append(pre_tokenizers.Digits(individual_digits=True))
+    if first:
+        byte_level = pre_tokenizers.Sequence([*first, byte_level])
     if bpe_vocab_size:
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = byte_level
@@ -128,6 +137,8 @@ def build_model(cfg: Optional[TinyModelConfig] = None, vocab_size: int = 259, pa
         tie_word_embeddings=True,
     )
     config = LlamaConfig(**common) if cfg.arch == "llama" else Qwen2Config(**common)
+    if cfg.system_prompt is not None:
+        setattr(config, SYSTEM_PROMPT_ATTR, cfg.system_prompt)
     torch.manual_seed(cfg.seed)
     return AutoModelForCausalLM.from_config(config, dtype=torch.float32)
 
@@ -135,7 +146,7 @@ def build_model(cfg: Optional[TinyModelConfig] = None, vocab_size: int = 259, pa
 def build_tiny(cfg: Optional[TinyModelConfig] = None) -> tuple[Any, Any]:
     """Tokenizer and model that fit each other."""
     cfg = cfg or TinyModelConfig()
-    tok = build_tokenizer(cfg.bpe_vocab_size, cfg.bpe_corpus, cfg.bpe_split_digits)
+    tok = build_tokenizer(cfg.bpe_vocab_size, cfg.bpe_corpus, cfg.bpe_split_digits, cfg.bpe_split_spaces)
     model = build_model(cfg, vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
     return tok, model
 
@@ -168,6 +179,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     p.add_argument("--bpe-vocab-size", type=int, default=0)
     p.add_argument("--bpe-corpus", nargs="*", default=[], metavar="FILE", help="exported JSONL files the BPE learns from")
     p.add_argument("--bpe-split-digits", action="store_true", help="numbers become single-digit tokens")
+    p.add_argument("--bpe-split-spaces", action="store_true", help="every space is a token of its own")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--hidden-size", type=int, default=64)
     p.add_argument("--config", metavar="FILE", help="a JSON/YAML tiny-model config, or a command config whose model.tiny "
@@ -177,7 +189,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         cfg = tiny_config_from_file(a.config)
     else:
         cfg = TinyModelConfig(arch=a.arch, bpe_vocab_size=a.bpe_vocab_size, bpe_corpus=list(a.bpe_corpus),
-                              bpe_split_digits=a.bpe_split_digits, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
+                              bpe_split_digits=a.bpe_split_digits, bpe_split_spaces=a.bpe_split_spaces, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
                               intermediate_size=2 * a.hidden_size)
     cfg.validate("tiny")
     save_tiny(a.out_dir, cfg)

@@ -54,3 +54,11 @@ def test_default_keeps_the_system_message(tmp_path):
     res = run_sft(tmp_path, "sft")
     with open(f"{res['path']}/config.json") as fh:
         assert json.load(fh)["gymflow_system_prompt"] == "keep"
+
+
+def test_a_tiny_model_is_born_with_its_format(tmp_path):
+    res = run_sft(tmp_path, "born", model={"tiny": {**TINY, "system_prompt": "drop"}})
+    with open(f"{res['path']}/config.json") as fh:
+        assert json.load(fh)["gymflow_system_prompt"] == "drop"
+    with pytest.raises(ConfigError, match="contradicts the model"):
+        run_sft(tmp_path, "born2", model={"tiny": {**TINY, "system_prompt": "drop"}}, system_prompt="keep")

@@ -1,0 +1,50 @@
+/**
+ * `preparePolicy` run as a real activity (the SDK's MockActivityEnvironment supplies the activity context):
+ * a tiny model whose BPE learnt the environment's expert episodes, born with its prompt format.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { registerBuiltinEnvs } from '../src/envs/register.js';
+import { openWorkspace } from '../src/pipeline/workspace.js';
+import { checkoutTree } from '../src/hub/store/tree.js';
+import { requires } from '../tests/support/requires.js';
+import { createSetupActivities } from './setup.js';
+
+const python = requires.python(['torch', 'transformers', 'tokenizers']);
+
+python.describe('preparePolicy', () => {
+  let root: string;
+  beforeAll(async () => {
+    registerBuiltinEnvs();
+    root = await mkdtemp(path.join(tmpdir(), 'gymflow-setup-'));
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  python.it('learns the tiny tokenizer from expert episodes and records the prompt format', { timeout: 180_000 }, async () => {
+    const activities = createSetupActivities({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
+    const tiny = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, bpe_vocab_size: 600, system_prompt: 'drop' };
+    const env = new MockActivityEnvironment();
+    const withCorpus = await env.run(activities.preparePolicy, { experiment: 'x', env: 'gymflow/tool-use-v0', init: { tiny, tokenizer_corpus: 'expert' } });
+    const builtin = await env.run(activities.preparePolicy, { experiment: 'y', env: 'gymflow/tool-use-v0', init: { tiny } });
+    const { store } = await openWorkspace({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
+    const vocab = async (ref: string | undefined, name: string): Promise<Record<string, number>> => {
+      if (ref === undefined) throw new Error('no checkpoint ref');
+      const dir = path.join(root, name);
+      await checkoutTree(store, ref, dir);
+      const config = JSON.parse(await readFile(path.join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+      expect(config['gymflow_system_prompt']).toBe('drop');
+      const tok = JSON.parse(await readFile(path.join(dir, 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } };
+      return tok.model.vocab;
+    };
+    // the environment's words (an attribute, a tool, a city of the knowledge base) became single tokens
+    const learnt = await vocab(withCorpus.checkpointRef, 'with');
+    for (const word of ['population', 'calculator', 'Velmora']) expect(Object.keys(learnt).some((t) => t.endsWith(word))).toBe(true);
+    const plain = await vocab(builtin.checkpointRef, 'without');
+    expect(Object.keys(plain).some((t) => t.endsWith('Velmora'))).toBe(false);
+  });
+});

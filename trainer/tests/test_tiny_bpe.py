@@ -1,0 +1,138 @@
+"""Byte-level BPE trained on exported datasets (``TinyModelConfig.bpe_corpus``): special tokens, determinism,
+compression, round-trips, and the config checks."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import TOOL_CALL, msg, sft_record, write_jsonl
+from gymflow_trainer.chat import render
+from gymflow_trainer.config import TinyModelConfig, load_config
+from gymflow_trainer.errors import ConfigError, DataError
+from gymflow_trainer.tiny import build_tiny, build_tokenizer, corpus_texts, main
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+SYSTEM = "You are an agent. Tools: lookup (entity, attribute), calculator (expression), submit (answer)."
+ENTITIES = [("Corvane Stargazer", "price", "1280.00"), ("Marrowgate", "population", "34100"), ("Nadia Orrin", "born", "1852")]
+
+
+def records() -> list[dict]:
+    out = []
+    for name, attr, value in ENTITIES * 3:
+        msgs = [msg("system", SYSTEM), msg("user", f"What is the {attr} of {name}? Answer with a number.")]
+        msgs.append(msg("assistant", TOOL_CALL % ("lookup", json.dumps({"entity": name, "attribute": attr})), step_index=0))
+        msgs.append(msg("tool", f"{name} — {attr}: {value}", train=False, step_index=0))
+        msgs.append(msg("assistant", TOOL_CALL % ("submit", json.dumps({"answer": value})), step_index=1))
+        rec = sft_record()
+        rec["messages"] = msgs
+        out.append(rec)
+    return out
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    return write_jsonl(tmp_path / "sft.jsonl", records())
+
+
+def fingerprint(tok) -> str:
+    return hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()
+
+
+def test_special_tokens_keep_their_ids(corpus):
+    tok = build_tokenizer(400, [corpus])
+    assert [tok.convert_tokens_to_ids(t) for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>")] == [0, 1, 2]
+    assert tok.pad_token_id == 0 and tok.eos_token_id == 2
+    ids = tok("<|im_start|>assistant\nhi<|im_end|>\n", add_special_tokens=False)["input_ids"]
+    assert ids[0] == 1 and 2 in ids
+
+
+def test_learns_the_corpus_and_compresses_it(corpus):
+    text, _ = render([{"role": m["role"], "content": m["content"]} for m in records()[0]["messages"]])
+    plain = build_tokenizer(0)
+    bpe = build_tokenizer(400, [corpus])
+    builtin = build_tokenizer(400)
+    n_bytes = len(plain(text, add_special_tokens=False)["input_ids"])
+    n_bpe = len(bpe(text, add_special_tokens=False)["input_ids"])
+    assert n_bpe * 2.5 < n_bytes, (n_bpe, n_bytes)
+    assert n_bpe < len(builtin(text, add_special_tokens=False)["input_ids"])  # the corpus is what was learnt
+    # role names of ChatML headers are learnt (they are counted once per message)
+    assert bpe.convert_ids_to_tokens(bpe("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]) == ["<|im_start|>", "assistant", "Ċ"]
+    # any text still round-trips: every byte keeps a symbol
+    other = "Ünïcode ✓ 0123 \t tabs and <|im_end|> inside"
+    assert bpe.decode(bpe(other, add_special_tokens=False)["input_ids"]) == other
+
+
+def test_same_inputs_same_tokenizer_across_processes(corpus):
+    here = fingerprint(build_tokenizer(400, [corpus], split_digits=True))
+    code = ("import hashlib,sys; from gymflow_trainer.tiny import build_tokenizer; "
+            f"t = build_tokenizer(400, [{corpus!r}], split_digits=True); "
+            "print(hashlib.sha256(t.backend_tokenizer.to_str().encode()).hexdigest())")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.stdout.strip() == here
+    assert fingerprint(build_tokenizer(400, [corpus])) != here  # split_digits changes the tokenizer
+
+
+def test_split_digits_makes_single_digit_tokens(corpus):
+    tok = build_tokenizer(400, [corpus], split_digits=True)
+    pieces = tok.convert_ids_to_tokens(tok("price: 1280.00", add_special_tokens=False)["input_ids"])
+    assert [p for p in pieces if any(c.isdigit() for c in p)] == ["1", "2", "8", "0", "0", "0"]
+    merged = build_tokenizer(400, [corpus])
+    assert any(len(p.strip("Ġ")) > 1 and p.strip("Ġ").isdigit()
+               for p in merged.convert_ids_to_tokens(merged("1280 34100 1852", add_special_tokens=False)["input_ids"]))
+
+
+def test_corpus_texts_reads_every_export_format():
+    texts = list(corpus_texts([os.path.join(FIXTURES, f) for f in ("sft.jsonl", "dpo.jsonl", "rl.jsonl")]))
+    assert "system" in texts and "assistant" in texts and "tool" in texts
+    assert any("<tool_call>" in t for t in texts)
+    # rl records: prompt + group[].completion; dpo: prompt + chosen + rejected
+    rl = [json.loads(line) for line in open(os.path.join(FIXTURES, "rl.jsonl"))]
+    completion = rl[0]["group"][0]["completion"][0]["content"]
+    assert completion in texts
+
+
+def test_bad_corpus_is_an_error_naming_file_and_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": []}\nnot json\n')
+    with pytest.raises(DataError, match=r"bad.jsonl:2: not valid JSON"):
+        list(corpus_texts([str(bad)]))
+
+
+def test_config_checks(tmp_path, corpus):
+    with pytest.raises(ConfigError, match=r"bpe_corpus needs bpe_vocab_size"):
+        TinyModelConfig(bpe_corpus=[corpus]).validate("$.model.tiny")
+    with pytest.raises(ConfigError, match=r"\$.model.tiny.bpe_corpus\[0\]: '/nope.jsonl' is not a file"):
+        TinyModelConfig(bpe_vocab_size=400, bpe_corpus=["/nope.jsonl"]).validate("$.model.tiny")
+    cfg_file = tmp_path / "sft.json"
+    cfg_file.write_text(json.dumps({"data": corpus, "output_dir": str(tmp_path / "out"),
+                                    "model": {"tiny": {"bpe_vocab_size": 400, "bpe_corpus": [corpus], "bpe_split_digits": True}}}))
+    cfg = load_config("sft", str(cfg_file))
+    assert cfg.model.tiny.bpe_corpus == [corpus] and cfg.model.tiny.bpe_split_digits is True
+    tok, model = build_tiny(cfg.model.tiny)
+    assert model.config.vocab_size == len(tok) <= 400
+
+
+def test_tiny_command_builds_the_initial_model_of_an_sft_config(tmp_path, corpus, capsys):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tiny = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "num_key_value_heads": 2, "bpe_vocab_size": 400, "bpe_corpus": [corpus]}
+    cfg_file = tmp_path / "sft.yaml"
+    cfg_file.write_text(json.dumps({"data": corpus, "output_dir": "x", "model": {"tiny": tiny}}))  # JSON is YAML
+    out = str(tmp_path / "m")
+    main([out, "--config", str(cfg_file)])
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"event": "done", "path": out}
+    tok = AutoTokenizer.from_pretrained(out)
+    model = AutoModelForCausalLM.from_pretrained(out)
+    assert model.config.num_hidden_layers == 1 and model.config.hidden_size == 32
+    assert fingerprint(tok) == fingerprint(build_tokenizer(400, [corpus]))
+    no_tiny = tmp_path / "path.json"
+    no_tiny.write_text(json.dumps({"model": {"path": "/somewhere"}}))
+    with pytest.raises(ConfigError, match=r"path.json: \$.model has no 'tiny' section"):
+        main([str(tmp_path / "n"), "--config", str(no_tiny)])
