@@ -101,7 +101,7 @@ const TOOL_HINT =
 /**
  * `gymflow/tool-use-v0`: questions about a fictional world that need tools — single lookups,
  * multi-hop lookups, lookups followed by arithmetic, and searches that find an entity from a
- * description first (185 training and 74 held-out tasks, see `tasks.ts`).
+ * description first (1,527 training and 74 held-out tasks, see `tasks.ts`).
  *
  * Reward (tau-bench-style outcome reward, plus an invalid-call penalty):
  * - `submit` with a correct answer: reward **1**, `success: true`, `score: 1`. Numbers are correct within

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../core/errors.js';
-import { buildToolTaskBank, expectedAnswer, getToolTask, listToolTasks, TOOL_TASK_COUNTS, toolTaskInfo } from './tasks.js';
+import { buildToolTaskBank, expectedAnswer, getToolTask, listToolTasks, TOOL_TASK_COUNTS, toolTaskInfo, TRAIN_TASKS_PER_KIND } from './tasks.js';
+
+const CORE_FIRST_QUESTION = 'What is the population of the city where Corwin Tally was born? Answer with a number.';
+const CORE_LAST_QUESTION = 'In which region is Brackenfell? Answer with a name or short phrase.';
 
 describe('tool-use tasks', () => {
   it('has at least 150 training and 60 held-out tasks with the documented counts', () => {
@@ -8,11 +11,25 @@ describe('tool-use tasks', () => {
     const heldout = listToolTasks('heldout');
     expect(train.length).toBeGreaterThanOrEqual(150);
     expect(heldout.length).toBeGreaterThanOrEqual(60);
+    const core = train.slice(0, 185);
     for (const [kind, counts] of Object.entries(TOOL_TASK_COUNTS)) {
-      expect(train.filter((t) => t.kind === kind)).toHaveLength(counts.train);
+      expect(core.filter((t) => t.kind === kind)).toHaveLength(counts.train);
       expect(heldout.filter((t) => t.kind === kind)).toHaveLength(counts.heldout);
+      // the extension: further candidates up to TRAIN_TASKS_PER_KIND (fewer where a kind has fewer)
+      const all = train.filter((t) => t.kind === kind).length;
+      expect(all).toBeGreaterThan(counts.train);
+      expect(all).toBeLessThanOrEqual(TRAIN_TASKS_PER_KIND);
     }
+    expect(train.length).toBe(1527);
     expect(train[42]?.id).toBe('tool-train-00042');
+    expect(train.map((t) => t.id)).toEqual(train.map((_, i) => `tool-train-${String(i).padStart(5, '0')}`));
+  });
+
+  it('keeps the ids and questions of the core bank when the training split is extended', () => {
+    // Pinned before the extension: ids of the core tasks must keep naming the same questions.
+    const train = listToolTasks('train');
+    expect(train[0]?.question).toBe(CORE_FIRST_QUESTION);
+    expect(train[184]?.question).toBe(CORE_LAST_QUESTION);
   });
 
   it('keeps the splits disjoint', () => {

@@ -51,7 +51,10 @@ export interface ToolTask extends ToolTaskSpec {
   answerType: 'number' | 'string';
 }
 
-/** How many tasks of each kind go into each split (185 train, 74 held-out). */
+/**
+ * How many tasks of each kind go into each split: the core bank (185 train, 74 held-out). The training split
+ * then grows with further candidates of each kind up to {@link TRAIN_TASKS_PER_KIND} (see `buildToolTaskBank`).
+ */
 export const TOOL_TASK_COUNTS: Readonly<Record<ToolTaskKind, Readonly<Record<Split, number>>>> = {
   lookup: { train: 40, heldout: 16 },
   hop: { train: 25, heldout: 10 },
@@ -61,6 +64,13 @@ export const TOOL_TASK_COUNTS: Readonly<Record<ToolTaskKind, Readonly<Record<Spl
   'search-lookup': { train: 25, heldout: 10 },
   'search-compute': { train: 25, heldout: 10 },
 };
+
+/**
+ * The training split's size per kind once extended with further candidates (fewer where a kind has fewer):
+ * a tiny policy trained from scratch must learn to copy names and numbers, which takes many distinct
+ * examples, not many epochs over a few.
+ */
+export const TRAIN_TASKS_PER_KIND = 250;
 
 const KINDS = Object.keys(TOOL_TASK_COUNTS) as ToolTaskKind[];
 const BANK_SEED = 0x70013;
@@ -300,7 +310,7 @@ function candidates(kind: ToolTaskKind, kb: KnowledgeBase): ToolTaskSpec[] {
 
 /** Builds the bank from a knowledge base (exported for tests; the env uses the cached default). */
 export function buildToolTaskBank(kb: KnowledgeBase = defaultKnowledgeBase()): Record<Split, ToolTask[]> {
-  const dealt: Record<Split, ToolTaskSpec[]> = { train: [], heldout: [] };
+  const dealt: Record<Split | 'extra', ToolTaskSpec[]> = { train: [], heldout: [], extra: [] };
   KINDS.forEach((kind, k) => {
     const pool = new Rng(BANK_SEED + k).shuffle(candidates(kind, kb));
     const { train, heldout } = TOOL_TASK_COUNTS[kind];
@@ -310,16 +320,22 @@ export function buildToolTaskBank(kb: KnowledgeBase = defaultKnowledgeBase()): R
     // Held-out first, then training, from one shuffled pool: no candidate lands in both.
     dealt.heldout.push(...pool.slice(0, heldout));
     dealt.train.push(...pool.slice(heldout, heldout + train));
+    dealt.extra.push(...pool.slice(heldout + train, heldout + Math.max(train, TRAIN_TASKS_PER_KIND)));
   });
+  // Ids are positions: the core tasks keep theirs (0–184), the extension follows them.
+  const ordered = (specs: ToolTaskSpec[], seed: number): ToolTaskSpec[] => new Rng(BANK_SEED + seed).shuffle(specs);
   const finish = (split: Split, specs: ToolTaskSpec[]): ToolTask[] =>
-    new Rng(BANK_SEED + (split === 'train' ? 100 : 200)).shuffle(specs).map((spec, i) => ({
+    specs.map((spec, i) => ({
       ...spec,
       id: `tool-${split}-${String(i).padStart(5, '0')}`,
       split,
       question: renderQuestion(spec),
       answerType: answerType(spec),
     }));
-  return { train: finish('train', dealt.train), heldout: finish('heldout', dealt.heldout) };
+  return {
+    train: finish('train', [...ordered(dealt.train, 100), ...ordered(dealt.extra, 300)]),
+    heldout: finish('heldout', ordered(dealt.heldout, 200)),
+  };
 }
 
 let bank: Record<Split, ToolTask[]> | undefined;
