@@ -3,6 +3,11 @@
 Exit status: 0 done; 2 configuration error; 3 data error; 4 checkpoint error; 143 SIGTERM; 130 SIGINT;
 1 anything else. Every failure prints an ``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to
 stderr).
+
+Under ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE > 1``) every process runs this; the process group is
+joined after the configuration is validated and left on every exit path (``distributed.init``/``shutdown``).
+A rank that gets SIGTERM exits 143 even when the signal lands while it is blocked in a collective (the
+collective then fails as its peers leave; the pending SIGTERM decides the exit status).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import time
 import traceback
 from typing import Optional
 
+from . import distributed
 from .config import COMMANDS, load_config
 from .errors import CheckpointError, ConfigError, DataError, TrainerError
 from .events import EventWriter
@@ -43,16 +49,26 @@ class Terminated(Exception):
     """SIGTERM arrived (the train activity was cancelled): report it and exit 143; the last checkpoint stands."""
 
 
+_sigterm_seen = False
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
+    global _sigterm_seen
+    if _sigterm_seen:  # already unwinding: do not interrupt the clean-up
+        return
+    _sigterm_seen = True
     raise Terminated("terminated by SIGTERM")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    global _sigterm_seen
+    _sigterm_seen = False
     events = EventWriter()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
         return _main(argv, events)
     finally:
+        distributed.shutdown()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
@@ -73,6 +89,9 @@ def _main(argv: Optional[list[str]], events: EventWriter) -> int:
         overrides = {"resume_from": a.resume_from} if a.resume_from else {}
         cfg = load_config(a.command, a.config, overrides)  # validated before any model loads
         _quiet_libraries()
+        if distributed.from_env().enabled and a.command == "export-onnx":
+            raise ConfigError("export-onnx runs as one process; start it without torchrun / accelerate launch")
+        distributed.init()
         t0 = time.time()
         result = _dispatch(a.command, cfg, events)
         events.done(command=a.command, elapsed_s=round(time.time() - t0, 3), **result)
@@ -88,6 +107,9 @@ def _main(argv: Optional[list[str]], events: EventWriter) -> int:
         events.error("Interrupted", "interrupted")
         return 130
     except Exception as e:  # noqa: BLE001 - the protocol promises an error event for every failure
+        if _sigterm_seen:  # SIGTERM arrived while blocked in C++ (a collective); what followed is its consequence
+            events.error("Terminated", f"terminated by SIGTERM ({type(e).__name__}: {e})")
+            return 143
         events.error(type(e).__name__, str(e) or repr(e))
         traceback.print_exc(file=sys.stderr)
         return 1

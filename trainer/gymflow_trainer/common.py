@@ -8,6 +8,10 @@ place, so a killed run leaves complete checkpoints or none):
 - ``trainer_state.pt`` — optimiser, scheduler, RNG states (python, torch, CUDA), the optimizer step
   reached (the data position: the schedule of batches is a pure function of seed, data and config), the
   dataset's sha256 and the configuration.
+
+Under ``torchrun`` / ``accelerate launch`` (``distributed``) only rank 0 writes checkpoints and the final
+model; every other rank waits at a barrier, so when any rank returns from :func:`save_checkpoint` the
+checkpoint is complete on disk.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import torch
 
+from . import distributed
 from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
 from .errors import CheckpointError, ConfigError
 
@@ -32,7 +37,11 @@ TRAINABLE_FILE = "trainable.safetensors"
 
 
 def device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """CPU, the GPU, or under a multi-process launch on GPUs this rank's ``cuda:LOCAL_RANK``."""
+    if not torch.cuda.is_available():
+        return torch.device("cpu")
+    w = distributed.world()
+    return torch.device("cuda", w.local_rank) if w.enabled else torch.device("cuda")
 
 
 def seed_everything(seed: int) -> None:
@@ -119,6 +128,9 @@ def save_checkpoint(out_dir: str, step: int, model: Any, tokenizer: Any, opt: An
 
     name = name or f"checkpoint-{step}"
     final = os.path.join(out_dir, name)
+    if not distributed.is_main():
+        distributed.barrier()  # rank 0 writes it; the others go on once it is complete
+        return final
     tmp = os.path.join(out_dir, f".{name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
@@ -147,6 +159,7 @@ def save_checkpoint(out_dir: str, step: int, model: Any, tokenizer: Any, opt: An
     if name.startswith("checkpoint-"):
         for old in list_checkpoints(out_dir)[:-keep_last]:
             shutil.rmtree(old, ignore_errors=True)
+    distributed.barrier()
     return final
 
 
@@ -218,6 +231,9 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
     """``<output_dir>/final``: a full model directory (LoRA merged) + tokenizer, loadable by
     ``from_pretrained`` and by ``export-onnx``."""
     final = os.path.join(out_dir, "final")
+    if not distributed.is_main():
+        distributed.barrier()
+        return final
     tmp = os.path.join(out_dir, f".final.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     with policy_only(model):
@@ -231,6 +247,7 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
     if os.path.exists(final):
         shutil.rmtree(final)
     os.rename(tmp, final)
+    distributed.barrier()
     return final
 
 
@@ -341,6 +358,7 @@ def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
     dev = device()
     digest = file_digest(cfg.data)
     resume = resolve_resume(cfg.resume_from, cfg.output_dir)
+    distributed.check_same(resume, "the checkpoint to resume from")  # every rank loads the same one
     model, tok = load_model_and_tokenizer(cfg.model, cfg.lora)
     return dev, digest, resume, model, tok
 

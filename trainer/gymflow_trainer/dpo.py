@@ -5,7 +5,9 @@ messages) for ``sigmoid``, and their per-token mean for ``ipo`` (as TRL does; se
 The reference is the initial policy: precomputed once before training (``reference: precompute``, no
 second model in memory), or a frozen copy (``reference: model``; with LoRA the same model with its
 adapter disabled). Loss per optimiser step: the mean over its pairs, whatever the micro-batch split.
-Checkpoints and ``--resume-from`` work as in ``sft``.
+Checkpoints and ``--resume-from`` work as in ``sft``. Under ``torchrun`` each rank takes its share of every
+step's pairs (``distributed.shard``), weighs each pair by 1/(pairs of the whole step) and the gradients are
+summed across ranks; a precomputed reference is computed by each rank for the pairs it will see.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import torch
 
-from . import common
+from . import common, distributed
 from .config import DpoConfig
 from .data import DpoExample, load_dpo
 from .events import EventWriter
@@ -61,21 +63,23 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
     ref_c = ref_r = None
     if cfg.reference == "precompute":
         model.eval()
-        cs, rs = [], []
+        # Only the pairs this rank's share of the schedule touches (all of them with one process); 0 elsewhere.
+        mine = sorted(distributed.owned_indices([micro for _, micro in steps]))
+        ref_c, ref_r = torch.zeros(len(pairs)), torch.zeros(len(pairs))
         with torch.no_grad():
-            for i in range(0, len(pairs), cfg.batch_size):
-                c, r = sequence_logps(model, pairs[i : i + cfg.batch_size], tok.pad_token_id, mean, cfg.bf16)
-                cs.append(c)
-                rs.append(r)
-        ref_c, ref_r = torch.cat(cs), torch.cat(rs)
+            for i in range(0, len(mine), cfg.batch_size):
+                chunk = mine[i : i + cfg.batch_size]
+                c, r = sequence_logps(model, [pairs[k] for k in chunk], tok.pad_token_id, mean, cfg.bf16)
+                ref_c[chunk], ref_r[chunk] = c.float().cpu(), r.float().cpu()
     elif cfg.lora is None:
         ref_model = copy.deepcopy(model).eval()
         for p in ref_model.parameters():
             p.requires_grad_(False)
     model.train()
     opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="dpo", pairs=len(pairs), total_steps=len(steps), start_step=start, resumed_from=resume,
-                device=str(dev), reference=cfg.reference)
+                device=str(dev), reference=cfg.reference, processes=distributed.world().size)
 
     def reference(idx: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         if ref_c is not None and ref_r is not None:
@@ -95,14 +99,17 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
         t0 = time.perf_counter()
         n_pairs = sum(len(mb) for mb in micro)
         total, agg = 0.0, {}
-        for mb in micro:
+        for _, mb, live in distributed.pieces(fwd, micro):  # with one process: the micro-batches
             rc, rr = reference(mb)
-            pc, pr = sequence_logps(model, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16)
+            pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16)
             loss, metrics = dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
-            (loss * len(mb) / n_pairs).backward()
-            total += float(loss.detach()) * len(mb) / n_pairs
+            share = len(mb) / n_pairs * live
+            (loss * share).backward()
+            total += float(loss.detach()) * share
             for k, v in metrics.items():
-                agg[k] = agg.get(k, 0.0) + v * len(mb) / n_pairs
+                agg[k] = agg.get(k, 0.0) + v * share
+        (total,) = distributed.all_reduce_sum([total])
+        agg = distributed.sum_dict(agg)
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
         loss_val = total
         done_steps = step + 1

@@ -18,6 +18,14 @@ PPO (``loss.algorithm: ppo``): a value head ``Linear(hidden, 1)`` on the last hi
 saved policy). The member's reward sits on its last trained token; per-token advantages and returns come
 from ``advantages.gae`` over the trained tokens with the old values (whitened over the rollout batch when
 ``whiten_advantages``); the loss is ``policy_loss(ppo) + vf_coef · value_loss``.
+
+Several processes (``torchrun``): each rank takes its share of every rollout batch (``distributed.shard``),
+keeps the old log-probs (and PPO values, advantages, returns) of its own samples, and computes the KL
+reference for the samples it will see. The loss of one micro-batch is an aggregate over that micro-batch
+(token-mean, sequence-mean or a constant, ``losses.aggregate``); a rank holding part of a micro-batch scales
+its part's aggregate by (its tokens or sequences) / (the micro-batch's) — :func:`piece_share` — so that the
+summed gradient is the single-process one. PPO's advantage whitening takes its mean and variance over the
+whole rollout batch (all-reduced sums).
 """
 
 from __future__ import annotations
@@ -27,23 +35,25 @@ from typing import Any
 
 import torch
 
-from . import common
+from . import common, distributed
 from .advantages import dynamic_sampling_filter, gae, group_advantages
 from .config import RlConfig
-from .data import RlSample, load_rl, load_rl_steps, rollout_tokens_complete
+from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete
 from .errors import DataError
 from .events import EventWriter
-from .losses import masked_mean, policy_loss, value_loss
+from .losses import DEFAULT_AGGREGATION, masked_mean, policy_loss, value_loss
 
 
 
-def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = False, values: bool = False) -> tuple[torch.Tensor, ...]:
+def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = False, values: bool = False,
+                forward: Any = None) -> tuple[torch.Tensor, ...]:
     """``(logp, mask)`` ``[B, T-1]`` of the trained tokens; with ``values`` also the value head's ``V`` at the same
-    positions (the value of the state from which the token at t+1 is generated)."""
+    positions (the value of the state from which the token at t+1 is generated). ``forward``: the module to run
+    the forward pass through (the DDP wrapper when training under torchrun), default ``model``."""
     dev = next(model.parameters()).device
     b = common.pad_batch([s.tokens for s in samples], pad_id, dev)
     with common.autocast_ctx(bf16):
-        out = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"], output_hidden_states=values)
+        out = (forward or model)(input_ids=b["input_ids"], attention_mask=b["attention_mask"], output_hidden_states=values)
     logp, mask = common.token_logps(out.logits, b["labels"])
     if not values:
         return logp, mask
@@ -69,6 +79,24 @@ def sample_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
 
 def _pad_to(t: torch.Tensor, width: int) -> torch.Tensor:
     return torch.nn.functional.pad(t, (0, width - t.size(-1)))
+
+
+def trained_counts(samples: list[RlSample]) -> list[int]:
+    """Per sample, the trained positions of its loss mask (labels after the first that are not ignored)."""
+    return [sum(1 for t in s.tokens.labels[1:] if t != IGNORE) for s in samples]
+
+
+def piece_share(counts: list[int], piece: list[int], mb: list[int], mode: str) -> float:
+    """The factor that turns the aggregate loss over ``piece`` (a part of micro-batch ``mb``) into its share of
+    the aggregate over ``mb``: Σ over pieces of share · aggregate(piece) = aggregate(mb). ``mode``: an
+    aggregation of ``losses.aggregate`` (``seq`` for sequence means, gspo's). 1.0 when the piece is ``mb``."""
+    if len(piece) == len(mb):
+        return 1.0
+    if mode == "token-mean":
+        return max(sum(counts[i] for i in piece), 1) / max(sum(counts[i] for i in mb), 1)
+    if mode in ("seq-mean-token-mean", "seq"):
+        return max(sum(counts[i] > 0 for i in piece), 1) / max(sum(counts[i] > 0 for i in mb), 1)
+    return 1.0  # seq-mean-token-sum-norm: a constant normaliser
 
 
 def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
@@ -111,18 +139,25 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         model.add_module("v_head", v_head)
     model.to(dev)
 
-    ref: list[torch.Tensor] | None = None
+    ref: list[torch.Tensor | None] | None = None
     if cfg.loss.kl_beta > 0:  # the initial policy, before any checkpoint is loaded
         model.eval()
-        ref = []
+        ref = [None] * len(samples)
+        mine = sorted(distributed.owned_indices([micro for _, micro, _ in steps]))  # all samples with one process
         with torch.no_grad():
-            for i in range(0, len(samples), cfg.batch_size):
-                lp, _ = token_logps(model, samples[i : i + cfg.batch_size], tok.pad_token_id, cfg.bf16)
-                ref.extend(lp[k, : len(samples[i + k].tokens.input_ids) - 1].cpu() for k in range(lp.size(0)))
+            for i in range(0, len(mine), cfg.batch_size):
+                chunk = mine[i : i + cfg.batch_size]
+                lp, _ = token_logps(model, [samples[k] for k in chunk], tok.pad_token_id, cfg.bf16)
+                for row, k in enumerate(chunk):
+                    ref[k] = lp[row, : len(samples[k].tokens.input_ids) - 1].cpu()
     model.train()
     opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), total_steps=len(steps), start_step=start,
-                resumed_from=resume, device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation")
+                resumed_from=resume, device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
+                processes=distributed.world().size)
+    counts = trained_counts(samples)
+    pg_mode = "seq" if cfg.loss.algorithm == "gspo" else (cfg.loss.aggregation or DEFAULT_AGGREGATION[cfg.loss.algorithm])
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
     old_cache: dict[int, torch.Tensor] = {}
@@ -130,11 +165,12 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     for step in range(start, len(steps)):
         epoch, micro, inner = steps[step]
         t0 = time.perf_counter()
+        own, idle = distributed.local_pieces(micro)
         if inner == 0 or not old_cache:
             old_cache = {}
             model.eval()
             with torch.no_grad():
-                for mb in micro:
+                for _, mb in own:
                     out = token_logps(model, [samples[i] for i in mb], tok.pad_token_id, cfg.bf16, values=use_value)
                     lp, mk = out[0], out[1]
                     if use_value:
@@ -153,32 +189,45 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                             entry.update(values=v[k, :n].detach(), adv=a[k, :n].detach(), ret=ret[k, :n].detach(), mask=mk[k, :n])
                         old_cache[i] = entry
             if use_value and cfg.whiten_advantages:
-                flat_a = torch.cat([e["adv"] for e in old_cache.values()])
-                flat_m = torch.cat([e["mask"] for e in old_cache.values()])
-                mean = masked_mean(flat_a, flat_m)
-                std = masked_mean((flat_a - mean) ** 2, flat_m).sqrt()
+                # Over the whole rollout batch: sums over this rank's samples (none for an idle rank), all-reduced.
+                live = [] if idle else list(old_cache.values())
+                flat_a = torch.cat([e["adv"] for e in live]) if live else torch.zeros(0, dtype=torch.float64)
+                flat_m = torch.cat([e["mask"] for e in live]).to(flat_a.dtype) if live else torch.zeros(0, dtype=torch.float64)
+                if distributed.world().enabled:
+                    s_am, s_m = distributed.all_reduce_sum([float((flat_a * flat_m).sum()), float(flat_m.sum())])
+                    mean = torch.tensor(s_am / max(s_m, 1.0), dtype=flat_a.dtype, device=flat_a.device)
+                    (s_var,) = distributed.all_reduce_sum([float(((flat_a - mean) ** 2 * flat_m).sum())])
+                    std = torch.tensor(s_var / max(s_m, 1.0), dtype=flat_a.dtype, device=flat_a.device).sqrt()
+                else:
+                    mean = masked_mean(flat_a, flat_m)
+                    std = masked_mean((flat_a - mean) ** 2, flat_m).sqrt()
                 for e in old_cache.values():
                     e["adv"] = (e["adv"] - mean) / (std + 1e-8) * e["mask"]
             model.train()
         total, agg = 0.0, {}
-        for mb in micro:
+        for j, mb, live in distributed.pieces(fwd, micro):  # with one process: the micro-batches, share 1
             batch_samples = [samples[i] for i in mb]
-            out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value)
+            out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value, forward=fwd)
             logp, mask = out[0], out[1]
             width = logp.size(1)
             stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
             ref_lp = torch.stack([_pad_to(ref[i], width) for i in mb]).to(logp.device) if ref is not None else None
+            share = piece_share(counts, mb, micro[j], pg_mode) * live
             if use_value:
                 loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp)
                 vloss, vmetrics = value_loss(out[2], stack("values"), stack("ret"), mask, cfg.vf_clip)
-                loss = loss + cfg.vf_coef * vloss
-                metrics.update(vmetrics)
+                vshare = piece_share(counts, mb, micro[j], "token-mean") * live
+                loss = loss * share + cfg.vf_coef * vloss * vshare
+                metrics.update({k: v * vshare / share if share else 0.0 for k, v in vmetrics.items()})
             else:
                 loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss, ref_logp=ref_lp)
+                loss = loss * share
             (loss / len(micro)).backward()
             total += float(loss.detach()) / len(micro)
             for k, v in metrics.items():
-                agg[k] = agg.get(k, 0.0) + v / len(micro)
+                agg[k] = agg.get(k, 0.0) + v * share / len(micro)
+        (total,) = distributed.all_reduce_sum([total])
+        agg = distributed.sum_dict(agg)
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
         loss_val = total
         done_steps = step + 1

@@ -516,13 +516,14 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     """Trains the step scorer (see the module documentation); returns what goes in the ``done`` event."""
     import torch
 
-    from . import common
+    from . import common, distributed
 
     os.makedirs(cfg.output_dir, exist_ok=True)
     common.seed_everything(cfg.seed)
     dev = common.device()
     digest = _data_digest(cfg)
     resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
+    distributed.check_same(resume, "the checkpoint to resume from")
     model, tok = load_reward_model(cfg.model)
 
     preference = cfg.objective == "preference"
@@ -535,22 +536,33 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     model.to(dev)
     model.train()
     opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    # Under torchrun: training forwards through DDP, each rank on its share of a step (as in sft/dpo). DDP has to
+    # see the forward, and raw_scores does not go through model.forward, hence the small module around it.
+    class _Scorer(torch.nn.Module):
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            return raw_scores(self.m, input_ids, attention_mask)
+
+    fwd = distributed.wrap(_Scorer(model))
     events.emit("start", command="rm", objective=cfg.objective, examples=len(train), heldout=len(heldout), total_steps=len(steps),
-                start_step=start, resumed_from=resume, device=str(dev))
+                start_step=start, resumed_from=resume, device=str(dev), processes=distributed.world().size)
 
     def micro_loss(idx: list[int]) -> tuple[Any, dict[str, float]]:
         with common.autocast_ctx(cfg.bf16):
             if not preference:
                 ids, att = pad([train[i].input_ids for i in idx], tok.pad_token_id, dev)
                 target = torch.tensor([train[i].target for i in idx], dtype=torch.float32, device=dev)
-                return regression_loss(raw_scores(model, ids, att), target)
+                return regression_loss(fwd(ids, att), target)
             rows, spans = [], []
             for i in idx:
                 for side in (train[i].chosen, train[i].rejected):
                     spans.append((len(rows), len(rows) + len(side)))
                     rows.extend(side)
             ids, att = pad(rows, tok.pad_token_id, dev)
-            raw = raw_scores(model, ids, att)
+            raw = fwd(ids, att)
             vals = torch.stack([aggregate(raw[a:b], cfg.pair_aggregate) for a, b in spans])
             return bradley_terry_loss(vals[0::2], vals[1::2])
 
@@ -561,12 +573,15 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
         t0 = time.perf_counter()
         n = sum(len(mb) for mb in micro)
         total, agg = 0.0, {}
-        for mb in micro:
+        for _, mb, live in distributed.pieces(fwd, micro):  # with one process: the micro-batches
             loss, metrics = micro_loss(mb)
-            (loss * len(mb) / n).backward()
-            total += float(loss.detach()) * len(mb) / n
+            share = len(mb) / n * live
+            (loss * share).backward()
+            total += float(loss.detach()) * share
             for k, v in metrics.items():
-                agg[k] = agg.get(k, 0.0) + v * len(mb) / n
+                agg[k] = agg.get(k, 0.0) + v * share
+        (total,) = distributed.all_reduce_sum([total])
+        agg = distributed.sum_dict(agg)
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
         loss_val = total
         done_steps = step + 1
@@ -575,15 +590,18 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
                             examples_per_s=n / max(time.perf_counter() - t0, 1e-9), **agg)
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
             path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
-            _save_meta(os.path.join(path, "model"), cfg)
+            if distributed.is_main():
+                _save_meta(os.path.join(path, "model"), cfg)
             events.checkpoint(path, done_steps)
     path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
-    _save_meta(os.path.join(path, "model"), cfg)
+    if distributed.is_main():
+        _save_meta(os.path.join(path, "model"), cfg)
     events.checkpoint(path, len(steps))
     final = common.save_final(cfg.output_dir, model, tok)
-    _save_meta(final, cfg)
+    if distributed.is_main():
+        _save_meta(final, cfg)
     result: dict[str, Any] = {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}
-    if heldout:
+    if heldout and distributed.is_main():  # only rank 0 reports (its done event)
         ev = evaluate_pairs(model, tok, heldout, cfg.pair_aggregate) if preference else evaluate_steps(model, tok, heldout)
         result["eval"] = ev
     return result

@@ -9,7 +9,10 @@ Loss of one optimiser step (``grad_accum`` micro-batches ``b``; ``w`` the per-to
 
     L = Σ_b Σ_t w_t · CE_t / N
 
-so accumulation gives the same gradient as one big batch, whatever the micro-batch split.
+so accumulation gives the same gradient as one big batch, whatever the micro-batch split. Under
+``torchrun`` the step's micro-batches are shared out between ranks (``distributed.shard``); ``N`` still counts
+the whole step (every rank knows it from the schedule, no all-reduce needed) and the ranks' gradients are
+summed, so the loss and the update are the single-process ones.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from . import common
+from . import common, distributed
 from .config import SftConfig
 from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, load_sft, warn_stderr
 from .errors import DataError
@@ -133,8 +136,9 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     model.to(dev)
     model.train()
     opt, sched, start = common.start_training(model, cfg.optim, len(schedule), resume, digest)
+    fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,
-                resumed_from=resume, device=str(dev),
+                resumed_from=resume, device=str(dev), processes=distributed.world().size,
                 trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad))
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(schedule)}
@@ -145,12 +149,13 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
         n_trained = sum(examples[i].num_trained for mb in micro for i in mb)
         n_tokens = sum(len(examples[i].input_ids) for mb in micro for i in mb)
         total = 0.0
-        for mb in micro:
+        for _, mb, live in distributed.pieces(fwd, micro):  # with one process: the micro-batches
             batch = (collate_packed if cfg.packing else collate)([examples[i] for i in mb], tok.pad_token_id, dev)
-            ce, w = token_losses(model, batch, cfg.bf16)
-            loss = (ce * w).sum() / max(n_trained, 1)
+            ce, w = token_losses(fwd, batch, cfg.bf16)
+            loss = (ce * w).sum() / max(n_trained, 1) * live
             loss.backward()
             total += float(loss.detach())
+        (total,) = distributed.all_reduce_sum([total])
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
         loss_val = total
         done_steps = step + 1
