@@ -8,6 +8,7 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/register.js';
+import type { PolicyState } from '../src/pipeline/status.js';
 import { openWorkspace } from '../src/pipeline/workspace.js';
 import { checkoutTree } from '../src/hub/store/tree.js';
 import { requires } from '../tests/support/requires.js';
@@ -25,12 +26,12 @@ python.describe('preparePolicy', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  python.it('learns the tiny tokenizer from expert episodes and records the prompt format', { timeout: 180_000 }, async () => {
+  python.it('learns the tiny tokenizer from expert episodes and records the prompt format', async () => {
     const activities = createSetupActivities({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
     const tiny = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, bpe_vocab_size: 600, system_prompt: 'drop' };
     const env = new MockActivityEnvironment();
-    const withCorpus = await env.run(activities.preparePolicy, { experiment: 'x', env: 'gymflow/tool-use-v0', init: { tiny, tokenizer_corpus: 'expert' } });
-    const builtin = await env.run(activities.preparePolicy, { experiment: 'y', env: 'gymflow/tool-use-v0', init: { tiny } });
+    const withCorpus: PolicyState = await env.run(activities.preparePolicy, { experiment: 'x', env: 'gymflow/tool-use-v0', init: { tiny, tokenizer_corpus: 'expert' } });
+    const builtin: PolicyState = await env.run(activities.preparePolicy, { experiment: 'y', env: 'gymflow/tool-use-v0', init: { tiny } });
     const { store } = await openWorkspace({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
     const vocab = async (ref: string | undefined, name: string): Promise<Record<string, number>> => {
       if (ref === undefined) throw new Error('no checkpoint ref');
@@ -46,5 +47,5 @@ python.describe('preparePolicy', () => {
     for (const word of ['population', 'calculator', 'Velmora']) expect(Object.keys(learnt).some((t) => t.endsWith(word))).toBe(true);
     const plain = await vocab(builtin.checkpointRef, 'without');
     expect(Object.keys(plain).some((t) => t.endsWith('Velmora'))).toBe(false);
-  });
+  }, 180_000);
 });
