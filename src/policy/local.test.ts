@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -143,6 +143,22 @@ print(json.dumps({"complete": rollout_tokens_complete(path), "samples": len(samp
     expect(tokensOf(a.t)).toEqual(tokensOf(b.t));
     expect(a.t.steps.map((s) => s.logprobs)).toEqual(b.t.steps.map((s) => s.logprobs));
     expect(tokensOf(a.t)).not.toEqual(tokensOf(c.t));
+  }, 60_000);
+
+  it('a conversation longer than the model context is an invalid call, not a crash', async () => {
+    // The same graph with a manifest that declares a short context (the tool-use prompt is ~2,200 byte tokens).
+    const short = mkdtempSync(join(tmpdir(), 'gymflow-local-short-'));
+    cpSync(dirs.onnx, short, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(short, 'gymflow_policy.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(short, 'gymflow_policy.json'), JSON.stringify({ ...manifest, max_position_embeddings: 512 }));
+    const { t } = await episode({ dir: short, seed: 1, maxNewTokens: MAX_NEW }, 3, 2);
+    expect(t.steps).toHaveLength(2);
+    expect(t.outcome.reason).toBe('max_steps');
+    for (const s of t.steps) {
+      expect(s.action.tool).toBe(INVALID_TOOL_CALL);
+      expect(String(s.action.params['error'])).toMatch(/context overflow: the prompt is \d+ tokens and the model's context is 512/);
+      expect(s.tokens).toBeUndefined(); // nothing sampled: nothing for RL to train on
+    }
   }, 60_000);
 
   it('reusing the KV cache across steps gives the tokens of a cold prefill', async () => {

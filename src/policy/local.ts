@@ -11,7 +11,7 @@ import { acquireModel, type ModelLease } from './model-pool.js';
 import { type KvCache, logitsRow } from './onnx-lm.js';
 import { type PolicyManifest, readPolicyManifest } from './onnx-manifest.js';
 import { checkSampling, logSoftmaxAt, sampleToken } from './sampling.js';
-import { parseToolCallText } from './tool-call-parsing.js';
+import { invalidCall, parseToolCallText } from './tool-call-parsing.js';
 import { emptyUsage, stepSeed, type PolicyUsage } from './usage.js';
 
 /**
@@ -160,6 +160,17 @@ export class LocalPolicy implements Agent {
     }
     const promptIds = tokenizer.encode(this.prompt(ctx));
     const maxNew = Math.min(this.maxNewTokens, this.manifest.max_position_embeddings - promptIds.length);
+    if (maxNew < 1) {
+      // The conversation no longer fits the model's context: no output is possible. Reported as an invalid
+      // call (the episode goes on to its step limit or ends), never thrown: one long episode must not fail an
+      // evaluation or a collection.
+      const error = `context overflow: the prompt is ${promptIds.length} tokens and the model's context is ${this.manifest.max_position_embeddings} (max_position_embeddings)`;
+      this.stats.invalidCalls++;
+      this.stats.steps++;
+      this.notes[ctx.stepIndex] = { raw: '' };
+      // No tokens recorded: nothing was sampled, so the step has nothing for RL to train on.
+      return { action: invalidCall(error, '') };
+    }
 
     // Prefill: keep the cached common prefix, run the rest (at least the last prompt token).
     let cache = this.cache ?? model.emptyCache();

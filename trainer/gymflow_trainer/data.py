@@ -393,11 +393,17 @@ def rollout_tokens_complete(path: str) -> bool:
             toks, lps = mem.get(f("tokens")), mem.get(f("logprobs"))
             if not isinstance(toks, list) or not isinstance(lps, list) or not toks or len(toks) != len(lps):
                 return False
+            sampled = 0
             for t, lp in zip(toks, lps):
+                if t is None and lp is None:
+                    continue  # a step where the policy sampled nothing (e.g. its context was full)
                 if not isinstance(t, dict) or not isinstance(t.get("prompt"), list) or not isinstance(t.get("completion"), list):
                     return False
                 if not isinstance(lp, list) or len(lp) != len(t["completion"]):
                     return False
+                sampled += 1
+            if sampled == 0:
+                return False
     return True
 
 
@@ -409,7 +415,7 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
     the policy sampled (no re-tokenisation of the rendered text, which can differ from a sampled sequence) and
     the importance ratio starts from the behaviour policy's own log-probs. Every step of a member shares the
     member's reward and advantage; steps whose action could not be parsed are trained too (they are what the
-    policy did). A prompt longer than ``max_length - len(completion)`` keeps its last tokens; a completion
+    policy did); steps without tokens (the policy sampled nothing, e.g. its context was full) are skipped. A prompt longer than ``max_length - len(completion)`` keeps its last tokens; a completion
     longer than ``max_length`` keeps its first ``max_length - 1`` tokens.
     """
     out = []
@@ -426,6 +432,8 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
                 raise DataError(f"{here}: rollout tokens requested but '{f('tokens')}'/'{f('logprobs')}' are missing or of different lengths "
                                 "(collect with a policy that records token ids and log-probs, e.g. local:DIR, or set samples: conversation)")
             for si, (t, lp) in enumerate(zip(toks, lps)):
+                if t is None and lp is None:
+                    continue  # nothing was sampled at this step: nothing to train
                 if not isinstance(t, dict) or not isinstance(t.get("prompt"), list) or not isinstance(t.get("completion"), list) or not isinstance(lp, list):
                     raise DataError(f"{here}.{f('tokens')}[{si}]: expected prompt and completion token ids with their log-probs")
                 prompt, comp = [int(x) for x in t["prompt"]], [int(x) for x in t["completion"]]

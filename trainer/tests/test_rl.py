@@ -164,3 +164,22 @@ def test_rollout_tokens_fall_back_or_fail_clearly(tmp_path):
 
     with pytest.raises(DataError, match=r"rollout tokens requested but 'tokens'/'logprobs' are missing"):
         run_rollout(tmp_path, rollout_file(tmp_path, with_logprobs=False), samples="steps")
+
+
+def test_steps_where_nothing_was_sampled_are_skipped(tmp_path):
+    import json
+
+    from gymflow_trainer.data import load_rl_steps, rollout_tokens_complete
+
+    path = rollout_file(tmp_path)
+    rec = json.loads(open(path).read())
+    member = rec["group"][0]
+    member["tokens"][1] = None  # e.g. the policy's context was full at that step
+    member["logprobs"][1] = None
+    fixed = write_jsonl(tmp_path / "gap.jsonl", [rec])
+    assert rollout_tokens_complete(fixed)
+    assert [s.member for s in load_rl_steps(fixed, 4096)] == ["t0#0/0"] * 2 + ["t0#0/1"]
+    # a member with no sampled step at all is not rollout data
+    member["tokens"] = [None] * 3
+    member["logprobs"] = [None] * 3
+    assert not rollout_tokens_complete(write_jsonl(tmp_path / "none.jsonl", [rec]))
