@@ -3,14 +3,14 @@
  *
  * `train` spawns `python -m gymflow_trainer sft|rl|dpo --config FILE` (through `accelerate launch` /
  * `torchrun` for several GPUs), turns its JSON events into heartbeats whose details carry the latest
- * checkpoint, resumes from that checkpoint when Temporal retries it (`activityInfo().heartbeatDetails`),
+ * checkpoint, resumes when Temporal retries it from the newer of that checkpoint (`activityInfo().heartbeatDetails`)
+ * and the newest complete one in the attempt's output directory,
  * and kills the trainer's process group when the activity is cancelled or times out. The final model is
  * stored as a `checkpoint` tree; the activity returns its ref.
  *
  * `exportPolicy` runs `python -m gymflow_trainer export-onnx` on a checkpoint and stores the policy
  * directory (`model.onnx`, tokenizer, `gymflow_policy.json`) as a `policy` tree, acted with as `local:<dir>`.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
@@ -45,6 +45,15 @@ const PolicySchema = z.object({
 
 /** Heartbeats while the trainer is quiet (a long step), so a lost worker is noticed but a slow step is not. */
 const IDLE_HEARTBEAT_MS = 10_000;
+
+/**
+ * The quiet-trainer heartbeat interval under a heartbeat timeout (`train.heartbeat_timeout`): every 10 s,
+ * or a quarter of the timeout when that is shorter, so a short timeout (tests use 10 s) never expires
+ * during one long step.
+ */
+function idleHeartbeatMs(heartbeatTimeoutMs: number | undefined): number {
+  return heartbeatTimeoutMs === undefined || heartbeatTimeoutMs <= 0 ? IDLE_HEARTBEAT_MS : Math.min(IDLE_HEARTBEAT_MS, Math.max(1000, Math.floor(heartbeatTimeoutMs / 4)));
+}
 
 /** What `train` returns. */
 export interface TrainResult {
@@ -126,7 +135,9 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         const configFile = path.join(runDir, `${o.command}.json`);
         await writeFile(configFile, JSON.stringify({ ...o.config, model, data: ws.store.objectFile(o.datasetRef), output_dir: outputDir }, null, 2));
 
-        const resume = info.attempt > 1 ? resumeFrom(info.heartbeatDetails, existsSync) : undefined;
+        // A retry resumes from the newer of the last heartbeat's checkpoint and the newest one in outputDir (the
+        // server's heartbeat is throttled, so rotation may have deleted the checkpoint it names).
+        const resume = info.attempt > 1 ? resumeFrom(info.heartbeatDetails, outputDir) : undefined;
         const processes = trainerProcessCount(o.processes, visibleGpuCount());
         const launch = buildTrainerLaunch({
           python: trainerPython(),
@@ -141,7 +152,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         let beat: TrainHeartbeat = { ...initialHeartbeat(info.attempt), ...(resume === undefined ? {} : { checkpoint: resume }) };
         const report = progressReporter('train', 'steps');
         ctx.heartbeat(beat);
-        const idle = setInterval(() => ctx.heartbeat(beat), IDLE_HEARTBEAT_MS);
+        const idle = setInterval(() => ctx.heartbeat(beat), idleHeartbeatMs(info.heartbeatTimeoutMs));
         let run: TrainerRunResult;
         try {
           run = await runTrainer({

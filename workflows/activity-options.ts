@@ -43,17 +43,21 @@ export const SHARD_OPTIONS: ActivityOptions = {
 /** Evaluation: like a shard (episodes, heartbeats per episode), all of the eval split in one activity. */
 export const EVAL_OPTIONS: ActivityOptions = { ...SHARD_OPTIONS, startToCloseTimeout: '4 hours' };
 
+/** Default of `train.heartbeat_timeout`: how long a training may go without a heartbeat. */
+export const TRAIN_HEARTBEAT_TIMEOUT = '2 minutes';
+
 /**
  * Training on the GPU queue. The start-to-close limit comes from `train.timeout` (default 24 h). The
- * activity heartbeats on every trainer event and every 10 s besides, so 2 minutes without one means the
- * worker died: the retry resumes from the checkpoint named in the last heartbeat. Three attempts: a crash
- * mid-run is worth resuming, a trainer that keeps failing is not. Cancellation waits until the trainer's
- * process group is gone, so the GPU is free when the workflow moves on.
+ * activity heartbeats on every trainer event and at least every quarter of the heartbeat timeout besides
+ * (the workers send one at most every 5 s), so `train.heartbeat_timeout` (default 2 minutes) without one
+ * means the worker died: the retry resumes from the newest checkpoint (the heartbeat's or a newer one on
+ * disk). Three attempts: a crash mid-run is worth resuming, a trainer that keeps failing is not.
+ * Cancellation waits until the trainer's process group is gone, so the GPU is free when the workflow moves on.
  */
-export function trainOptions(startToCloseTimeout: string): ActivityOptions {
+export function trainOptions(startToCloseTimeout: string, heartbeatTimeout: string = TRAIN_HEARTBEAT_TIMEOUT): ActivityOptions {
   return {
     startToCloseTimeout,
-    heartbeatTimeout: '2 minutes',
+    heartbeatTimeout,
     retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   };

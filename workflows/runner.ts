@@ -42,7 +42,7 @@ export class PipelineStopped extends Error {
 }
 
 /** The activity bindings of one configuration, one per timeout/retry policy (see activity-options.ts). */
-function bindActivities(config: PipelineConfig, trainTimeout: string) {
+function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeartbeatTimeout?: string) {
   const cpu = config.task_queues.cpu;
   const gpu = config.task_queues.gpu;
   const checks = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: cpu });
@@ -51,7 +51,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string) {
   const shards = proxyActivities<PipelineActivities>({ ...SHARD_OPTIONS, taskQueue: cpu });
   const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, taskQueue: cpu });
   const gpuSetup = proxyActivities<PipelineActivities>({ ...GPU_SETUP_OPTIONS, taskQueue: gpu });
-  const train = proxyActivities<PipelineActivities>({ ...trainOptions(trainTimeout), taskQueue: gpu });
+  const train = proxyActivities<PipelineActivities>({ ...trainOptions(trainTimeout, trainHeartbeatTimeout), taskQueue: gpu });
   return {
     checkConfig: checks.checkConfig,
     checkTrainerConfigs: gpuChecks.checkTrainerConfigs,
@@ -323,7 +323,8 @@ export class PipelineRunner {
   async pass(iteration: number, policy: PolicyState): Promise<{ metrics: IterationMetrics; policy: PolicyState }> {
     const config = this.config;
     const { phase } = phaseOf(config, iteration);
-    const a = bindActivities(config, phase.train.timeout);
+    // `heartbeat_timeout` is absent from configurations parsed before it existed (replayed histories): trainOptions' default then.
+    const a = bindActivities(config, phase.train.timeout, phase.train.heartbeat_timeout as string | undefined);
     const started = Date.now();
     const refs: IterationMetrics['refs'] = {};
     this.status.phase = phase.name;

@@ -90,6 +90,48 @@ describe('pipeline configuration', () => {
     expect(problems({ ...base, name: 'has space', train: { command: 'sft' }, max_iterations: 1 })).toContain('inline $.name:');
   });
 
+  it('merges sections field by field: phase field > top-level field > schema default', () => {
+    // The reported repro: the phase sets only group_size / command, the rest comes from the top level.
+    const c = parsePipelineConfig(
+      {
+        name: 'x',
+        env: 'gymflow/tool-use-v0',
+        policy: { init: { tiny: {} } },
+        collect: { agent: 'expert', tasks: 3 },
+        export: { success_only: true, min_margin: 0.5 },
+        train: { command: 'sft', timeout: '6h', config: { max_steps: 2 } },
+        phases: [
+          { name: 'a', iterations: 1, collect: { group_size: 1 }, train: { command: 'sft' } },
+          { name: 'b', iterations: 1, collect: { agent: 'policy', temperature: 0.5 }, export: { success_only: false }, train: { command: 'sft', timeout: '1h', config: { epochs: 2 } } },
+        ],
+      },
+      't',
+    );
+    const [a, b] = c.phases;
+    // Top-level fields reach a phase that does not set them; schema defaults fill the rest.
+    expect(a?.collect).toEqual({ agent: 'expert', split: 'train', tasks: 3, group_size: 1, shard_size: 8, concurrency: 4, temperature: 1 });
+    expect(a?.export).toEqual({ format: 'sft', success_only: true, dedup: false, min_margin: 0.5 });
+    expect(a?.train).toEqual({ command: 'sft', config: { max_steps: 2 }, launcher: 'auto', timeout: '6h', heartbeat_timeout: '2m' });
+    // A phase's own fields win over the top level (train.config is one field: replaced, not deep-merged).
+    expect(b?.collect).toMatchObject({ agent: 'policy', tasks: 3, temperature: 0.5 });
+    expect(b?.export).toMatchObject({ success_only: false, min_margin: 0.5 });
+    expect(b?.train).toMatchObject({ timeout: '1h', config: { epochs: 2 } });
+    // Without phases, the top-level sections make the one phase, defaults filled in.
+    const main = parsePipelineConfig({ name: 'x', env: 'e', policy: { init: { tiny: {} } }, collect: { tasks: 5 }, train: { command: 'sft' }, max_iterations: 1 }, 't');
+    expect(main.phases[0]?.collect).toMatchObject({ agent: 'policy', tasks: 5, shard_size: 8 });
+    expect(main.phases[0]?.train).toMatchObject({ timeout: '24h', heartbeat_timeout: '2m', config: {} });
+  });
+
+  it('takes train.heartbeat_timeout as a duration of at least 10 s, from the top level or the phase', () => {
+    const base = { name: 'x', env: 'e', policy: { init: { tiny: {} } }, max_iterations: 1 };
+    const c = parsePipelineConfig({ ...base, train: { command: 'sft', heartbeat_timeout: '10s' } }, 't');
+    expect(c.phases[0]?.train.heartbeat_timeout).toBe('10s');
+    const p = parsePipelineConfig({ ...base, train: { command: 'sft', heartbeat_timeout: '30s' }, phases: [{ name: 'a', train: { heartbeat_timeout: '1m' } }] }, 't');
+    expect(p.phases[0]?.train.heartbeat_timeout).toBe('1m');
+    expect(() => parsePipelineConfig({ ...base, train: { command: 'sft', heartbeat_timeout: 'soon' } }, 't')).toThrow("t $.train.heartbeat_timeout: expected a duration like '90s'");
+    expect(() => parsePipelineConfig({ ...base, train: { command: 'sft', heartbeat_timeout: '5s' } }, 't')).toThrow(/t \$\.train\.heartbeat_timeout: .*at least 10s/);
+  });
+
   it('reports invalid YAML with its line', async () => {
     const p = await file('name: x\nenv: [unclosed\n');
     await expect(loadPipelineConfig(p)).rejects.toThrow(new RegExp(`${path.basename(p)}:\\d+: not valid YAML`));

@@ -18,6 +18,26 @@ const durationPattern = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
 /** A Temporal duration string (`90s`, `30m`, `6h`). */
 const duration = z.string().regex(durationPattern, "expected a duration like '90s', '30m' or '6h'");
 
+const DURATION_UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * Milliseconds of a duration string of the configuration (`90s`, `2m`, `1.5h`); `NaN` when it is not one.
+ *
+ * @example durationMs('2m') // 120000
+ */
+export function durationMs(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(value);
+  if (m === null) return Number.NaN;
+  return Number(m[1]) * DURATION_UNIT_MS[m[2] as keyof typeof DURATION_UNIT_MS];
+}
+
+/**
+ * Heartbeats of the workers are sent at most every 5 s (`maxHeartbeatThrottleInterval` in workers/worker.ts)
+ * and the train activity heartbeats at least every quarter of its heartbeat timeout: a timeout shorter than
+ * twice the throttle would fail healthy trainings.
+ */
+const MIN_HEARTBEAT_TIMEOUT_MS = 10_000;
+
 /**
  * An agent spec for collection: `expert` (the environment's scripted expert), `policy` (the current policy
  * of the loop, exported to ONNX and run through `local:<dir>`), or any spec `resolveAgent` knows
@@ -115,15 +135,49 @@ export const TrainSectionSchema = z
     launcher: z.enum(['auto', 'accelerate', 'torchrun']).default('auto'),
     /** Start-to-close limit of one training attempt. */
     timeout: duration.default('24h'),
+    /**
+     * How long the train activity may go without a heartbeat before Temporal counts its worker as lost and
+     * retries (resuming from the newest checkpoint): how fast a lost GPU worker is noticed. At least 10s.
+     */
+    heartbeat_timeout: duration
+      .refine((v) => !durationPattern.test(v) || durationMs(v) >= MIN_HEARTBEAT_TIMEOUT_MS, {
+        message: `must be at least 10s (workers send heartbeats up to 5s apart)`,
+      })
+      .default('2m'),
   })
   .strict();
 
+/** The section's output with every field optional: what a phase or the top level may set. */
+type SectionOverrides<S extends z.ZodObject> = z.ZodOptional<z.ZodType<Partial<z.output<S>>, Partial<z.input<S>>>>;
+
+/**
+ * The section's fields, all optional and *without* their defaults. (zod 4's `.partial()` keeps each field's
+ * `.default(…)`, so a phase that left a field out would still carry the default and hide the top-level
+ * value.) Defaults are applied once, when the merged section is parsed with the full schema.
+ */
+function overridesOf<S extends z.ZodObject>(schema: S): SectionOverrides<S> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    shape[key] = (field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : field).optional();
+  }
+  return z.object(shape).strict().optional() as unknown as SectionOverrides<S>;
+}
+
 /** Fields of a phase that may also be given at the top level as defaults. */
 const PartialStages = {
-  collect: CollectSectionSchema.partial().optional(),
-  export: ExportSectionSchema.partial().optional(),
-  train: TrainSectionSchema.partial().optional(),
+  collect: overridesOf(CollectSectionSchema),
+  export: overridesOf(ExportSectionSchema),
+  train: overridesOf(TrainSectionSchema),
 };
+
+/** One section of a phase: the phase's fields over the top level's, field by field (unset fields fall through). */
+function mergeSection(top: Record<string, unknown> | undefined, phase: Record<string, unknown> | undefined): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  for (const layer of [top, phase]) {
+    for (const [key, value] of Object.entries(layer ?? {})) if (value !== undefined) merged[key] = value;
+  }
+  return merged;
+}
 
 /** One phase: `iterations` passes with the same collection, export and training settings. */
 const RawPhaseSchema = z
@@ -226,7 +280,7 @@ export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfi
   const phases: PipelinePhase[] = [];
   rawPhases.forEach((p, i) => {
     const where = raw.phases === undefined ? [] : ['phases', i];
-    const trainIn = { ...raw.train, ...p.train };
+    const trainIn = mergeSection(raw.train, p.train);
     const train = TrainSectionSchema.safeParse(trainIn);
     if (!train.success) {
       for (const issue of train.error.issues) {
@@ -241,8 +295,8 @@ export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfi
     if (model !== undefined && (typeof model !== 'object' || model === null || 'path' in model || 'tiny' in model)) {
       ctx.addIssue({ code: 'custom', message: "the model comes from policy.init and the previous iteration; only model.dtype / model.gradient_checkpointing / model.tokenizer may be set here", path: [...where, 'train', 'config', 'model'] });
     }
-    const collect = CollectSectionSchema.parse({ ...raw.collect, ...p.collect });
-    const exp = ExportSectionSchema.parse({ ...raw.export, ...p.export });
+    const collect = CollectSectionSchema.parse(mergeSection(raw.collect, p.collect));
+    const exp = ExportSectionSchema.parse(mergeSection(raw.export, p.export));
     const format = exp.format ?? train.data.command;
     if (format !== train.data.command) {
       ctx.addIssue({ code: 'custom', message: `export format '${format}' does not fit train command '${train.data.command}' (the trainer reads its own format)`, path: [...where, 'export', 'format'] });

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,8 @@ import {
   buildTrainerLaunch,
   classifyTrainerRun,
   initialHeartbeat,
+  isCompleteCheckpoint,
+  newestCheckpoint,
   nextHeartbeat,
   parseTrainerEvent,
   resumeFrom,
@@ -17,6 +19,7 @@ import {
   trainerProcessCount,
   visibleGpuCount,
   type TrainerEvent,
+  type TrainHeartbeat,
 } from './trainer-process.js';
 
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
@@ -79,11 +82,44 @@ describe('trainer events → heartbeats', () => {
     expect(beats[5]).toMatchObject({ step: 3, loss: 5.4, checkpoint: '/o/checkpoint-1', attempt: 1 });
   });
 
-  it('resumes from the heartbeat checkpoint only when it is on disk', () => {
-    expect(resumeFrom({ checkpoint: '/o/checkpoint-2' }, () => true)).toBe('/o/checkpoint-2');
-    expect(resumeFrom({ checkpoint: '/o/checkpoint-2' }, () => false)).toBeUndefined();
-    expect(resumeFrom({ checkpoint: null }, () => true)).toBeUndefined();
-    expect(resumeFrom(undefined, () => true)).toBeUndefined();
+  it('resumes from the newer of the heartbeat checkpoint and the newest complete one on disk', async () => {
+    const out = await mkdtemp(path.join(tmpdir(), 'gymflow-resume-'));
+    const checkpoint = async (name: string, complete = true): Promise<string> => {
+      const dir = path.join(out, name);
+      await mkdir(path.join(dir, 'model'), { recursive: true });
+      if (complete) await writeFile(path.join(dir, 'trainer_state.pt'), 'state');
+      return dir;
+    };
+    const c2 = await checkpoint('checkpoint-2');
+    const c4 = await checkpoint('checkpoint-4');
+    const c10 = await checkpoint('checkpoint-10');
+    await checkpoint('checkpoint-12', false); // rotation was deleting it, or not a trainer dir: no state file
+    await checkpoint('.checkpoint-14.tmp-99'); // being written when the trainer died
+    await checkpoint('final');
+    // The heartbeat the server holds is the newest: take it.
+    expect(resumeFrom({ checkpoint: c10, checkpointStep: 10 }, out)).toBe(c10);
+    // Heartbeats are throttled: the server's copy names an older checkpoint than the trainer wrote.
+    expect(resumeFrom({ checkpoint: c2, checkpointStep: 2 }, out)).toBe(c10);
+    expect(newestCheckpoint(out)).toEqual({ path: c10, step: 10 }); // numeric, not lexical: 10 > 4
+    // The heartbeated checkpoint was rotated away (keep_last): the newest complete one on disk.
+    await rm(c10, { recursive: true });
+    await rm(c2, { recursive: true });
+    expect(resumeFrom({ checkpoint: c2, checkpointStep: 2 }, out)).toBe(c4);
+    // No checkpoint in the details (the worker died before a heartbeat with one was sent), or no details.
+    expect(resumeFrom({ ...initialHeartbeat(1) }, out)).toBe(c4);
+    expect(resumeFrom(undefined, out)).toBe(c4);
+    // A heartbeat checkpoint outside the output directory still counts when it is complete and newer.
+    const other = await mkdtemp(path.join(tmpdir(), 'gymflow-resume-other-'));
+    const o7 = path.join(other, 'checkpoint-7');
+    await mkdir(o7);
+    await writeFile(path.join(o7, 'trainer_state.pt'), 'state');
+    expect(resumeFrom({ checkpoint: o7, checkpointStep: 7 }, out)).toBe(o7);
+    expect(resumeFrom({ checkpoint: o7 }, undefined)).toBe(o7);
+    // Another host: neither the heartbeat's checkpoint nor the output directory is there.
+    expect(resumeFrom({ checkpoint: c2, checkpointStep: 2 }, path.join(out, 'missing'))).toBeUndefined();
+    expect(resumeFrom({ checkpoint: null }, undefined)).toBeUndefined();
+    expect(isCompleteCheckpoint(path.join(out, 'checkpoint-12'))).toBe(false);
+    expect(isCompleteCheckpoint(path.join(out, 'final'))).toBe(false);
   });
 });
 
@@ -152,16 +188,19 @@ py.describe('running the trainer', () => {
     const out = path.join(dir, 'out');
     await writeFile(
       config,
-      JSON.stringify({ data, output_dir: out, max_steps: 8, epochs: 20, save_every: 1, keep_last: 50, max_length: 256, model: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } }),
+      JSON.stringify({ data, output_dir: out, max_steps: 8, epochs: 20, save_every: 1, keep_last: 2, max_length: 256, model: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } }),
     );
     const controller = new AbortController();
     let beat = initialHeartbeat(1);
+    // What the server would hold with throttled heartbeats: the details after the first checkpoint only.
+    let stale: TrainHeartbeat | undefined;
     const first = await runTrainer({
       launch: buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }),
       signal: controller.signal,
       onEvent: (e) => {
         beat = nextHeartbeat(beat, e);
-        if (e.event === 'checkpoint' && e.step >= 2) controller.abort();
+        if (e.event === 'checkpoint') stale ??= beat;
+        if (e.event === 'checkpoint' && e.step >= 4) controller.abort();
       },
     });
     expect(first.aborted).toBe(true);
@@ -169,7 +208,11 @@ py.describe('running the trainer', () => {
     expect(first.error?.type).toBe('Terminated');
     expect(liveInGroup(first.pid)).toEqual([]);
     expect(beat.checkpoint).not.toBeNull();
-    const resume = resumeFrom(beat, existsSync);
+    expect(resumeFrom(beat, out)).toBe(beat.checkpoint);
+    // keep_last 2 rotated the stale heartbeat's checkpoint away: resume from the newest on disk instead.
+    expect(stale?.checkpointStep).toBe(1);
+    expect(existsSync(stale?.checkpoint ?? '')).toBe(false);
+    const resume = resumeFrom(stale, out);
     expect(resume).toBe(beat.checkpoint);
 
     const events: TrainerEvent[] = [];

@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 
@@ -167,15 +169,60 @@ export function initialHeartbeat(attempt: number): TrainHeartbeat {
   return { step: 0, totalSteps: null, loss: null, checkpoint: null, checkpointStep: null, attempt };
 }
 
+/** The file the trainer writes last into a checkpoint (trainer/gymflow_trainer/common.py `STATE_FILE`). */
+const CHECKPOINT_STATE_FILE = 'trainer_state.pt';
+const CHECKPOINT_NAME = /^checkpoint-(\d+)$/;
+
 /**
- * The checkpoint a retried attempt resumes from: the one named in the previous attempt's heartbeat details,
- * if it is still on disk (a retry on another host starts over).
+ * Whether `dir` is a complete step checkpoint: the trainer writes `.checkpoint-N.tmp-PID` and renames it to
+ * `checkpoint-N` once written, so the rename makes it complete; like the trainer's own `list_checkpoints`,
+ * the state file must be there too (a directory that rotation was deleting when the trainer died is not).
  */
-export function resumeFrom(details: unknown, exists: (dir: string) => boolean): string | undefined {
-  if (typeof details !== 'object' || details === null) return undefined;
-  const checkpoint = (details as { checkpoint?: unknown }).checkpoint;
-  if (typeof checkpoint !== 'string' || checkpoint === '') return undefined;
-  return exists(checkpoint) ? checkpoint : undefined;
+export function isCompleteCheckpoint(dir: string): boolean {
+  return CHECKPOINT_NAME.test(path.basename(dir)) && existsSync(path.join(dir, CHECKPOINT_STATE_FILE));
+}
+
+/** The newest complete `checkpoint-<step>` directory in `outputDir` (none when it has none or is missing). */
+export function newestCheckpoint(outputDir: string): { path: string; step: number } | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(outputDir);
+  } catch {
+    return undefined;
+  }
+  let best: { path: string; step: number } | undefined;
+  for (const name of names) {
+    const m = CHECKPOINT_NAME.exec(name);
+    if (m === null) continue;
+    const step = Number(m[1]);
+    const dir = path.join(outputDir, name);
+    if ((best === undefined || step > best.step) && isCompleteCheckpoint(dir)) best = { path: dir, step };
+  }
+  return best;
+}
+
+/**
+ * The checkpoint a retried attempt resumes from: the newer of the one named in the previous attempt's
+ * heartbeat details (when it is still complete on disk) and the newest complete checkpoint in `outputDir`
+ * (the attempt's own output directory, the same for every attempt of a workflow run's iteration).
+ *
+ * The server holds the last heartbeat the worker *sent* (throttled, seconds old), so by the time a lost
+ * worker is noticed the trainer may have written newer checkpoints and rotated the heartbeated one away
+ * (`keep_last`); on-disk checkpoints cover that. A retry on another host without the directory starts over.
+ */
+export function resumeFrom(details: unknown, outputDir: string | undefined): string | undefined {
+  let beat: { path: string; step: number } | undefined;
+  if (typeof details === 'object' && details !== null) {
+    const { checkpoint, checkpointStep } = details as { checkpoint?: unknown; checkpointStep?: unknown };
+    if (typeof checkpoint === 'string' && checkpoint !== '' && isCompleteCheckpoint(checkpoint)) {
+      const step = typeof checkpointStep === 'number' ? checkpointStep : Number(CHECKPOINT_NAME.exec(path.basename(checkpoint))?.[1]);
+      beat = { path: checkpoint, step };
+    }
+  }
+  const disk = outputDir === undefined ? undefined : newestCheckpoint(outputDir);
+  if (beat === undefined) return disk?.path;
+  if (disk === undefined) return beat.path;
+  return disk.step > beat.step ? disk.path : beat.path;
 }
 
 // ---------------------------------------------------------------------------------------------------------
