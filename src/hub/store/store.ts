@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants as fsConstants, type ReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { open, readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
+import { chmod, copyFile, open, readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
@@ -11,6 +11,7 @@ import { mapPool } from '../pool.js';
 import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, tempPath, TMP_DIR, writeFileAtomic, writeTemp } from './atomic.js';
 import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot } from './layout.js';
 import { manifestMembers } from './manifests.js';
+import { hashCopy, hashFile, type StreamedObject } from './stream.js';
 
 /**
  * The content-addressed artifact store (DESIGN.md §7, docs/store.md).
@@ -161,6 +162,11 @@ export interface ArtifactWriter {
 
 const KIND_PATTERN = /^[a-z][a-z0-9-]*$/;
 const IO_CONCURRENCY = 16;
+/**
+ * Files streamed at once by {@link ArtifactStore.putObjectFiles}: each holds one chunk buffer, and
+ * large files are disk-bound, so a few in flight keep the disk busy without multiplying memory.
+ */
+const FILE_IO_CONCURRENCY = 4;
 
 /**
  * An opened store. Opening creates the directories and removes temp files of dead writers.
@@ -207,16 +213,37 @@ export class ArtifactStore {
     return this.putBytes(canonicalJson(value), { format: 'json', ...options });
   }
 
-  /** Stores a file's bytes, streamed (for checkpoints and other large artifacts). */
+  /**
+   * Stores a file's bytes, streamed through sha256 into the store (for checkpoints and other large
+   * artifacts): memory stays at one `STREAM_CHUNK_BYTES` buffer (stream.ts) whatever the file's size.
+   */
   async putFile(file: string, options: PutOptions): Promise<IndexEntry> {
     this.checkPut(options);
-    const writer = await this.createWriter();
-    try {
-      for await (const chunk of createReadStream(file)) await writer.write(chunk as Buffer);
-      return await writer.commit(options);
-    } finally {
-      await writer.abort();
-    }
+    const [obj] = await this.putObjectFiles([file]);
+    const { ref, size } = obj as StreamedObject;
+    return this.record(ref, size, { format: 'bytes', ...options });
+  }
+
+  /**
+   * Stores files as objects without index entries (members of a tree manifest), streaming each one
+   * through sha256 while copying it into the store's temp directory, then renaming the copy onto its
+   * content address unless that object already exists (dedup: the copy is dropped and the existing
+   * object touched for gc's grace period). At most `concurrency` files are in flight, each holding one
+   * `STREAM_CHUNK_BYTES` buffer, so memory does not grow with file size. The objects are durable
+   * (files and shard directories fsynced) when this returns. Returns each file's ref and size, in order.
+   *
+   * The size is what was actually read: a file that changes while it is stored gets the object of the
+   * bytes read, never a torn one.
+   */
+  async putObjectFiles(files: readonly string[], options: { concurrency?: number } = {}): Promise<StreamedObject[]> {
+    const dirs = new Set<string>();
+    const out = await mapPool(files, options.concurrency ?? FILE_IO_CONCURRENCY, async (file) => {
+      const r = await this.putFileObject(file);
+      if (r.published) dirs.add(r.published);
+      return { ref: r.ref, size: r.size };
+    });
+    await mapPool([...dirs], IO_CONCURRENCY, (d) => fsyncDir(d));
+    return out;
   }
 
   /**
@@ -280,13 +307,60 @@ export class ArtifactStore {
   // ---------------------------------------------------------------------------------------------
   // Reading
 
-  /** The bytes of an object. */
+  /**
+   * The bytes of an object, read whole: for small objects (JSON, manifests). Large ones (checkpoint
+   * files) go through {@link ArtifactStore.openObjectStream} or {@link ArtifactStore.copyObjectTo}.
+   */
   async get(ref: string): Promise<Buffer> {
     try {
       return await readFile(objectPath(this.root, ref));
     } catch (err) {
       if (isErrno(err, 'ENOENT')) throw new StoreError(`object ${ref} is not in store ${this.root}`);
       throw err;
+    }
+  }
+
+  /**
+   * A read stream over an object's bytes (bounded memory, for large objects); the store error for a
+   * missing object is thrown here rather than emitted later by the stream.
+   */
+  async openObjectStream(ref: string, options: { highWaterMark?: number } = {}): Promise<ReadStream> {
+    let fh: FileHandle;
+    try {
+      fh = await open(objectPath(this.root, ref), 'r');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) throw new StoreError(`object ${ref} is not in store ${this.root}`);
+      throw err;
+    }
+    return fh.createReadStream({ highWaterMark: options.highWaterMark ?? 1024 * 1024, autoClose: true });
+  }
+
+  /**
+   * Copies an object to a new file `dest` (which must not exist) without reading it into memory:
+   * `copyFile` clones it where the filesystem can (btrfs, XFS reflinks) and otherwise copies in the
+   * kernel. The copy is writable (0644, unlike the read-only object), fsynced, and checked to have
+   * `expectedSize` bytes when given. Returns its size.
+   */
+  async copyObjectTo(ref: string, dest: string, expectedSize?: number): Promise<number> {
+    const src = objectPath(this.root, ref);
+    try {
+      await copyFile(src, dest, fsConstants.COPYFILE_EXCL | fsConstants.COPYFILE_FICLONE);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') && !(await exists(src))) throw new StoreError(`object ${ref} is not in store ${this.root} (copying to ${dest})`);
+      throw err;
+    }
+    // copyFile gives the copy the object's read-only mode; a checkout is the caller's to change.
+    await chmod(dest, 0o644);
+    const fh = await open(dest, 'r');
+    try {
+      const { size } = await fh.stat();
+      if (expectedSize !== undefined && size !== expectedSize) {
+        throw new StoreError(`object ${ref} in store ${this.root} has ${size} bytes, expected ${expectedSize} (copying to ${dest}); run \`gymflow store verify\``);
+      }
+      await fh.sync();
+      return size;
+    } finally {
+      await fh.close();
     }
   }
 
@@ -519,7 +593,7 @@ export class ArtifactStore {
     let bytes = 0;
     await mapPool(objects, 8, async (o) => {
       bytes += o.size;
-      const actual = await hashFile(o.file);
+      const actual = (await hashFile(o.file)).ref;
       if (actual !== o.ref) problems.push({ code: 'corrupt-object', path: o.file, ref: o.ref, message: `content hashes to ${actual}` });
     });
     for (const stray of await this.strayObjectFiles()) {
@@ -585,6 +659,43 @@ export class ArtifactStore {
       await writeFileAtomic(this.root, dest, bytes);
     }
     return ref;
+  }
+
+  /**
+   * Streams one file into a temp file under `<root>/tmp/` (same filesystem as `objects/`) while hashing
+   * it, fsyncs it, then renames it onto its content address unless the object exists. Returns the
+   * shard directory when it published (the caller fsyncs it).
+   */
+  private async putFileObject(file: string): Promise<StreamedObject & { published?: string }> {
+    let src: FileHandle;
+    try {
+      src = await open(file, 'r');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) throw new StoreError(`cannot store ${file}: no such file`);
+      throw err;
+    }
+    const tmp = tempPath(this.root);
+    let out: FileHandle | undefined;
+    try {
+      out = await open(tmp, 'wx', 0o444);
+      const obj = await hashCopy(src, out);
+      await out.sync();
+      await out.close();
+      out = undefined;
+      const dest = objectPath(this.root, obj.ref);
+      if (await this.freshen(dest)) {
+        await unlink(tmp).catch(ignoreEnoent);
+        return obj;
+      }
+      await moveInto(tmp, dest);
+      return { ...obj, published: path.dirname(dest) };
+    } catch (err) {
+      await out?.close().catch(() => undefined);
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    } finally {
+      await src.close();
+    }
   }
 
   /**
@@ -784,12 +895,6 @@ function parseIndexEntry(text: string, file: string): IndexEntry {
   const r = IndexEntrySchema.safeParse(value);
   if (!r.success) throw new StoreError(formatZodIssues(r.error, file).join('\n'));
   return r.data;
-}
-
-async function hashFile(file: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
-  return `sha256:${h.digest('hex')}`;
 }
 
 async function readdirOrEmpty(dir: string): Promise<string[]> {
