@@ -4,9 +4,11 @@ import { registerBuiltinEnvs } from '../envs/index.js';
 import { collectCommand } from './commands/collect.js';
 import { compareCommand } from './commands/compare.js';
 import { demoCommand } from './commands/demo.js';
+import { devCommand } from './commands/dev.js';
 import { envsCommand } from './commands/envs.js';
 import { evalCommand } from './commands/eval.js';
 import { exportCommand } from './commands/export.js';
+import { pipelineCommand } from './commands/pipeline.js';
 import { profilesCommand } from './commands/profiles.js';
 import { recordCommand } from './commands/record.js';
 import { runEpisodeCommand } from './commands/run-episode.js';
@@ -36,6 +38,8 @@ export function buildProgram(): Command {
   evalCommand(program);
   compareCommand(program);
   demoCommand(program);
+  devCommand(program);
+  pipelineCommand(program);
   return program;
 }
 

@@ -1,0 +1,191 @@
+/**
+ * What Temporal costs the pipeline's collection: episodes per second of `gymflow/tool-use-v0` with the expert
+ * agent (1,000 episodes by default) through the real stack — a Temporal dev server, a worker, a workflow
+ * that fans the episodes out as `collectShard` activities in shards (`bench/orchestration-workflow.ts`) —
+ * against the very same activity functions called one shard after another in a plain loop (in an activity
+ * context from `@temporalio/testing`'s `MockActivityEnvironment`, so heartbeats work; no server).
+ *
+ * Both sides store every shard in a fresh artifact store, like the pipeline does. The worker runs in this
+ * process, so both sides have the same single JS thread. Each side is warmed up first (the worker's
+ * bundle, V8), then measured REPEATS times alternately; the median run is reported with the ratio
+ * Temporal / plain (target >= 0.9), and the median of the per-round ratios (each Temporal run against the
+ * plain run just before it), which is steadier on a machine whose load drifts.
+ *
+ * The plain loop is measured twice: shards in parallel (the same episodes in flight as the workflow runs
+ * them; the ratio the target is about) and shards one by one.
+ *
+ * Usage: `npm run bench:orchestration` or `npx tsx bench/orchestration.ts [--episodes N] [--shard-size K]`.
+ * Prints a table and writes `bench/results/orchestration.json`.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createRolloutActivities } from '../activities/rollouts.js';
+import { formatTable } from '../src/cli/table.js';
+import { make } from '../src/core/registry.js';
+import { registerBuiltinEnvs } from '../src/envs/index.js';
+import { planEpisodes } from '../src/hub/seeds.js';
+import { freePort, startDevServer } from '../src/pipeline/dev-server.js';
+import { SEARCH_ATTRIBUTES } from '../src/pipeline/search-attributes.js';
+import { collectBench } from './orchestration-workflow.js';
+import { runBench, writeReport } from './report.js';
+
+const ENV = 'gymflow/tool-use-v0';
+const REPEATS = 9;
+const WARMUP_EPISODES = 2000;
+
+interface Run {
+  seconds: number;
+  episodes: number;
+  successes: number;
+}
+
+/** The `collectShard` inputs for `episodes` expert episodes in shards of `shardSize` tasks (group size 1). */
+function shardInputs(episodes: number, shardSize: number, store: string, seed: number): unknown[] {
+  const env = make(ENV);
+  const tasks = env.listTasks?.('train');
+  void env.close();
+  const order = planEpisodes({ seed, tasks, shuffle: true, groupSize: 1, n: episodes }).map((p) => p.task?.id ?? '');
+  const shards: unknown[] = [];
+  for (let i = 0; i < order.length; i += shardSize) {
+    shards.push({
+      envId: ENV,
+      agent: 'expert',
+      policy: { iteration: 0 },
+      tasks: order.slice(i, i + shardSize),
+      groupSize: 1,
+      seed: seed + i,
+      concurrency: 4,
+      temperature: 0,
+      parents: [],
+      store,
+    });
+  }
+  return shards;
+}
+
+function median(runs: Run[]): Run {
+  const sorted = [...runs].sort((a, b) => a.episodes / a.seconds - b.episodes / b.seconds);
+  return sorted[Math.floor(sorted.length / 2)] as Run;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { episodes: { type: 'string', default: '1000' }, 'shard-size': { type: 'string', default: '250' } } });
+  const episodes = Number(values.episodes);
+  const shardSize = Number(values['shard-size']);
+  if (!Number.isSafeInteger(episodes) || episodes <= 0) throw new Error(`--episodes: expected a positive integer, got '${values.episodes}'`);
+  if (!Number.isSafeInteger(shardSize) || shardSize <= 0) throw new Error(`--shard-size: expected a positive integer, got '${values['shard-size']}'`);
+  registerBuiltinEnvs();
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'gymflow-bench-orch-'));
+  const store = path.join(scratch, 'store');
+  const activities = createRolloutActivities({ store, workDir: path.join(scratch, 'work') });
+  let seed = 1;
+
+  // `parallel`: the shards at once, as the workflow runs them (the same episodes in flight); else one by one.
+  const plain = async (n: number, parallel: boolean): Promise<Run> => {
+    const shards = shardInputs(n, shardSize, store, seed++);
+    const run = (shard: unknown): ReturnType<typeof activities.collectShard> => new MockActivityEnvironment().run(activities.collectShard, shard);
+    const t0 = process.hrtime.bigint();
+    const results: Awaited<ReturnType<typeof activities.collectShard>>[] = [];
+    if (parallel) results.push(...(await Promise.all(shards.map(run))));
+    else for (const shard of shards) results.push(await run(shard));
+    return {
+      seconds: Number(process.hrtime.bigint() - t0) / 1e9,
+      episodes: results.reduce((a, r) => a + r.summary.episodes, 0),
+      successes: results.reduce((a, r) => a + r.summary.successes, 0),
+    };
+  };
+
+  const server = await startDevServer({ dbFilename: path.join(scratch, 'temporal.db'), port: await freePort(), headless: true, searchAttributes: SEARCH_ATTRIBUTES });
+  const taskQueue = `bench-orchestration-${randomUUID()}`;
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  try {
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      taskQueue,
+      workflowsPath: fileURLToPath(new URL('./orchestration-workflow.ts', import.meta.url)),
+      activities,
+    });
+    const temporal = async (n: number): Promise<Run> => {
+      const shards = shardInputs(n, shardSize, store, seed++);
+      const t0 = process.hrtime.bigint();
+      const r = await client.workflow.execute(collectBench, { taskQueue, workflowId: `bench-${randomUUID()}`, args: [{ shards }] });
+      return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, episodes: r.episodes, successes: r.successes };
+    };
+
+    const runs = await worker.runUntil(async () => {
+      await plain(WARMUP_EPISODES, true);
+      await plain(WARMUP_EPISODES, false);
+      await temporal(WARMUP_EPISODES);
+      const r = { parallel: [] as Run[], sequential: [] as Run[], temporal: [] as Run[] };
+      for (let i = 0; i < REPEATS; i++) {
+        r.parallel.push(await plain(episodes, true));
+        r.sequential.push(await plain(episodes, false));
+        r.temporal.push(await temporal(episodes));
+      }
+      return r;
+    });
+
+    for (const r of [...runs.parallel, ...runs.sequential, ...runs.temporal]) {
+      if (r.episodes !== episodes) throw new Error(`a run collected ${r.episodes} episodes, expected ${episodes}`);
+    }
+    const mpar = median(runs.parallel);
+    const mseq = median(runs.sequential);
+    const mt = median(runs.temporal);
+    const rate = (r: Run): number => r.episodes / r.seconds;
+    const ratio = rate(mt) / rate(mpar);
+    const ratioSequential = rate(mt) / rate(mseq);
+    const roundRatios = runs.temporal.map((t, i) => rate(t) / rate(runs.parallel[i] as Run)).sort((a, b) => a - b);
+    const ratioPerRound = roundRatios[Math.floor(roundRatios.length / 2)] as number;
+    const shards = Math.ceil(episodes / shardSize);
+    const row = (mode: string, r: Run) => ({ mode, episodes: r.episodes, shards, seconds: r.seconds, perSecond: rate(r), success: r.successes / r.episodes });
+    const rows = [
+      row('plain loop, shards in parallel', mpar),
+      row('plain loop, shards one by one', mseq),
+      row('Temporal (dev server + worker)', mt),
+    ];
+    console.log(`\n${ENV}, expert agent, ${episodes} episodes in ${shards} shards of ${shardSize}; median of ${REPEATS} runs each\n`);
+    console.log(
+      formatTable(rows, [
+        { key: 'mode' },
+        { key: 'episodes', align: 'right' },
+        { key: 'shards', align: 'right' },
+        { key: 'seconds', align: 'right' },
+        { key: 'perSecond', header: 'episodes/s', align: 'right' },
+        { key: 'success', align: 'right' },
+      ]),
+    );
+    console.log(`\nratio Temporal / plain (shards in parallel, the same work in flight): ${ratio.toFixed(3)} (target >= 0.9)${ratio >= 0.9 ? '' : '  BELOW TARGET'}`);
+    console.log(`median of the per-round ratios (Temporal / plain in parallel): ${ratioPerRound.toFixed(3)}`);
+    console.log(`ratio Temporal / plain (shards one by one): ${ratioSequential.toFixed(3)}`);
+    await writeReport('orchestration', {
+      env: ENV,
+      agent: 'expert',
+      episodes,
+      shardSize,
+      repeats: REPEATS,
+      results: rows,
+      ratio,
+      ratioSequential,
+      ratioPerRound,
+      runs,
+    });
+  } finally {
+    await connection.close();
+    await nativeConnection.close();
+    await server.stop();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+runBench(main);

@@ -1,0 +1,423 @@
+import { Client, Connection, WorkflowNotFoundError, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { ConfigError, GymflowError } from '../../core/errors.js';
+import { loadPipelineConfig, type PipelineConfig } from '../../pipeline/config.js';
+import { defaultWorkflowId } from '../../pipeline/plan.js';
+import { SearchAttributeKeys } from '../../pipeline/search-attributes.js';
+import { STAGES, type PipelineStatus } from '../../pipeline/status.js';
+import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
+import { printJson } from '../options.js';
+import { formatNumber, formatTable } from '../table.js';
+
+/** The workflows `gymflow pipeline start` can start (see workflows/index.ts). */
+export const PIPELINE_WORKFLOWS = ['trainingLoop', 'pipeline'] as const;
+/** One of {@link PIPELINE_WORKFLOWS}. */
+export type PipelineWorkflowType = (typeof PIPELINE_WORKFLOWS)[number];
+
+/** Connection options shared by every `gymflow pipeline` sub-command. */
+export interface ConnectOptions {
+  address?: string;
+  namespace?: string;
+}
+
+/** The Temporal frontend: `--address`, else `$TEMPORAL_ADDRESS`, else `127.0.0.1:7233`. */
+export function resolveAddress(opts: ConnectOptions, env: NodeJS.ProcessEnv = process.env): string {
+  return opts.address ?? (env['TEMPORAL_ADDRESS'] || '127.0.0.1:7233');
+}
+
+/** The namespace: `--namespace`, else `$TEMPORAL_NAMESPACE`, else `default`. */
+export function resolveNamespace(opts: ConnectOptions, env: NodeJS.ProcessEnv = process.env): string {
+  return opts.namespace ?? (env['TEMPORAL_NAMESPACE'] || 'default');
+}
+
+/** A Temporal server that could not be reached; names the address and how to start one. */
+export class TemporalUnreachableError extends GymflowError {
+  constructor(address: string, cause: unknown) {
+    super('TEMPORAL_UNREACHABLE', `cannot reach Temporal at ${address}: ${(cause as Error).message ?? String(cause)} (start one with \`gymflow dev\`, or pass --address / set TEMPORAL_ADDRESS)`, { cause });
+  }
+}
+
+/** Connects to the frontend and runs `fn` with a client; closes the connection afterwards. */
+export async function withClient<T>(opts: ConnectOptions, fn: (client: Client, where: { address: string; namespace: string }) => Promise<T>): Promise<T> {
+  const address = resolveAddress(opts);
+  const namespace = resolveNamespace(opts);
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: '5s' });
+  } catch (err) {
+    throw new TemporalUnreachableError(address, err);
+  }
+  try {
+    return await fn(new Client({ connection, namespace }), { address, namespace });
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * Turns "workflow not found" into an error that names the id, namespace and address — or, when the run
+ * exists but has closed (signals to a closed run fail the same way), says that it has.
+ */
+async function orNotFound<T>(client: Client, id: string, where: { address: string; namespace: string }, fn: () => Promise<T>, action?: string): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    const closed = await client.workflow
+      .getHandle(id)
+      .describe()
+      .catch(() => undefined);
+    if (closed && action !== undefined) throw new ConfigError(`workflow '${id}' is already ${closed.status.name}: nothing to ${action}`);
+    throw new ConfigError(`no workflow '${id}' in namespace ${where.namespace} at ${where.address} (see \`gymflow pipeline list\`)`);
+  }
+}
+
+/**
+ * Starts a run of `config`: `trainingLoop` (default) or one `pipeline` pass on the config's CPU task queue,
+ * with the experiment and environment search attributes set from the start (so `pipeline list` finds it at
+ * once). Returns the workflow and first run id.
+ */
+export async function startPipeline(
+  client: Client,
+  config: PipelineConfig,
+  options: { workflowId?: string; workflow?: PipelineWorkflowType } = {},
+): Promise<{ workflowId: string; runId: string; handle: WorkflowHandle }> {
+  const workflowId = options.workflowId ?? defaultWorkflowId(config.name, new Date());
+  const firstAlgorithm = config.phases[0]?.train.command;
+  try {
+    const handle = await client.workflow.start(options.workflow ?? 'trainingLoop', {
+      taskQueue: config.task_queues.cpu,
+      workflowId,
+      args: [config],
+      typedSearchAttributes: [
+        { key: SearchAttributeKeys.experiment, value: config.name },
+        { key: SearchAttributeKeys.env, value: config.env },
+        ...(firstAlgorithm === undefined ? [] : [{ key: SearchAttributeKeys.algorithm, value: firstAlgorithm }]),
+      ],
+    });
+    return { workflowId, runId: handle.firstExecutionRunId, handle };
+  } catch (err) {
+    const message = (err as Error).message ?? '';
+    if (/search attribute/i.test(message)) {
+      throw new ConfigError(
+        `${message}: gymflow's search attributes are not registered on this namespace; \`gymflow dev\` registers them, on a cluster run \`temporal operator search-attribute create\` (docs/operations.md)`,
+      );
+    }
+    throw err;
+  }
+}
+
+/**
+ * Asks a run for its `pipeline_status`. A query needs a worker to answer (for a closed run too: it replays
+ * the history), so this gives up after `timeoutMs` and returns `undefined` instead of hanging.
+ */
+export async function queryStatus(client: Client, workflowId: string, timeoutMs = 15_000): Promise<PipelineStatus | undefined> {
+  const handle = client.workflow.getHandle(workflowId);
+  try {
+    return await client.connection.withDeadline(Date.now() + timeoutMs, () => handle.query(pipelineStatusQuery));
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw err;
+    return undefined;
+  }
+}
+
+function pct(v: number | undefined): string {
+  return v === undefined ? '' : v.toFixed(3);
+}
+
+function duration(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+function short(ref: string | undefined): string {
+  return ref === undefined ? '' : ref.replace(/^sha256:/, '').slice(0, 12);
+}
+
+/**
+ * The readable form of a `pipeline_status` answer: a header (state, stage, iteration, progress), one row per
+ * stage of the current pass, then the metrics history (one row per finished iteration), then the last error.
+ */
+export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status'>): string {
+  const lines: string[] = [];
+  const progress = status.progress ? `${status.progress.done}/${status.progress.total} ${status.progress.unit}` : '';
+  if (info) lines.push(`workflow    ${info.workflowId} (${status.workflow}, run ${status.run}, ${info.status.name})`);
+  lines.push(`experiment  ${status.experiment}   env ${status.env}`);
+  lines.push(
+    `state       ${status.state}${status.paused ? ' (paused)' : ''}   stage ${status.stage}${progress ? ` ${progress}` : ''}   iteration ${status.iteration}/${status.maxIterations}` +
+      `${status.phase ? `   phase ${status.phase}` : ''}${status.algorithm ? `   algorithm ${status.algorithm}` : ''}`,
+  );
+  if (status.best) lines.push(`best        success ${pct(status.best.success)} at iteration ${status.best.iteration}`);
+  if (status.stopReason) lines.push(`stopped     ${status.stopReason}`);
+  if (status.cancel) lines.push(`cancel      ${status.cancel.mode} requested ${status.cancel.requestedAt}${status.cancel.activity ? `, running activity ${status.cancel.activity}` : ''}${status.cancel.reason ? ` (${status.cancel.reason})` : ''}`);
+  lines.push('');
+  const stageRows = STAGES.map((name) => {
+    const s = status.stages[name];
+    return {
+      stage: name,
+      state: s.state,
+      progress: s.progress ? `${s.progress.done}/${s.progress.total} ${s.progress.unit}` : '',
+      time: duration(s.durationMs),
+      ref: short(s.ref),
+      note: s.note ?? '',
+    };
+  });
+  lines.push(formatTable(stageRows, [{ key: 'stage' }, { key: 'state' }, { key: 'progress', align: 'right' }, { key: 'time', align: 'right' }, { key: 'ref' }, { key: 'note' }]));
+  if (status.history.length > 0) {
+    lines.push('');
+    const historyRows = status.history.map((h) => ({
+      iter: h.iteration,
+      phase: h.phase,
+      algorithm: h.algorithm,
+      success: h.success ? `${pct(h.success.value)} [${pct(h.success.low)}, ${pct(h.success.high)}] n=${h.success.n}` : '',
+      reward: h.evalReward ?? '',
+      steps: h.evalSteps ?? '',
+      rollouts: h.rollouts ? `${h.rollouts.episodes} ep, ${pct(h.rollouts.success)} ok` : '',
+      loss: h.train?.loss === undefined || h.train.loss === null ? '' : formatNumber(h.train.loss),
+      trainSteps: h.train?.steps ?? '',
+      time: duration(h.wallMs),
+    }));
+    lines.push(
+      formatTable(historyRows, [
+        { key: 'iter', align: 'right' },
+        { key: 'phase' },
+        { key: 'algorithm' },
+        { key: 'success', header: 'held-out success [95% CI]' },
+        { key: 'reward', align: 'right' },
+        { key: 'steps', align: 'right' },
+        { key: 'rollouts' },
+        { key: 'loss', align: 'right' },
+        { key: 'trainSteps', header: 'train steps', align: 'right' },
+        { key: 'time', align: 'right' },
+      ]),
+    );
+  }
+  if (status.lastError) {
+    lines.push('');
+    lines.push(`last error  [${status.lastError.stage}] ${status.lastError.type ? `${status.lastError.type}: ` : ''}${status.lastError.message} (${status.lastError.at})`);
+  }
+  return lines.join('\n');
+}
+
+/** The visibility query of `pipeline list`. */
+export function listQuery(opts: { experiment?: string; env?: string; status?: string; query?: string }): string {
+  const quote = (v: string): string => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const parts = [`WorkflowType IN (${PIPELINE_WORKFLOWS.map(quote).join(', ')})`];
+  if (opts.experiment !== undefined) parts.push(`GymflowExperiment = ${quote(opts.experiment)}`);
+  if (opts.env !== undefined) parts.push(`GymflowEnv = ${quote(opts.env)}`);
+  if (opts.status !== undefined) parts.push(`ExecutionStatus = ${quote(opts.status)}`);
+  if (opts.query !== undefined) parts.push(`(${opts.query})`);
+  return parts.join(' AND ');
+}
+
+/** One row of `pipeline list`. */
+export interface PipelineListRow {
+  workflowId: string;
+  runId: string;
+  type: string;
+  status: string;
+  experiment: string | null;
+  env: string | null;
+  algorithm: string | null;
+  iteration: number | null;
+  bestSuccess: number | null;
+  startTime: string;
+  closeTime: string | null;
+}
+
+function listRow(w: WorkflowExecutionInfo): PipelineListRow {
+  const sa = w.typedSearchAttributes;
+  return {
+    workflowId: w.workflowId,
+    runId: w.runId,
+    type: w.type,
+    status: w.status.name,
+    experiment: sa.get(SearchAttributeKeys.experiment) ?? null,
+    env: sa.get(SearchAttributeKeys.env) ?? null,
+    algorithm: sa.get(SearchAttributeKeys.algorithm) ?? null,
+    iteration: sa.get(SearchAttributeKeys.iteration) ?? null,
+    bestSuccess: sa.get(SearchAttributeKeys.bestSuccess) ?? null,
+    startTime: w.startTime.toISOString(),
+    closeTime: w.closeTime?.toISOString() ?? null,
+  };
+}
+
+/** Runs matching the filters, newest first (from the visibility API; at most `limit`). */
+export async function listPipelines(client: Client, query: string, limit: number): Promise<PipelineListRow[]> {
+  const rows: PipelineListRow[] = [];
+  for await (const w of client.workflow.list({ query, pageSize: Math.min(limit, 1000) })) {
+    rows.push(listRow(w));
+    if (rows.length >= limit) break;
+  }
+  return rows;
+}
+
+function parseWorkflowType(value: string): PipelineWorkflowType {
+  if (!(PIPELINE_WORKFLOWS as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected ${PIPELINE_WORKFLOWS.join(' or ')}, got '${value}'`);
+  return value as PipelineWorkflowType;
+}
+
+function parseLimit(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive integer, got '${value}'`);
+  return n;
+}
+
+function withConnect(cmd: Command): Command {
+  return cmd
+    .option('--address <host:port>', 'Temporal frontend (default: $TEMPORAL_ADDRESS, else 127.0.0.1:7233)')
+    .option('--namespace <ns>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE, else default)');
+}
+
+/** Prints one line to stderr whenever the stage, iteration or state changes, until `done` resolves. */
+async function followProgress(client: Client, workflowId: string, done: Promise<unknown>, everyMs = 2000): Promise<void> {
+  let last = '';
+  let finished = false;
+  void done.finally(() => (finished = true)).catch(() => undefined);
+  while (!finished) {
+    const s = await queryStatus(client, workflowId, 5000).catch(() => undefined);
+    if (s) {
+      const p = s.progress ? ` ${s.progress.done}/${s.progress.total} ${s.progress.unit}` : '';
+      const line = `iteration ${s.iteration}/${s.maxIterations}  ${s.state}  ${s.stage}${p}`;
+      if (line !== last) process.stderr.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
+      last = line;
+    }
+    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, everyMs))]);
+  }
+}
+
+/** `gymflow pipeline …`: start, watch and steer pipeline runs on a Temporal server. */
+export function pipelineCommand(program: Command): void {
+  const pipeline = program.command('pipeline').description('start, watch and steer training runs on Temporal (see docs/operations.md)');
+
+  withConnect(pipeline.command('start'))
+    .description('validate CONFIG locally, then start a trainingLoop (or one pipeline pass) for it')
+    .argument('<config>', 'pipeline configuration (YAML or JSON)')
+    .option('--id <workflow-id>', 'workflow id (default: <name>-<yyyymmdd-hhmmss>)')
+    .option('--workflow <type>', 'trainingLoop | pipeline (one pass)', parseWorkflowType, 'trainingLoop')
+    .option('--wait', 'wait for the run to finish, printing progress; exit 1 unless it completed')
+    .option('--json', 'print JSON')
+    .action(async (file: string, opts: ConnectOptions & { id?: string; workflow: PipelineWorkflowType; wait?: boolean; json?: boolean }) => {
+      const config = await loadPipelineConfig(file);
+      await withClient(opts, async (client, where) => {
+        const { workflowId, runId, handle } = await startPipeline(client, config, { workflow: opts.workflow, ...(opts.id === undefined ? {} : { workflowId: opts.id }) });
+        if (!opts.wait) {
+          if (opts.json) return printJson({ workflowId, runId, workflow: opts.workflow, taskQueue: config.task_queues.cpu, address: where.address, namespace: where.namespace });
+          console.log(`started ${opts.workflow} ${workflowId} (run ${runId}) on task queue ${config.task_queues.cpu} at ${where.address}`);
+          console.log(`watch it: gymflow pipeline status ${workflowId}${opts.address ? ` --address ${where.address}` : ''}`);
+          return;
+        }
+        if (!opts.json) process.stderr.write(`started ${opts.workflow} ${workflowId} (run ${runId}); waiting for it to finish\n`);
+        const result = handle.result();
+        if (!opts.json) await followProgress(client, workflowId, result);
+        let failure: Error | undefined;
+        try {
+          await result;
+        } catch (err) {
+          failure = err as Error;
+        }
+        const status = await queryStatus(client, workflowId);
+        const described = await handle.describe();
+        if (opts.json) printJson({ workflowId, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null, error: failure?.message ?? null });
+        else {
+          if (status) console.log(formatStatus(status, described));
+          else console.log(`${workflowId}: ${described.status.name} (no worker answered pipeline_status)`);
+          if (failure) console.error(`gymflow: ${workflowId} did not complete: ${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}`);
+        }
+        if (failure) process.exitCode = 1;
+      });
+    });
+
+  withConnect(pipeline.command('status'))
+    .description("print a run's pipeline_status: stage, iteration, per-stage progress, metrics history")
+    .argument('<workflow-id>', 'workflow id')
+    .option('--json', 'print the raw pipeline_status as JSON')
+    .action(async (id: string, opts: ConnectOptions & { json?: boolean }) => {
+      await withClient(opts, async (client, where) => {
+        const described = await orNotFound(client, id, where, () => client.workflow.getHandle(id).describe());
+        const status = await orNotFound(client, id, where, () => queryStatus(client, id));
+        if (opts.json) return printJson({ workflowId: id, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null });
+        if (status) console.log(formatStatus(status, described));
+        else {
+          console.log(`${id}: ${described.status.name} (${described.type}, started ${described.startTime.toISOString()})`);
+          console.log(`no worker answered the pipeline_status query within 15 s: is a worker polling task queue ${described.taskQueue}?`);
+          process.exitCode = 1;
+        }
+      });
+    });
+
+  for (const [name, signal, what] of [
+    ['pause', pauseSignal, 'pause a run before its next stage (the running activity finishes)'],
+    ['resume', resumeSignal, 'resume a paused run'],
+  ] as const) {
+    withConnect(pipeline.command(name))
+      .description(what)
+      .argument('<workflow-id>', 'workflow id')
+      .option('--json', 'print JSON')
+      .action(async (id: string, opts: ConnectOptions & { json?: boolean }) => {
+        await withClient(opts, async (client, where) => {
+          await orNotFound(client, id, where, () => client.workflow.getHandle(id).signal(signal), name);
+          if (opts.json) printJson({ workflowId: id, signal: name });
+          else console.log(`sent ${name} to ${id}`);
+        });
+      });
+  }
+
+  withConnect(pipeline.command('cancel'))
+    .description('stop a run gracefully: by default the running activity finishes first; --abort cancels it (the trainer is killed)')
+    .argument('<workflow-id>', 'workflow id')
+    .option('--abort', 'cancel the running activity instead of letting it finish')
+    .option('--reason <text>', 'why (kept in the status)')
+    .option('--wait', 'wait until the run has stopped')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: ConnectOptions & { abort?: boolean; reason?: string; wait?: boolean; json?: boolean }) => {
+      await withClient(opts, async (client, where) => {
+        const handle = client.workflow.getHandle(id);
+        const request = { mode: opts.abort ? ('abort' as const) : ('finish' as const), ...(opts.reason === undefined ? {} : { reason: opts.reason }) };
+        await orNotFound(client, id, where, () => handle.signal(cancelSignal, request), 'cancel');
+        let final: string | undefined;
+        if (opts.wait) {
+          await handle.result().catch(() => undefined);
+          final = (await handle.describe()).status.name;
+        }
+        if (opts.json) printJson({ workflowId: id, signal: 'cancel', ...request, ...(final === undefined ? {} : { status: final }) });
+        else console.log(`sent cancel (${request.mode}) to ${id}${final === undefined ? '' : `; it is now ${final}`}`);
+      });
+    });
+
+  withConnect(pipeline.command('list'))
+    .description('list runs (newest first) from the visibility API, filtered by the gymflow search attributes')
+    .option('--experiment <name>', 'only this experiment (GymflowExperiment)')
+    .option('--env <id>', 'only this environment (GymflowEnv)')
+    .option('--status <s>', 'Running | Completed | Failed | Canceled | Terminated | ContinuedAsNew | TimedOut')
+    .option('--query <q>', 'an extra visibility query, ANDed with the rest')
+    .option('--limit <n>', 'at most this many runs', parseLimit, 50)
+    .option('--json', 'print JSON')
+    .action(async (opts: ConnectOptions & { experiment?: string; env?: string; status?: string; query?: string; limit: number; json?: boolean }) => {
+      await withClient(opts, async (client) => {
+        const rows = await listPipelines(client, listQuery(opts), opts.limit);
+        if (opts.json) return printJson(rows);
+        if (rows.length === 0) return console.log('no runs');
+        console.log(
+          formatTable(
+            rows.map((r) => ({ ...r, bestSuccess: r.bestSuccess ?? '', iteration: r.iteration ?? '', startTime: r.startTime.replace(/\.\d+Z$/, 'Z') })),
+            [
+              { key: 'workflowId', header: 'workflow id' },
+              { key: 'type' },
+              { key: 'status' },
+              { key: 'experiment' },
+              { key: 'env' },
+              { key: 'algorithm' },
+              { key: 'iteration', align: 'right' },
+              { key: 'bestSuccess', header: 'best success', align: 'right' },
+              { key: 'startTime', header: 'started' },
+            ],
+          ),
+        );
+      });
+    });
+}

@@ -1,0 +1,276 @@
+/**
+ * `gymflow dev` and `gymflow pipeline …` as a user runs them: the real CLI (`bin/gymflow.js`) in child
+ * processes, against a real Temporal dev server and the real workers started by `gymflow dev`, plus the same
+ * workflow started with the `temporal` CLI (`temporal workflow start --type trainingLoop --input-file`).
+ * The runs use a tiny model and the expert agent, so a whole loop takes seconds of training.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatStatus, listQuery } from '../src/cli/commands/pipeline.js';
+import { loadPipelineConfig } from '../src/pipeline/config.js';
+import { defaultWorkflowId } from '../src/pipeline/plan.js';
+import { ensurePortFree, freePort } from '../src/pipeline/dev-server.js';
+import { freshStages, type PipelineStatus } from '../src/pipeline/status.js';
+import { repoRoot, runTemporal } from '../src/pipeline/temporal-cli.js';
+import { requires } from './support/requires.js';
+
+const temporal = requires.temporal();
+const python = requires.python(['torch', 'gymflow_trainer']);
+const BIN = join(repoRoot, 'bin', 'gymflow.js');
+
+/** A loop that trains for real but fast: expert rollouts, 2 SFT steps of a 1-layer model, expert eval. */
+const FAST_CONFIG = `# a fast loop for tests
+name: clitest
+env: gymflow/tool-use-v0
+policy:
+  init:
+    tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, bpe_vocab_size: 0 }
+collect: { agent: expert, tasks: 4, shard_size: 2, concurrency: 2 }
+export: { success_only: true }
+train:
+  command: sft
+  config: { max_steps: 2, batch_size: 2, max_length: 256 }
+eval: { agent: expert, tasks: 4, baseline: false }
+max_iterations: 1
+`;
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `gymflow …` to completion in `cwd`. */
+function gymflow(args: readonly string[], cwd: string, timeoutMs = 120_000): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function sampleStatus(): PipelineStatus {
+  const stages = freshStages();
+  stages.tasks = { state: 'done', durationMs: 120, ref: `sha256:${'a'.repeat(64)}` };
+  stages.collect = { state: 'running', progress: { done: 3, total: 8, unit: 'episodes' }, note: '2 shards' };
+  return {
+    workflow: 'trainingLoop',
+    experiment: 'demo',
+    env: 'gymflow/tool-use-v0',
+    state: 'running',
+    stage: 'collect',
+    iteration: 1,
+    maxIterations: 3,
+    phase: 'sft',
+    algorithm: 'sft',
+    paused: false,
+    stages,
+    progress: { done: 3, total: 8, unit: 'episodes' },
+    artifacts: {},
+    policy: { iteration: 0 },
+    history: [{ iteration: 0, phase: 'sft', algorithm: 'baseline', success: { value: 0.25, low: 0.1, high: 0.5, n: 20 }, evalReward: 0.3, evalSteps: 4, wallMs: 65_000, refs: {} }],
+    best: { iteration: 0, success: 0.25 },
+    lastError: { stage: 'collect', message: 'worker lost', type: 'TimeoutFailure', at: '2026-01-01T00:00:00Z' },
+    run: 2,
+    runStartedAt: '2026-01-01T00:00:00Z',
+    loopStartedAt: '2026-01-01T00:00:00Z',
+  };
+}
+
+describe('gymflow pipeline: pure parts', () => {
+  it('names runs <name>-<yyyymmdd-hhmmss> in UTC', () => {
+    expect(defaultWorkflowId('demo', new Date(Date.UTC(2026, 2, 1, 4, 5, 6)))).toBe('demo-20260301-040506');
+  });
+
+  it('builds the visibility query from the filters, quoting values', () => {
+    expect(listQuery({})).toBe('WorkflowType IN ("trainingLoop", "pipeline")');
+    expect(listQuery({ experiment: 'a"b', status: 'Running' })).toBe(
+      'WorkflowType IN ("trainingLoop", "pipeline") AND GymflowExperiment = "a\\"b" AND ExecutionStatus = "Running"',
+    );
+  });
+
+  it('formats a status as header, stage table, history and last error', () => {
+    const text = formatStatus(sampleStatus());
+    expect(text).toContain('stage collect 3/8 episodes   iteration 1/3   phase sft');
+    expect(text).toMatch(/collect\s+running\s+3\/8 episodes\s+2 shards/);
+    expect(text).toMatch(/tasks\s+done\s+0\.1s\s+aaaaaaaaaaaa/);
+    expect(text).toContain('0.250 [0.100, 0.500] n=20');
+    expect(text).toContain('last error  [collect] TimeoutFailure: worker lost');
+  });
+
+  it('start validates the configuration before connecting, naming file, line and field', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gymflow-cli-'));
+    try {
+      await writeFile(join(dir, 'bad.yaml'), FAST_CONFIG.replace('tasks: 4, shard_size', 'tasks: -4, shard_size'));
+      // Port 1: nothing listens there, so reaching the server would fail differently.
+      const r = await gymflow(['pipeline', 'start', 'bad.yaml', '--address', '127.0.0.1:1'], dir);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/bad\.yaml:7 \$\.collect\.tasks: /);
+      expect(r.stderr).not.toContain('cannot reach');
+      const ok = await gymflow(['pipeline', 'start', join(repoRoot, 'examples', 'smoke.yaml'), '--address', '127.0.0.1:1'], dir);
+      expect(ok.code).toBe(1);
+      expect(ok.stderr).toContain('cannot reach Temporal at 127.0.0.1:1');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('both examples are valid configurations', async () => {
+    const smoke = await loadPipelineConfig(join(repoRoot, 'examples', 'smoke.yaml'));
+    expect(smoke.max_iterations).toBe(1);
+    const demo = await loadPipelineConfig(join(repoRoot, 'examples', 'demo.yaml'));
+    expect(demo.phases.map((p) => [p.name, p.train.command, p.collect.agent])).toEqual([
+      ['sft', 'sft', 'expert'],
+      ['rl', 'rl', 'policy'],
+    ]);
+  });
+});
+
+temporal.describe('gymflow dev and gymflow pipeline against a dev server', () => {
+  let dir = '';
+  let port = 0;
+  let address = '';
+  let dev: ChildProcess | undefined;
+  let devOut = '';
+  let devExit: Promise<number | null> | undefined;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gymflow-dev-'));
+    port = await freePort();
+    address = `127.0.0.1:${port}`;
+    await writeFile(join(dir, 'fast.yaml'), FAST_CONFIG);
+    const child = spawn(process.execPath, [BIN, 'dev', '--headless', '--port', String(port), '--db', 'state/temporal.db', '--store', 'store', '--grace', '20'], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    dev = child;
+    devExit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`gymflow dev did not come up within 150 s:\n${devOut}`)), 150_000);
+      const onData = (d: Buffer): void => {
+        devOut += d.toString();
+        if (devOut.includes('Ctrl-C stops everything')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      void devExit?.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`gymflow dev exited with ${String(code)}:\n${devOut}`));
+      });
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    if (dev?.exitCode === null) dev.kill('SIGTERM');
+    await devExit;
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  it('prints the address and both workers, and refuses a second stack on the same port', async () => {
+    expect(devOut).toContain(`Temporal:  ${address}`);
+    expect(devOut).toMatch(/workers: {3}cpu on gymflow \(pid \d+\), gpu on gymflow-gpu \(pid \d+\)/);
+    const second = await gymflow(['dev', '--headless', '--port', String(port), '--db', 'other.db'], dir, 30_000);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+  }, 60_000);
+
+  python.it('pipeline start --wait runs a loop to completion; status, list and --json agree', async () => {
+    const started = await gymflow(['pipeline', 'start', 'fast.yaml', '--id', 'cli-wait', '--address', address, '--wait', '--json'], dir, 300_000);
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stderr).toBe('');
+    const result = JSON.parse(started.stdout) as { status: string; pipelineStatus: PipelineStatus };
+    expect(result.status).toBe('COMPLETED');
+    expect(result.pipelineStatus).toMatchObject({ state: 'completed', experiment: 'clitest', iteration: 1 });
+    expect(result.pipelineStatus.history.at(-1)).toMatchObject({ iteration: 1, algorithm: 'sft', train: { steps: 2 } });
+
+    const status = await gymflow(['pipeline', 'status', 'cli-wait', '--address', address], dir);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/state\s+completed/);
+    expect(status.stdout).toMatch(/train\s+done/);
+
+    const list = await gymflow(['pipeline', 'list', '--experiment', 'clitest', '--address', address, '--json'], dir);
+    const rows = JSON.parse(list.stdout) as { workflowId: string; experiment: string; env: string; status: string }[];
+    expect(rows.find((r) => r.workflowId === 'cli-wait')).toMatchObject({ experiment: 'clitest', env: 'gymflow/tool-use-v0', status: 'COMPLETED' });
+    const none = await gymflow(['pipeline', 'list', '--experiment', 'no-such-experiment', '--address', address], dir);
+    expect(none.stdout.trim()).toBe('no runs');
+
+    const missing = await gymflow(['pipeline', 'status', 'no-such-run', '--address', address], dir);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("no workflow 'no-such-run' in namespace default");
+  }, 320_000);
+
+  python.it('the same workflow starts with `temporal workflow start --input-file` and answers `temporal workflow query`', async () => {
+    const config = await loadPipelineConfig(join(dir, 'fast.yaml'));
+    await writeFile(join(dir, 'config.json'), JSON.stringify({ ...config, name: 'clitemporal' }));
+    const common = ['--address', address, '--workflow-id', 'cli-temporal'];
+    await runTemporal(['workflow', 'start', '--type', 'trainingLoop', '--task-queue', 'gymflow', '--input-file', join(dir, 'config.json'), ...common]);
+    const result = await runTemporal(['workflow', 'result', ...common, '--output', 'json'], { timeoutMs: 300_000 });
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'COMPLETED' });
+    const query = await runTemporal(['workflow', 'query', ...common, '--type', 'pipeline_status', '--output', 'json']);
+    const answer = JSON.parse(query.stdout) as { queryResult: [PipelineStatus] };
+    expect(answer.queryResult[0]).toMatchObject({ state: 'completed', experiment: 'clitemporal', iteration: 1 });
+    // The workflow sets its search attributes itself when the starter did not.
+    const listed = await runTemporal(['workflow', 'list', '--address', address, '--query', 'GymflowExperiment = "clitemporal"', '--output', 'json']);
+    expect(listed.stdout).toContain('cli-temporal');
+  }, 320_000);
+
+  python.it('pause, resume and cancel steer a run', async () => {
+    const status = async (id: string): Promise<PipelineStatus> => {
+      const r = await gymflow(['pipeline', 'status', id, '--address', address, '--json'], dir);
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { pipelineStatus: PipelineStatus }).pipelineStatus;
+    };
+    /** Polls until the run reaches `state` (a pause takes effect at the gate before the next stage). */
+    const reaches = async (id: string, state: PipelineStatus['state']): Promise<PipelineStatus> => {
+      for (let i = 0; i < 90; i++) {
+        const s = await status(id);
+        if (s.state === state) return s;
+        if (s.state === 'failed' || (s.state === 'completed' && state !== 'completed')) throw new Error(`${id} ended (${s.state}) instead of reaching ${state}`);
+      }
+      throw new Error(`${id} never reached ${state}`);
+    };
+    const start = async (id: string): Promise<void> => {
+      const r = await gymflow(['pipeline', 'start', 'fast.yaml', '--id', id, '--address', address, '--json'], dir);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ workflowId: id, workflow: 'trainingLoop', taskQueue: 'gymflow' });
+      // Paused right away: the run waits at its next gate, so nothing below races with it finishing.
+      expect((await gymflow(['pipeline', 'pause', id, '--address', address], dir)).stdout).toContain(`sent pause to ${id}`);
+      expect(await reaches(id, 'paused')).toMatchObject({ paused: true });
+    };
+
+    // pause + resume: the run goes on to complete.
+    await start('cli-resume');
+    expect((await gymflow(['pipeline', 'resume', 'cli-resume', '--address', address], dir)).code).toBe(0);
+    expect(await reaches('cli-resume', 'completed')).toMatchObject({ paused: false, stopReason: 'max_iterations' });
+
+    // pause + cancel: the paused run stops without running another activity.
+    await start('cli-steer');
+    const cancel = await gymflow(['pipeline', 'cancel', 'cli-steer', '--reason', 'test', '--wait', '--address', address, '--json'], dir, 300_000);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect(JSON.parse(cancel.stdout)).toMatchObject({ workflowId: 'cli-steer', mode: 'finish', reason: 'test', status: 'COMPLETED' });
+    expect(await status('cli-steer')).toMatchObject({ stopReason: 'cancelled', cancel: { mode: 'finish', reason: 'test', activity: 'none' } });
+    // The run is closed now: a second cancel says so instead of "not found".
+    const again = await gymflow(['pipeline', 'cancel', 'cli-steer', '--address', address], dir);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("workflow 'cli-steer' is already COMPLETED: nothing to cancel");
+  }, 320_000);
+
+  it('Ctrl-C (SIGTERM) stops workers, then the server, and frees the port', async () => {
+    dev?.kill('SIGTERM');
+    expect(await devExit).toBe(0);
+    expect(devOut).toMatch(/cpu worker stopped/);
+    expect(devOut).toMatch(/gpu worker stopped/);
+    expect(devOut).toContain('Temporal dev server stopped');
+    await ensurePortFree('127.0.0.1', port, 'test');
+  }, 120_000);
+});

@@ -1,0 +1,212 @@
+/**
+ * Durability of the pipeline against the real stack: a Temporal dev server started here (so it can be
+ * stopped and restarted on the same db file) and the CPU and GPU workers as child processes (so they can be
+ * `kill -9`ed), training a tiny model with the real Python trainer.
+ *
+ * 1. Server restart: the dev server is stopped while the loop trains and started again on the same db file;
+ *    the run completes, its training uninterrupted. Its step count is the reference for (2).
+ * 2. GPU worker crash: `kill -9` of the GPU worker in the middle of training, a new GPU worker started; the
+ *    train activity is retried, resumes from its last checkpoint (not step 0) and ends with the same number
+ *    of optimizer steps as the uninterrupted run of (1).
+ * 3. Cancel: `cancel` with `mode: abort` while the trainer runs leaves no trainer process behind.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { TrainResult } from '../activities/train.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { parsePipelineConfig, type PipelineConfig } from '../src/pipeline/config.js';
+import { freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerProcess } from '../src/pipeline/dev-server.js';
+import { SEARCH_ATTRIBUTES } from '../src/pipeline/search-attributes.js';
+import type { PipelineStatus } from '../src/pipeline/status.js';
+import { cancelSignal, pipelineStatusQuery } from '../workflows/messages.js';
+import { trainingLoop } from '../workflows/index.js';
+import { requires } from './support/requires.js';
+
+const temporal = requires.temporal();
+const python = requires.python(['torch', 'gymflow_trainer']);
+
+/** Pids of trainer processes whose command line mentions `marker` (the test's scratch directory). */
+function trainerPids(marker: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      continue; // exited meanwhile
+    }
+    if (cmdline.includes('gymflow_trainer') && cmdline.includes(marker)) pids.push(Number(name));
+  }
+  return pids;
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+}
+
+temporal.describe('pipeline durability on a real dev server', () => {
+  let dir = '';
+  let serverOptions: DevServerOptions;
+  let server: DevServer | undefined;
+  let cpu: WorkerProcess | undefined;
+  let gpu: WorkerProcess | undefined;
+  let connection: Connection | undefined;
+  let client: Client;
+  /** The train result of the uninterrupted run (test 1), the reference of test 2. */
+  let reference: TrainResult | undefined;
+
+  const startGpu = async (): Promise<WorkerProcess> =>
+    startWorkerProcess({ kind: 'gpu', address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'gpu.log') });
+
+  /** Long enough to be interrupted: 2 epochs of batch-1 SFT with a checkpoint every 2 steps. */
+  const config = (name: string): PipelineConfig =>
+    parsePipelineConfig(
+      {
+        name,
+        env: 'gymflow/tool-use-v0',
+        store: join(dir, 'store'),
+        work_dir: join(dir, 'work'),
+        policy: { init: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } },
+        collect: { agent: 'expert', tasks: 8, shard_size: 4, concurrency: 2 },
+        export: { success_only: true },
+        train: { command: 'sft', heartbeat_timeout: '15s', config: { epochs: 2, batch_size: 1, max_length: 512, save_every: 2, log_every: 1 } },
+        eval: { agent: 'expert', tasks: 2, baseline: false },
+        max_iterations: 1,
+      },
+      `durability:${name}`,
+    );
+
+  const statusOf = (id: string): Promise<PipelineStatus> => client.workflow.getHandle(id).query(pipelineStatusQuery);
+  /** Resolves once the run's trainer has reported at least `steps` steps. */
+  const trainedAtLeast = (id: string, steps: number, timeoutMs = 120_000): Promise<PipelineStatus> =>
+    until(`${id} to train ${steps} steps`, timeoutMs, async () => {
+      const s = await statusOf(id);
+      if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) before training ${steps} steps: ${JSON.stringify(s.lastError)}`);
+      return s.stage === 'train' && (s.stages.train.progress?.done ?? 0) >= steps ? s : undefined;
+    });
+  /**
+   * The results of the `train` activity in the workflow's history (the last run of the loop), in order. Read
+   * from the history rather than the store: a checkpoint's store entry (content-addressed) is the one of the
+   * first run that produced the same weights.
+   */
+  const trainResults = async (id: string): Promise<TrainResult[]> => {
+    const history = await client.workflow.getHandle(id).fetchHistory();
+    const types = new Map<string, string>();
+    const results: TrainResult[] = [];
+    for (const e of history.events ?? []) {
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      if (scheduled) types.set(String(e.eventId), scheduled.activityType?.name ?? '');
+      const completed = e.activityTaskCompletedEventAttributes;
+      if (completed && types.get(String(completed.scheduledEventId)) === 'train') {
+        const payload = completed.result?.payloads?.[0];
+        if (payload) results.push(defaultPayloadConverter.fromPayload<TrainResult>(payload));
+      }
+    }
+    return results;
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gymflow-durability-'));
+    serverOptions = { dbFilename: join(dir, 'temporal.db'), port: await freePort(), headless: true, searchAttributes: SEARCH_ATTRIBUTES, logFile: join(dir, 'temporal.log') };
+    server = await startDevServer(serverOptions);
+    [cpu, gpu] = await Promise.all([
+      startWorkerProcess({ kind: 'cpu', address: server.address, store: join(dir, 'store'), logFile: join(dir, 'cpu.log') }),
+      startGpu(),
+    ]);
+    connection = await Connection.connect({ address: server.address });
+    client = new Client({ connection });
+  }, 180_000);
+
+  afterAll(async () => {
+    await connection?.close();
+    await Promise.all([cpu?.stop(20_000), gpu?.stop(20_000)]);
+    await server?.stop();
+    const left = dir ? trainerPids(dir) : [];
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+    // GYMFLOW_KEEP_TEST_DIR=1 keeps the scratch directory (worker and server logs, trainer runs) for a post-mortem.
+    if (dir && !process.env['GYMFLOW_KEEP_TEST_DIR']) await rm(dir, { recursive: true, force: true });
+    else if (dir) console.warn(`kept ${dir}`);
+    expect(left, 'trainer processes left behind').toEqual([]);
+  }, 120_000);
+
+  python.it('a dev server restart mid-run (same db file): the run completes', async () => {
+    const id = 'durable-server';
+    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('server')] });
+    await trainedAtLeast(id, 2);
+    await connection?.close();
+    connection = undefined;
+    const stopped = await server?.stop();
+    expect(stopped?.code).toBe(0);
+    await new Promise((r) => setTimeout(r, 2000));
+    server = await startDevServer(serverOptions);
+    connection = await Connection.connect({ address: server.address });
+    client = new Client({ connection });
+
+    const result = await client.workflow.getHandle(id, handle.firstExecutionRunId).result();
+    expect(result).toBeDefined();
+    const status = await statusOf(id);
+    expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations', iteration: 1 });
+    const train = await trainResults(id);
+    expect(train).toHaveLength(1);
+    expect(train[0]).toMatchObject({ attempt: 1, resumedFrom: null });
+    reference = train[0];
+    expect(reference?.steps).toBeGreaterThan(8);
+    expect(status.history.at(-1)?.train?.steps).toBe(reference?.steps);
+  }, 150_000);
+
+  python.it('kill -9 of the GPU worker mid-training: the retry resumes from the last checkpoint and ends with the same steps', async () => {
+    if (reference === undefined) throw new Error('needs the uninterrupted run of the previous test');
+    const id = 'durable-gpu-crash';
+    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('crash')] });
+    const before = await trainedAtLeast(id, 8);
+    const killedAt = before.stages.train.progress?.done ?? 0;
+    expect(killedAt).toBeLessThan(reference.steps);
+    await gpu?.kill();
+    gpu = await startGpu();
+
+    await handle.result();
+    const status = await statusOf(id);
+    expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
+    const [train, ...more] = await trainResults(id);
+    expect(more).toEqual([]);
+    // Retried after the heartbeat timeout, resumed from a checkpoint taken before the kill, not from step 0.
+    expect(train?.attempt).toBe(2);
+    expect(train?.resumedFrom, 'the retried attempt resumed from a checkpoint').toEqual(expect.stringMatching(/checkpoint-\d+$/));
+    const resumedStep = Number(/checkpoint-(\d+)$/.exec(train?.resumedFrom ?? '')?.[1]);
+    expect(resumedStep).toBeGreaterThan(0);
+    // The same number of optimizer steps as the uninterrupted run — and, resume being exact, the same weights.
+    expect(train?.steps).toBe(reference.steps);
+    expect(status.history.at(-1)?.train?.steps).toBe(reference.steps);
+    expect(train?.checkpointRef).toBe(reference.checkpointRef);
+    // The dead worker's trainer is gone too (it exits on the broken pipe at its next output line).
+    await until('the orphaned trainer to exit', 30_000, async () => (trainerPids(dir).length === 0 ? true : undefined));
+  }, 240_000);
+
+  python.it('cancel (abort) while training leaves no trainer process behind', async () => {
+    const id = 'durable-cancel';
+    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('cancel')] });
+    await trainedAtLeast(id, 1);
+    expect(trainerPids(dir).length).toBeGreaterThan(0);
+    await handle.signal(cancelSignal, { mode: 'abort', reason: 'durability test' });
+    await handle.result();
+    const status = await statusOf(id);
+    expect(status).toMatchObject({ stopReason: 'cancelled', cancel: { mode: 'abort', stage: 'train', activity: 'cancelled' } });
+    expect(trainerPids(dir)).toEqual([]);
+  }, 150_000);
+});
