@@ -1,11 +1,144 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { listEnvs, make } from '../../core/registry.js';
 import { runEpisode } from '../../core/rollout.js';
+import { loadPipelineConfig } from '../../pipeline/config.js';
+import { ensurePortFree, startDevServer, startWorkerProcess, type DevServer, type WorkerProcess } from '../../pipeline/dev-server.js';
+import { SEARCH_ATTRIBUTES } from '../../pipeline/search-attributes.js';
+import type { PipelineStatus } from '../../pipeline/status.js';
+import { requireTemporalBinary } from '../../pipeline/temporal-cli.js';
 import { resolveAgent } from '../../policy/specs.js';
 import { parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
+import { formatStatus, queryStatus, startPipeline } from './pipeline.js';
 
-type DemoRow = {
+/** Options of the closed-loop demo. */
+interface LoopDemoOptions {
+  config: string;
+  port: number;
+  uiPort: number;
+  dir: string;
+  keep?: boolean;
+  json?: boolean;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The closed loop, end to end on this machine: a Temporal dev server (SQLite under `dir`, Web UI), the CPU and
+ * GPU workers as child processes, and `trainingLoop` on the demo configuration. Prints the Web UI link, a line
+ * per stage change and the per-iteration table (held-out success with its CI, reward, steps, train loss, wall
+ * time) each time an iteration completes; stops the stack at the end unless `keep`. The run lives in the
+ * server's db: a demo interrupted and started again with the same `dir` finds it in the Web UI.
+ */
+async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
+  const config = await loadPipelineConfig(opts.config);
+  const binary = requireTemporalBinary();
+  await ensurePortFree('127.0.0.1', opts.port, 'Temporal gRPC frontend (--port)');
+  await ensurePortFree('127.0.0.1', opts.uiPort, 'Temporal Web UI (--ui-port)');
+  const dir = resolve(opts.dir);
+  await mkdir(dir, { recursive: true });
+  const log = (line: string): void => void process.stdout.write(`${line}\n`);
+  let server: DevServer | undefined;
+  const workers: WorkerProcess[] = [];
+  let connection: Connection | undefined;
+  let interrupted = false;
+  const onSignal = (): void => {
+    interrupted = true;
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    log(`demo: starting the Temporal dev server (state in ${join(dir, 'temporal.db')}) and the workers…`);
+    server = await startDevServer({
+      binary,
+      dbFilename: join(dir, 'temporal.db'),
+      port: opts.port,
+      uiPort: opts.uiPort,
+      searchAttributes: SEARCH_ATTRIBUTES,
+      logFile: join(dir, 'temporal.log'),
+    });
+    const address = server.address;
+    for (const kind of ['cpu', 'gpu'] as const) {
+      workers.push(await startWorkerProcess({ kind, address, store: join(dir, 'store'), logFile: join(dir, `worker-${kind}.log`) }));
+    }
+    connection = await Connection.connect({ address });
+    const client = new Client({ connection });
+    const { workflowId, handle } = await startPipeline(client, config);
+    log(`demo: trainingLoop '${workflowId}' on ${config.env} (${config.max_iterations} iterations at most${config.target ? `, target ${config.target.metric} ≥ ${config.target.value}` : ''})`);
+    log(`demo: watch it in the Temporal Web UI: ${server.uiUrl ?? `http://127.0.0.1:${opts.uiPort}`}/namespaces/default/workflows/${workflowId}`);
+    log(`demo: or: temporal workflow query --address ${address} --workflow-id ${workflowId} --type pipeline_status`);
+    const t0 = Date.now();
+    let shown = 0;
+    let lastStage = '';
+    let last: PipelineStatus | undefined;
+    const result = handle.result();
+    let finished = false;
+    result.then(
+      () => (finished = true),
+      () => (finished = true),
+    );
+    while (!finished && !interrupted) {
+      await sleep(2000);
+      const status = await queryStatus(client, workflowId, 10_000).catch(() => undefined);
+      if (status === undefined) continue;
+      last = status;
+      const stage = `${status.iteration}:${status.stage}`;
+      if (stage !== lastStage && !opts.json) {
+        lastStage = stage;
+        const progress = status.stages[status.stage as keyof typeof status.stages]?.progress;
+        log(`[${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] iteration ${status.iteration}: ${status.stage}${progress ? ` (${progress.done}/${progress.total} ${progress.unit})` : ''}`);
+      }
+      if (status.history.length > shown && !opts.json) {
+        shown = status.history.length;
+        log('');
+        log(historyTable(status));
+        log('');
+      }
+    }
+    if (interrupted) {
+      log(`demo: interrupted; the run stays in ${join(dir, 'temporal.db')} (start the stack again with \`gymflow dev --db ${join(dir, 'temporal.db')}\` to let it finish)`);
+      return 130;
+    }
+    const outcome = await result.then(
+      (r) => r,
+      (err: unknown) => err as Error,
+    );
+    if (outcome instanceof Error) {
+      log(`demo: the run failed: ${outcome.message}`);
+      if (last) log(formatStatus(last));
+      return 1;
+    }
+    const final = (await queryStatus(client, workflowId, 10_000)) ?? last;
+    if (opts.json) printJson({ workflowId, result: outcome, wallSeconds: (Date.now() - t0) / 1000 });
+    else {
+      if (final && final.history.length > shown) log(historyTable(final));
+      log(`demo: done in ${((Date.now() - t0) / 60000).toFixed(1)} min: ${outcome.stopReason}, ${outcome.iterations} training iterations${outcome.best ? `, best held-out success ${outcome.best.success.toFixed(2)} (iteration ${outcome.best.iteration})` : ''}`);
+    }
+    if (opts.keep) {
+      log('demo: --keep: the dev server and workers stay up; Ctrl-C stops them.');
+      while (!interrupted) await sleep(1000);
+    }
+    return 0;
+  } finally {
+    await connection?.close();
+    await Promise.all(workers.map((w) => w.stop(90_000)));
+    await server?.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** The per-iteration part of a status: the table `gymflow pipeline status` prints after its stage table. */
+function historyTable(status: PipelineStatus): string {
+  const full = formatStatus(status);
+  const at = full.indexOf('\niter');
+  return at < 0 ? full : full.slice(at + 1).split('\n\n')[0] ?? full;
+}
+
+type EnvRow = {
   env: string;
   agent: string;
   episodes: number;
@@ -17,60 +150,72 @@ type DemoRow = {
   note?: string;
 };
 
+/** Every registered environment, its expert and a random agent, a few seeded held-out episodes each. */
+async function runEnvTour(episodes: number, json: boolean | undefined): Promise<void> {
+  const rows: EnvRow[] = [];
+  for (const s of listEnvs()) {
+    for (const agentSpec of [...Object.keys(s.agents ?? {}), 'random']) {
+      const env = make(s.id);
+      const tasks = env.listTasks?.('heldout') ?? [];
+      let steps = 0;
+      let successes = 0;
+      let reward = 0;
+      let note: string | undefined;
+      try {
+        for (let i = 0; i < episodes; i++) {
+          const agent = resolveAgent(agentSpec, s.id, { seed: i });
+          const task = tasks[i % Math.max(1, tasks.length)]?.id;
+          const t = await runEpisode(env, agent, { envId: s.id, seed: i, ...(task ? { task } : {}) });
+          steps += t.steps.length;
+          successes += t.outcome.success ? 1 : 0;
+          reward += t.steps.reduce((a, st) => a + (st.envReward ?? 0), 0);
+        }
+      } catch (err) {
+        // One environment that cannot run here (no Docker engine for the sandbox) must not hide the others.
+        note = `unavailable: ${(err as Error).message.split('\n')[0]}`;
+      } finally {
+        await env.close();
+      }
+      rows.push(
+        note === undefined
+          ? { env: s.id, agent: agentSpec, episodes, steps, meanSteps: steps / episodes, success: successes / episodes, meanReward: reward / episodes }
+          : { env: s.id, agent: agentSpec, episodes: 0, steps: 0, meanSteps: NaN, success: NaN, meanReward: NaN, note },
+      );
+    }
+  }
+  if (json) return printJson(rows);
+  console.log(
+    formatTable(rows, [
+      { key: 'env' },
+      { key: 'agent' },
+      { key: 'episodes', align: 'right' },
+      { key: 'meanSteps', header: 'steps/ep', align: 'right' },
+      { key: 'success', header: 'success', align: 'right' },
+      { key: 'meanReward', header: 'mean reward', align: 'right' },
+      { key: 'note' },
+    ]),
+  );
+}
+
 /**
- * `gymflow demo`: every registered environment, its expert and a random agent, a few seeded episodes
- * on held-out tasks each, summarised in one table.
+ * `gymflow demo`: the closed training loop on Temporal with a tiny model (examples/demo.yaml): SFT from expert
+ * trajectories, then RL iterations with the trained policy acting through onnxruntime-node. `--envs`: the quick
+ * tour instead (every environment's expert and a random agent on a few held-out episodes).
  */
 export function demoCommand(program: Command): void {
   program
     .command('demo')
-    .description('run the expert and random agents for a few seeded held-out episodes in every environment')
-    .option('-n, --episodes <n>', 'episodes per env and agent', parsePositiveInteger, 5)
+    .description('run the closed training loop (Temporal dev server + workers + trainingLoop on examples/demo.yaml); --envs: a quick tour of the environments')
+    .option('--config <file>', 'pipeline configuration', 'examples/demo.yaml')
+    .option('--port <port>', 'Temporal gRPC port', parsePositiveInteger, 7233)
+    .option('--ui-port <port>', 'Temporal Web UI port', parsePositiveInteger, 8233)
+    .option('--dir <dir>', 'where the demo keeps the server db, the store and logs', '.gymflow/demo')
+    .option('--keep', 'keep the dev server and workers running after the loop ends (Ctrl-C stops them)')
+    .option('--envs', 'instead: every environment, its expert and a random agent on a few held-out episodes')
+    .option('-n, --episodes <n>', '--envs: episodes per env and agent', parsePositiveInteger, 5)
     .option('--json', 'print JSON')
-    .action(async (opts: { episodes: number; json?: boolean }) => {
-      const rows: DemoRow[] = [];
-      for (const s of listEnvs()) {
-        for (const agentSpec of [...Object.keys(s.agents ?? {}), 'random']) {
-          const env = make(s.id);
-          const tasks = env.listTasks?.('heldout') ?? [];
-          let steps = 0;
-          let successes = 0;
-          let reward = 0;
-          let note: string | undefined;
-          try {
-            for (let i = 0; i < opts.episodes; i++) {
-              const agent = resolveAgent(agentSpec, s.id, { seed: i });
-              const task = tasks[i % Math.max(1, tasks.length)]?.id;
-              const t = await runEpisode(env, agent, { envId: s.id, seed: i, ...(task ? { task } : {}) });
-              steps += t.steps.length;
-              successes += t.outcome.success ? 1 : 0;
-              reward += t.steps.reduce((a, st) => a + (st.envReward ?? 0), 0);
-            }
-          } catch (err) {
-            // One environment that cannot run here (no Docker engine for the sandbox) must not hide the others.
-            note = `unavailable: ${(err as Error).message.split('\n')[0]}`;
-          } finally {
-            await env.close();
-          }
-          const n = opts.episodes;
-          rows.push(
-            note === undefined
-              ? { env: s.id, agent: agentSpec, episodes: n, steps, meanSteps: steps / n, success: successes / n, meanReward: reward / n }
-              : { env: s.id, agent: agentSpec, episodes: 0, steps: 0, meanSteps: NaN, success: NaN, meanReward: NaN, note },
-          );
-        }
-      }
-      if (opts.json) return printJson(rows);
-      console.log(
-        formatTable(rows, [
-          { key: 'env' },
-          { key: 'agent' },
-          { key: 'episodes', align: 'right' },
-          { key: 'meanSteps', header: 'steps/ep', align: 'right' },
-          { key: 'success', header: 'success', align: 'right' },
-          { key: 'meanReward', header: 'mean reward', align: 'right' },
-          { key: 'note' },
-        ]),
-      );
+    .action(async (opts: { config: string; port: number; uiPort: number; dir: string; keep?: boolean; envs?: boolean; episodes: number; json?: boolean }) => {
+      if (opts.envs) return runEnvTour(opts.episodes, opts.json);
+      process.exitCode = await runLoopDemo(opts);
     });
 }
