@@ -1,6 +1,6 @@
-import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { ConfigError, GymflowError } from '../core/errors.js';
+import { openOnnxModel } from '../core/onnx-session.js';
 import { POLICY_MANIFEST, type PolicyManifest, readPolicyManifest } from './onnx-manifest.js';
 
 /**
@@ -67,21 +67,7 @@ export class OnnxCausalLM {
    */
   static async load(dir: string, options: OnnxLMOptions = {}): Promise<OnnxCausalLM> {
     const manifest = readPolicyManifest(dir);
-    const threads = options.intraOpThreads ?? 1;
-    if (!Number.isInteger(threads) || threads < 0) throw new ConfigError(`intra-op threads must be an integer >= 0 (0 = onnxruntime's default), got ${threads}`);
-    const modelPath = join(dir, 'model.onnx');
-    let session: ort.InferenceSession;
-    try {
-      session = await ort.InferenceSession.create(modelPath, {
-        executionProviders: ['cpu'],
-        graphOptimizationLevel: 'all',
-        intraOpNumThreads: threads,
-        interOpNumThreads: 1,
-        executionMode: 'sequential',
-      });
-    } catch (err) {
-      throw new ConfigError(`${modelPath}: onnxruntime cannot load the model (${(err as Error).message})`);
-    }
+    const { session, modelPath } = await openOnnxModel(dir, options.intraOpThreads ?? 1);
     const lm = new OnnxCausalLM(dir, manifest, session);
     lm.checkSignature(modelPath);
     return lm;

@@ -15,7 +15,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from .chat import render
 from .errors import DataError
@@ -52,13 +52,13 @@ def f(name: str) -> str:
     return FIELDS[name]
 
 
-def read_jsonl(path: str) -> list[dict[str, Any]]:
-    """Reads JSON Lines; a bad line is a :class:`DataError` naming file and line."""
-    out: list[dict[str, Any]] = []
+def iter_jsonl(path: str, what: str = "dataset") -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of a JSON Lines file; an unreadable file, a line
+    that is not JSON or not an object is a :class:`DataError` naming the file (as ``what``) and the line."""
     try:
         fh = open(path, encoding="utf-8")
     except OSError as e:
-        raise DataError(f"{path}: cannot read the dataset ({e.strerror})") from e
+        raise DataError(f"{path}: cannot read the {what} ({e.strerror})") from e
     with fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
@@ -69,8 +69,13 @@ def read_jsonl(path: str) -> list[dict[str, Any]]:
                 raise DataError(f"{path}:{n}: not valid JSON ({e.msg})") from e
             if not isinstance(rec, dict):
                 raise DataError(f"{path}:{n}: expected a JSON object")
-            rec["__line__"] = n
-            out.append(rec)
+            yield n, rec
+
+
+def read_jsonl(path: str, what: str = "dataset") -> list[dict[str, Any]]:
+    """Reads JSON Lines (see :func:`iter_jsonl`); each record gets its line number as ``__line__``; an empty
+    file is a :class:`DataError`."""
+    out = [{**rec, "__line__": n} for n, rec in iter_jsonl(path, what)]
     if not out:
         raise DataError(f"{path}: no records")
     return out

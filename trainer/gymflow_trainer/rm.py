@@ -32,6 +32,7 @@ from decimal import Decimal
 from typing import Any, Optional, Sequence
 
 from .chat import render
+from .data import iter_jsonl
 from .errors import CheckpointError, ConfigError, DataError
 
 #: Identifies the step rendering below; the ONNX directory records it (``input``) so a TS scorer refuses a
@@ -315,22 +316,7 @@ class PairExample:
 
 
 def _read_jsonl(path: str, what: str) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as e:
-        raise DataError(f"{path}: cannot read the {what} ({e.strerror})") from e
-    out = []
-    with fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(f"{path}:{n}: not valid JSON ({e.msg})") from e
-            if not isinstance(rec, dict):
-                raise DataError(f"{path}:{n}: expected a JSON object")
-            out.append((n, rec))
+    out = list(iter_jsonl(path, what))
     if not out:
         raise DataError(f"{path}: no records")
     return out

@@ -19,8 +19,9 @@ from typing import Any, Iterator, Optional, Sequence
 
 from .chat import CHAT_TEMPLATE, IM_END, PAD, SPECIAL_TOKENS
 from .common import SYSTEM_PROMPT_ATTR
+from .data import iter_jsonl
 from .config import TinyModelConfig, from_dict, read_document
-from .errors import ConfigError, DataError
+from .errors import ConfigError
 
 #: Text the BPE variant learns its merges from: the shapes of exported conversations.
 CORPUS = [
@@ -40,19 +41,8 @@ def corpus_texts(paths: Sequence[str]) -> Iterator[str]:
     ``chosen`` / ``rejected``, rl ``prompt`` / ``group[].completion``), each preceded by its role name (so that
     ChatML headers get merges too), in file and record order."""
     for path in paths:
-        try:
-            fh = open(path, encoding="utf-8")
-        except OSError as e:
-            raise DataError(f"{path}: cannot read the BPE corpus ({e.strerror})") from e
-        with fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise DataError(f"{path}:{n}: not valid JSON ({e.msg})") from e
-                yield from _contents(rec)
+        for _, rec in iter_jsonl(path, "BPE corpus"):
+            yield from _contents(rec)
 
 
 def _contents(node: Any) -> Iterator[str]:

@@ -1,6 +1,6 @@
-import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { ConfigError, GymflowError } from '../../core/errors.js';
+import { openOnnxModel } from '../../core/onnx-session.js';
 import { loadTokenizer, type Tokenizer } from '../../core/tokenizer.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import type { LearnedScorer } from '../types.js';
@@ -56,24 +56,10 @@ export class OnnxRewardModel implements LearnedScorer {
    */
   static async load(dir: string, options: OnnxRewardModelOptions = {}): Promise<OnnxRewardModel> {
     const manifest = readRewardModelManifest(dir);
-    const threads = options.intraOpThreads ?? 1;
-    if (!Number.isInteger(threads) || threads < 0) throw new ConfigError(`intra-op threads must be an integer >= 0 (0 = onnxruntime's default), got ${threads}`);
     const batchSize = options.batchSize ?? 8;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new ConfigError(`batchSize must be a positive integer, got ${batchSize}`);
     const tokenizer = await loadTokenizer(dir);
-    const modelPath = join(dir, 'model.onnx');
-    let session: ort.InferenceSession;
-    try {
-      session = await ort.InferenceSession.create(modelPath, {
-        executionProviders: ['cpu'],
-        graphOptimizationLevel: 'all',
-        intraOpNumThreads: threads,
-        interOpNumThreads: 1,
-        executionMode: 'sequential',
-      });
-    } catch (err) {
-      throw new ConfigError(`${modelPath}: onnxruntime cannot load the model (${(err as Error).message})`);
-    }
+    const { session, modelPath } = await openOnnxModel(dir, options.intraOpThreads ?? 1);
     const missing = [
       ...['input_ids', 'attention_mask'].filter((n) => !session.inputNames.includes(n)),
       ...['scores'].filter((n) => !session.outputNames.includes(n)),
