@@ -74,7 +74,10 @@ temporal.describe('pipeline durability on a real dev server', () => {
   const startGpu = async (): Promise<WorkerProcess> =>
     startWorkerProcess({ kind: 'gpu', address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'gpu.log') });
 
-  /** Long enough to be interrupted: 2 epochs of batch-1 SFT with a checkpoint every 2 steps. */
+  /**
+   * Long enough to be interrupted on an idle machine too (the trainer's progress reaches the workflow every
+   * few seconds): 6 epochs of batch-1 SFT with a checkpoint every 2 steps.
+   */
   const config = (name: string): PipelineConfig =>
     parsePipelineConfig(
       {
@@ -85,7 +88,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
         policy: { init: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } },
         collect: { agent: 'expert', tasks: 8, shard_size: 4, concurrency: 2 },
         export: { success_only: true },
-        train: { command: 'sft', heartbeat_timeout: '15s', config: { epochs: 2, batch_size: 1, max_length: 512, save_every: 2, log_every: 1 } },
+        train: { command: 'sft', heartbeat_timeout: '15s', config: { epochs: 6, batch_size: 1, max_length: 512, save_every: 2, log_every: 1 } },
         eval: { agent: 'expert', tasks: 2, baseline: false },
         max_iterations: 1,
       },

@@ -36,32 +36,34 @@ CORPUS = [
 ]
 
 
-def corpus_texts(paths: Sequence[str]) -> Iterator[str]:
+def corpus_texts(paths: Sequence[str], system: bool = True) -> Iterator[str]:
     """The message contents of exported records (``gymflow export`` JSONL: sft ``messages``, dpo ``prompt`` /
     ``chosen`` / ``rejected``, rl ``prompt`` / ``group[].completion``), each preceded by its role name (so that
     ChatML headers get merges too), in file and record order."""
     for path in paths:
         for _, rec in iter_jsonl(path, "BPE corpus"):
-            yield from _contents(rec)
+            yield from _contents(rec, system)
 
 
-def _contents(node: Any) -> Iterator[str]:
+def _contents(node: Any, system: bool = True) -> Iterator[str]:
     """The ``role`` and ``content`` of every message (a mapping with both as strings) inside ``node``, depth
-    first: role names are counted as often as ChatML headers occur."""
+    first: role names are counted as often as ChatML headers occur. ``system=False`` skips system messages
+    (a model that never sees them should not spend its vocabulary on them)."""
     if isinstance(node, dict):
         if isinstance(node.get("role"), str) and isinstance(node.get("content"), str):
-            yield node["role"]
-            yield node["content"]
+            if system or node["role"] != "system":
+                yield node["role"]
+                yield node["content"]
             return
         for v in node.values():
-            yield from _contents(v)
+            yield from _contents(v, system)
     elif isinstance(node, list):
         for v in node:
-            yield from _contents(v)
+            yield from _contents(v, system)
 
 
 def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_digits: bool = False,
-                    split_spaces: bool = False) -> Any:
+                    split_spaces: bool = False, corpus_system: bool = True) -> Any:
     """A byte-level tokenizer with ``<|endoftext|>`` (pad, id 0), ``<|im_start|>`` (1), ``<|im_end|>`` (2, eos).
 
     ``bpe_vocab_size=0``: the 256 byte symbols and no merges (every byte one token: deterministic, any text
@@ -89,7 +91,7 @@ def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_d
         tok.pre_tokenizer = byte_level
         trainer = trainers.BpeTrainer(vocab_size=bpe_vocab_size, special_tokens=SPECIAL_TOKENS,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-        tok.train_from_iterator(corpus_texts(corpus) if corpus else CORPUS, trainer=trainer)
+        tok.train_from_iterator(corpus_texts(corpus, corpus_system) if corpus else CORPUS, trainer=trainer)
     else:
         alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
         vocab = {s: i for i, s in enumerate(SPECIAL_TOKENS)}
@@ -136,7 +138,9 @@ def build_model(cfg: Optional[TinyModelConfig] = None, vocab_size: int = 259, pa
 def build_tiny(cfg: Optional[TinyModelConfig] = None) -> tuple[Any, Any]:
     """Tokenizer and model that fit each other."""
     cfg = cfg or TinyModelConfig()
-    tok = build_tokenizer(cfg.bpe_vocab_size, cfg.bpe_corpus, cfg.bpe_split_digits, cfg.bpe_split_spaces)
+    # A model born without the system prompt learns its BPE from the messages it will see.
+    tok = build_tokenizer(cfg.bpe_vocab_size, cfg.bpe_corpus, cfg.bpe_split_digits, cfg.bpe_split_spaces,
+                          corpus_system=cfg.system_prompt != "drop")
     model = build_model(cfg, vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
     return tok, model
 

@@ -136,3 +136,13 @@ def test_tiny_command_builds_the_initial_model_of_an_sft_config(tmp_path, corpus
     no_tiny.write_text(json.dumps({"model": {"path": "/somewhere"}}))
     with pytest.raises(ConfigError, match=r"path.json: \$.model has no 'tiny' section"):
         main([str(tmp_path / "n"), "--config", str(no_tiny)])
+
+
+def test_a_model_born_without_the_system_prompt_learns_its_bpe_without_it(tmp_path):
+    system = "Zyxwvut qrstuv zyxwvut qrstuv " * 20  # a text only the system message carries
+    recs = [{"messages": [msg("system", system), msg("user", f"Question {i}"), msg("assistant", TOOL_CALL)]} for i in range(20)]
+    path = write_jsonl(tmp_path / "c.jsonl", recs)
+    assert not any("Zyxwvut" in t for t in corpus_texts([path], system=False))
+    keep, _ = build_tiny(TinyModelConfig(bpe_vocab_size=400, bpe_corpus=[path]))
+    drop, _ = build_tiny(TinyModelConfig(bpe_vocab_size=400, bpe_corpus=[path], system_prompt="drop"))
+    assert len(keep.encode("Zyxwvut qrstuv", add_special_tokens=False)) < len(drop.encode("Zyxwvut qrstuv", add_special_tokens=False))
