@@ -45,6 +45,29 @@ function trainerPids(marker: string): number[] {
   return pids;
 }
 
+/** The highest step of a complete `checkpoint-<step>` directory (it holds `trainer_state.pt`) under `root`, if ≥ `min`. */
+function newestCheckpoint(root: string, min: number): number | undefined {
+  let best: number | undefined;
+  const walk = (d: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory()) continue;
+      const m = /^checkpoint-(\d+)$/.exec(e.name);
+      if (m && readdirSync(join(d, e.name)).includes('trainer_state.pt')) {
+        const step = Number(m[1]);
+        if (step >= min && (best === undefined || step > best)) best = step;
+      } else walk(join(d, e.name));
+    }
+  };
+  walk(root);
+  return best;
+}
+
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -177,10 +200,11 @@ temporal.describe('pipeline durability on a real dev server', () => {
     if (reference === undefined) throw new Error('needs the uninterrupted run of the previous test');
     const id = 'durable-gpu-crash';
     const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('crash')] });
-    const before = await trainedAtLeast(id, 8);
-    const killedAt = before.stages.train.progress?.done ?? 0;
-    expect(killedAt).toBeLessThan(reference.steps);
+    // Kill as soon as the trainer has written a checkpoint past step 8 (read from disk: the trainer's progress
+    // reaches the workflow only every few seconds, and this training takes seconds on an idle machine).
+    const killedAt = await until(`${id} to checkpoint past step 8`, 120_000, () => Promise.resolve(newestCheckpoint(join(dir, 'work', 'runs', id), 8)));
     await gpu?.kill();
+    expect(killedAt).toBeLessThan(reference.steps);
     gpu = await startGpu();
 
     await handle.result();
