@@ -27,7 +27,8 @@ ENV = dict(os.environ, PYTHONPATH=TRAINER_DIR, OMP_NUM_THREADS="1", PYTHONUNBUFF
 for _k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
     ENV.pop(_k, None)
 
-pytestmark = pytest.mark.skipif(not os.path.exists(TORCHRUN), reason="torchrun is not in the trainer's environment")
+# torch installs torchrun beside python: its absence is a broken environment, not a reason to skip.
+assert os.path.exists(TORCHRUN), f"{TORCHRUN} is missing: reinstall torch into the trainer's environment"
 
 
 def _cmd(command, cfg, procs, *extra):
