@@ -101,7 +101,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
    * Long enough to be interrupted on an idle machine too (the trainer's progress reaches the workflow every
    * few seconds): 6 epochs of batch-1 SFT with a checkpoint every 2 steps.
    */
-  const config = (name: string): PipelineConfig =>
+  const config = (name: string, epochs = 6): PipelineConfig =>
     parsePipelineConfig(
       {
         name,
@@ -111,7 +111,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
         policy: { init: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } },
         collect: { agent: 'expert', tasks: 8, shard_size: 4, concurrency: 2 },
         export: { success_only: true },
-        train: { command: 'sft', heartbeat_timeout: '15s', config: { epochs: 6, batch_size: 1, max_length: 512, save_every: 2, log_every: 1 } },
+        train: { command: 'sft', heartbeat_timeout: '15s', config: { epochs, batch_size: 1, max_length: 512, save_every: 2, log_every: 1 } },
         eval: { agent: 'expert', tasks: 2, baseline: false },
         max_iterations: 1,
       },
@@ -227,8 +227,10 @@ temporal.describe('pipeline durability on a real dev server', () => {
 
   python.it('cancel (abort) while training leaves no trainer process behind', async () => {
     const id = 'durable-cancel';
-    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('cancel')] });
-    await trainedAtLeast(id, 1);
+    // A training far longer than the cancellation takes to reach it (the trainer's first checkpoint, read from
+    // disk, says it is running: the status lags on an idle machine).
+    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('cancel', 100)] });
+    await until(`${id} to checkpoint`, 120_000, () => Promise.resolve(newestCheckpoint(join(dir, 'work', 'runs', id), 2)));
     expect(trainerPids(dir).length).toBeGreaterThan(0);
     await handle.signal(cancelSignal, { mode: 'abort', reason: 'durability test' });
     await handle.result();
