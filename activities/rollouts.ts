@@ -34,15 +34,8 @@ import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
 import { scoreTrajectory } from '../src/reward/score.js';
 import { parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
+import { PolicySchema, storeRef as ref } from './schemas.js';
 
-const ref = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected a store ref sha256:…');
-const PolicySchema = z.object({
-  checkpointRef: ref.optional(),
-  checkpointPath: z.string().optional(),
-  onnxRef: ref.optional(),
-  agent: z.string().optional(),
-  iteration: z.number().int().nonnegative(),
-});
 const Where = { store: z.string().optional(), workDir: z.string().optional() };
 
 /** Compact numbers of a set of rollouts (what the workflow keeps). */

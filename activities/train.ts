@@ -32,16 +32,9 @@ import {
 } from '../src/pipeline/trainer-process.js';
 import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
 import { parseInput, progressReporter, withFailureMapping } from './common.js';
+import { PolicySchema, storeRef as ref } from './schemas.js';
 import { runPython, trainerEnv, trainerPython } from './python.js';
 
-const ref = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected a store ref sha256:…');
-const PolicySchema = z.object({
-  checkpointRef: ref.optional(),
-  checkpointPath: z.string().optional(),
-  onnxRef: ref.optional(),
-  agent: z.string().optional(),
-  iteration: z.number().int().nonnegative(),
-});
 
 /** Heartbeats while the trainer is quiet (a long step), so a lost worker is noticed but a slow step is not. */
 const IDLE_HEARTBEAT_MS = 10_000;

@@ -220,12 +220,37 @@ export interface DevServerOptions {
   readyTimeoutMs?: number;
 }
 
+/** What a started child process (the dev server, a worker) offers besides its own controls. */
+abstract class ChildHandle {
+  constructor(protected readonly child: ManagedChild) {}
+
+  /** The process id. */
+  get pid(): number {
+    return this.child.pid;
+  }
+
+  /** Resolves when the process exits, for whatever reason. */
+  get exited(): Promise<ExitStatus> {
+    return this.child.exited;
+  }
+
+  /** Whether the process is still running. */
+  get running(): boolean {
+    return this.child.running;
+  }
+
+  /** The last lines the process printed. */
+  lastOutput(): string {
+    return this.child.tail.toString();
+  }
+}
+
 /**
  * A running `temporal server start-dev`. Stop it with {@link DevServer.stop} (graceful) or
  * {@link DevServer.kill} (a crash); start it again with {@link startDevServer} and the same options to get
  * the same state back from the db file.
  */
-export class DevServer {
+export class DevServer extends ChildHandle {
   /** `host:port` of the gRPC frontend, for clients and workers. */
   readonly address: string;
   /** The Web UI's URL, `undefined` when headless. */
@@ -233,33 +258,14 @@ export class DevServer {
 
   /** @internal use {@link startDevServer} */
   constructor(
-    private readonly child: ManagedChild,
+    child: ManagedChild,
     readonly options: Readonly<DevServerOptions>,
   ) {
+    super(child);
     const ip = options.ip ?? '127.0.0.1';
     const port = options.port ?? 7233;
     this.address = `${ip}:${port}`;
     this.uiUrl = options.headless ? undefined : `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${options.uiPort ?? port + 1000}`;
-  }
-
-  /** The server's pid. */
-  get pid(): number {
-    return this.child.pid;
-  }
-
-  /** Resolves when the server process exits, for whatever reason. */
-  get exited(): Promise<ExitStatus> {
-    return this.child.exited;
-  }
-
-  /** Whether the server process is still running. */
-  get running(): boolean {
-    return this.child.running;
-  }
-
-  /** The last lines the server printed. */
-  lastOutput(): string {
-    return this.child.tail.toString();
   }
 
   /** SIGTERM, then SIGKILL after `graceMs` (default 10 s). The db file keeps everything committed. */
@@ -402,29 +408,14 @@ export const WORKER_READY = /gymflow worker ready: queue=(\S+)/;
  * stops polling and waits for its activities up to its `shutdownGraceTime`); {@link WorkerProcess.kill}
  * simulates a crash.
  */
-export class WorkerProcess {
+export class WorkerProcess extends ChildHandle {
   /** @internal use {@link startWorkerProcess} */
   constructor(
     readonly kind: WorkerKind,
     readonly taskQueue: string,
-    private readonly child: ManagedChild,
-  ) {}
-
-  get pid(): number {
-    return this.child.pid;
-  }
-
-  get exited(): Promise<ExitStatus> {
-    return this.child.exited;
-  }
-
-  get running(): boolean {
-    return this.child.running;
-  }
-
-  /** The last lines the worker printed. */
-  lastOutput(): string {
-    return this.child.tail.toString();
+    child: ManagedChild,
+  ) {
+    super(child);
   }
 
   /** SIGTERM, then SIGKILL to its process group after `graceMs` (default 60 s). */

@@ -362,3 +362,15 @@ def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
     model, tok = load_model_and_tokenizer(cfg.model, cfg.lora)
     return dev, digest, resume, model, tok
 
+
+def batch_schedule(n: int, cfg: Any) -> list[tuple[int, list[list[int]]]]:
+    """Every optimiser step of ``n`` examples as ``(epoch, micro-batches)``: a seeded shuffle per epoch,
+    ``cfg.batch_size`` per micro-batch, ``cfg.grad_accum`` micro-batches per step, cut at ``cfg.max_steps``."""
+    steps = []
+    for epoch in range(cfg.epochs):
+        g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
+        order = torch.randperm(n, generator=g).tolist()
+        micro = [order[i : i + cfg.batch_size] for i in range(0, n, cfg.batch_size)]
+        for j in range(0, len(micro), cfg.grad_accum):
+            steps.append((epoch, micro[j : j + cfg.grad_accum]))
+    return steps[: cfg.max_steps] if cfg.max_steps is not None else steps

@@ -26,18 +26,6 @@ from .events import EventWriter
 from .losses import dpo_loss
 
 
-def schedule(n: int, cfg: DpoConfig) -> list[tuple[int, list[list[int]]]]:
-    steps = []
-    for epoch in range(cfg.epochs):
-        g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
-        order = torch.randperm(n, generator=g).tolist()
-        micro = [order[i : i + cfg.batch_size] for i in range(0, n, cfg.batch_size)]
-        for j in range(0, len(micro), cfg.grad_accum):
-            steps.append((epoch, micro[j : j + cfg.grad_accum]))
-    return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
-
-
-
 def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool, bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """(chosen, rejected) sequence log-probs ``[B]``: sum (or mean, for IPO) over trained tokens."""
     dev = next(model.parameters()).device
@@ -54,7 +42,7 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
 def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
     dev, digest, resume, model, tok = common.prepare_run(cfg)
     pairs = load_dpo(cfg.data, tok, cfg.max_length, system=common.system_prompt_mode(model, cfg.system_prompt) == "keep")
-    steps = schedule(len(pairs), cfg)
+    steps = common.batch_schedule(len(pairs), cfg)
     model.to(dev)
     mean = cfg.loss_type == "ipo"
 

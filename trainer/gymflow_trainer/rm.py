@@ -436,19 +436,6 @@ def _data_digest(cfg: Any) -> str:
     return parts[0] if len(parts) == 1 else "sha256:" + hashlib.sha256("+".join(parts).encode()).hexdigest()
 
 
-def _schedule(n: int, cfg: Any) -> list[tuple[int, list[list[int]]]]:
-    import torch
-
-    steps = []
-    for epoch in range(cfg.epochs):
-        g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
-        order = torch.randperm(n, generator=g).tolist()
-        micro = [order[i : i + cfg.batch_size] for i in range(0, n, cfg.batch_size)]
-        for j in range(0, len(micro), cfg.grad_accum):
-            steps.append((epoch, micro[j : j + cfg.grad_accum]))
-    return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
-
-
 # ------------------------------------------------------------------------------------------------ training
 
 
@@ -518,7 +505,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     held = split_heldout(keys, cfg.eval_fraction, cfg.seed)
     train = [x for x, k in zip(items, keys) if k not in held]
     heldout = [x for x, k in zip(items, keys) if k in held]
-    steps = _schedule(len(train), cfg)
+    steps = common.batch_schedule(len(train), cfg)
     model.to(dev)
     model.train()
     opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)

@@ -1,0 +1,14 @@
+/** Input pieces several activities validate alike. */
+import { z } from 'zod';
+
+/** A content-addressed store ref. */
+export const storeRef = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected a store ref sha256:…');
+
+/** The loop's current policy (`PolicyState` of src/pipeline/status.ts) as an activity receives it. */
+export const PolicySchema = z.object({
+  checkpointRef: storeRef.optional(),
+  checkpointPath: z.string().optional(),
+  onnxRef: storeRef.optional(),
+  agent: z.string().optional(),
+  iteration: z.number().int().nonnegative(),
+});
