@@ -24,6 +24,7 @@ const TEXTS = [
   '<|im_start',
   '{"type":"function","function":{"name":"search","parameters":{"type":"object"}}}  \n  ',
   'The quick brown fox jumps over the lazy dog. def main(): return None',
+  'launched: 1989 {"expression":"abs(1989 - 1947)"} Result: 42.50 (184) ٣٤ 1,280',
 ];
 
 interface PyOut {
@@ -33,8 +34,10 @@ interface PyOut {
   im_end: number;
 }
 
+type Split = 'none' | 'digits' | 'numbers';
+
 /** Builds the tiny tokenizer into a fresh directory and encodes TEXTS with the Python tokenizer. */
-function pythonSide(bpeVocabSize: number, splitDigits: boolean): { dir: string; out: PyOut } {
+function pythonSide(bpeVocabSize: number, split: Split): { dir: string; out: PyOut } {
   const dir = mkdtempSync(join(tmpdir(), 'gymflow-tok-'));
   const textsPath = join(dir, 'texts.json');
   writeFileSync(textsPath, JSON.stringify(TEXTS));
@@ -42,27 +45,28 @@ function pythonSide(bpeVocabSize: number, splitDigits: boolean): { dir: string; 
 import json, sys
 from gymflow_trainer.tiny import build_tokenizer
 from transformers import AutoTokenizer
-d, bpe, split, texts = sys.argv[1], int(sys.argv[2]), sys.argv[3] == '1', json.load(open(sys.argv[4]))
-build_tokenizer(bpe, split_digits=split).save_pretrained(d)
+d, bpe, split, texts = sys.argv[1], int(sys.argv[2]), sys.argv[3], json.load(open(sys.argv[4]))
+build_tokenizer(bpe, split_digits=split == 'digits', split_numbers=split == 'numbers').save_pretrained(d)
 tok = AutoTokenizer.from_pretrained(d)
 ids = [tok.encode(t, add_special_tokens=False) for t in texts]
 print(json.dumps({"ids": ids, "decoded": [tok.decode(i) for i in ids], "len": len(tok),
                   "im_end": tok.convert_tokens_to_ids("<|im_end|>")}))
 `;
-  const r = spawnSync(py, ['-c', script, dir, String(bpeVocabSize), splitDigits ? '1' : '0', textsPath], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(py, ['-c', script, dir, String(bpeVocabSize), split, textsPath], { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`python tokenizer failed:\n${r.stderr}`);
   return { dir, out: JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as PyOut };
 }
 
 python.describe('loadTokenizer matches the Python tokenizer', () => {
-  for (const [name, bpe, splitDigits] of [
-    ['byte-level', 0, false],
-    ['BPE (vocab 400)', 400, false],
-    ['BPE (vocab 400, single digits)', 400, true],
+  for (const [name, bpe, split] of [
+    ['byte-level', 0, 'none'],
+    ['BPE (vocab 400)', 400, 'none'],
+    ['BPE (vocab 400, single digits)', 400, 'digits'],
+    ['BPE (vocab 400, digit runs without their space)', 400, 'numbers'],
   ] as const) {
     let side: { dir: string; out: PyOut };
     beforeAll(() => {
-      side = pythonSide(bpe, splitDigits);
+      side = pythonSide(bpe, split);
     });
 
     it(`${name}: same ids, decode round trip, vocab size and special ids`, async () => {

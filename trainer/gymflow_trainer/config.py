@@ -41,6 +41,10 @@ class TinyModelConfig:
     #: BPE pre-tokenisation splits numbers into single digits (as Llama and Qwen2 do), so a number the model
     #: copies from an observation is a run of the ten digit tokens, whatever the number.
     bpe_split_digits: bool = False
+    #: BPE pre-tokenisation makes every run of digits a pre-token of its own, without the space before it, so
+    #: ``1989`` is the same token(s) in ``launched: 1989`` and in ``abs(1989 - 1947)`` (GPT-2's rule gives
+    #: `` 1989`` and ``1989``, two unrelated tokens). Digits still merge into multi-digit tokens.
+    bpe_split_numbers: bool = False
     #: BPE pre-tokenisation makes every space a token of its own instead of the prefix of the next word, so a
     #: word is the same token after a space (``the population``) and after punctuation (``"population"``):
     #: copying a name from a question or an observation into a JSON argument is then an exact copy.

@@ -63,7 +63,7 @@ def _contents(node: Any, system: bool = True) -> Iterator[str]:
 
 
 def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_digits: bool = False,
-                    split_spaces: bool = False, corpus_system: bool = True) -> Any:
+                    split_spaces: bool = False, corpus_system: bool = True, split_numbers: bool = False) -> Any:
     """A byte-level tokenizer with ``<|endoftext|>`` (pad, id 0), ``<|im_start|>`` (1), ``<|im_end|>`` (2, eos).
 
     ``bpe_vocab_size=0``: the 256 byte symbols and no merges (every byte one token: deterministic, any text
@@ -71,11 +71,13 @@ def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_d
     the exported JSONL files ``corpus`` (see :func:`corpus_texts`) or, without them, on :data:`CORPUS`.
     Every byte keeps a symbol, so any text still round-trips. Pre-tokenisation is GPT-2's (words carry their
     leading space); ``split_digits`` first cuts numbers into single digits (no multi-digit tokens) and
+    ``split_numbers`` first makes every digit run a piece of its own without the space before it (``" 1989"``
+    and ``"(1989"`` share the token ``1989``), and
     ``split_spaces`` first isolates every space (no word carries one: ``" Velmora"`` and ``'"Velmora'`` share
     the token ``Velmora``). The same inputs give the same tokenizer (the BPE trainer is deterministic for a
     given text sequence).
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -84,6 +86,8 @@ def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_d
         first.append(pre_tokenizers.Split(" ", behavior="isolated"))
     if split_digits:
         first.append(pre_tokenizers.Digits(individual_digits=True))
+    elif split_numbers:
+        first.append(pre_tokenizers.Split(Regex("[0-9]+"), behavior="isolated"))
     if first:
         byte_level = pre_tokenizers.Sequence([*first, byte_level])
     if bpe_vocab_size:
@@ -140,7 +144,7 @@ def build_tiny(cfg: Optional[TinyModelConfig] = None) -> tuple[Any, Any]:
     cfg = cfg or TinyModelConfig()
     # A model born without the system prompt learns its BPE from the messages it will see.
     tok = build_tokenizer(cfg.bpe_vocab_size, cfg.bpe_corpus, cfg.bpe_split_digits, cfg.bpe_split_spaces,
-                          corpus_system=cfg.system_prompt != "drop")
+                          corpus_system=cfg.system_prompt != "drop", split_numbers=cfg.bpe_split_numbers)
     model = build_model(cfg, vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
     return tok, model
 
@@ -174,6 +178,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     p.add_argument("--bpe-corpus", nargs="*", default=[], metavar="FILE", help="exported JSONL files the BPE learns from")
     p.add_argument("--bpe-split-digits", action="store_true", help="numbers become single-digit tokens")
     p.add_argument("--bpe-split-spaces", action="store_true", help="every space is a token of its own")
+    p.add_argument("--bpe-split-numbers", action="store_true", help="every digit run is a piece of its own, without its space")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--hidden-size", type=int, default=64)
     p.add_argument("--config", metavar="FILE", help="a JSON/YAML tiny-model config, or a command config whose model.tiny "
@@ -183,7 +188,8 @@ def main(argv: Optional[list[str]] = None) -> None:
         cfg = tiny_config_from_file(a.config)
     else:
         cfg = TinyModelConfig(arch=a.arch, bpe_vocab_size=a.bpe_vocab_size, bpe_corpus=list(a.bpe_corpus),
-                              bpe_split_digits=a.bpe_split_digits, bpe_split_spaces=a.bpe_split_spaces, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
+                              bpe_split_digits=a.bpe_split_digits, bpe_split_spaces=a.bpe_split_spaces,
+                              bpe_split_numbers=a.bpe_split_numbers, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
                               intermediate_size=2 * a.hidden_size)
     cfg.validate("tiny")
     save_tiny(a.out_dir, cfg)

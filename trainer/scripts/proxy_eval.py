@@ -24,6 +24,7 @@ from typing import Any, Optional
 import torch
 
 from gymflow_trainer.chat import IM_END, render
+from gymflow_trainer.common import SYSTEM_PROMPT_ATTR
 
 CALL = re.compile(r"<tool_call>\s*(\{.*\})\s*</tool_call>", re.S)
 
@@ -96,15 +97,18 @@ def main(argv: Optional[list[str]] = None) -> None:
     tok = AutoTokenizer.from_pretrained(a.checkpoint)
     model = AutoModelForCausalLM.from_pretrained(a.checkpoint, dtype=torch.float32).eval()
     eos = tok.convert_tokens_to_ids(IM_END)
+    # The prompt format the model was trained with: a model trained with `system_prompt: drop` never saw one.
+    keep_system = getattr(model.config, SYSTEM_PROMPT_ATTR, None) != "drop"
     recs = [json.loads(line) for line in open(a.data, encoding="utf-8") if line.strip()]
     if a.limit:
         recs = recs[: a.limit]
     t0 = time.time()
     solved = turns = ok_turns = shown = 0
     for rec in recs:
-        msgs = [{"role": m["role"], "content": m["content"]} for m in rec["messages"]]
+        kept = [m for m in rec["messages"] if keep_system or m["role"] != "system"]
+        msgs = [{"role": m["role"], "content": m["content"]} for m in kept]
         all_ok = True
-        for i, m in enumerate(rec["messages"]):
+        for i, m in enumerate(kept):
             if m["role"] != "assistant":
                 continue
             prompt, _ = render(msgs[:i], add_generation_prompt=True)

@@ -87,6 +87,26 @@ def test_split_digits_makes_single_digit_tokens(corpus):
                for p in merged.convert_ids_to_tokens(merged("1280 34100 1852", add_special_tokens=False)["input_ids"]))
 
 
+def test_split_numbers_makes_a_number_the_same_tokens_after_a_space_and_after_punctuation(corpus):
+    tok = build_tokenizer(400, [corpus], split_numbers=True)
+
+    def digits(t, text):
+        return [p for p in t.convert_ids_to_tokens(t(text, add_special_tokens=False)["input_ids"]) if any(c.isdigit() for c in p)]
+
+    after_space, after_paren = digits(tok, "founded: 1852"), digits(tok, '{"expression":"abs(1852 - 3)"}')[:-1]
+    assert after_space == after_paren and not any(p.startswith("Ġ") for p in after_space)
+    gpt2 = build_tokenizer(400, [corpus])
+    # GPT-2's rule joins the space to the number (other tokens after a space); split_numbers keeps it apart
+    def pieces(t, text):
+        return [p for p, _ in t.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text)]
+    assert pieces(gpt2, ": 1852") == [":", "Ġ1852"]
+    assert pieces(tok, ": 1852") == [":", "Ġ", "1852"]
+    # multi-digit tokens remain (unlike split_digits), and any text still round-trips
+    assert any(len(p) > 1 for p in digits(tok, "1280 34100 1852 1852 1852"))
+    text = "price: 1280.00 (x1) 3/4"
+    assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
+
+
 def test_corpus_texts_reads_every_export_format():
     texts = list(corpus_texts([os.path.join(FIXTURES, f) for f in ("sft.jsonl", "dpo.jsonl", "rl.jsonl")]))
     assert "system" in texts and "assistant" in texts and "tool" in texts
