@@ -2,11 +2,11 @@ import { listEnvs, register } from '../core/registry.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
-import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, ToolUseEnv } from './tool-use/env.js';
+import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, TOOL_USE_RANDOMIZED_ENV_ID, ToolUseEnv } from './tool-use/env.js';
 import { ToolUseExpert } from './tool-use/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -35,6 +35,16 @@ export function registerBuiltinEnvs(): void {
       domain: 'tool-use',
       description:
         'Questions about a fictional world answered with lookup, search and calculator tools: single and multi-hop lookups, arithmetic, search-then-lookup.',
+      maxEpisodeSteps: TOOL_USE_MAX_STEPS,
+      agents: { expert: () => new ToolUseExpert() },
+    });
+  }
+  if (!registered.has(TOOL_USE_RANDOMIZED_ENV_ID)) {
+    // The same tasks, tools and expert; each episode's numeric facts are redrawn (training data that cannot
+    // be memorised). Evaluate on `gymflow/tool-use-v0`.
+    register(TOOL_USE_RANDOMIZED_ENV_ID, (kwargs) => new ToolUseEnv({ randomizeValues: true, ...kwargs }), {
+      domain: 'tool-use',
+      description: 'gymflow/tool-use-v0 with its numeric facts redrawn every episode (domain randomisation for training data).',
       maxEpisodeSteps: TOOL_USE_MAX_STEPS,
       agents: { expert: () => new ToolUseExpert() },
     });

@@ -41,8 +41,13 @@ function body(e: WorldEntity): string {
   }
 }
 
-/** Every document: entity articles first (in world order), then background articles. */
-export const WORLD_DOCUMENTS: readonly WorldDocument[] = [
-  ...ENTITIES.map((e) => ({ id: `${e.kind}-${slug(e.name)}`, title: e.name, tag: e.kind, body: body(e) })),
-  ...TOPIC_DOCUMENTS.map((d) => ({ id: d.id, title: d.title, tag: d.tag, body: d.body })),
-];
+/** The documents of a world: its entity articles first (in world order), then the background articles. */
+export function worldDocuments(entities: readonly WorldEntity[]): WorldDocument[] {
+  return [
+    ...entities.map((e) => ({ id: `${e.kind}-${slug(e.name)}`, title: e.name, tag: e.kind, body: body(e) })),
+    ...TOPIC_DOCUMENTS.map((d) => ({ id: d.id, title: d.title, tag: d.tag, body: d.body })),
+  ];
+}
+
+/** Every document of the bundled world. */
+export const WORLD_DOCUMENTS: readonly WorldDocument[] = worldDocuments(ENTITIES);

@@ -4,13 +4,17 @@ import { ConfigError } from '../../core/errors.js';
 import type { Action, ActionErrorInfo, Split, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
 import { checkAnswer, formatExpected } from './answer.js';
 import { calculate, CalculatorError, formatNumber } from './calculator.js';
-import { WORLD_DOCUMENTS, type WorldDocument } from './documents.js';
-import { defaultKnowledgeBase } from './knowledge-base.js';
+import { WORLD_DOCUMENTS, worldDocuments, type WorldDocument } from './documents.js';
+import { defaultKnowledgeBase, KnowledgeBase } from './knowledge-base.js';
+import { randomizeEntities } from './randomize.js';
 import { SearchIndex } from './search-index.js';
 import { expectedAnswer, getToolTask, listToolTasks, TOOL_USE_DOMAIN, toolTaskInfo, type ToolTask } from './tasks.js';
 
 /** The registered id of this environment. */
 export const TOOL_USE_ENV_ID = 'gymflow/tool-use-v0';
+
+/** The registered id of the variant whose numeric facts are redrawn every episode (`randomizeValues`). */
+export const TOOL_USE_RANDOMIZED_ENV_ID = 'gymflow/tool-use-randomized-v0';
 
 /** Step limit applied by `make`. The expert needs at most 6 steps. */
 export const TOOL_USE_MAX_STEPS = 20;
@@ -81,6 +85,12 @@ export const ToolUseEnvOptionsSchema = z
     invalidCallPenalty: z.number().min(0).max(1).default(0.05),
     /** The most an episode's invalid calls can cost in total (the floor of the penalty sum). */
     maxTotalPenalty: z.number().min(0).max(1).default(0.5),
+    /**
+     * Domain randomisation: every episode redraws the world's numeric facts (years, amounts, prices) from
+     * its seed (`randomize.ts`), so answers cannot be recalled from a memorised world, only read from the
+     * tools. For training data; evaluate on the fixed world (`gymflow/tool-use-v0`).
+     */
+    randomizeValues: z.boolean().default(false),
   })
   .strict();
 
@@ -89,7 +99,7 @@ export type ToolUseEnvOptions = z.input<typeof ToolUseEnvOptionsSchema>;
 
 let sharedIndex: SearchIndex<WorldDocument> | undefined;
 
-function searchIndex(): SearchIndex<WorldDocument> {
+function defaultSearchIndex(): SearchIndex<WorldDocument> {
   sharedIndex ??= new SearchIndex(WORLD_DOCUMENTS);
   return sharedIndex;
 }
@@ -122,6 +132,10 @@ export class ToolUseEnv extends BaseEnv {
   private readonly options: z.output<typeof ToolUseEnvOptionsSchema>;
   private task: ToolTask | undefined;
   private penaltyTotal = 0;
+  /** This episode's world: the bundled one, or a randomised copy (`randomizeValues`). */
+  private kb: KnowledgeBase = defaultKnowledgeBase();
+  /** The search index of a randomised world, built on its first search. */
+  private index: SearchIndex<WorldDocument> | undefined;
 
   /** Throws a `ConfigError` when `options` fail {@link ToolUseEnvOptionsSchema}. */
   constructor(options: ToolUseEnvOptions | Record<string, unknown> = {}) {
@@ -138,6 +152,11 @@ export class ToolUseEnv extends BaseEnv {
     const task = options.task === undefined ? this.rng.pick(listToolTasks('train')) : getToolTask(options.task);
     this.task = task;
     this.penaltyTotal = 0;
+    if (this.options.randomizeValues) {
+      // A sub-stream, so the world does not shift the draws that follow.
+      this.kb = new KnowledgeBase(randomizeEntities(defaultKnowledgeBase().entities, this.rng.fork()));
+      this.index = undefined;
+    }
     return this.first(`${task.question}\n\n${TOOL_HINT}`, toolTaskInfo(task));
   }
 
@@ -146,7 +165,7 @@ export class ToolUseEnv extends BaseEnv {
     const p = action.params;
     switch (action.tool) {
       case 'lookup':
-        return this.observe(defaultKnowledgeBase().lookup(String(p.entity), String(p.attribute)).text);
+        return this.observe(this.kb.lookup(String(p.entity), String(p.attribute)).text);
       case 'search':
         return this.observe(this.search(String(p.query), typeof p.k === 'number' ? p.k : DEFAULT_SEARCH_K));
       case 'calculator':
@@ -158,7 +177,7 @@ export class ToolUseEnv extends BaseEnv {
         }
       default: {
         // The validator only lets the four declared tools through: this is `submit`.
-        const expected = expectedAnswer(task);
+        const expected = expectedAnswer(task, this.kb);
         const correct = checkAnswer(String(p.answer), expected);
         return this.end(
           correct ? 'Correct.' : 'Incorrect.',
@@ -188,7 +207,12 @@ export class ToolUseEnv extends BaseEnv {
   }
 
   private search(query: string, k: number): string {
-    const hits = searchIndex().search(query, k);
+    let index = defaultSearchIndex();
+    if (this.options.randomizeValues) {
+      this.index ??= new SearchIndex(worldDocuments(this.kb.entities));
+      index = this.index;
+    }
+    const hits = index.search(query, k);
     if (hits.length === 0) return `No documents match "${query}". Try other keywords.`;
     const lines = hits.map((h, i) => `${i + 1}. [${h.doc.id}] ${h.doc.title} (${h.doc.tag}) — ${h.snippet}`);
     return `Top ${hits.length} results for "${query}":\n${lines.join('\n')}`;
