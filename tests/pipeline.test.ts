@@ -16,6 +16,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ArtifactStore } from '../src/hub/store/store.js';
+import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { parsePipelineConfig, type PipelineConfig } from '../src/pipeline/config.js';
 import { SearchAttributeKeys, searchAttributeCliArgs } from '../src/pipeline/search-attributes.js';
 import type { PipelineStatus } from '../src/pipeline/status.js';
@@ -36,6 +37,8 @@ try {
 
 const TINY = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 4096 };
 const ENV = 'gymflow/tool-use-v0';
+/** The SFT phase collects from this variant (`collect.env`); evaluation stays on ENV. */
+const RANDOMIZED_ENV = 'gymflow/tool-use-randomized-v0';
 
 /** Live (not zombie) processes whose command line mentions `needle`. */
 function processesMentioning(needle: string): number[] {
@@ -124,7 +127,13 @@ temporal.describe('pipeline on Temporal', () => {
     it('runs the loop: baseline, SFT on expert rollouts, RL on the policy’s own groups', { timeout: 240_000 }, async () => {
       const c = config({
         phases: [
-          { name: 'sft', iterations: 1, collect: { agent: 'expert', tasks: 4, shard_size: 2 }, export: { success_only: true }, train: { command: 'sft', config: { max_steps: 2, max_length: 512 } } },
+          {
+            name: 'sft',
+            iterations: 1,
+            collect: { agent: 'expert', env: RANDOMIZED_ENV, tasks: 4, shard_size: 2 },
+            export: { success_only: true },
+            train: { command: 'sft', config: { max_steps: 2, max_length: 512 } },
+          },
           {
             name: 'rl',
             iterations: 1,
@@ -183,6 +192,10 @@ temporal.describe('pipeline on Temporal', () => {
       // The RL rollouts were collected by the SFT policy: the shards descend from its ONNX export.
       const shard = await store.stat(rollouts.parents[0] as string);
       expect(shard.parents).toContain(status.history[1]?.refs.policy);
+      // The SFT rollouts came from the phase's collect.env, the RL ones from the loop's env.
+      const envsOf = async (iteration: number): Promise<string[]> => [...new Set((await loadTrajectories(store, status.history[iteration]?.refs.scored as string)).map((t) => t.envId))];
+      expect(await envsOf(1)).toEqual([RANDOMIZED_ENV]);
+      expect(await envsOf(2)).toEqual([ENV]);
 
       const described = await handle.describe();
       expect(described.typedSearchAttributes.get(SearchAttributeKeys.experiment)).toBe(c.name);

@@ -331,8 +331,10 @@ export class PipelineRunner {
     this.status.algorithm = phase.train.command;
     const seed = iterationSeed(config.seed, iteration);
     const c = phase.collect;
+    // Rollouts may come from a variant of the env (the same task ids); evaluation always uses `config.env`.
+    const envId = c.env ?? config.env;
 
-    const plan = await this.stage('tasks', () => a.planTasks({ envId: config.env, split: c.split, groups: c.tasks, seed, ...this.where() }));
+    const plan = await this.stage('tasks', () => a.planTasks({ envId, split: c.split, groups: c.tasks, seed, ...this.where() }));
     refs.tasks = this.status.artifacts.tasks = this.status.stages.tasks.ref = plan.ref;
 
     const shards = planShards(plan.tasks, c.shard_size, seed);
@@ -344,7 +346,7 @@ export class PipelineRunner {
         Promise.all(
           shards.map(async (shard) => {
             const r = await a.collectShard({
-              envId: config.env,
+              envId,
               agent: c.agent,
               policy,
               tasks: shard.tasks,
@@ -368,7 +370,7 @@ export class PipelineRunner {
 
     const scored = await this.stage('reward', () =>
       a.scoreRollouts({
-        envId: config.env,
+        envId,
         shards: collected.map((s) => s.ref),
         enabled: config.reward.enabled,
         ...(config.reward.profile === undefined ? {} : { profile: config.reward.profile }),

@@ -66,6 +66,11 @@ export const CollectSectionSchema = z
   .object({
     /** Agent spec: `expert`, `policy` (the loop's current policy) or any `resolveAgent` spec. */
     agent: agentSpec.default('policy'),
+    /**
+     * Environment the rollouts come from; default: the top-level `env` (which evaluation always uses). A
+     * variant with the same task ids, e.g. `gymflow/tool-use-randomized-v0` (domain randomisation).
+     */
+    env: z.string().min(1).optional(),
     /** Which task list to draw from. */
     split: z.enum(['train', 'heldout']).default('train'),
     /** Groups (tasks drawn) per iteration; episodes = tasks × group_size. */
