@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -15,7 +15,8 @@ import { repoRoot } from './support/temporal.js';
 // `gymflow export --format sft` → the recipe of examples/learning/sft-tool-use.yaml trained by the Python
 // trainer → `export-onnx` → the policy acting through `local:DIR` (onnxruntime, greedy) on the HELD-OUT tasks,
 // scored by the project's evaluation (src/eval/evaluate.ts). The same recipe's untrained model is evaluated
-// first: success must go from ~0 to at least 0.1 (0.30 measured). Takes ~6-8 minutes on 2 CPU cores.
+// first: success must go from ~0 to a majority, at least 0.5 (0.68 measured). Takes ~8-12 minutes on 2 CPU
+// cores (SFT: 1,528 steps).
 
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
 const py = join(repoRoot, '.venv', 'bin', 'python');
@@ -36,7 +37,7 @@ function gymflow(args: string[], what: string): void {
 }
 
 function trainer(args: string[], what: string): string {
-  const r = spawnSync(py, args, { encoding: 'utf8', timeout: 600_000, cwd: repoRoot });
+  const r = spawnSync(py, args, { encoding: 'utf8', timeout: 1_500_000, cwd: repoRoot });
   if (r.status !== 0) throw new Error(`${what} failed (python ${args.join(' ')}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
@@ -53,49 +54,53 @@ async function heldoutSuccess(onnxDir: string, n: number): Promise<EvalResult> {
 
 python.describe('learning on gymflow/tool-use-v0', () => {
   python.it(
-    'SFT of a tiny model on expert trajectories takes held-out success from ~0 to at least 0.1 (0.30 measured)',
+    'SFT of a tiny model on expert trajectories takes held-out success from ~0 to a majority (≥ 0.5; 0.68 measured)',
     async () => {
       registerBuiltinEnvs();
       const dir = mkdtempSync(join(tmpdir(), 'gymflow-learning-'));
-      const store = ['--store', join(dir, 'store')];
-      const runs = join(dir, 'expert.jsonl');
-      const sft = join(dir, 'sft.jsonl');
-      gymflow(['collect', '--env', ENV, '--agent', 'expert', '-o', runs, '--no-progress', ...store], 'collect');
-      gymflow(['export', '--format', 'sft', '--in', runs, '-o', sft, ...store], 'export');
+      try {
+        const store = ['--store', join(dir, 'store')];
+        const runs = join(dir, 'expert.jsonl');
+        const sft = join(dir, 'sft.jsonl');
+        gymflow(['collect', '--env', ENV, '--agent', 'expert', '-o', runs, '--no-progress', ...store], 'collect');
+        gymflow(['export', '--format', 'sft', '--in', runs, '-o', sft, ...store], 'export');
 
-      // The recipe with this run's paths: the BPE learns from the same SFT file.
-      const recipe = parseYaml(readFileSync(RECIPE, 'utf8')) as { model: { tiny: Record<string, unknown> } } & Record<string, unknown>;
-      recipe.data = sft;
-      recipe.output_dir = join(dir, 'sft-run');
-      recipe.model.tiny.bpe_corpus = [sft];
-      const config = join(dir, 'sft.json');
-      writeFileSync(config, JSON.stringify(recipe));
+        // The recipe with this run's paths: the BPE learns from the same SFT file.
+        const recipe = parseYaml(readFileSync(RECIPE, 'utf8')) as { model: { tiny: Record<string, unknown> } } & Record<string, unknown>;
+        recipe.data = sft;
+        recipe.output_dir = join(dir, 'sft-run');
+        recipe.model.tiny.bpe_corpus = [sft];
+        const config = join(dir, 'sft.json');
+        writeFileSync(config, JSON.stringify(recipe));
 
-      // Before: the recipe's model as built, untrained (same tokenizer, same architecture).
-      trainer(['-m', 'gymflow_trainer.tiny', join(dir, 'init'), '--config', config], 'tiny model');
-      exportOnnx(dir, join(dir, 'init'), join(dir, 'init-onnx'));
-      const before = await heldoutSuccess(join(dir, 'init-onnx'), BEFORE_EPISODES);
+        // Before: the recipe's model as built, untrained (same tokenizer, same architecture).
+        trainer(['-m', 'gymflow_trainer.tiny', join(dir, 'init'), '--config', config], 'tiny model');
+        exportOnnx(dir, join(dir, 'init'), join(dir, 'init-onnx'));
+        const before = await heldoutSuccess(join(dir, 'init-onnx'), BEFORE_EPISODES);
 
-      const out = trainer(['-m', 'gymflow_trainer', 'sft', '--config', config], 'sft');
-      const done = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { event?: string; path?: string; elapsed_s?: number };
-      expect(done.event).toBe('done');
-      exportOnnx(dir, done.path as string, join(dir, 'policy-onnx'));
-      const after = await heldoutSuccess(join(dir, 'policy-onnx'), HELDOUT_TASKS);
+        const out = trainer(['-m', 'gymflow_trainer', 'sft', '--config', config], 'sft');
+        const done = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { event?: string; path?: string; elapsed_s?: number };
+        expect(done.event).toBe('done');
+        exportOnnx(dir, done.path as string, join(dir, 'policy-onnx'));
+        const after = await heldoutSuccess(join(dir, 'policy-onnx'), HELDOUT_TASKS);
 
-      const b = before.metrics.success;
-      const a = after.metrics.success;
-      console.log(
-        `learning on ${ENV} (held-out): before SFT ${b.successes}/${b.n} = ${(b.mean ?? 0).toFixed(3)}; ` +
-          `after SFT ${a.successes}/${a.n} = ${(a.mean ?? 0).toFixed(3)} (wilson ${JSON.stringify(a.wilson)}); sft ${done.elapsed_s} s`,
-      );
-      expect(after.tasks).toBe(HELDOUT_TASKS);
-      expect(b.mean ?? 1).toBeLessThanOrEqual(0.1);
-      // Measured with this recipe: 22/74 = 0.30 (Wilson [0.21, 0.41]); runs differ with thread counts and
-      // float order (one CI run reached 0.14), so the bound asserts learning, not the measured level. The
-      // issue's target (a clear majority) is not reached yet: docs/trainer.md, "Learning on tool-use".
-      expect(a.mean ?? 0).toBeGreaterThanOrEqual(0.1);
-      expect((a.mean ?? 0) - (b.mean ?? 0)).toBeGreaterThanOrEqual(0.1);
+        const b = before.metrics.success;
+        const a = after.metrics.success;
+        console.log(
+          `learning on ${ENV} (held-out): before SFT ${b.successes}/${b.n} = ${(b.mean ?? 0).toFixed(3)}; ` +
+            `after SFT ${a.successes}/${a.n} = ${(a.mean ?? 0).toFixed(3)} (wilson ${JSON.stringify(a.wilson)}); sft ${done.elapsed_s} s`,
+        );
+        expect(after.tasks).toBe(HELDOUT_TASKS);
+        expect(b.mean ?? 1).toBeLessThanOrEqual(0.1);
+        // Measured with this recipe: 50/74 = 0.68 (Wilson [0.56, 0.77]); runs differ a little with thread
+        // counts and float order, so the bound is the majority, below the measured level. docs/trainer.md,
+        // "Learning on tool-use", has the experiments.
+        expect(a.mean ?? 0).toBeGreaterThanOrEqual(0.5);
+        expect((a.mean ?? 0) - (b.mean ?? 0)).toBeGreaterThanOrEqual(0.4);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
-    1_200_000,
+    1_800_000,
   );
 });
