@@ -18,23 +18,19 @@
  *
  * Usage: `npx tsx bench/generation.ts [--quick]` (needs `.venv`, see docs/trainer.md).
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { runBench, writeReport } from './report.js';
+import { buildTinyModel, python, PYTHON } from './tiny-model.js';
 import { loadTokenizer } from '../src/core/tokenizer.js';
 import { renderChatML } from '../src/policy/chatml.js';
 import { OnnxCausalLM, logitsRow } from '../src/policy/onnx-lm.js';
 import { argmax, logSoftmaxAt } from '../src/policy/sampling.js';
 
-const run = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.join(HERE, '..');
-const PYTHON = process.env['GYMFLOW_PYTHON'] ?? path.join(ROOT, '.venv', 'bin', 'python');
 const QUICK = process.argv.includes('--quick');
 const NEW_TOKENS = QUICK ? 32 : 128;
 const REPS = QUICK ? 2 : 5;
@@ -92,26 +88,10 @@ function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
-async function python(args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run(PYTHON, args, { cwd: ROOT, maxBuffer: 64 << 20, env: { ...process.env, PYTHONUNBUFFERED: '1' } });
-    return stdout;
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`${PYTHON} ${args.slice(0, 3).join(' ')} failed: ${e.message}\n${(e.stderr ?? '').slice(-3000)}`);
-  }
-}
-
 /** Builds the checkpoint and its ONNX export under `dir`; returns both directories. */
 async function buildModel(dir: string, shape: (typeof SHAPES)[number]): Promise<{ checkpoint: string; onnx: string }> {
   const { name: _name, ...tiny } = shape;
-  const checkpoint = path.join(dir, 'checkpoint');
-  const onnx = path.join(dir, 'onnx');
-  await writeFile(path.join(dir, 'tiny.json'), JSON.stringify(tiny));
-  await python(['-m', 'gymflow_trainer.tiny', checkpoint, '--config', path.join(dir, 'tiny.json')]);
-  await writeFile(path.join(dir, 'export.json'), JSON.stringify({ checkpoint, output_dir: onnx }));
-  await python(['-m', 'gymflow_trainer', 'export-onnx', '--config', path.join(dir, 'export.json')]);
-  return { checkpoint, onnx };
+  return buildTinyModel(dir, tiny);
 }
 
 /** One greedy generation of exactly `n` ids through the ONNX runner, timed. */

@@ -7,15 +7,24 @@
  *
  * Both sides store every shard in a fresh artifact store, like the pipeline does. The worker runs in this
  * process, so both sides have the same single JS thread. Each side is warmed up first (the worker's
- * bundle, V8), then measured REPEATS times alternately; the median run is reported with the ratio
+ * bundle, V8), then measured `--repeats` times alternately (9 for `expert`, 3 for `tiny`); the median run is reported with the ratio
  * Temporal / plain (target >= 0.9), and the median of the per-round ratios (each Temporal run against the
  * plain run just before it), which is steadier on a machine whose load drifts.
  *
  * The plain loop is measured twice: shards in parallel (the same episodes in flight as the workflow runs
  * them; the ratio the target is about) and shards one by one.
  *
- * Usage: `npm run bench:orchestration` or `npx tsx bench/orchestration.ts [--episodes N] [--shard-size K]`.
- * Prints a table and writes `bench/results/orchestration.json`.
+ * Two workloads (`--agent`):
+ * - `expert` (default): the scripted expert, ~0.3 ms of work per episode — what Temporal adds per run
+ *   (starting the workflow, dispatching and completing activities, ~0.1–0.2 s) is then most of the time;
+ * - `tiny`: an untrained tiny model (hidden 64, 2 layers, byte-level, prompts without the system message;
+ *   built and exported to ONNX by the trainer first)
+ *   acting through `local:` as the loop's policy does, `--max-steps` turns of up to `--max-new-tokens`
+ *   tokens each: milliseconds of real work per episode, the cost profile of the RL collection.
+ *
+ * Usage: `npm run bench:orchestration` or `npx tsx bench/orchestration.ts [--agent expert|tiny]
+ * [--episodes N] [--shard-size K] [--repeats R] [--max-steps S] [--max-new-tokens T]`.
+ * Prints a table and writes `bench/results/orchestration.json` (`orchestration-tiny.json` for `tiny`).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -35,10 +44,11 @@ import { freePort, startDevServer } from '../src/pipeline/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../src/pipeline/search-attributes.js';
 import { collectBench } from './orchestration-workflow.js';
 import { runBench, writeReport } from './report.js';
+import { buildTinyModel } from './tiny-model.js';
 
 const ENV = 'gymflow/tool-use-v0';
-const REPEATS = 9;
-const WARMUP_EPISODES = 2000;
+/** The tiny model of `--agent tiny` (a `TinyModelConfig`). */
+const TINY = { arch: 'llama', hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 4096, system_prompt: 'drop', seed: 0 };
 
 interface Run {
   seconds: number;
@@ -46,8 +56,15 @@ interface Run {
   successes: number;
 }
 
-/** The `collectShard` inputs for `episodes` expert episodes in shards of `shardSize` tasks (group size 1). */
-function shardInputs(episodes: number, shardSize: number, store: string, seed: number): unknown[] {
+/** What acts in every episode, and how. */
+interface Workload {
+  agent: string;
+  maxSteps?: number;
+  maxNewTokens?: number;
+}
+
+/** The `collectShard` inputs for `episodes` episodes in shards of `shardSize` tasks (group size 1). */
+function shardInputs(episodes: number, shardSize: number, store: string, seed: number, work: Workload): unknown[] {
   const env = make(ENV);
   const tasks = env.listTasks?.('train');
   void env.close();
@@ -56,7 +73,9 @@ function shardInputs(episodes: number, shardSize: number, store: string, seed: n
   for (let i = 0; i < order.length; i += shardSize) {
     shards.push({
       envId: ENV,
-      agent: 'expert',
+      agent: work.agent,
+      ...(work.maxSteps === undefined ? {} : { maxSteps: work.maxSteps }),
+      ...(work.maxNewTokens === undefined ? {} : { maxNewTokens: work.maxNewTokens }),
       policy: { iteration: 0 },
       tasks: order.slice(i, i + shardSize),
       groupSize: 1,
@@ -76,22 +95,42 @@ function median(runs: Run[]): Run {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { episodes: { type: 'string', default: '1000' }, 'shard-size': { type: 'string', default: '250' } } });
-  const episodes = Number(values.episodes);
-  const shardSize = Number(values['shard-size']);
-  if (!Number.isSafeInteger(episodes) || episodes <= 0) throw new Error(`--episodes: expected a positive integer, got '${values.episodes}'`);
-  if (!Number.isSafeInteger(shardSize) || shardSize <= 0) throw new Error(`--shard-size: expected a positive integer, got '${values['shard-size']}'`);
+  const { values } = parseArgs({
+    options: {
+      agent: { type: 'string', default: 'expert' },
+      episodes: { type: 'string', default: '1000' },
+      'shard-size': { type: 'string', default: '250' },
+      repeats: { type: 'string' },
+      'max-steps': { type: 'string', default: '4' },
+      'max-new-tokens': { type: 'string', default: '16' },
+    },
+  });
+  const positive = (name: keyof typeof values, fallback?: string): number => {
+    const text = values[name] ?? fallback;
+    const n = Number(text);
+    if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${name}: expected a positive integer, got '${text}'`);
+    return n;
+  };
+  if (values.agent !== 'expert' && values.agent !== 'tiny') throw new Error(`--agent: expected 'expert' or 'tiny', got '${values.agent}'`);
+  const tiny = values.agent === 'tiny';
+  const episodes = positive('episodes');
+  const shardSize = positive('shard-size');
+  const repeats = positive('repeats', tiny ? '3' : '9');
+  const warmupEpisodes = tiny ? Math.min(episodes, 200) : 2000;
   registerBuiltinEnvs();
   Runtime.install({ logger: new DefaultLogger('WARN') });
 
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'gymflow-bench-orch-'));
   const store = path.join(scratch, 'store');
+  const work: Workload = tiny
+    ? { agent: `local:${(await buildTinyModel(scratch, TINY)).onnx}`, maxSteps: positive('max-steps'), maxNewTokens: positive('max-new-tokens') }
+    : { agent: 'expert' };
   const activities = createRolloutActivities({ store, workDir: path.join(scratch, 'work') });
   let seed = 1;
 
   // `parallel`: the shards at once, as the workflow runs them (the same episodes in flight); else one by one.
   const plain = async (n: number, parallel: boolean): Promise<Run> => {
-    const shards = shardInputs(n, shardSize, store, seed++);
+    const shards = shardInputs(n, shardSize, store, seed++, work);
     const run = (shard: unknown): ReturnType<typeof activities.collectShard> => new MockActivityEnvironment().run(activities.collectShard, shard);
     const t0 = process.hrtime.bigint();
     const results: Awaited<ReturnType<typeof activities.collectShard>>[] = [];
@@ -117,18 +156,18 @@ async function main(): Promise<void> {
       activities,
     });
     const temporal = async (n: number): Promise<Run> => {
-      const shards = shardInputs(n, shardSize, store, seed++);
+      const shards = shardInputs(n, shardSize, store, seed++, work);
       const t0 = process.hrtime.bigint();
       const r = await client.workflow.execute(collectBench, { taskQueue, workflowId: `bench-${randomUUID()}`, args: [{ shards }] });
       return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, episodes: r.episodes, successes: r.successes };
     };
 
     const runs = await worker.runUntil(async () => {
-      await plain(WARMUP_EPISODES, true);
-      await plain(WARMUP_EPISODES, false);
-      await temporal(WARMUP_EPISODES);
+      await plain(warmupEpisodes, true);
+      await plain(warmupEpisodes, false);
+      await temporal(warmupEpisodes);
       const r = { parallel: [] as Run[], sequential: [] as Run[], temporal: [] as Run[] };
-      for (let i = 0; i < REPEATS; i++) {
+      for (let i = 0; i < repeats; i++) {
         r.parallel.push(await plain(episodes, true));
         r.sequential.push(await plain(episodes, false));
         r.temporal.push(await temporal(episodes));
@@ -154,7 +193,8 @@ async function main(): Promise<void> {
       row('plain loop, shards one by one', mseq),
       row('Temporal (dev server + worker)', mt),
     ];
-    console.log(`\n${ENV}, expert agent, ${episodes} episodes in ${shards} shards of ${shardSize}; median of ${REPEATS} runs each\n`);
+    const agentLabel = tiny ? `untrained tiny model through local: (${work.maxSteps} turns x ${work.maxNewTokens} tokens at most)` : 'expert agent';
+    console.log(`\n${ENV}, ${agentLabel}, ${episodes} episodes in ${shards} shards of ${shardSize}; median of ${repeats} runs each\n`);
     console.log(
       formatTable(rows, [
         { key: 'mode' },
@@ -168,12 +208,12 @@ async function main(): Promise<void> {
     console.log(`\nratio Temporal / plain (shards in parallel, the same work in flight): ${ratio.toFixed(3)} (target >= 0.9)${ratio >= 0.9 ? '' : '  BELOW TARGET'}`);
     console.log(`median of the per-round ratios (Temporal / plain in parallel): ${ratioPerRound.toFixed(3)}`);
     console.log(`ratio Temporal / plain (shards one by one): ${ratioSequential.toFixed(3)}`);
-    await writeReport('orchestration', {
+    await writeReport(tiny ? 'orchestration-tiny' : 'orchestration', {
       env: ENV,
-      agent: 'expert',
+      agent: tiny ? { tiny: TINY, maxSteps: work.maxSteps, maxNewTokens: work.maxNewTokens } : 'expert',
       episodes,
       shardSize,
-      repeats: REPEATS,
+      repeats,
       results: rows,
       ratio,
       ratioSequential,
