@@ -30,6 +30,7 @@ whole rollout batch (all-reduced sums).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -100,16 +101,10 @@ def piece_share(counts: list[int], piece: list[int], mb: list[int], mode: str) -
 
 
 def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
-    """Every optimiser step as ``(epoch, micro-batches, inner)``; ``inner`` counts the ``ppo_epochs``
-    updates on one rollout batch."""
-    steps = []
-    for epoch in range(cfg.epochs):
-        g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
-        order = torch.randperm(n, generator=g).tolist()
-        micro = [order[i : i + cfg.batch_size] for i in range(0, n, cfg.batch_size)]
-        for j in range(0, len(micro), cfg.grad_accum):
-            for inner in range(cfg.ppo_epochs):
-                steps.append((epoch, micro[j : j + cfg.grad_accum], inner))
+    """Every optimiser step as ``(epoch, micro-batches, inner)``: :func:`common.batch_schedule` with each of its
+    steps repeated ``ppo_epochs`` times (``inner`` counts the updates on one rollout batch), cut at ``max_steps``."""
+    uncut = common.batch_schedule(n, dataclasses.replace(cfg, max_steps=None))
+    steps = [(epoch, micro, inner) for epoch, micro in uncut for inner in range(cfg.ppo_epochs)]
     return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
 
 
