@@ -14,6 +14,13 @@ export function parsePositiveInteger(value: string): number {
   return n;
 }
 
+/** Commander parser for a TCP port (1-65535). */
+export function parsePort(value: string): number {
+  const n = parsePositiveInteger(value);
+  if (n > 65535) throw new InvalidArgumentError(`expected a port (1-65535), got '${value}'`);
+  return n;
+}
+
 /** Prints a value as pretty JSON on stdout (the `--json` output of every command). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

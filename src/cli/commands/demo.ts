@@ -10,7 +10,7 @@ import { SEARCH_ATTRIBUTES } from '../../pipeline/search-attributes.js';
 import type { PipelineStatus } from '../../pipeline/status.js';
 import { requireTemporalBinary } from '../../pipeline/temporal-cli.js';
 import { resolveAgent } from '../../policy/specs.js';
-import { parsePositiveInteger, printJson } from '../options.js';
+import { parsePort, parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
 import { formatStatus, queryStatus, startPipeline } from './pipeline.js';
 
@@ -207,8 +207,8 @@ export function demoCommand(program: Command): void {
     .command('demo')
     .description('run the closed training loop (Temporal dev server + workers + trainingLoop on examples/demo.yaml); --envs: a quick tour of the environments')
     .option('--config <file>', 'pipeline configuration', 'examples/demo.yaml')
-    .option('--port <port>', 'Temporal gRPC port', parsePositiveInteger, 7233)
-    .option('--ui-port <port>', 'Temporal Web UI port', parsePositiveInteger, 8233)
+    .option('--port <port>', 'Temporal gRPC port', parsePort, 7233)
+    .option('--ui-port <port>', 'Temporal Web UI port', parsePort, 8233)
     .option('--dir <dir>', 'where the demo keeps the server db, the store and logs', '.gymflow/demo')
     .option('--keep', 'keep the dev server and workers running after the loop ends (Ctrl-C stops them)')
     .option('--envs', 'instead: every environment, its expert and a random agent on a few held-out episodes')

@@ -1,6 +1,5 @@
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ConfigError } from '../../core/errors.js';
 import {
   ensurePortFree,
   startDevServer,
@@ -12,7 +11,7 @@ import {
 } from '../../pipeline/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../../pipeline/search-attributes.js';
 import { requireTemporalBinary } from '../../pipeline/temporal-cli.js';
-import { parsePositiveInteger } from '../options.js';
+import { parsePort, parsePositiveInteger } from '../options.js';
 
 /** Options of `gymflow dev`. */
 export interface DevOptions {
@@ -145,12 +144,6 @@ export async function runDev(opts: DevOptions, out: NodeJS.WritableStream = proc
     process.off('SIGTERM', onSignal);
   }
   return failed ? 1 : 0;
-}
-
-function parsePort(value: string): number {
-  const n = parsePositiveInteger(value);
-  if (n > 65535) throw new ConfigError(`expected a port (1-65535), got '${value}'`);
-  return n;
 }
 
 /** `gymflow dev`: the Temporal dev server and both workers, in the foreground. */
