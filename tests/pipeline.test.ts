@@ -12,19 +12,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { parsePipelineConfig, type PipelineConfig } from '../src/pipeline/config.js';
-import { SearchAttributeKeys, searchAttributeCliArgs } from '../src/pipeline/search-attributes.js';
+import { SEARCH_ATTRIBUTES, SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
 import type { PipelineStatus } from '../src/pipeline/status.js';
 import { runWorker as runCpuWorker } from '../workers/cpu.js';
 import { runWorker as runGpuWorker } from '../workers/gpu.js';
 import { cancelSignal, pauseSignal, pipeline, pipelineStatusQuery, resumeSignal, trainingLoop } from '../workflows/index.js';
 import { requires } from './support/requires.js';
-import { freePort, repoRoot, temporalBinary } from './support/temporal.js';
+import { repoRoot, startLocalTemporal, type LocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
@@ -58,7 +57,8 @@ function processesMentioning(needle: string): number[] {
 
 temporal.describe('pipeline on Temporal', () => {
   python.describe('with the trainer', () => {
-    let env: TestWorkflowEnvironment | undefined;
+    let local: LocalTemporal | undefined;
+    let env: LocalTemporal['env'] | undefined;
     let dir = '';
     const cpuQueue = `gymflow-${randomUUID()}`;
     const gpuQueue = `gymflow-gpu-${randomUUID()}`;
@@ -66,19 +66,9 @@ temporal.describe('pipeline on Temporal', () => {
     let workers: Promise<unknown> | undefined;
 
     beforeAll(async () => {
-      const bin = temporalBinary();
-      if (bin === undefined) throw new Error('unreachable: requires.temporal() checked the CLI');
       dir = await mkdtemp(path.join(tmpdir(), 'gymflow-pipeline-'));
-      env = await TestWorkflowEnvironment.createLocal({
-        server: {
-          executable: { type: 'existing-path', path: bin },
-          ip: '127.0.0.1',
-          port: await freePort(),
-          dbFilename: path.join(dir, 'temporal.db'),
-          ui: false,
-          extraArgs: searchAttributeCliArgs(),
-        },
-      });
+      local = await startLocalTemporal({ dbFilename: path.join(dir, 'temporal.db'), searchAttributes: SEARCH_ATTRIBUTES });
+      env = local.env;
       const common = { connection: env.nativeConnection, namespace: env.namespace ?? 'default', signal: stopWorkers.signal, store: path.join(dir, 'store'), workDir: path.join(dir, 'work'), log: () => undefined };
       workers = Promise.all([runCpuWorker({ ...common, taskQueue: cpuQueue }), runGpuWorker({ ...common, taskQueue: gpuQueue, killGraceMs: 3000 })]);
       workers.catch(() => undefined);
@@ -87,7 +77,7 @@ temporal.describe('pipeline on Temporal', () => {
     afterAll(async () => {
       stopWorkers.abort();
       await workers?.catch(() => undefined);
-      await env?.teardown();
+      await local?.teardown();
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 

@@ -8,13 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import * as activities from '../activities/smoke.js';
 import { finishSignal, pipelineStatusQuery, setNoteUpdate, smokeWorkflow } from '../workflows/smoke.js';
 import { requires } from './support/requires.js';
-import { freePort, temporalBinary } from './support/temporal.js';
+import { startLocalTemporal, type LocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
 
@@ -27,31 +26,22 @@ try {
 }
 
 temporal.describe('Temporal dev server smoke', () => {
-  let env: TestWorkflowEnvironment | undefined;
+  let local: LocalTemporal | undefined;
   let dataDir: string | undefined;
 
   beforeAll(async () => {
-    const path = temporalBinary();
-    if (path === undefined) throw new Error('unreachable: the requirement checked the temporal CLI');
     dataDir = await mkdtemp(join(tmpdir(), 'gymflow-temporal-'));
-    env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: { type: 'existing-path', path },
-        ip: '127.0.0.1',
-        port: await freePort(),
-        dbFilename: join(dataDir, 'temporal.db'),
-        ui: false,
-      },
-    });
+    local = await startLocalTemporal({ dbFilename: join(dataDir, 'temporal.db') });
   });
 
   afterAll(async () => {
-    await env?.teardown();
+    await local?.teardown();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('runs a workflow with query, update, signal and activity', { timeout: 90_000 }, async () => {
-    if (!env) throw new Error('test environment did not start');
+    if (!local) throw new Error('test environment did not start');
+    const { env } = local;
     const client = env.client;
     const taskQueue = `smoke-${randomUUID()}`;
     const worker = await Worker.create({

@@ -30,8 +30,3 @@ export const SearchAttributeKeys = {
   iteration: defineSearchAttributeKey('GymflowIteration', SearchAttributeType.INT),
   bestSuccess: defineSearchAttributeKey('GymflowBestSuccess', SearchAttributeType.DOUBLE),
 } as const;
-
-/** The `temporal server start-dev` arguments that register {@link SEARCH_ATTRIBUTES}. */
-export function searchAttributeCliArgs(): string[] {
-  return SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]);
-}

