@@ -215,10 +215,33 @@ setup_sandbox_image() {
   fi
 }
 
+# clang and lld, which rebuild the committed WebAssembly (scripts/build-wasm.sh). Running gymflow does not
+# need them; the test that checks the committed .wasm against its C source does.
+setup_wasm_toolchain() {
+  if clang --target=wasm32 -nostdlib -Wl,--no-entry -x c - -o /dev/null <<<'int f(void){return 1;}' >/dev/null 2>&1; then
+    summary+=("clang/wasm ok")
+    return 0
+  fi
+  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+    warn "no clang/lld for wasm32 (Debian: apt-get install clang lld): the WebAssembly build check will be skipped"
+    summary+=("clang/wasm MISSING")
+    return 0
+  fi
+  log "installing clang and lld (apt-get)"
+  if { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang lld; } >>"$STATE/apt-clang.log" 2>&1; then
+    summary+=("clang/wasm ok (installed)")
+  else
+    warn "apt-get install clang lld failed (see .gymflow/apt-clang.log): the WebAssembly build check will be skipped"
+    summary+=("clang/wasm MISSING")
+  fi
+}
+
 setup_node
 setup_python
 setup_docker
 setup_sandbox_image
+setup_wasm_toolchain
 
 summary_line="$(printf '%s, ' "${summary[@]}")"
 log "${summary_line%, } [$((SECONDS - started))s]"

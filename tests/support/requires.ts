@@ -22,7 +22,7 @@ import { describe, it, type TestContext, type TestFunction } from 'vitest';
 import { repoRoot, temporalBinary } from './temporal.js';
 
 /** A real component that some tests need. */
-export type Component = 'temporal' | 'docker' | 'python';
+export type Component = 'temporal' | 'docker' | 'python' | 'clang';
 
 /** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
 export function requiresTag(component: Component): `[requires:${Component}]` {
@@ -34,6 +34,7 @@ const describeComponent: Record<Component, string> = {
   temporal: 'Temporal CLI (dev server)',
   docker: 'Docker engine',
   python: 'Python trainer environment',
+  clang: 'clang and lld with the wasm32 target',
 };
 
 /** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
@@ -121,6 +122,13 @@ function probePython(modules: readonly string[]): string | undefined {
   return `${python} cannot import ${modules.join(', ')}: ${lines[lines.length - 1] ?? ''}`;
 }
 
+/** Whether clang can build a wasm32 module here (clang with the target, and lld's `wasm-ld`). */
+function probeClang(): string | undefined {
+  const run = spawnSync('clang', ['--target=wasm32', '-nostdlib', '-Wl,--no-entry', '-x', 'c', '-', '-o', '/dev/null'], { input: 'int f(void){return 1;}', encoding: 'utf8', timeout: 60_000 });
+  if (run.status === 0) return undefined;
+  return run.error !== undefined ? `clang not found (${run.error.message})` : `clang cannot build wasm32: ${(run.stderr.trim().split('\n')[0] ?? '').slice(0, 200)}`;
+}
+
 /**
  * Probes for a component (once per test file) and gives tagged `describe`/`it` that skip loudly without it.
  *
@@ -142,6 +150,8 @@ export const requires = {
   /** `.venv/bin/python`, able to import `modules` (e.g. `['torch', 'gymflow_trainer']`). */
   python: (modules: readonly string[] = []): Requirement =>
     memo(`python:${modules.join(',')}`, () => requirement('python', probePython(modules))),
+  /** clang and lld able to build WebAssembly (`scripts/build-wasm.sh`). */
+  clang: (): Requirement => memo('clang', () => requirement('clang', probeClang())),
 };
 
 /**

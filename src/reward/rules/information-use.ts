@@ -1,14 +1,13 @@
 import type { TrajectoryStep } from '../../core/trajectory.js';
 import type { RuleContext } from './context.js';
-import { HashTable64 } from './hash.js';
-import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
+import { sharedRevealIndex, type RevealIndex } from './token-index.js';
 import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
 
 /**
  * Information use: does an action use what earlier observations revealed?
  *
  * The rule reads the trajectory in order — the task instruction, then for each step its action params and
- * then its observation — and records where each informative token ({@link scanTokens}: identifiers, paths,
+ * then its observation — and records where each informative token (`scanTokens` in tokens.ts: identifiers, paths,
  * numbers) was seen *first*. A token is **revealed at step k** when its first appearance is in step k's
  * observation: it was not in the instruction, nor in any earlier action or observation.
  *
@@ -34,63 +33,11 @@ export const InformationUseCode = {
   NO_CONTENT: 4,
 } as const;
 
-const FROM_INSTRUCTION = 1;
-
-class TokenIndex implements TokenSink {
-  readonly table: HashTable64;
-  /** 0: instruction, 1: action params, 2: observation. */
-  mode = 0;
-  position = 0;
-  /** Tokens first seen in an observation so far. */
-  revealed = 0;
-  /** Informative tokens in the current action. */
-  count = 0;
-  /** Of those, tokens revealed at an earlier step. */
-  used = 0;
-  /** The step that revealed the first used token, or -1. */
-  from = -1;
-
-  constructor(expected: number) {
-    this.table = new HashTable64(expected);
-  }
-
-  /** Empties the index for a new trajectory. */
-  reset(expected: number): void {
-    this.table.reset(expected);
-    this.mode = 0;
-    this.position = 0;
-    this.revealed = 0;
-  }
-
-  token(h1: number, h2: number): void {
-    const t = this.table;
-    const slot = t.upsert(h1, h2);
-    if (this.mode === 1) {
-      this.count++;
-      if (t.inserted) {
-        t.setValue(slot, 2 + 2 * this.position);
-      } else {
-        const v = t.value(slot);
-        if ((v & 1) === 1 && v >= 3) {
-          this.used++;
-          if (this.from < 0) this.from = (v - 3) >> 1;
-        }
-      }
-    } else if (t.inserted) {
-      if (this.mode === 2) {
-        t.setValue(slot, 3 + 2 * this.position);
-        this.revealed++;
-      } else {
-        t.setValue(slot, FROM_INSTRUCTION);
-      }
-    }
-  }
-}
-
-const sharedIndex = new TokenIndex(1024);
-
-/** Scores every step for information use (see the module documentation for the exact rule). */
-export function scoreInformationUse(ctx: RuleContext): RuleColumn {
+/**
+ * Scores every step for information use (see the module documentation for the exact rule). `index` is the
+ * process's shared one unless given (tests compare the implementations).
+ */
+export function scoreInformationUse(ctx: RuleContext, index: RevealIndex = sharedRevealIndex()): RuleColumn {
   const { steps, instruction } = ctx;
   const n = steps.length;
   const col = emptyColumn('informationUse', n);
@@ -98,21 +45,13 @@ export function scoreInformationUse(ctx: RuleContext): RuleColumn {
   // Distinct tokens run at roughly one per 32–64 characters of text; the table grows if this is low.
   let chars = instruction.length;
   for (let i = 0; i < n; i++) chars += (steps[i] as TrajectoryStep).observation.length;
-  // Rules run synchronously and never re-enter, so one index is reused across calls (no allocation churn).
-  const index = sharedIndex;
   index.reset((chars >> 5) + 16);
-  index.mode = 0;
-  scanTokens(instruction, index);
+  index.instruction(instruction);
   let previousObservation: string | undefined;
   for (let i = 0; i < n; i++) {
     const step = steps[i] as TrajectoryStep;
     const revealedBefore = index.revealed;
-    index.mode = 1;
-    index.position = i;
-    index.count = 0;
-    index.used = 0;
-    index.from = -1;
-    scanParamTokens(step.action.params, index);
+    index.action(i, step.action.params);
     if (index.used > 0) {
       scores[i] = 1;
       codes[i] = InformationUseCode.USES;
@@ -132,8 +71,7 @@ export function scoreInformationUse(ctx: RuleContext): RuleColumn {
     // (`===` on the same string object is a pointer comparison; different lengths differ at once).
     const observation = step.observation;
     if (observation !== previousObservation) {
-      index.mode = 2;
-      scanTokens(observation, index);
+      index.observation(i, observation);
       previousObservation = observation;
     }
   }

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { getProfile } from '../../core/profiles/registry.js';
+import { Rng } from '../../core/rng.js';
+import type { Trajectory } from '../../core/trajectory.js';
+import { collect, FIXTURES } from '../../recorder/__fixtures__/fixtures.js';
+import { convertPath } from '../../recorder/convert.js';
+import { trajectory, type StepSpec } from '../__fixtures__/trajectories.js';
+import { prepareRuleContext } from './context.js';
+import { scoreInformationUse } from './information-use.js';
+import { JsRevealIndex, sharedRevealIndex, tokensModule, WasmRevealIndex, type RevealIndex } from './token-index.js';
+import { informativeTokens } from './tokens.js';
+
+const wasm = new WasmRevealIndex(tokensModule());
+
+
+/** Random text over an alphabet that exercises every class: joiners, digits, non-ASCII, astral, lone surrogates. */
+function randomText(rng: Rng, maxLength: number): string {
+  const alphabet = ['a', 'Z', 'q', '0', '7', '_', '.', '/', '-', ' ', '\n', '(', '=', 'é', 'ß', '数', '😀', '\ud800', '\udc00', '\u0000'];
+  const n = Math.floor(rng.next() * maxLength);
+  let s = '';
+  for (let i = 0; i < n; i++) s += alphabet[Math.floor(rng.next() * alphabet.length)] as string;
+  return s;
+}
+
+function columns(t: Pick<Trajectory, 'steps' | 'task'>, index: RevealIndex): unknown {
+  const col = scoreInformationUse(prepareRuleContext(t, getProfile('coding')), index);
+  return { scores: [...col.scores], codes: [...col.codes], refs: [...col.refs], counts: [...col.counts] };
+}
+
+describe('WebAssembly token scanner', () => {
+  it('finds exactly the reference tokens', () => {
+    const cases = [
+      'Error in ./src/app.py line 42: max_retries=3',
+      'see /etc/hosts. Then v2-beta, 3/4 and 3.14!',
+      'the id is 7 or ab',
+      'a_b x1 12',
+      'größe = 5; 数据集_v1 ok',
+      // UTF-16 length decides: 'éé' is 2 units (4 bytes), '😀' is 2 units (4 bytes, one code point)
+      'éé ééé éééé é1 😀 😀😀 a😀 a.-b a..b -x- ..',
+      '',
+      'x'.repeat(200) + '.' + 'y'.repeat(70),
+    ];
+    for (const text of cases) expect(wasm.tokens(text)).toEqual(informativeTokens(text));
+  });
+
+  it('agrees with the reference on random text, across 64-byte block boundaries', () => {
+    const rng = new Rng(7);
+    for (let k = 0; k < 3000; k++) {
+      const text = randomText(rng, 300);
+      expect(wasm.tokens(text), JSON.stringify(text)).toEqual(informativeTokens(text));
+    }
+  });
+});
+
+describe('WebAssembly reveal index', () => {
+  it('is the index the rule uses', () => {
+    expect(sharedRevealIndex()).toBeInstanceOf(WasmRevealIndex);
+  });
+
+  it('scores like the JavaScript reference on hand-made trajectories', () => {
+    const specs: StepSpec[] = [
+      ['search', { pattern: 'timeout' }, 'src/net/client.py:12: retry_count = 3; größe_1 = 数据集_v1'],
+      ['file_read', { path: 'src/net/client.py', start_line: 10, end_line: 30 }, 'def retry_count(n=42): return 3.14'],
+      ['shell', { command: ['grep', '-n', 'retry_count', 'src'] }, '12: retry_count'],
+      ['file_write', { path: 'a.py', content: 'größe_1 = 1', meta: { depth: [1, -5, 2.5, 1e21, 'nested_value'] } }, 'ok'],
+      ['calculator', { expression: '17 * 23' }, '391'],
+      ['submit', { answer: 391 }, 'done'],
+      ['submit', {}, ''],
+    ];
+    const t = trajectory(specs, { instruction: 'Fix retry_count in the client.' });
+    expect(columns(t, wasm)).toEqual(columns(t, new JsRevealIndex()));
+  });
+
+  it('scores like the JavaScript reference on random trajectories', () => {
+    const rng = new Rng(11);
+    for (let k = 0; k < 60; k++) {
+      const specs: StepSpec[] = [];
+      const steps = 1 + Math.floor(rng.next() * 30);
+      for (let i = 0; i < steps; i++) {
+        const params = rng.next() < 0.5 ? { path: randomText(rng, 20), n: Math.floor(rng.next() * 200) } : { content: randomText(rng, 400), tags: [randomText(rng, 10), rng.next()] };
+        specs.push(['file_write', params, randomText(rng, 500)]);
+      }
+      const t = trajectory(specs, { instruction: randomText(rng, 100) });
+      expect(columns(t, wasm)).toEqual(columns(t, new JsRevealIndex()));
+    }
+  });
+
+  it('scores like the JavaScript reference on the converted agent-log fixtures', async () => {
+    const converted = await collect(convertPath(FIXTURES));
+    expect(converted.trajectories.length).toBeGreaterThan(10);
+    let steps = 0;
+    for (const t of converted.trajectories) {
+      expect(columns(t, wasm), t.id).toEqual(columns(t, new JsRevealIndex()));
+      steps += t.steps.length;
+    }
+    expect(steps).toBeGreaterThan(100);
+  });
+
+  it('grows its memory for megabytes of text and many distinct tokens, and keeps scoring right', () => {
+    const words = Array.from({ length: 60_000 }, (_, i) => `tok_${i.toString(36)}`);
+    const big = words.join(' ');
+    const specs: StepSpec[] = [
+      ['file_read', { path: 'big.txt' }, big],
+      ['file_write', { path: 'out.txt', content: `${big} ${'ü'.repeat(300_000)}` }, 'ok'],
+      ['search', { pattern: 'tok_zzz' }, 'tok_abc'],
+      ['search', { pattern: 'tok_abc' }, 'none'],
+    ];
+    const t = trajectory(specs, { instruction: 'Find it.' });
+    const fresh = new WasmRevealIndex(tokensModule());
+    expect(columns(t, fresh)).toEqual(columns(t, new JsRevealIndex()));
+    // and a small trajectory right after, on the grown index
+    const small = trajectory([['search', { pattern: 'x' }, 'found needle_1'], ['file_read', { path: 'needle_1' }]], { instruction: 'Go.' });
+    expect(columns(small, fresh)).toEqual(columns(small, new JsRevealIndex()));
+  });
+});

@@ -1,0 +1,394 @@
+import { readFileSync } from 'node:fs';
+import { HashTable64 } from './hash.js';
+import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
+
+/**
+ * The information-use rule's index of informative tokens ({@link scanTokens}): for each distinct token,
+ * where it was seen first — the task instruction, an action of step k, or the observation of step k.
+ * Feed it in trajectory order; after each {@link RevealIndex.action} it tells how many of the action's
+ * tokens earlier observations revealed.
+ *
+ * Two implementations give the same answers: {@link WasmRevealIndex} (the default; the scanner and the
+ * table in WebAssembly with SIMD, `wasm/tokens.c`) and {@link JsRevealIndex} (the reference, in
+ * JavaScript, used when WebAssembly is unavailable). They hash differently, so one trajectory is always
+ * scored by one of them.
+ */
+export interface RevealIndex {
+  /** Empties the index for a new trajectory, sized for about `expectedTokens` distinct tokens. */
+  reset(expectedTokens: number): void;
+  /** Records the task instruction's tokens (never "revealed"). */
+  instruction(text: string): void;
+  /**
+   * Scans the values of step `position`'s action params (strings and numbers, at any depth; not keys) and
+   * sets {@link count}, {@link used} and {@link from}.
+   */
+  action(position: number, params: Record<string, unknown>): void;
+  /** Records the tokens of step `position`'s observation; those seen first here are revealed by it. */
+  observation(position: number, text: string): void;
+  /** Informative tokens in the last action. */
+  readonly count: number;
+  /** Of those, tokens an observation of an earlier step revealed. */
+  readonly used: number;
+  /** The step that revealed the first used token, or -1. */
+  readonly from: number;
+  /** Tokens revealed by observations so far. */
+  readonly revealed: number;
+}
+
+// First-appearance codes, the same in both implementations: 1 instruction; 2 + 2k first seen in the action
+// of step k; 3 + 2k first seen in the observation of step k (odd and >= 3: revealed).
+const FROM_INSTRUCTION = 1;
+const MODE_INSTRUCTION = 0;
+const MODE_ACTION = 1;
+const MODE_OBSERVATION = 2;
+const MODE_COLLECT = 3;
+
+/** The reference implementation: {@link scanTokens} into a {@link HashTable64}. */
+export class JsRevealIndex implements RevealIndex, TokenSink {
+  private readonly table = new HashTable64(1024);
+  private mode = MODE_INSTRUCTION;
+  private position = 0;
+  count = 0;
+  used = 0;
+  from = -1;
+  revealed = 0;
+
+  reset(expectedTokens: number): void {
+    this.table.reset(expectedTokens);
+    this.revealed = 0;
+  }
+
+  instruction(text: string): void {
+    this.mode = MODE_INSTRUCTION;
+    scanTokens(text, this);
+  }
+
+  action(position: number, params: Record<string, unknown>): void {
+    this.mode = MODE_ACTION;
+    this.position = position;
+    this.count = 0;
+    this.used = 0;
+    this.from = -1;
+    scanParamTokens(params, this);
+  }
+
+  observation(position: number, text: string): void {
+    this.mode = MODE_OBSERVATION;
+    this.position = position;
+    scanTokens(text, this);
+  }
+
+  /** @internal the scanner's callback */
+  token(h1: number, h2: number): void {
+    const t = this.table;
+    const slot = t.upsert(h1, h2);
+    if (this.mode === MODE_ACTION) {
+      this.count++;
+      if (t.inserted) {
+        t.setValue(slot, 2 + 2 * this.position);
+      } else {
+        const v = t.value(slot);
+        if ((v & 1) === 1 && v >= 3) {
+          this.used++;
+          if (this.from < 0) this.from = (v - 3) >> 1;
+        }
+      }
+    } else if (t.inserted) {
+      if (this.mode === MODE_OBSERVATION) {
+        t.setValue(slot, 3 + 2 * this.position);
+        this.revealed++;
+      } else {
+        t.setValue(slot, FROM_INSTRUCTION);
+      }
+    }
+  }
+}
+
+/**
+ * The part of the global `WebAssembly` API used here (the project's TypeScript libs, ES2023 + node, do not
+ * declare it).
+ */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+/** A compiled WebAssembly module. */
+export interface WasmModule {
+  readonly compiled: true;
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule) => { exports: unknown };
+}
+
+function wasmApi(): WasmApi {
+  const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  if (api === undefined) throw new Error('this JavaScript runtime has no WebAssembly');
+  return api;
+}
+
+interface TokensExports {
+  memory: WasmMemory;
+  input_reserve(bytes: number, keep: number): number;
+  stats_address(): number;
+  reset(expected: number): number;
+  scan(offset: number, len: number, mode: number, position: number): number;
+}
+
+/** Byte written between two param values, so a token never runs from one into the next. */
+const SEPARATOR = 0;
+const ENCODER = new TextEncoder();
+
+/** `String.prototype.isWellFormed` (Node 20; not in the ES2023 lib): no lone surrogates. O(1) for one-byte strings. */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+/** Strings up to this long are copied into the module's memory by a JavaScript loop when ASCII. */
+const SHORT_STRING = 64;
+
+/**
+ * The WebAssembly implementation (`wasm/tokens.c`, built by `scripts/build-wasm.sh`): texts are written
+ * into the module's memory as UTF-8 and scanned there, 64 bytes per step of branch-free SIMD
+ * classification, with the table in the module's memory too. About 4x faster than {@link JsRevealIndex}
+ * on code-like text.
+ */
+export class WasmRevealIndex implements RevealIndex {
+  private readonly wasm: TokensExports;
+  private bytes: Buffer = Buffer.alloc(0);
+  /** The input buffer, for `encodeInto`. */
+  private head = new Uint8Array(0);
+  private stats = new Int32Array(8);
+  private input = 0;
+  private capacity = 0;
+
+  constructor(module: WasmModule) {
+    this.wasm = new (wasmApi().Instance)(module).exports as TokensExports;
+    this.reserve(1 << 16, 0);
+    this.reset(1024);
+  }
+
+  get count(): number {
+    return this.stats[0] as number;
+  }
+
+  get used(): number {
+    return this.stats[1] as number;
+  }
+
+  get from(): number {
+    return this.stats[2] as number;
+  }
+
+  get revealed(): number {
+    return this.stats[3] as number;
+  }
+
+  reset(expectedTokens: number): void {
+    this.check(this.wasm.reset(Math.min(expectedTokens, 1 << 26)));
+  }
+
+  instruction(text: string): void {
+    this.scan(this.writeWhole(text), MODE_INSTRUCTION, 0);
+  }
+
+  action(position: number, params: Record<string, unknown>): void {
+    let end = 0;
+    for (const key in params) {
+      if (Object.prototype.hasOwnProperty.call(params, key)) end = this.writeValue(params[key], end);
+    }
+    this.scan(end, MODE_ACTION, position);
+  }
+
+  observation(position: number, text: string): void {
+    this.scan(this.writeWhole(text), MODE_OBSERVATION, position);
+  }
+
+  /**
+   * The informative tokens of `text` as strings, found by the WebAssembly scanner (for tests: they must be
+   * those of `informativeTokens`).
+   */
+  tokens(text: string): string[] {
+    // Room for the UTF-8 text and two offsets per possible token after it.
+    this.reserve(3 * text.length + 8 * text.length + 16, 0);
+    const len = this.writeWhole(text);
+    this.scan(len, MODE_COLLECT, 0);
+    const found = this.stats[4] as number;
+    const offsets = new Uint32Array(this.wasm.memory.buffer, this.input + ((len + 3) & ~3), 2 * found);
+    // Byte offset -> UTF-16 offset, with the byte lengths the writers use (4 bytes for a surrogate pair).
+    const unitAt = new Int32Array(len + 1);
+    let byte = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      const pair = c >= 0xd800 && c < 0xdc00 && i + 1 < text.length && text.charCodeAt(i + 1) >= 0xdc00 && text.charCodeAt(i + 1) < 0xe000;
+      unitAt[byte] = i;
+      byte += c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+      if (pair) i++;
+    }
+    unitAt[byte] = text.length;
+    const out: string[] = [];
+    for (let k = 0; k < found; k++) out.push(text.slice(unitAt[offsets[2 * k] as number], unitAt[offsets[2 * k + 1] as number]));
+    return out;
+  }
+
+  private scan(len: number, mode: number, position: number): void {
+    this.check(this.wasm.scan(0, len, mode, position));
+  }
+
+  /** Writes `text` as UTF-8 at the start of the input buffer; returns its length in bytes. */
+  private writeWhole(text: string): number {
+    if (3 * text.length + 1 > this.capacity) this.reserve(3 * text.length + 1, 0);
+    if (!isWellFormed(text)) return this.writeWtf8(text, 0);
+    // `encodeInto` into a view kept for the start of the buffer: no view to create, unlike `write` below.
+    return ENCODER.encodeInto(text, this.head).written;
+  }
+
+  /** Writes `text` as UTF-8 at `offset` of the input buffer; returns the offset after it. */
+  private write(text: string, offset: number): number {
+    const n = text.length;
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const need = offset + 3 * n + 1;
+    if (need > this.capacity) this.reserve(need, offset);
+    const bytes = this.bytes;
+    const at = this.input + offset;
+    if (n <= SHORT_STRING) {
+      // Short strings (paths, commands, patterns) are copied here: `Buffer.write` costs more to call than
+      // this loop costs to run. A non-ASCII character hands the string over to it.
+      let i = 0;
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= 0x80) break;
+        bytes[at + i] = c;
+      }
+      if (i === n) return offset + n;
+    }
+    if (!isWellFormed(text)) return this.writeWtf8(text, offset);
+    return offset + bytes.write(text, at, this.capacity - offset, 'utf8');
+  }
+
+  /**
+   * Writes a string with lone surrogates as WTF-8: UTF-8, except that a lone surrogate gets its own 3-byte
+   * sequence instead of U+FFFD, so distinct strings stay distinct (as the reference scanner sees them).
+   * Room for 3 bytes per code unit is reserved by the caller.
+   */
+  private writeWtf8(text: string, offset: number): number {
+    const bytes = this.bytes;
+    let at = this.input + offset;
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      let c = text.charCodeAt(i);
+      if (c < 0x80) {
+        bytes[at++] = c;
+      } else if (c < 0x800) {
+        bytes[at++] = 0xc0 | (c >> 6);
+        bytes[at++] = 0x80 | (c & 63);
+      } else {
+        if (c >= 0xd800 && c < 0xdc00 && i + 1 < n) {
+          const d = text.charCodeAt(i + 1);
+          if (d >= 0xdc00 && d < 0xe000) {
+            c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+            i++;
+            bytes[at++] = 0xf0 | (c >> 18);
+            bytes[at++] = 0x80 | ((c >> 12) & 63);
+            bytes[at++] = 0x80 | ((c >> 6) & 63);
+            bytes[at++] = 0x80 | (c & 63);
+            continue;
+          }
+        }
+        bytes[at++] = 0xe0 | (c >> 12);
+        bytes[at++] = 0x80 | ((c >> 6) & 63);
+        bytes[at++] = 0x80 | (c & 63);
+      }
+    }
+    return at - this.input;
+  }
+
+  /** Writes the decimal digits of a non-negative int32 (line numbers, counts) as `String` would. */
+  private writeInt(value: number, offset: number): number {
+    if (offset + 11 > this.capacity) this.reserve(offset + 11, offset);
+    const bytes = this.bytes;
+    let digits = 1;
+    for (let v = value; v >= 10; v = (v / 10) | 0) digits++;
+    let at = this.input + offset + digits;
+    let v = value;
+    do {
+      const q = (v / 10) | 0;
+      bytes[--at] = 48 + v - q * 10;
+      v = q;
+    } while (v > 0);
+    return offset + digits;
+  }
+
+  private writeValue(value: unknown, offset: number): number {
+    if (typeof value === 'string') {
+      offset = this.write(value, offset);
+    } else if (typeof value === 'number') {
+      offset = (value | 0) === value && value >= 0 ? this.writeInt(value, offset) : this.write(String(value), offset);
+    } else if (Array.isArray(value)) {
+      for (const v of value) offset = this.writeValue(v, offset);
+      return offset;
+    } else if (value !== null && typeof value === 'object') {
+      const o = value as Record<string, unknown>;
+      for (const key in o) {
+        if (Object.prototype.hasOwnProperty.call(o, key)) offset = this.writeValue(o[key], offset);
+      }
+      return offset;
+    } else {
+      return offset;
+    }
+    this.bytes[this.input + offset] = SEPARATOR;
+    return offset + 1;
+  }
+
+  private reserve(bytes: number, keep: number): void {
+    const at = this.wasm.input_reserve(bytes, keep);
+    if (at === 0) throw outOfMemory();
+    this.input = at;
+    this.capacity = Math.max(bytes, this.capacity);
+    this.views();
+  }
+
+  /**
+   * Acts on what `reset`/`scan` returned: 0 memory exhausted; 2 memory grew (for the table or the masks),
+   * which replaced its buffer, so the views are renewed.
+   */
+  private check(status: number): void {
+    if (status === 2) this.views();
+    else if (status === 0) throw outOfMemory();
+  }
+
+  private views(): void {
+    const buffer = this.wasm.memory.buffer;
+    this.bytes = Buffer.from(buffer);
+    this.head = new Uint8Array(buffer, this.input, this.capacity);
+    this.stats = new Int32Array(buffer, this.wasm.stats_address(), 8);
+  }
+}
+
+function outOfMemory(): Error {
+  return new Error('information-use token index: WebAssembly memory exhausted (a trajectory with gigabytes of text?)');
+}
+
+let shared: RevealIndex | undefined;
+
+/**
+ * The process's index (rules run synchronously and never re-enter, so one is reused): the WebAssembly one,
+ * or the JavaScript reference when WebAssembly (with SIMD) cannot be instantiated here.
+ */
+export function sharedRevealIndex(): RevealIndex {
+  if (shared === undefined) {
+    try {
+      shared = new WasmRevealIndex(tokensModule());
+    } catch (err) {
+      process.emitWarning(`gymflow: the WebAssembly token index is unavailable (${(err as Error).message}); using the JavaScript one`);
+      shared = new JsRevealIndex();
+    }
+  }
+  return shared;
+}
+
+let compiled: WasmModule | undefined;
+
+/** The compiled `wasm/tokens.wasm`. */
+export function tokensModule(): WasmModule {
+  compiled ??= new (wasmApi().Module)(readFileSync(new URL('./wasm/tokens.wasm', import.meta.url)));
+  return compiled;
+}
