@@ -215,25 +215,37 @@ setup_sandbox_image() {
   fi
 }
 
-# clang and lld, which rebuild the committed WebAssembly (scripts/build-wasm.sh). Running gymflow does not
-# need them; the test that checks the committed .wasm against its C source does.
-setup_wasm_toolchain() {
-  if clang --target=wasm32 -nostdlib -Wl,--no-entry -x c - -o /dev/null <<<'int f(void){return 1;}' >/dev/null 2>&1; then
-    summary+=("clang/wasm ok")
+# The WebAssembly modules (scripts/build-wasm.sh: the reward rules' token index), built with clang and lld,
+# which are installed when missing and setup is root. Without them gymflow falls back to JavaScript (slower).
+wasm_toolchain_ok() {
+  clang --target=wasm32 -nostdlib -Wl,--no-entry -x c - -o /dev/null <<<'int f(void){return 1;}' >/dev/null 2>&1
+}
+
+setup_wasm() {
+  local src=src/reward/rules/wasm/tokens.c out=build/wasm/tokens.wasm
+  if [[ -f "$out" && ! "$src" -nt "$out" && ! scripts/build-wasm.sh -nt "$out" ]]; then
+    summary+=("wasm ok")
     return 0
   fi
-  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
-    warn "no clang/lld for wasm32 (Debian: apt-get install clang lld): the WebAssembly build check will be skipped"
-    summary+=("clang/wasm MISSING")
-    return 0
+  if ! wasm_toolchain_ok; then
+    if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+      warn "no clang/lld for wasm32 (Debian: apt-get install clang lld): the reward rules use the slower JavaScript token index, and its WebAssembly tests are skipped"
+      summary+=("wasm MISSING")
+      return 0
+    fi
+    log "installing clang and lld (apt-get)"
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang lld; } >>"$STATE/apt-clang.log" 2>&1; then
+      warn "apt-get install clang lld failed (see .gymflow/apt-clang.log): the reward rules use the slower JavaScript token index"
+      summary+=("wasm MISSING")
+      return 0
+    fi
   fi
-  log "installing clang and lld (apt-get)"
-  if { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang lld; } >>"$STATE/apt-clang.log" 2>&1; then
-    summary+=("clang/wasm ok (installed)")
+  if bash scripts/build-wasm.sh >"$STATE/build-wasm.log" 2>&1; then
+    summary+=("wasm built")
   else
-    warn "apt-get install clang lld failed (see .gymflow/apt-clang.log): the WebAssembly build check will be skipped"
-    summary+=("clang/wasm MISSING")
+    warn "building the WebAssembly failed (see .gymflow/build-wasm.log): the reward rules use the slower JavaScript token index"
+    summary+=("wasm MISSING")
   fi
 }
 
@@ -241,7 +253,7 @@ setup_node
 setup_python
 setup_docker
 setup_sandbox_image
-setup_wasm_toolchain
+setup_wasm
 
 summary_line="$(printf '%s, ' "${summary[@]}")"
 log "${summary_line%, } [$((SECONDS - started))s]"

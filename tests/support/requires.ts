@@ -16,13 +16,13 @@
  * });
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext, type TestFunction } from 'vitest';
 import { repoRoot, temporalBinary } from './temporal.js';
 
 /** A real component that some tests need. */
-export type Component = 'temporal' | 'docker' | 'python' | 'clang';
+export type Component = 'temporal' | 'docker' | 'python' | 'wasm';
 
 /** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
 export function requiresTag(component: Component): `[requires:${Component}]` {
@@ -34,7 +34,7 @@ const describeComponent: Record<Component, string> = {
   temporal: 'Temporal CLI (dev server)',
   docker: 'Docker engine',
   python: 'Python trainer environment',
-  clang: 'clang and lld with the wasm32 target',
+  wasm: 'WebAssembly modules (scripts/build-wasm.sh, with clang and lld)',
 };
 
 /** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
@@ -122,11 +122,13 @@ function probePython(modules: readonly string[]): string | undefined {
   return `${python} cannot import ${modules.join(', ')}: ${lines[lines.length - 1] ?? ''}`;
 }
 
-/** Whether clang can build a wasm32 module here (clang with the target, and lld's `wasm-ld`). */
-function probeClang(): string | undefined {
-  const run = spawnSync('clang', ['--target=wasm32', '-nostdlib', '-Wl,--no-entry', '-x', 'c', '-', '-o', '/dev/null'], { input: 'int f(void){return 1;}', encoding: 'utf8', timeout: 60_000 });
-  if (run.status === 0) return undefined;
-  return run.error !== undefined ? `clang not found (${run.error.message})` : `clang cannot build wasm32: ${(run.stderr.trim().split('\n')[0] ?? '').slice(0, 200)}`;
+/** Whether the WebAssembly modules are built and not older than their sources. */
+function probeWasm(): string | undefined {
+  const built = join(repoRoot, 'build', 'wasm', 'tokens.wasm');
+  const source = join(repoRoot, 'src', 'reward', 'rules', 'wasm', 'tokens.c');
+  if (!existsSync(built)) return `${built} is not built (scripts/build-wasm.sh needs clang and lld)`;
+  if (statSync(source).mtimeMs > statSync(built).mtimeMs) return `${built} is older than ${source}: run \`bash scripts/build-wasm.sh\``;
+  return undefined;
 }
 
 /**
@@ -150,8 +152,8 @@ export const requires = {
   /** `.venv/bin/python`, able to import `modules` (e.g. `['torch', 'gymflow_trainer']`). */
   python: (modules: readonly string[] = []): Requirement =>
     memo(`python:${modules.join(',')}`, () => requirement('python', probePython(modules))),
-  /** clang and lld able to build WebAssembly (`scripts/build-wasm.sh`). */
-  clang: (): Requirement => memo('clang', () => requirement('clang', probeClang())),
+  /** The WebAssembly modules, built and up to date (`scripts/build-wasm.sh`). */
+  wasm: (): Requirement => memo('wasm', () => requirement('wasm', probeWasm())),
 };
 
 /**

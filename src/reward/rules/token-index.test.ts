@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { getProfile } from '../../core/profiles/registry.js';
 import { Rng } from '../../core/rng.js';
 import type { Trajectory } from '../../core/trajectory.js';
@@ -9,8 +9,15 @@ import { prepareRuleContext } from './context.js';
 import { scoreInformationUse } from './information-use.js';
 import { JsRevealIndex, sharedRevealIndex, tokensModule, WasmRevealIndex, type RevealIndex } from './token-index.js';
 import { informativeTokens } from './tokens.js';
+import { requires } from '../../../tests/support/requires.js';
 
-const wasm = new WasmRevealIndex(tokensModule());
+const built = requires.wasm();
+let instance: WasmRevealIndex | undefined;
+/** One WebAssembly index for the file, created on first use (inside the suites, which skip without it). */
+function wasm(): WasmRevealIndex {
+  instance ??= new WasmRevealIndex(tokensModule());
+  return instance;
+}
 
 
 /** Random text over an alphabet that exercises every class: joiners, digits, non-ASCII, astral, lone surrogates. */
@@ -27,7 +34,7 @@ function columns(t: Pick<Trajectory, 'steps' | 'task'>, index: RevealIndex): unk
   return { scores: [...col.scores], codes: [...col.codes], refs: [...col.refs], counts: [...col.counts] };
 }
 
-describe('WebAssembly token scanner', () => {
+built.describe('WebAssembly token scanner', () => {
   it('finds exactly the reference tokens', () => {
     const cases = [
       'Error in ./src/app.py line 42: max_retries=3',
@@ -40,19 +47,19 @@ describe('WebAssembly token scanner', () => {
       '',
       'x'.repeat(200) + '.' + 'y'.repeat(70),
     ];
-    for (const text of cases) expect(wasm.tokens(text)).toEqual(informativeTokens(text));
+    for (const text of cases) expect(wasm().tokens(text)).toEqual(informativeTokens(text));
   });
 
   it('agrees with the reference on random text, across 64-byte block boundaries', () => {
     const rng = new Rng(7);
     for (let k = 0; k < 3000; k++) {
       const text = randomText(rng, 300);
-      expect(wasm.tokens(text), JSON.stringify(text)).toEqual(informativeTokens(text));
+      expect(wasm().tokens(text), JSON.stringify(text)).toEqual(informativeTokens(text));
     }
   });
 });
 
-describe('WebAssembly reveal index', () => {
+built.describe('WebAssembly reveal index', () => {
   it('is the index the rule uses', () => {
     expect(sharedRevealIndex()).toBeInstanceOf(WasmRevealIndex);
   });
@@ -68,7 +75,7 @@ describe('WebAssembly reveal index', () => {
       ['submit', {}, ''],
     ];
     const t = trajectory(specs, { instruction: 'Fix retry_count in the client.' });
-    expect(columns(t, wasm)).toEqual(columns(t, new JsRevealIndex()));
+    expect(columns(t, wasm())).toEqual(columns(t, new JsRevealIndex()));
   });
 
   it('scores like the JavaScript reference on random trajectories', () => {
@@ -81,7 +88,7 @@ describe('WebAssembly reveal index', () => {
         specs.push(['file_write', params, randomText(rng, 500)]);
       }
       const t = trajectory(specs, { instruction: randomText(rng, 100) });
-      expect(columns(t, wasm)).toEqual(columns(t, new JsRevealIndex()));
+      expect(columns(t, wasm())).toEqual(columns(t, new JsRevealIndex()));
     }
   });
 
@@ -90,7 +97,7 @@ describe('WebAssembly reveal index', () => {
     expect(converted.trajectories.length).toBeGreaterThan(10);
     let steps = 0;
     for (const t of converted.trajectories) {
-      expect(columns(t, wasm), t.id).toEqual(columns(t, new JsRevealIndex()));
+      expect(columns(t, wasm()), t.id).toEqual(columns(t, new JsRevealIndex()));
       steps += t.steps.length;
     }
     expect(steps).toBeGreaterThan(100);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { HashTable64 } from './hash.js';
 import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
 
@@ -9,8 +10,8 @@ import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
  * tokens earlier observations revealed.
  *
  * Two implementations give the same answers: {@link WasmRevealIndex} (the default; the scanner and the
- * table in WebAssembly with SIMD, `wasm/tokens.c`) and {@link JsRevealIndex} (the reference, in
- * JavaScript, used when WebAssembly is unavailable). They hash differently, so one trajectory is always
+ * table in WebAssembly with SIMD, `wasm/tokens.c`, built by `scripts/build-wasm.sh`) and {@link JsRevealIndex}
+ * (the reference, in JavaScript, used when the module is not built). They hash differently, so one trajectory is always
  * scored by one of them.
  */
 export interface RevealIndex {
@@ -146,7 +147,7 @@ function isWellFormed(text: string): boolean {
 const SHORT_STRING = 64;
 
 /**
- * The WebAssembly implementation (`wasm/tokens.c`, built by `scripts/build-wasm.sh`): texts are written
+ * The WebAssembly implementation (`wasm/tokens.c`, built into {@link TOKENS_WASM}): texts are written
  * into the module's memory as UTF-8 and scanned there, 64 bytes per step of branch-free SIMD
  * classification, with the table in the module's memory too. About 4x faster than {@link JsRevealIndex}
  * on code-like text.
@@ -371,24 +372,39 @@ let shared: RevealIndex | undefined;
 
 /**
  * The process's index (rules run synchronously and never re-enter, so one is reused): the WebAssembly one,
- * or the JavaScript reference when WebAssembly (with SIMD) cannot be instantiated here.
+ * or the JavaScript reference, with a warning, when the module is not built or cannot be instantiated here.
  */
 export function sharedRevealIndex(): RevealIndex {
   if (shared === undefined) {
     try {
       shared = new WasmRevealIndex(tokensModule());
     } catch (err) {
-      process.emitWarning(`gymflow: the WebAssembly token index is unavailable (${(err as Error).message}); using the JavaScript one`);
+      process.emitWarning(`the WebAssembly token index is unavailable, so the reward rules use the slower JavaScript one: ${(err as Error).message}`, { code: 'GYMFLOW_NO_WASM' });
       shared = new JsRevealIndex();
     }
   }
   return shared;
 }
 
+/** Where `scripts/build-wasm.sh` puts the token index module (`build/wasm/tokens.wasm` of the repository). */
+export const TOKENS_WASM = fileURLToPath(new URL('../../../build/wasm/tokens.wasm', import.meta.url));
+
 let compiled: WasmModule | undefined;
 
-/** The compiled `wasm/tokens.wasm`. */
+/**
+ * The compiled {@link TOKENS_WASM}.
+ *
+ * @throws Error naming the file and how to build it when it is missing.
+ */
 export function tokensModule(): WasmModule {
-  compiled ??= new (wasmApi().Module)(readFileSync(new URL('./wasm/tokens.wasm', import.meta.url)));
+  if (compiled === undefined) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(TOKENS_WASM);
+    } catch {
+      throw new Error(`${TOKENS_WASM} is not built (run \`npm run setup\`, or \`bash scripts/build-wasm.sh\` with clang and lld installed)`);
+    }
+    compiled = new (wasmApi().Module)(bytes);
+  }
   return compiled;
 }
