@@ -112,9 +112,9 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
 interface WasmMemory {
   readonly buffer: ArrayBuffer;
 }
-/** A compiled WebAssembly module. */
+/** A compiled WebAssembly module (`WebAssembly.Module`; opaque here). */
 export interface WasmModule {
-  readonly compiled: true;
+  readonly [Symbol.toStringTag]: string;
 }
 interface WasmApi {
   Module: new (bytes: Uint8Array) => WasmModule;
@@ -137,20 +137,20 @@ interface TokensExports {
 
 /** Byte written between two param values, so a token never runs from one into the next. */
 const SEPARATOR = 0;
+/** Strings up to this long are copied into the module's memory by a JavaScript loop when ASCII. */
+const SHORT_STRING = 64;
 const ENCODER = new TextEncoder();
 
 /** `String.prototype.isWellFormed` (Node 20; not in the ES2023 lib): no lone surrogates. O(1) for one-byte strings. */
 function isWellFormed(text: string): boolean {
   return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
-/** Strings up to this long are copied into the module's memory by a JavaScript loop when ASCII. */
-const SHORT_STRING = 64;
 
 /**
  * The WebAssembly implementation (`wasm/tokens.c`, built into {@link TOKENS_WASM}): texts are written
  * into the module's memory as UTF-8 and scanned there, 64 bytes per step of branch-free SIMD
- * classification, with the table in the module's memory too. About 4x faster than {@link JsRevealIndex}
- * on code-like text.
+ * classification, with the table in the module's memory too. It halves the information-use rule's time
+ * against {@link JsRevealIndex} on code-like text (docs/reward.md, "Cost").
  */
 export class WasmRevealIndex implements RevealIndex {
   private readonly wasm: TokensExports;
