@@ -1,6 +1,6 @@
 import type { TrajectoryStep } from '../../core/trajectory.js';
 import type { RuleContext } from './context.js';
-import { sharedRevealIndex, type RevealIndex } from './token-index.js';
+import { JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, type RevealIndex } from './token-index.js';
 import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
 
 /**
@@ -35,9 +35,19 @@ export const InformationUseCode = {
 
 /**
  * Scores every step for information use (see the module documentation for the exact rule). `index` is the
- * process's shared one unless given (tests compare the implementations).
+ * process's shared one unless given (tests compare the implementations). A trajectory too large for the
+ * WebAssembly index's memory is scored again with the JavaScript one (same verdicts).
  */
 export function scoreInformationUse(ctx: RuleContext, index: RevealIndex = sharedRevealIndex()): RuleColumn {
+  try {
+    return scoreWith(ctx, index);
+  } catch (err) {
+    if (!(err instanceof RevealIndexMemoryError)) throw err;
+    return scoreWith(ctx, new JsRevealIndex());
+  }
+}
+
+function scoreWith(ctx: RuleContext, index: RevealIndex): RuleColumn {
   const { steps, instruction } = ctx;
   const n = steps.length;
   const col = emptyColumn('informationUse', n);

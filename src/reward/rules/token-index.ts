@@ -364,8 +364,19 @@ export class WasmRevealIndex implements RevealIndex {
   }
 }
 
+/**
+ * The WebAssembly index ran out of memory (a wasm32 module has at most 4 GiB: a trajectory with gigabytes of
+ * text). The index stays usable for the next trajectory; the rule scores this one with {@link JsRevealIndex}.
+ */
+export class RevealIndexMemoryError extends Error {
+  constructor() {
+    super('information-use token index: WebAssembly memory exhausted (a trajectory with gigabytes of text?)');
+    this.name = 'RevealIndexMemoryError';
+  }
+}
+
 function outOfMemory(): Error {
-  return new Error('information-use token index: WebAssembly memory exhausted (a trajectory with gigabytes of text?)');
+  return new RevealIndexMemoryError();
 }
 
 let shared: RevealIndex | undefined;
