@@ -7,8 +7,8 @@ import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
  * Information use: does an action use what earlier observations revealed?
  *
  * The rule reads the trajectory in order — the task instruction, then for each step its action params and
- * then its observation — and records where each informative token (`scanTokens` in tokens.ts: identifiers, paths,
- * numbers) was seen *first*. A token is **revealed at step k** when its first appearance is in step k's
+ * then its observation — and records where each informative token (`scanTokens` in tokens.ts:
+ * identifiers, paths, numbers) was seen *first*. A token is **revealed at step k** when its first appearance is in step k's
  * observation: it was not in the instruction, nor in any earlier action or observation.
  *
  * For step t, with `A_t` the informative tokens of its action params (values only, not keys):

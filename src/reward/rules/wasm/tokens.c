@@ -1,6 +1,6 @@
 /*
  * The information-use rule's token index, as WebAssembly with 128-bit SIMD (built by
- * scripts/build-wasm.sh into tokens.wasm, loaded by ../token-index.ts).
+ * scripts/build-wasm.sh into build/wasm/tokens.wasm, loaded by ../token-index.ts).
  *
  * Tokens are those of ../tokens.ts (`scanTokens`), read from the UTF-8 bytes of the text instead of its
  * UTF-16 code units:
