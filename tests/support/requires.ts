@@ -19,6 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext, type TestFunction } from 'vitest';
+import { TOKENS_WASM } from '../../src/reward/rules/token-index.js';
 import { repoRoot, temporalBinary } from './temporal.js';
 
 /** A real component that some tests need. */
@@ -124,7 +125,7 @@ function probePython(modules: readonly string[]): string | undefined {
 
 /** Whether the WebAssembly modules are built and not older than their sources. */
 function probeWasm(): string | undefined {
-  const built = join(repoRoot, 'build', 'wasm', 'tokens.wasm');
+  const built = TOKENS_WASM;
   const source = join(repoRoot, 'src', 'reward', 'rules', 'wasm', 'tokens.c');
   if (!existsSync(built)) return `${built} is not built (scripts/build-wasm.sh needs clang and lld)`;
   if (statSync(source).mtimeMs > statSync(built).mtimeMs) return `${built} is older than ${source}: run \`bash scripts/build-wasm.sh\``;
