@@ -56,20 +56,48 @@ export function throwIfCancelled(): void {
 /** Minimum time between two `stage_progress` signals of one activity. */
 const PROGRESS_SIGNAL_INTERVAL_MS = 2_000;
 
+/** Options of {@link progressReporter}. */
+export interface ProgressReporterOptions {
+  /**
+   * Minimum time between two heartbeats, 0 (the default) for one per call. A heartbeat costs the activity
+   * tens of microseconds of its own thread (the details are serialised and handed to the SDK's core, which
+   * throttles what reaches the server to one per several seconds anyway), so a stage that reports after
+   * every sub-millisecond episode skips the calls in between; the last unit always beats. Only for stages
+   * whose heartbeat details are progress, never resume state (train's details are its checkpoint).
+   */
+  heartbeatIntervalMs?: number;
+  /**
+   * How long after the reporter is created the first `stage_progress` signal may go, 0 (the default) for the
+   * first unit. Each signal costs the workflow a workflow task, so a shard that finishes sooner than this
+   * sends none (its completion updates the status).
+   */
+  firstSignalAfterMs?: number;
+}
+
 /**
- * Reports progress: a heartbeat with `details` every call (the SDK throttles them) and, at most every
- * 2 s and on the last unit, a `stage_progress` signal to the workflow that started the activity. The
- * signal is best-effort: the activity never fails because of it.
+ * Reports progress: a heartbeat with `details` every call (or at most every `heartbeatIntervalMs`, and on the
+ * last unit) and a `stage_progress` signal to the workflow that started the activity at most every 2 s
+ * (the first after `firstSignalAfterMs`), plus one on the last unit once any was sent. The signal is
+ * best-effort: the activity never fails because of it.
  */
-export function progressReporter(stage: StageName, unit: string): (done: number, total: number, details?: unknown, note?: string) => void {
+export function progressReporter(stage: StageName, unit: string, options: ProgressReporterOptions = {}): (done: number, total: number, details?: unknown, note?: string) => void {
   const ctx = Context.current();
-  let last = 0;
+  const heartbeatInterval = options.heartbeatIntervalMs ?? 0;
+  let lastBeat = -Infinity;
+  /** When the next signal may go (the last unit's may go earlier once one was sent). */
+  let nextSignal = Date.now() + (options.firstSignalAfterMs ?? 0);
+  let signalled = false;
   let pending: Promise<void> | undefined;
   return (done, total, details, note) => {
-    ctx.heartbeat(details ?? { done, total });
     const now = Date.now();
-    if (pending !== undefined || (now - last < PROGRESS_SIGNAL_INTERVAL_MS && done < total)) return;
-    last = now;
+    const last = done >= total;
+    if (last || now - lastBeat >= heartbeatInterval) {
+      ctx.heartbeat(details ?? { done, total });
+      lastBeat = now;
+    }
+    if (pending !== undefined || (now < nextSignal && !(last && signalled))) return;
+    nextSignal = now + PROGRESS_SIGNAL_INTERVAL_MS;
+    signalled = true;
     const progress: StageProgress = { stage, done, total, unit, key: ctx.info.activityId, ...(note === undefined ? {} : { note }) };
     const execution = ctx.info.workflowExecution;
     if (execution === undefined) return;

@@ -64,6 +64,14 @@ function localOptions(temperature: number, maxNewTokens: number | undefined): Om
   return { local: { temperature, ...(maxNewTokens === undefined ? {} : { maxNewTokens }) } };
 }
 
+/**
+ * Rollout stages report after every episode or trajectory, which can take well under a millisecond (the
+ * expert agent, rule scoring): heartbeats at most every 100 ms keep the SDK's per-call cost out of that
+ * loop (their details are progress only; the server sees one heartbeat per several seconds either way),
+ * and a shard shorter than 2 s sends no progress signal, which would cost the workflow a task per shard.
+ */
+const ROLLOUT_PROGRESS = { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 } as const;
+
 /** Rollout activities; `defaults` are the worker's store and work directory. */
 export function createRolloutActivities(defaults: WorkspaceDefaults) {
   return {
@@ -120,7 +128,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const agent = await actingAgent(ws, o.agent, o.policy);
-        const report = progressReporter('collect', 'episodes');
+        const report = progressReporter('collect', 'episodes', ROLLOUT_PROGRESS);
         const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && o.agent === 'policy');
         const result = await collect({
           envId: o.envId,
@@ -166,7 +174,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const started = Date.now();
         const all: Trajectory[] = [];
         for (const shard of o.shards) all.push(...(await loadTrajectories(ws.store, shard)));
-        const report = progressReporter('reward', 'trajectories');
+        const report = progressReporter('reward', 'trajectories', ROLLOUT_PROGRESS);
         let scored = all;
         if (o.enabled) {
           const profile = getProfile(o.profile ?? spec(o.envId).domain);
@@ -290,7 +298,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           await probe.close();
         }
         const n = (o.tasks ?? splitSize) * o.repeats;
-        const report = progressReporter('eval', 'episodes');
+        const report = progressReporter('eval', 'episodes', ROLLOUT_PROGRESS);
         const signal = Context.current().cancellationSignal;
         let done = 0;
         const evaluation = evaluate({
