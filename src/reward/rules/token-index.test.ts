@@ -21,8 +21,11 @@ function wasm(): WasmRevealIndex {
 
 
 /** Random text over an alphabet that exercises every class: joiners, digits, non-ASCII, astral, lone surrogates. */
-function randomText(rng: Rng, maxLength: number): string {
-  const alphabet = ['a', 'Z', 'q', '0', '7', '_', '.', '/', '-', ' ', '\n', '(', '=', 'é', 'ß', '数', '😀', '\ud800', '\udc00', '\u0000'];
+const ALPHABET = ['a', 'Z', 'q', '0', '7', '_', '.', '/', '-', ' ', '\n', '(', '=', 'é', 'ß', '数', '😀', '\ud800', '\udc00', '\u0000'];
+/** Mostly word characters: tokens of tens to hundreds of bytes, running across several 64-byte blocks. */
+const WORDY = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'x', 'y', '0', '7', '_', '.', '/', '-', ' ', 'é', '数', '😀'];
+
+function randomText(rng: Rng, maxLength: number, alphabet: readonly string[] = ALPHABET): string {
   const n = Math.floor(rng.next() * maxLength);
   let s = '';
   for (let i = 0; i < n; i++) s += alphabet[Math.floor(rng.next() * alphabet.length)] as string;
@@ -54,6 +57,10 @@ built.describe('WebAssembly token scanner', () => {
     const rng = new Rng(7);
     for (let k = 0; k < 3000; k++) {
       const text = randomText(rng, 300);
+      expect(wasm().tokens(text), JSON.stringify(text)).toEqual(informativeTokens(text));
+    }
+    for (let k = 0; k < 1000; k++) {
+      const text = randomText(rng, 700, WORDY);
       expect(wasm().tokens(text), JSON.stringify(text)).toEqual(informativeTokens(text));
     }
   });
