@@ -188,7 +188,7 @@ py.describe('running the trainer', () => {
     const out = path.join(dir, 'out');
     await writeFile(
       config,
-      JSON.stringify({ data, output_dir: out, max_steps: 8, epochs: 20, save_every: 1, keep_last: 2, max_length: 256, model: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } }),
+      JSON.stringify({ data, output_dir: out, max_steps: 40, epochs: 20, save_every: 1, keep_last: 2, max_length: 256, model: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } }),
     );
     const controller = new AbortController();
     let beat = initialHeartbeat(1);
@@ -223,7 +223,7 @@ py.describe('running the trainer', () => {
     expect(classifyTrainerRun(second, 'trainer')).toEqual({ kind: 'ok' });
     const start = events.find((e) => e.event === 'start');
     expect(start).toMatchObject({ start_step: beat.checkpointStep, resumed_from: resume });
-    expect(second.done?.step).toBe(8);
+    expect(second.done?.step).toBe(40);
   }, 120_000);
 
   it('maps a configuration error to exit 2 with the trainer message', async () => {
