@@ -1,6 +1,7 @@
 import type { TrajectoryStep } from '../../core/trajectory.js';
+import { prepareCalls } from './calls.js';
 import type { RuleContext } from './context.js';
-import { JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, type RevealIndex } from './token-index.js';
+import { JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, WasmRevealIndex, type RevealIndex } from './token-index.js';
 import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
 
 /**
@@ -55,13 +56,18 @@ function scoreWith(ctx: RuleContext, index: RevealIndex): RuleColumn {
   // Distinct tokens run at roughly one per 32–64 characters of text; the table grows if this is low.
   let chars = instruction.length;
   for (let i = 0; i < n; i++) chars += (steps[i] as TrajectoryStep).observation.length;
+  // The WebAssembly index scans the params it wrote for the redundancy rule's call hashes (calls.ts),
+  // writing them now if that rule has not run on this context.
+  const prepared = index instanceof WasmRevealIndex ? index : undefined;
+  if (prepared !== undefined) prepareCalls(ctx, prepared);
   index.reset((chars >> 5) + 16);
   index.instruction(instruction);
   let previousObservation: string | undefined;
   for (let i = 0; i < n; i++) {
     const step = steps[i] as TrajectoryStep;
     const revealedBefore = index.revealed;
-    index.action(i, step.action.params);
+    if (prepared !== undefined) prepared.preparedAction(i);
+    else index.action(i, step.action.params);
     if (index.used > 0) {
       scores[i] = 1;
       codes[i] = InformationUseCode.USES;

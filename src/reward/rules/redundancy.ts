@@ -1,6 +1,7 @@
 import type { TrajectoryStep } from '../../core/trajectory.js';
 import type { RuleContext } from './context.js';
-import { HashTable64, Hasher, hashParams, safeCanonicalJson } from './hash.js';
+import { callHashes } from './calls.js';
+import { HashTable64, safeCanonicalJson } from './hash.js';
 import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
 
 /**
@@ -31,10 +32,8 @@ import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
  *   will fail the same way), while the first invalid attempt scores 1 (it is a mistake, not a repeat).
  * - A redundant state-changing step does not advance the clock (it changed nothing).
  *
- * Cost: one hash of each step's params and O(1) table work per step.
+ * Cost: one hash of each step's params (`callHashes`, calls.ts) and O(1) table work per step.
  */
-
-const SEED_ACTION = 0x5eed01;
 
 /** Reason codes of the redundancy rule. */
 export const RedundancyCode = {
@@ -64,7 +63,6 @@ function sameCall(a: TrajectoryStep, b: TrajectoryStep, cache: Map<TrajectorySte
 }
 
 const sharedSeen = new HashTable64(1024);
-const sharedHasher = new Hasher();
 
 /** Scores every step for redundancy (see the module documentation for the exact rule). */
 export function scoreRedundancy(ctx: RuleContext): RuleColumn {
@@ -72,10 +70,10 @@ export function scoreRedundancy(ctx: RuleContext): RuleColumn {
   const n = steps.length;
   const col = emptyColumn('redundancy', n);
   const { scores, codes, refs } = col;
-  // Rules run synchronously and never re-enter, so the table and hasher are reused across calls.
+  // Rules run synchronously and never re-enter, so the table is reused across calls.
   const seen = sharedSeen;
   seen.reset(n);
-  const hasher = sharedHasher;
+  const hashes = callHashes(ctx);
   const canon = new Map<TrajectoryStep, string>();
   const lastTarget = new Map<string, number>();
   let clock = 0;
@@ -83,8 +81,7 @@ export function scoreRedundancy(ctx: RuleContext): RuleColumn {
   for (let i = 0; i < n; i++) {
     const step = steps[i] as TrajectoryStep;
     const category = categories[i];
-    hashParams(hasher, SEED_ACTION, step.action.tool, step.action.params, ctx.interner);
-    const slot = seen.upsert(hasher.h1, hasher.h2);
+    const slot = seen.upsert(hashes[2 * i] as number, hashes[2 * i + 1] as number);
     const isNew = seen.inserted;
     const prev = seen.aux(slot);
     const bad = errored[i] === 1;

@@ -129,11 +129,33 @@ function wasmApi(): WasmApi {
 
 interface TokensExports {
   memory: WasmMemory;
-  input_reserve(bytes: number, keep: number): number;
+  reserve(which: number, bytes: number, keep: number): number;
   stats_address(): number;
   reset(expected: number): number;
-  scan(offset: number, len: number, mode: number, position: number): number;
+  scan(address: number, len: number, mode: number, position: number): number;
+  hash_call(members: number, tool: number, seed: number): void;
 }
+
+/** The module's buffers (`reserve` in tokens.c). */
+const BUFFER_INPUT = 0;
+const BUFFER_ACTIONS = 1;
+const BUFFER_MEMBERS = 2;
+
+/** A buffer in the module's memory: which one, where it is now, and how many bytes it has room for. */
+interface Region {
+  readonly which: number;
+  address: number;
+  capacity: number;
+}
+
+/** Type tags of a call's members for `hash_call` (a string and a number with the same text differ). */
+const TAG_STRING = 1;
+const TAG_NUMBER = 2;
+const TAG_TRUE = 3;
+const TAG_FALSE = 4;
+const TAG_NULL = 5;
+/** u32 words per member descriptor: tag, key id, value offset, value length. */
+const MEMBER_WORDS = 4;
 
 /** Byte written between two param values, so a token never runs from one into the next. */
 const SEPARATOR = 0;
@@ -146,24 +168,51 @@ function isWellFormed(text: string): boolean {
   return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
+/** Distinct strings → ids (an `Interner`): equal strings get equal ids. */
+export interface StringIds {
+  id(s: string): number;
+}
+
+/** The call hashes of a trajectory's steps ({@link WasmRevealIndex.prepareCalls}). */
+export interface PreparedCalls {
+  /** Step i's hash as two int32 lanes at [2i] and [2i + 1]; 0, 0 for the steps listed in `nested`. */
+  readonly hashes: Int32Array;
+  /** Steps whose params hold an array, an object or a value JSON has no form for: not hashed here. */
+  readonly nested: readonly number[];
+}
+
 /**
  * The WebAssembly implementation (`wasm/tokens.c`, built into {@link TOKENS_WASM}): texts are written
  * into the module's memory as UTF-8 and scanned there, 64 bytes per step of branch-free SIMD
  * classification, with the table in the module's memory too. It halves the information-use rule's time
  * against {@link JsRevealIndex} on code-like text (docs/reward.md, "Cost").
+ *
+ * It also serves the redundancy rule: {@link prepareCalls} writes a trajectory's action params into the
+ * module once, hashes every call there, and {@link preparedAction} later scans a step's params from those
+ * same bytes, so the params are read once for both rules.
  */
 export class WasmRevealIndex implements RevealIndex {
   private readonly wasm: TokensExports;
   private bytes: Buffer = Buffer.alloc(0);
-  /** The input buffer, for `encodeInto`. */
+  private readonly input: Region = { which: BUFFER_INPUT, address: 0, capacity: 0 };
+  private readonly actions: Region = { which: BUFFER_ACTIONS, address: 0, capacity: 0 };
+  private readonly membersRegion: Region = { which: BUFFER_MEMBERS, address: 0, capacity: 0 };
+  /** The start of the input buffer, for `encodeInto`. */
   private head = new Uint8Array(0);
+  private members = new Uint32Array(0);
   private stats = new Int32Array(8);
-  private input = 0;
-  private capacity = 0;
+  /** What {@link prepareCalls} last prepared, and for whom. */
+  private preparedFor: object | undefined;
+  private prepared: PreparedCalls = { hashes: new Int32Array(0), nested: [] };
+  /** Step i's params are bytes [callStart[i], callEnd[i]) of the actions buffer. */
+  private callStart = new Uint32Array(0);
+  private callEnd = new Uint32Array(0);
 
   constructor(module: WasmModule) {
     this.wasm = new (wasmApi().Instance)(module).exports as TokensExports;
-    this.reserve(1 << 16, 0);
+    this.reserve(this.input, 1 << 16, 0);
+    this.reserve(this.actions, 1 << 16, 0);
+    this.reserve(this.membersRegion, 1 << 10, 0);
     this.reset(1024);
   }
 
@@ -188,19 +237,109 @@ export class WasmRevealIndex implements RevealIndex {
   }
 
   instruction(text: string): void {
-    this.scan(this.writeWhole(text), MODE_INSTRUCTION, 0);
+    this.scanInput(this.writeWhole(text), MODE_INSTRUCTION, 0);
   }
 
   action(position: number, params: Record<string, unknown>): void {
     let end = 0;
     for (const key in params) {
-      if (Object.prototype.hasOwnProperty.call(params, key)) end = this.writeValue(params[key], end);
+      if (Object.prototype.hasOwnProperty.call(params, key)) end = this.writeValue(this.input, params[key], end);
     }
-    this.scan(end, MODE_ACTION, position);
+    this.scanInput(end, MODE_ACTION, position);
   }
 
   observation(position: number, text: string): void {
-    this.scan(this.writeWhole(text), MODE_OBSERVATION, position);
+    this.scanInput(this.writeWhole(text), MODE_OBSERVATION, position);
+  }
+
+  /**
+   * Writes the action params of every step into the module's memory and hashes each call (tool name and
+   * params; key order and `undefined` members ignored: equal canonical JSON, equal hash), with `seed`
+   * choosing the hash family and the tool names and keys entering as their `ids`. Steps whose params hold
+   * an array, an object or a value JSON has no form for are listed in `nested` and left for the caller.
+   *
+   * Done once per `owner` (a rule context): a second call for the same owner returns the same result, and
+   * {@link preparedAction} then scans the prepared bytes. The result stays valid until the next call for
+   * another owner.
+   *
+   * @throws RevealIndexMemoryError when the module's memory cannot hold the params.
+   */
+  prepareCalls(owner: object, steps: readonly { action: { tool: string; params: Record<string, unknown> } }[], seed: number, ids: StringIds): PreparedCalls {
+    if (this.preparedFor === owner) return this.prepared;
+    this.preparedFor = undefined;
+    const n = steps.length;
+    const hashes = new Int32Array(2 * n);
+    const nested: number[] = [];
+    const starts = new Uint32Array(n);
+    const ends = new Uint32Array(n);
+    const actions = this.actions;
+    let end = 0;
+    for (let i = 0; i < n; i++) {
+      const { tool, params } = (steps[i] as (typeof steps)[number]).action;
+      starts[i] = end;
+      let count = 0;
+      let plain = true;
+      for (const key in params) {
+        if (!Object.prototype.hasOwnProperty.call(params, key)) continue;
+        const v = params[key];
+        if (v === undefined) continue;
+        const start = end;
+        let tag: number;
+        // The bytes `writeValue` writes (what `action` scans); the value's hash covers them without the separator.
+        let length = 0;
+        if (typeof v === 'string') {
+          tag = TAG_STRING;
+          end = this.write(actions, v, end);
+          length = end - start;
+          this.bytes[actions.address + end++] = SEPARATOR;
+        } else if (typeof v === 'number') {
+          tag = TAG_NUMBER;
+          end = (v | 0) === v && v >= 0 ? this.writeInt(actions, v, end) : this.write(actions, String(v), end);
+          length = end - start;
+          this.bytes[actions.address + end++] = SEPARATOR;
+        } else if (typeof v === 'boolean') {
+          tag = v ? TAG_TRUE : TAG_FALSE;
+        } else if (v === null) {
+          tag = TAG_NULL;
+        } else {
+          plain = false;
+          end = this.writeValue(actions, v, end);
+          continue;
+        }
+        if ((count + 1) * MEMBER_WORDS * 4 > this.membersRegion.capacity) this.reserve(this.membersRegion, 2 * (count + 1) * MEMBER_WORDS * 4, count * MEMBER_WORDS * 4);
+        // Read after the writes: one that grows memory renews the views.
+        const m = this.members;
+        const at = count * MEMBER_WORDS;
+        m[at] = tag;
+        m[at + 1] = ids.id(key);
+        m[at + 2] = start;
+        m[at + 3] = length;
+        count++;
+      }
+      ends[i] = end;
+      if (!plain) {
+        nested.push(i);
+        continue;
+      }
+      this.wasm.hash_call(count, ids.id(tool), seed);
+      const stats = this.stats;
+      hashes[2 * i] = stats[6] as number;
+      hashes[2 * i + 1] = stats[7] as number;
+    }
+    this.callStart = starts;
+    this.callEnd = ends;
+    this.prepared = { hashes, nested };
+    this.preparedFor = owner;
+    return this.prepared;
+  }
+
+  /**
+   * {@link action} for step `position` of the trajectory {@link prepareCalls} last prepared, from the bytes
+   * it wrote (the same bytes `action` would write).
+   */
+  preparedAction(position: number): void {
+    const start = this.callStart[position] as number;
+    this.scan(this.actions.address + start, (this.callEnd[position] as number) - start, MODE_ACTION, position);
   }
 
   /**
@@ -209,11 +348,11 @@ export class WasmRevealIndex implements RevealIndex {
    */
   tokens(text: string): string[] {
     // Room for the UTF-8 text and two offsets per possible token after it.
-    this.reserve(3 * text.length + 8 * text.length + 16, 0);
+    this.reserve(this.input, 3 * text.length + 8 * text.length + 16, 0);
     const len = this.writeWhole(text);
-    this.scan(len, MODE_COLLECT, 0);
+    this.scanInput(len, MODE_COLLECT, 0);
     const found = this.stats[4] as number;
-    const offsets = new Uint32Array(this.wasm.memory.buffer, this.input + ((len + 3) & ~3), 2 * found);
+    const offsets = new Uint32Array(this.wasm.memory.buffer, this.input.address + ((len + 3) & ~3), 2 * found);
     // Byte offset -> UTF-16 offset, with the byte lengths the writers use (4 bytes for a surrogate pair).
     const unitAt = new Int32Array(len + 1);
     let byte = 0;
@@ -230,26 +369,34 @@ export class WasmRevealIndex implements RevealIndex {
     return out;
   }
 
-  private scan(len: number, mode: number, position: number): void {
-    this.check(this.wasm.scan(0, len, mode, position));
+  private scan(address: number, len: number, mode: number, position: number): void {
+    this.check(this.wasm.scan(address, len, mode, position));
+  }
+
+  /**
+   * Scans the first `len` bytes of the input buffer. (Its address is read here, after the write that may
+   * have moved the buffer.)
+   */
+  private scanInput(len: number, mode: number, position: number): void {
+    this.scan(this.input.address, len, mode, position);
   }
 
   /** Writes `text` as UTF-8 at the start of the input buffer; returns its length in bytes. */
   private writeWhole(text: string): number {
-    if (3 * text.length + 1 > this.capacity) this.reserve(3 * text.length + 1, 0);
-    if (!isWellFormed(text)) return this.writeWtf8(text, 0);
+    if (3 * text.length + 1 > this.input.capacity) this.reserve(this.input, 3 * text.length + 1, 0);
+    if (!isWellFormed(text)) return this.writeWtf8(this.input, text, 0);
     // `encodeInto` into a view kept for the start of the buffer: no view to create, unlike `write` below.
     return ENCODER.encodeInto(text, this.head).written;
   }
 
-  /** Writes `text` as UTF-8 at `offset` of the input buffer; returns the offset after it. */
-  private write(text: string, offset: number): number {
+  /** Writes `text` as UTF-8 at `offset` of a buffer; returns the offset after it. */
+  private write(region: Region, text: string, offset: number): number {
     const n = text.length;
-    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit; one more for a separator.
     const need = offset + 3 * n + 1;
-    if (need > this.capacity) this.reserve(need, offset);
+    if (need > region.capacity) this.reserve(region, need, offset);
     const bytes = this.bytes;
-    const at = this.input + offset;
+    const at = region.address + offset;
     if (n <= SHORT_STRING) {
       // Short strings (paths, commands, patterns) are copied here: `Buffer.write` costs more to call than
       // this loop costs to run. A non-ASCII character hands the string over to it.
@@ -261,8 +408,8 @@ export class WasmRevealIndex implements RevealIndex {
       }
       if (i === n) return offset + n;
     }
-    if (!isWellFormed(text)) return this.writeWtf8(text, offset);
-    return offset + bytes.write(text, at, this.capacity - offset, 'utf8');
+    if (!isWellFormed(text)) return this.writeWtf8(region, text, offset);
+    return offset + bytes.write(text, at, region.capacity - offset, 'utf8');
   }
 
   /**
@@ -270,9 +417,9 @@ export class WasmRevealIndex implements RevealIndex {
    * sequence instead of U+FFFD, so distinct strings stay distinct (as the reference scanner sees them).
    * Room for 3 bytes per code unit is reserved by the caller.
    */
-  private writeWtf8(text: string, offset: number): number {
+  private writeWtf8(region: Region, text: string, offset: number): number {
     const bytes = this.bytes;
-    let at = this.input + offset;
+    let at = region.address + offset;
     const n = text.length;
     for (let i = 0; i < n; i++) {
       let c = text.charCodeAt(i);
@@ -299,16 +446,16 @@ export class WasmRevealIndex implements RevealIndex {
         bytes[at++] = 0x80 | (c & 63);
       }
     }
-    return at - this.input;
+    return at - region.address;
   }
 
   /** Writes the decimal digits of a non-negative int32 (line numbers, counts) as `String` would. */
-  private writeInt(value: number, offset: number): number {
-    if (offset + 11 > this.capacity) this.reserve(offset + 11, offset);
+  private writeInt(region: Region, value: number, offset: number): number {
+    if (offset + 12 > region.capacity) this.reserve(region, offset + 12, offset);
     const bytes = this.bytes;
     let digits = 1;
     for (let v = value; v >= 10; v = (v / 10) | 0) digits++;
-    let at = this.input + offset + digits;
+    let at = region.address + offset + digits;
     let v = value;
     do {
       const q = (v / 10) | 0;
@@ -318,32 +465,34 @@ export class WasmRevealIndex implements RevealIndex {
     return offset + digits;
   }
 
-  private writeValue(value: unknown, offset: number): number {
+  /** Writes every string and number of `value` (at any depth), each followed by a separator. */
+  private writeValue(region: Region, value: unknown, offset: number): number {
     if (typeof value === 'string') {
-      offset = this.write(value, offset);
+      offset = this.write(region, value, offset);
     } else if (typeof value === 'number') {
-      offset = (value | 0) === value && value >= 0 ? this.writeInt(value, offset) : this.write(String(value), offset);
+      offset = (value | 0) === value && value >= 0 ? this.writeInt(region, value, offset) : this.write(region, String(value), offset);
     } else if (Array.isArray(value)) {
-      for (const v of value) offset = this.writeValue(v, offset);
+      for (const v of value) offset = this.writeValue(region, v, offset);
       return offset;
     } else if (value !== null && typeof value === 'object') {
       const o = value as Record<string, unknown>;
       for (const key in o) {
-        if (Object.prototype.hasOwnProperty.call(o, key)) offset = this.writeValue(o[key], offset);
+        if (Object.prototype.hasOwnProperty.call(o, key)) offset = this.writeValue(region, o[key], offset);
       }
       return offset;
     } else {
       return offset;
     }
-    this.bytes[this.input + offset] = SEPARATOR;
+    this.bytes[region.address + offset] = SEPARATOR;
     return offset + 1;
   }
 
-  private reserve(bytes: number, keep: number): void {
-    const at = this.wasm.input_reserve(bytes, keep);
+  /** Room for `bytes` bytes in a buffer, keeping its first `keep` bytes. */
+  private reserve(region: Region, bytes: number, keep: number): void {
+    const at = this.wasm.reserve(region.which, bytes, keep);
     if (at === 0) throw outOfMemory();
-    this.input = at;
-    this.capacity = Math.max(bytes, this.capacity);
+    region.address = at;
+    region.capacity = Math.max(bytes, region.capacity);
     this.views();
   }
 
@@ -359,7 +508,8 @@ export class WasmRevealIndex implements RevealIndex {
   private views(): void {
     const buffer = this.wasm.memory.buffer;
     this.bytes = Buffer.from(buffer);
-    this.head = new Uint8Array(buffer, this.input, this.capacity);
+    this.head = new Uint8Array(buffer, this.input.address, this.input.capacity);
+    this.members = new Uint32Array(buffer, this.membersRegion.address, this.membersRegion.capacity >> 2);
     this.stats = new Int32Array(buffer, this.wasm.stats_address(), 8);
   }
 }

@@ -18,7 +18,10 @@
  * multiply, and one probe of an open-addressing table whose slots carry a generation stamp (so a reset
  * for the next trajectory costs O(1)).
  *
- * Memory: a bump allocator over linear memory. The input buffer and the table are reallocated only to
+ * The same module hashes each step's tool call for the redundancy rule (`hash_call`): the params are written
+ * here once per trajectory, hashed, and scanned for tokens later from the same bytes.
+ *
+ * Memory: a bump allocator over linear memory. The buffers and the table are reallocated only to
  * grow (geometrically), so what is left behind is bounded by the final sizes.
  */
 #include <stdint.h>
@@ -62,10 +65,36 @@ static int32_t done(int32_t ok) {
   return 1 + g;
 }
 
-/* ---- input buffer ------------------------------------------------------------------------------ */
+/* ---- buffers ---------------------------------------------------------------------------------- */
 
-static uint8_t *input;
-static uint32_t input_capacity; /* usable bytes, PAD more are allocated */
+/*
+ * Buffers JavaScript writes into (`reserve`): 0 the input of one scan (an instruction, an observation);
+ * 1 the action params of a whole trajectory (`hash_call` hashes them, `scan` reads them back step by step);
+ * 2 a call's member descriptors (u32, for `hash_call`).
+ */
+enum { BUFFER_INPUT = 0, BUFFER_ACTIONS = 1, BUFFER_MEMBERS = 2, BUFFERS = 3 };
+
+static uint8_t *buffers[BUFFERS];
+static uint32_t capacities[BUFFERS]; /* usable bytes, PAD more are allocated */
+
+/*
+ * Buffer `which` with room for at least `bytes` bytes; its first `keep` bytes are kept. Returns its address
+ * (0 when memory is exhausted or `which` is not a buffer). The address changes only when the buffer grows.
+ */
+__attribute__((export_name("reserve"))) uint32_t reserve(uint32_t which, uint32_t bytes, uint32_t keep) {
+  if (which >= BUFFERS) return 0;
+  if (bytes <= capacities[which]) return (uint32_t)(uintptr_t)buffers[which];
+  uint32_t cap = capacities[which] * 2u > bytes ? capacities[which] * 2u : bytes;
+  if (cap < 4096u) cap = 4096u;
+  uint32_t p = alloc(cap + PAD);
+  if (p == 0) return 0;
+  uint8_t *next = (uint8_t *)(uintptr_t)p;
+  if (keep > capacities[which]) keep = capacities[which];
+  for (uint32_t i = 0; i < keep; i++) next[i] = buffers[which][i];
+  buffers[which] = next;
+  capacities[which] = cap;
+  return p;
+}
 
 /* Per 64-byte block of the current scan: word, joiner, mark (digit, '_', joiner) and >= 0x80 masks. */
 static uint64_t *block_word;
@@ -73,24 +102,6 @@ static uint64_t *block_join;
 static uint64_t *block_mark;
 static uint64_t *block_high;
 static uint32_t block_capacity;
-
-/*
- * A buffer for at least `bytes` bytes of input; its first `keep` bytes are kept. Returns its address (0 when
- * memory is exhausted). The address changes only when the buffer grows.
- */
-__attribute__((export_name("input_reserve"))) uint32_t input_reserve(uint32_t bytes, uint32_t keep) {
-  if (bytes <= input_capacity) return (uint32_t)(uintptr_t)input;
-  uint32_t cap = input_capacity * 2u > bytes ? input_capacity * 2u : bytes;
-  if (cap < 65536u) cap = 65536u;
-  uint32_t p = alloc(cap + PAD);
-  if (p == 0) return 0;
-  uint8_t *next = (uint8_t *)(uintptr_t)p;
-  if (keep > input_capacity) keep = input_capacity;
-  for (uint32_t i = 0; i < keep; i++) next[i] = input[i];
-  input = next;
-  input_capacity = cap;
-  return p;
-}
 
 static int reserve_blocks(uint32_t blocks) {
   if (blocks <= block_capacity) return 1;
@@ -148,7 +159,7 @@ static int table_grow(void) {
  * Read by JavaScript after each scan (`stats_address`): [0] informative tokens in the last action scan,
  * [1] of those, tokens revealed at an earlier step, [2] the step that revealed the first used one (-1: none),
  * [3] tokens first seen in an observation since the last reset, [4] tokens written by `collect` mode,
- * [5] 1 when memory ran out (the scan stopped).
+ * [5] 1 when memory ran out (the scan stopped); [6], [7] the low and high halves of `hash_call`'s hash.
  */
 static int32_t stats[8];
 
@@ -201,6 +212,45 @@ static inline uint64_t hash_bytes(const uint8_t *p, uint32_t len) {
   return h;
 }
 
+static inline uint64_t fmix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+/* `hash_bytes`, also for no bytes. */
+static inline uint64_t hash_span(const uint8_t *p, uint32_t len) {
+  return len == 0u ? 0x2545f4914f6cdd1dull : hash_bytes(p, len);
+}
+
+/*
+ * Hash of a tool call for the redundancy rule, into stats[6] (low half) and stats[7] (high half). The tool
+ * and the param keys come as ids (the caller's interning: equal strings, equal ids); each of the `members`
+ * params is four u32 in the members buffer: its type tag, its key's id, its value's offset and length in the
+ * actions buffer (the value's UTF-8 bytes, or its decimal form for a number).
+ *
+ * Members are hashed one by one and *added* (mod 2^64), so the order of the keys does not matter: equal
+ * params under canonical JSON (the caller skips `undefined` members) hash alike. The caller confirms a match
+ * exactly, so a collision (2^-64) costs nothing but a comparison.
+ */
+__attribute__((export_name("hash_call"))) void hash_call(uint32_t members, uint32_t tool, uint32_t seed) {
+  const uint8_t *values = buffers[BUFFER_ACTIONS];
+  const uint32_t *m = (const uint32_t *)(uintptr_t)buffers[BUFFER_MEMBERS];
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < members; i++, m += 4) {
+    uint64_t label = ((uint64_t)m[1] << 8) | m[0];
+    sum += fmix64(hash_span(values + m[2], m[3]) ^ (label * 0x9e3779b97f4a7c15ull));
+  }
+  uint64_t h = fmix64(((uint64_t)tool * 0xc2b2ae3d27d4eb4full) ^ ((uint64_t)seed << 32));
+  h = fmix64(h + sum * 0x9e3779b97f4a7c15ull);
+  h = fmix64(h ^ ((uint64_t)members * 0xff51afd7ed558ccdull));
+  stats[6] = (int32_t)(uint32_t)h;
+  stats[7] = (int32_t)(uint32_t)(h >> 32);
+}
+
 /* Whether any bit of the per-block masks is set in positions [s, e). */
 static inline int any_in(const uint64_t *masks, uint32_t s, uint32_t e) {
   uint32_t b = s >> 6, last = (e - 1u) >> 6;
@@ -227,13 +277,13 @@ static uint32_t utf16_length(const uint8_t *p, uint32_t s, uint32_t e) {
 static inline uint32_t mask16(v128_t v) { return (uint32_t)wasm_i8x16_bitmask(v); }
 
 /*
- * Scans `len` bytes of the input buffer from `offset`, recording each informative token in the table
+ * Scans the `len` bytes at `address` (inside one of the buffers), recording each informative token in the table
  * according to `mode` (the rule's first-appearance codes: 1 instruction, 2 + 2·position first seen in an
  * action, 3 + 2·position first seen in an observation). In collect mode the tokens' [start, end) byte
- * offsets go to the input buffer after `offset + len` instead (for tests). Returns 0 when memory ran out,
+ * offsets go after `address + len` instead (for tests). Returns 0 when memory ran out,
  * 2 when it grew, else 1.
  */
-__attribute__((export_name("scan"))) int32_t scan(uint32_t offset, uint32_t len, int32_t mode, int32_t position) {
+__attribute__((export_name("scan"))) int32_t scan(uint32_t address, uint32_t len, int32_t mode, int32_t position) {
   if (mode == MODE_ACTION) {
     stats[0] = 0;
     stats[1] = 0;
@@ -241,7 +291,7 @@ __attribute__((export_name("scan"))) int32_t scan(uint32_t offset, uint32_t len,
   }
   stats[4] = 0;
   if (len == 0) return done(1);
-  const uint8_t *text = input + offset;
+  const uint8_t *text = (const uint8_t *)(uintptr_t)address;
   uint32_t blocks = (len + 63u) >> 6;
   if (!reserve_blocks(blocks + 1u)) {
     stats[5] = 1;
