@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { HashTable64 } from './hash.js';
+import { HashTable64, type Interner } from './hash.js';
 import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
 
 /**
@@ -168,11 +168,6 @@ function isWellFormed(text: string): boolean {
   return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
-/** Distinct strings → ids (an `Interner`): equal strings get equal ids. */
-export interface StringIds {
-  id(s: string): number;
-}
-
 /** The call hashes of a trajectory's steps ({@link WasmRevealIndex.prepareCalls}). */
 export interface PreparedCalls {
   /** Step i's hash as two int32 lanes at [2i] and [2i + 1]; 0, 0 for the steps listed in `nested`. */
@@ -264,7 +259,7 @@ export class WasmRevealIndex implements RevealIndex {
    *
    * @throws RevealIndexMemoryError when the module's memory cannot hold the params.
    */
-  prepareCalls(owner: object, steps: readonly { action: { tool: string; params: Record<string, unknown> } }[], seed: number, ids: StringIds): PreparedCalls {
+  prepareCalls(owner: object, steps: readonly { action: { tool: string; params: Record<string, unknown> } }[], seed: number, ids: Interner): PreparedCalls {
     if (this.preparedFor === owner) return this.prepared;
     this.preparedFor = undefined;
     const n = steps.length;
@@ -285,18 +280,12 @@ export class WasmRevealIndex implements RevealIndex {
         if (v === undefined) continue;
         const start = end;
         let tag: number;
-        // The bytes `writeValue` writes (what `action` scans); the value's hash covers them without the separator.
         let length = 0;
-        if (typeof v === 'string') {
-          tag = TAG_STRING;
-          end = this.write(actions, v, end);
-          length = end - start;
-          this.bytes[actions.address + end++] = SEPARATOR;
-        } else if (typeof v === 'number') {
-          tag = TAG_NUMBER;
-          end = (v | 0) === v && v >= 0 ? this.writeInt(actions, v, end) : this.write(actions, String(v), end);
-          length = end - start;
-          this.bytes[actions.address + end++] = SEPARATOR;
+        if (typeof v === 'string' || typeof v === 'number') {
+          tag = typeof v === 'string' ? TAG_STRING : TAG_NUMBER;
+          // The bytes `action` would scan; the value's hash covers them without the separator after them.
+          end = this.writeValue(actions, v, end);
+          length = end - 1 - start;
         } else if (typeof v === 'boolean') {
           tag = v ? TAG_TRUE : TAG_FALSE;
         } else if (v === null) {
