@@ -34,7 +34,7 @@ interface PyOut {
   im_end: number;
 }
 
-type Split = 'none' | 'digits' | 'numbers';
+type Split = 'none' | 'digits' | 'numbers' | 'chunks';
 
 /** Builds the tiny tokenizer into a fresh directory and encodes TEXTS with the Python tokenizer. */
 function pythonSide(bpeVocabSize: number, split: Split): { dir: string; out: PyOut } {
@@ -46,7 +46,8 @@ import json, sys
 from gymflow_trainer.tiny import build_tokenizer
 from transformers import AutoTokenizer
 d, bpe, split, texts = sys.argv[1], int(sys.argv[2]), sys.argv[3], json.load(open(sys.argv[4]))
-build_tokenizer(bpe, split_digits=split == 'digits', split_numbers=split == 'numbers').save_pretrained(d)
+build_tokenizer(bpe, split_digits=split == 'digits', split_numbers=split == 'numbers',
+                number_chunk=2 if split == 'chunks' else 0).save_pretrained(d)
 tok = AutoTokenizer.from_pretrained(d)
 ids = [tok.encode(t, add_special_tokens=False) for t in texts]
 print(json.dumps({"ids": ids, "decoded": [tok.decode(i) for i in ids], "len": len(tok),
@@ -63,6 +64,7 @@ python.describe('loadTokenizer matches the Python tokenizer', () => {
     ['BPE (vocab 400)', 400, 'none'],
     ['BPE (vocab 400, single digits)', 400, 'digits'],
     ['BPE (vocab 400, digit runs without their space)', 400, 'numbers'],
+    ['BPE (vocab 400, digit runs in pieces of 2)', 400, 'chunks'],
   ] as const) {
     let side: { dir: string; out: PyOut };
     beforeAll(() => {

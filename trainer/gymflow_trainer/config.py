@@ -45,6 +45,13 @@ class TinyModelConfig:
     #: ``1989`` is the same token(s) in ``launched: 1989`` and in ``abs(1989 - 1947)`` (GPT-2's rule gives
     #: `` 1989`` and ``1989``, two unrelated tokens). Digits still merge into multi-digit tokens.
     bpe_split_numbers: bool = False
+    #: BPE pre-tokenisation cuts every run of digits into pieces of at most this many digits, from the left
+    #: (``41725`` -> ``41 72 5`` with 2), each without the space before it as with ``bpe_split_numbers``; 0 = off.
+    #: With 2 every piece is in the vocabulary, so any number, seen in training or not, is the same short
+    #: sequence of pieces, and copying one is always the same skill. ``bpe_split_numbers`` instead lets a
+    #: number the corpus repeats become one token, so a number the model has never seen (a calculator result)
+    #: is split in a way it has rarely copied.
+    bpe_number_chunk: int = 0
     #: BPE pre-tokenisation makes every space a token of its own instead of the prefix of the next word, so a
     #: word is the same token after a space (``the population``) and after punctuation (``"population"``):
     #: copying a name from a question or an observation into a JSON argument is then an exact copy.
@@ -64,6 +71,10 @@ class TinyModelConfig:
             raise ConfigError(f"{where}.num_attention_heads must be divisible by num_key_value_heads")
         if self.bpe_vocab_size and self.bpe_vocab_size < 300:
             raise ConfigError(f"{where}.bpe_vocab_size must be 0 (bytes only) or at least 300")
+        if self.bpe_number_chunk < 0:
+            raise ConfigError(f"{where}.bpe_number_chunk must be 0 (off) or a number of digits >= 1, got {self.bpe_number_chunk}")
+        if self.bpe_number_chunk and (self.bpe_split_digits or self.bpe_split_numbers):
+            raise ConfigError(f"{where}.bpe_number_chunk cannot be combined with bpe_split_digits or bpe_split_numbers: each decides how numbers are cut")
         if self.bpe_corpus and not self.bpe_vocab_size:
             raise ConfigError(f"{where}.bpe_corpus needs bpe_vocab_size (> 0): with 0 the tokenizer is pure bytes and learns nothing")
         for i, path in enumerate(self.bpe_corpus):

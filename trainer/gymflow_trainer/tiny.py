@@ -63,7 +63,8 @@ def _contents(node: Any, system: bool = True) -> Iterator[str]:
 
 
 def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_digits: bool = False,
-                    split_spaces: bool = False, corpus_system: bool = True, split_numbers: bool = False) -> Any:
+                    split_spaces: bool = False, corpus_system: bool = True, split_numbers: bool = False,
+                    number_chunk: int = 0) -> Any:
     """A byte-level tokenizer with ``<|endoftext|>`` (pad, id 0), ``<|im_start|>`` (1), ``<|im_end|>`` (2, eos).
 
     ``bpe_vocab_size=0``: the 256 byte symbols and no merges (every byte one token: deterministic, any text
@@ -72,7 +73,8 @@ def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_d
     Every byte keeps a symbol, so any text still round-trips. Pre-tokenisation is GPT-2's (words carry their
     leading space); ``split_digits`` first cuts numbers into single digits (no multi-digit tokens) and
     ``split_numbers`` first makes every digit run a piece of its own without the space before it (``" 1989"``
-    and ``"(1989"`` share the token ``1989``), and
+    and ``"(1989"`` share the token ``1989``), ``number_chunk`` N first cuts every digit run into pieces of
+    at most N digits from the left (``41725`` -> ``41``, ``72``, ``5`` with 2), and
     ``split_spaces`` first isolates every space (no word carries one: ``" Velmora"`` and ``'"Velmora'`` share
     the token ``Velmora``). The same inputs give the same tokenizer (the BPE trainer is deterministic for a
     given text sequence).
@@ -88,6 +90,8 @@ def build_tokenizer(bpe_vocab_size: int = 0, corpus: Sequence[str] = (), split_d
         first.append(pre_tokenizers.Digits(individual_digits=True))
     elif split_numbers:
         first.append(pre_tokenizers.Split(Regex("[0-9]+"), behavior="isolated"))
+    elif number_chunk:
+        first.append(pre_tokenizers.Split(Regex(f"[0-9]{{1,{number_chunk}}}"), behavior="isolated"))
     if first:
         byte_level = pre_tokenizers.Sequence([*first, byte_level])
     if bpe_vocab_size:
@@ -144,7 +148,8 @@ def build_tiny(cfg: Optional[TinyModelConfig] = None) -> tuple[Any, Any]:
     cfg = cfg or TinyModelConfig()
     # A model born without the system prompt learns its BPE from the messages it will see.
     tok = build_tokenizer(cfg.bpe_vocab_size, cfg.bpe_corpus, cfg.bpe_split_digits, cfg.bpe_split_spaces,
-                          corpus_system=cfg.system_prompt != "drop", split_numbers=cfg.bpe_split_numbers)
+                          corpus_system=cfg.system_prompt != "drop", split_numbers=cfg.bpe_split_numbers,
+                          number_chunk=cfg.bpe_number_chunk)
     model = build_model(cfg, vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
     return tok, model
 
@@ -179,6 +184,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     p.add_argument("--bpe-split-digits", action="store_true", help="numbers become single-digit tokens")
     p.add_argument("--bpe-split-spaces", action="store_true", help="every space is a token of its own")
     p.add_argument("--bpe-split-numbers", action="store_true", help="every digit run is a piece of its own, without its space")
+    p.add_argument("--bpe-number-chunk", type=int, default=0, metavar="N", help="digit runs are cut into pieces of at most N digits")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--hidden-size", type=int, default=64)
     p.add_argument("--config", metavar="FILE", help="a JSON/YAML tiny-model config, or a command config whose model.tiny "
@@ -189,7 +195,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     else:
         cfg = TinyModelConfig(arch=a.arch, bpe_vocab_size=a.bpe_vocab_size, bpe_corpus=list(a.bpe_corpus),
                               bpe_split_digits=a.bpe_split_digits, bpe_split_spaces=a.bpe_split_spaces,
-                              bpe_split_numbers=a.bpe_split_numbers, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
+                              bpe_split_numbers=a.bpe_split_numbers, bpe_number_chunk=a.bpe_number_chunk, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
                               intermediate_size=2 * a.hidden_size)
     cfg.validate("tiny")
     save_tiny(a.out_dir, cfg)

@@ -107,6 +107,24 @@ def test_split_numbers_makes_a_number_the_same_tokens_after_a_space_and_after_pu
     assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
 
 
+def test_number_chunk_cuts_every_number_into_the_same_short_pieces(corpus):
+    tok = build_tokenizer(400, [corpus], number_chunk=2)
+
+    def pieces(text):
+        return [p for p, _ in tok.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text) if any(c.isdigit() for c in p)]
+
+    # pieces of at most 2 digits from the left, the same after a space and after punctuation
+    assert pieces("population: 34100") == ["34", "10", "0"]
+    assert pieces('{"answer":"34100"}') == ["34", "10", "0"]
+    assert pieces("Result: 1280.00") == ["12", "80", "00"]
+    assert pieces("Result: 41725") == ["41", "72", "5"]
+    # no token holds more than 2 digits, however often the corpus repeats a number
+    ids = tok("34100 34100 1852 1280.00", add_special_tokens=False)["input_ids"]
+    assert max(sum(c.isdigit() for c in p) for p in tok.convert_ids_to_tokens(ids)) <= 2
+    text = "price: 1280.00 (x1) 3/4 123456789"
+    assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
+
+
 def test_corpus_texts_reads_every_export_format():
     texts = list(corpus_texts([os.path.join(FIXTURES, f) for f in ("sft.jsonl", "dpo.jsonl", "rl.jsonl")]))
     assert "system" in texts and "assistant" in texts and "tool" in texts
@@ -129,6 +147,10 @@ def test_config_checks(tmp_path, corpus):
         TinyModelConfig(bpe_corpus=[corpus]).validate("$.model.tiny")
     with pytest.raises(ConfigError, match=r"\$.model.tiny.bpe_corpus\[0\]: '/nope.jsonl' is not a file"):
         TinyModelConfig(bpe_vocab_size=400, bpe_corpus=["/nope.jsonl"]).validate("$.model.tiny")
+    with pytest.raises(ConfigError, match=r"\$.model.tiny.bpe_number_chunk must be 0 \(off\) or a number of digits >= 1, got -1"):
+        TinyModelConfig(bpe_number_chunk=-1).validate("$.model.tiny")
+    with pytest.raises(ConfigError, match=r"bpe_number_chunk cannot be combined with bpe_split_digits or bpe_split_numbers"):
+        TinyModelConfig(bpe_number_chunk=2, bpe_split_numbers=True).validate("$.model.tiny")
     cfg_file = tmp_path / "sft.json"
     cfg_file.write_text(json.dumps({"data": corpus, "output_dir": str(tmp_path / "out"),
                                     "model": {"tiny": {"bpe_vocab_size": 400, "bpe_corpus": [corpus], "bpe_split_digits": True}}}))
