@@ -47,10 +47,10 @@ class TinyModelConfig:
     bpe_split_numbers: bool = False
     #: BPE pre-tokenisation cuts every run of digits into pieces of at most this many digits, from the left
     #: (``41725`` -> ``41 72 5`` with 2), each without the space before it as with ``bpe_split_numbers``; 0 = off.
-    #: With 2 every piece is in the vocabulary, so any number, seen in training or not, is the same short
-    #: sequence of pieces, and copying one is always the same skill. ``bpe_split_numbers`` instead lets a
-    #: number the corpus repeats become one token, so a number the model has never seen (a calculator result)
-    #: is split in a way it has rarely copied.
+    #: With 2 and a corpus of a few hundred numbers every piece is in the vocabulary, so any number, seen in
+    #: training or not, is a short run of the same pieces; ``bpe_split_numbers`` instead lets a number the
+    #: corpus repeats become one token, and cuts a number it never saw into pieces it rarely saw. On the
+    #: demo's recipe it did not beat ``bpe_split_numbers`` (docs/trainer.md, "Learning on tool-use").
     bpe_number_chunk: int = 0
     #: BPE pre-tokenisation makes every space a token of its own instead of the prefix of the next word, so a
     #: word is the same token after a space (``the population``) and after punctuation (``"population"``):
