@@ -205,6 +205,9 @@ class SftConfig(TrainLoopConfig):
     #: Padding-free batches: a micro-batch's examples concatenated into one row with a block-diagonal
     #: attention mask and per-example position ids (no compute on padding).
     packing: bool = False
+    #: Cut each micro-batch into at most this many pieces of similar lengths, run one after another (padded
+    #: layout only). The step's examples and its gradient are unchanged; the padding shrinks. 1: off.
+    length_pieces: int = 1
 
     def validate(self, where: str = "$") -> None:
         self.validate_loop(where)
@@ -216,6 +219,8 @@ class SftConfig(TrainLoopConfig):
             raise ConfigError(f"{where}.chunk_overlap must be in [0, max_length)")
         if not 0 < self.curriculum_start <= 1:
             raise ConfigError(f"{where}.curriculum_start must be in (0, 1]")
+        if self.length_pieces < 1:
+            raise ConfigError(f"{where}.length_pieces must be >= 1 (1: micro-batches are not cut), got {self.length_pieces}")
 
 
 @dataclass

@@ -18,7 +18,7 @@ summed, so the loss and the update are the single-process ones.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -52,6 +52,35 @@ def build_schedule(examples: list[SftExample], cfg: SftConfig) -> list[tuple[int
     if cfg.max_steps is not None:
         steps = steps[: cfg.max_steps]
     return steps
+
+
+def length_pieces(batch: list[int], lengths: Sequence[int], pieces: int) -> list[list[int]]:
+    """``batch`` sorted by length and cut into at most ``pieces`` runs that minimise the padded size
+    ``Σ rows × longest`` (dynamic programming over the cut points; fewer pieces on a tie). Each piece is padded
+    to its own longest example only, so a long example no longer pads the short ones of its micro-batch."""
+    order = sorted(batch, key=lambda i: lengths[i])
+    n = len(order)
+    if pieces <= 1 or n <= 1:
+        return [order] if order else []
+    # cost[k][i]: least padded size of the first i examples in k pieces; cut[k][i]: where the last piece starts.
+    inf = float("inf")
+    cost = [[inf] * (n + 1) for _ in range(pieces + 1)]
+    cut = [[0] * (n + 1) for _ in range(pieces + 1)]
+    cost[0][0] = 0
+    for k in range(1, pieces + 1):
+        for i in range(1, n + 1):
+            for j in range(i):
+                c = cost[k - 1][j] + (i - j) * lengths[order[i - 1]]
+                if c < cost[k][i]:
+                    cost[k][i], cut[k][i] = c, j
+    k = min(range(1, pieces + 1), key=lambda m: (cost[m][n], m))
+    out: list[list[int]] = []
+    i = n
+    while k > 0:
+        j = cut[k][i]
+        out.append(order[j:i])
+        i, k = j, k - 1
+    return out[::-1]
 
 
 def collate(examples: list[SftExample], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
@@ -133,6 +162,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     if not examples:
         raise DataError(f"{cfg.data}: no example has a trained token")
     schedule = build_schedule(examples, cfg)
+    lengths = [len(e.input_ids) for e in examples]
     model.to(dev)
     model.train()
     opt, sched, start = common.start_training(model, cfg.optim, len(schedule), resume, digest)
@@ -145,6 +175,8 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     loss_val = float("nan")
     for step in range(start, len(schedule)):
         epoch, micro = schedule[step]
+        if cfg.length_pieces > 1 and not cfg.packing:
+            micro = [p for mb in micro for p in length_pieces(mb, lengths, cfg.length_pieces)]
         t0 = time.perf_counter()
         n_trained = sum(examples[i].num_trained for mb in micro for i in mb)
         n_tokens = sum(len(examples[i].input_ids) for mb in micro for i in mb)
@@ -185,4 +217,4 @@ def evaluate_loss(model: Any, examples: list[SftExample], pad_id: int, bf16: boo
     return tot / max(n, 1)
 
 
-__all__ = ["run", "build_schedule", "collate", "collate_packed", "token_losses", "evaluate_loss"]
+__all__ = ["run", "build_schedule", "length_pieces", "collate", "collate_packed", "token_losses", "evaluate_loss"]

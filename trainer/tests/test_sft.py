@@ -1,5 +1,6 @@
 """SFT trainer: each switch has an observable effect; resume after SIGKILL continues exactly."""
 
+import itertools
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ from conftest import Capture, TINY, sft_record, write_jsonl
 from gymflow_trainer import sft
 from gymflow_trainer.config import from_dict, SftConfig
 from gymflow_trainer.data import IGNORE, load_sft
+from gymflow_trainer.errors import ConfigError
 from gymflow_trainer.events import EventWriter
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -199,6 +201,50 @@ def test_packing_gives_the_padded_loss_without_padding(tmp_path, tokenizer):
     a, _ = run(make_cfg(tmp_path, data, out="a", batch_size=3, max_steps=2))
     b, _ = run(make_cfg(tmp_path, data, out="b", batch_size=3, max_steps=2, packing=True))
     assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
+
+
+def padded_size(pieces, lengths):
+    return sum(len(p) * max(lengths[i] for i in p) for p in pieces)
+
+
+def test_length_pieces_cut_a_micro_batch_where_padding_is_least():
+    g = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        n = int(torch.randint(1, 9, (1,), generator=g))
+        lengths = [int(x) for x in torch.randint(20, 400, (n,), generator=g)]
+        batch = list(range(n))
+        for k in (1, 2, 3):
+            pieces = sft.length_pieces(batch, lengths, k)
+            assert sorted(i for p in pieces for i in p) == batch and 1 <= len(pieces) <= k
+            flat = [lengths[i] for p in pieces for i in p]
+            assert flat == sorted(flat)  # contiguous runs of the length order
+            # The least padded size over every way to cut the sorted batch into <= k runs (brute force).
+            srt = sorted(lengths)
+            best = min(sum((b - a) * srt[b - 1] for a, b in zip((0, *cuts), (*cuts, n)))
+                       for m in range(k) for cuts in itertools.combinations(range(1, n), m))
+            assert padded_size(pieces, lengths) == best
+    assert sft.length_pieces([0, 1, 2, 3], [50, 50, 50, 50], 3) == [[0, 1, 2, 3]]  # no gain: one piece
+    assert sft.length_pieces([3, 1], [9, 300, 7, 10], 2) == [[3], [1]]
+
+
+def test_length_pieces_keep_the_step_loss_and_cut_padding(tmp_path, tokenizer, monkeypatch):
+    data = write_jsonl(tmp_path / "sft.jsonl", [sft_record(n_steps=1 + 3 * (i % 3)) for i in range(6)])
+    shapes: list[tuple[int, int]] = []  # (rows, padded length) of every batch the trainer collates
+    collate = sft.collate
+
+    def recording(exs, *rest):
+        shapes.append((len(exs), max(len(e.input_ids) for e in exs)))
+        return collate(exs, *rest)
+
+    monkeypatch.setattr(sft, "collate", recording)
+    a, _ = run(make_cfg(tmp_path, data, out="a", batch_size=6, epochs=2))
+    whole, shapes[:] = list(shapes), []
+    b, _ = run(make_cfg(tmp_path, data, out="b", batch_size=6, epochs=2, length_pieces=3))
+    assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
+    assert len(whole) == 2 and len(shapes) > 2  # each step ran in pieces ...
+    assert sum(n * t for n, t in shapes) < sum(n * t for n, t in whole)  # ... with less padding
+    with pytest.raises(ConfigError, match=r"\$\.length_pieces must be >= 1"):
+        make_cfg(tmp_path, data, length_pieces=0)
 
 
 def test_chunked_training_runs_on_more_shorter_examples(tmp_path):
