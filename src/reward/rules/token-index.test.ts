@@ -99,6 +99,26 @@ built.describe('WebAssembly reveal index', () => {
     }
   });
 
+  it('scores like the JavaScript reference on ASCII trajectories with repeated observations', () => {
+    // ASCII only (the `encodeInto` path of the writes; the random trajectories above are almost never
+    // ASCII), with observations repeated right after themselves and later on, as re-reads are.
+    const ascii = ALPHABET.filter((c) => c.charCodeAt(0) < 0x80 && c !== '\u0000');
+    const rng = new Rng(12);
+    for (let k = 0; k < 60; k++) {
+      const specs: StepSpec[] = [];
+      const seen: string[] = [];
+      const steps = 1 + Math.floor(rng.next() * 30);
+      for (let i = 0; i < steps; i++) {
+        const r = rng.next();
+        const observation = seen.length > 0 && r < 0.3 ? (seen[Math.floor(rng.next() * seen.length)] as string) : seen.length > 0 && r < 0.5 ? (seen[seen.length - 1] as string) : `${randomText(rng, 300, ascii)}x_1`;
+        seen.push(observation);
+        specs.push(['file_read', { path: randomText(rng, 20, ascii), n: Math.floor(rng.next() * 200) }, observation]);
+      }
+      const t = trajectory(specs, { instruction: randomText(rng, 100, ascii) });
+      expect(columns(t, wasm())).toEqual(columns(t, new JsRevealIndex()));
+    }
+  });
+
   it('scores like the JavaScript reference on the converted agent-log fixtures', async () => {
     const converted = await collect(convertPath(FIXTURES));
     expect(converted.trajectories.length).toBeGreaterThan(10);
