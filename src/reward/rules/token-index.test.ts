@@ -110,7 +110,10 @@ built.describe('WebAssembly reveal index', () => {
       const steps = 1 + Math.floor(rng.next() * 30);
       for (let i = 0; i < steps; i++) {
         const r = rng.next();
-        const observation = seen.length > 0 && r < 0.3 ? (seen[Math.floor(rng.next() * seen.length)] as string) : seen.length > 0 && r < 0.5 ? (seen[seen.length - 1] as string) : `${randomText(rng, 300, ascii)}x_1`;
+        let observation: string;
+        if (seen.length > 0 && r < 0.3) observation = seen[Math.floor(rng.next() * seen.length)] as string; // an earlier one
+        else if (seen.length > 0 && r < 0.5) observation = seen[seen.length - 1] as string; // the previous one
+        else observation = `${randomText(rng, 300, ascii)}x_1`;
         seen.push(observation);
         specs.push(['file_read', { path: randomText(rng, 20, ascii), n: Math.floor(rng.next() * 200) }, observation]);
       }
