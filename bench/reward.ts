@@ -3,7 +3,7 @@
  *
  * 1. Rule layer: steps per second of the four step rules (redundancy, regression, information use,
  *    efficiency — `runRules`) and of the whole rule-only scorer (`scoreTrajectoryRules`: rules, combination
- *    and building the scored trajectory), on synthetic coding trajectories of 50, 500 and 2,000 steps. One
+ *    and building the scored trajectory), on synthetic coding trajectories of 5, 50, 500 and 2,000 steps. One
  *    core (Node's main thread), several repetitions, median reported.
  * 2. Recorder conversion (hook): MB/s of `convertFile` from `src/recorder/convert.ts` over ~50 MB of
  *    claude-code session logs (the fixtures copied many times into a temp dir). Skipped, and said so, when
@@ -25,7 +25,11 @@ import { syntheticTrajectory } from './synthetic-trajectories.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const QUICK = process.argv.includes('--quick');
-const LENGTHS = [50, 500, 2000];
+/**
+ * The issue's lengths (50, 500 and 2,000 steps), and 5: the length of a tool-use episode, which is what an RL
+ * loop scores by the thousand, and where what a trajectory costs besides its steps shows.
+ */
+const LENGTHS = [5, 50, 500, 2000];
 const REPETITIONS = QUICK ? 3 : 9;
 /** Steps scored per repetition (the pool of trajectories is cycled until this many). */
 const STEPS_PER_REP = QUICK ? 50_000 : 300_000;

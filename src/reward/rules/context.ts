@@ -4,6 +4,7 @@ import type { Trajectory, TrajectoryStep } from '../../core/trajectory.js';
 import { TOOL_CATEGORIES, type ToolCategory } from '../../core/types.js';
 import { analyseCommand, normalisePath, type CommandInfo } from './commands.js';
 import { Interner } from './hash.js';
+import { slabArray } from './slab.js';
 
 /**
  * What every rule needs to know about each step, computed once per trajectory: the tool's category,
@@ -147,8 +148,8 @@ export function prepareRuleContext(t: Pick<Trajectory, 'steps' | 'task'>, profil
   const categories: ToolCategory[] = new Array<ToolCategory>(n);
   const targets: (string | undefined)[] = new Array<string | undefined>(n);
   const commands: (CommandInfo | undefined)[] = new Array<CommandInfo | undefined>(n);
-  const errored = new Uint8Array(n);
-  const changesState = new Uint8Array(n);
+  const errored = slabArray(Uint8Array, n);
+  const changesState = slabArray(Uint8Array, n);
   const declared = categoriesOf(profile);
   for (let i = 0; i < n; i++) {
     const step = steps[i] as TrajectoryStep;

@@ -111,4 +111,19 @@ describe('regression rule', () => {
     const fresh: StepSpec[] = Array.from({ length: n }, (_, i) => write(`f${i % 100}.py`, `content ${i}`));
     expect(run(fresh).every((x) => x === 1)).toBe(true);
   });
+
+  it('scores each trajectory on its own: nothing carries over from the one before', () => {
+    // The rule reuses its tables across calls. Both trajectories intern `a.py` and their first contents to
+    // the same ids, so anything left over (the file's value, a commit, an uncommitted write) would change
+    // the second one's verdicts: a stale value would make its second write a restore, a stale commit or
+    // dirty path would change what its checkout discards.
+    const first: StepSpec[] = [write('a.py', 'A'), write('a.py', 'B'), ['git', { subcommand: 'commit', args: ['-am', 'b'] }], write('a.py', 'C')];
+    const second: StepSpec[] = [write('a.py', 'B'), write('a.py', 'A'), ['git', { subcommand: 'checkout', args: ['--', 'a.py'] }], write('b.py', 'X')];
+    const alone = column(second);
+    const expected = { scores: [...alone.scores], codes: [...alone.codes], refs: [...alone.refs], counts: [...alone.counts] };
+    expect(expected.scores).toEqual([1, 1, 0, 1]);
+    column(first);
+    const after = column(second);
+    expect({ scores: [...after.scores], codes: [...after.codes], refs: [...after.refs], counts: [...after.counts] }).toEqual(expected);
+  });
 });

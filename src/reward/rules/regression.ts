@@ -110,7 +110,90 @@ function slotAndValue(tool: string, params: Record<string, unknown>): [string, s
  */
 const ORIGINAL = 0;
 
-const sharedReplaced = new HashTable64(1024);
+/**
+ * The regression rule's tables for one trajectory. One instance is reused across calls (rules run
+ * synchronously and never re-enter): a fresh set of maps and closures per trajectory cost more than the
+ * scoring of a short one.
+ */
+class RegressionState {
+  /** Slot key → current value. Slot keys: 2·id(path) for files, 2·id(slot string)+1 for generic slots. */
+  readonly current = new Map<number, number>();
+  /**
+   * (slot key, value) → the step that replaced that value in that slot. Keys are exact integers. Sized up
+   * front: at most one entry per step is added, except by a discard, so a trajectory rarely grows it.
+   */
+  readonly replaced = new HashTable64(1024);
+  /** `pathId,oldId,newId` of every edit → its step. */
+  readonly edits = new Map<string, number>();
+  /** Paths written since the last commit. */
+  readonly dirty = new Set<string>();
+  /** Per path, the file value at the last commit (absent: the original). */
+  readonly committed = new Map<string, number>();
+  private interner: RuleContext['interner'] | undefined;
+
+  /** Empties the tables for a trajectory. */
+  begin(ctx: RuleContext): void {
+    this.end();
+    this.replaced.reset(ctx.steps.length + 16);
+    this.interner = ctx.interner;
+  }
+
+  /**
+   * Lets go of the trajectory's strings (paths, the interner), so an idle rule keeps none alive. Only
+   * tables in use are cleared: `clear()` allocates a new backing store even for an empty map (~50 ns).
+   */
+  end(): void {
+    if (this.current.size !== 0) this.current.clear();
+    if (this.edits.size !== 0) this.edits.clear();
+    if (this.dirty.size !== 0) this.dirty.clear();
+    if (this.committed.size !== 0) this.committed.clear();
+    this.interner = undefined;
+  }
+
+  fileSlot(path: string): number {
+    return 2 * (this.interner as RuleContext['interner']).id(path);
+  }
+
+  /** Sets a slot to a value at step `at`; returns the step that had replaced that value, -1, or -2 (no change). */
+  setSlot(slot: number, value: number, at: number): number {
+    const cur = this.current.get(slot) ?? ORIGINAL;
+    if (cur === value) return -2;
+    const replaced = this.replaced;
+    const r = replaced.find(slot, value);
+    const undone = r >= 0 ? replaced.value(r) : -1;
+    replaced.setValue(replaced.upsert(slot, cur), at);
+    this.current.set(slot, value);
+    return undone;
+  }
+
+  /** Restores a written path to its committed (or original) content; true when it was dirty. */
+  discardPath(path: string, at: number): boolean {
+    if (!this.dirty.has(path)) return false;
+    this.dirty.delete(path);
+    this.setSlot(this.fileSlot(path), this.committed.get(path) ?? ORIGINAL, at);
+    return true;
+  }
+
+  /** Records a commit: every dirty path's current value becomes its committed one. */
+  commit(): void {
+    for (const p of this.dirty) this.committed.set(p, this.current.get(this.fileSlot(p)) ?? ORIGINAL);
+    this.dirty.clear();
+  }
+}
+
+const shared = new RegressionState();
+
+/** Step i's verdict from {@link RegressionState.setSlot}'s answer. */
+function verdict(col: RuleColumn, i: number, undone: number): void {
+  if (undone >= 0) {
+    col.scores[i] = 0;
+    col.codes[i] = RegressionCode.RESTORES;
+    col.refs[i] = undone;
+  } else {
+    col.scores[i] = 1;
+    col.codes[i] = undone === -2 ? RegressionCode.SAME_VALUE : RegressionCode.NEW_VALUE;
+  }
+}
 
 /** Scores every step for regression (see the module documentation for the exact rule). */
 export function scoreRegression(ctx: RuleContext): RuleColumn {
@@ -118,51 +201,9 @@ export function scoreRegression(ctx: RuleContext): RuleColumn {
   const n = steps.length;
   const col = emptyColumn('regression', n);
   const { scores, codes, refs } = col;
-  /** Slot key → current value. Slot keys: 2·id(path) for files, 2·id(slot string)+1 for generic slots. */
-  const current = new Map<number, number>();
-  /** (slot key, value) → the step that replaced that value in that slot. Keys are exact integers. */
-  // Reused across calls (rules run synchronously and never re-enter) and sized up front: at most one entry
-  // per step is added, except by a discard, so a trajectory rarely grows it.
-  const replaced = sharedReplaced;
-  replaced.reset(n + 16);
-  /** `pathId,oldId,newId` of every edit → its step. */
-  const edits = new Map<string, number>();
-  /** Paths written since the last commit. */
-  const dirty = new Set<string>();
-  /** Per path, the file value at the last commit (absent: the original). */
-  const committed = new Map<string, number>();
-
-  /** Sets a slot to a value at step `at`; returns the step that had replaced that value, -1, or -2 (no change). */
-  const setSlot = (slot: number, value: number, at: number): number => {
-    const cur = current.get(slot) ?? ORIGINAL;
-    if (cur === value) return -2;
-    const r = replaced.find(slot, value);
-    const undone = r >= 0 ? replaced.value(r) : -1;
-    replaced.setValue(replaced.upsert(slot, cur), at);
-    current.set(slot, value);
-    return undone;
-  };
-
-  const fileSlot = (path: string): number => 2 * interner.id(path);
-
-  /** Restores a written path to its committed (or original) content; true when it was dirty. */
-  const discardPath = (path: string, at: number): boolean => {
-    if (!dirty.has(path)) return false;
-    dirty.delete(path);
-    setSlot(fileSlot(path), committed.get(path) ?? ORIGINAL, at);
-    return true;
-  };
-
-  const verdict = (i: number, undone: number): void => {
-    if (undone >= 0) {
-      scores[i] = 0;
-      codes[i] = RegressionCode.RESTORES;
-      refs[i] = undone;
-    } else {
-      scores[i] = 1;
-      codes[i] = undone === -2 ? RegressionCode.SAME_VALUE : RegressionCode.NEW_VALUE;
-    }
-  };
+  const state = shared;
+  state.begin(ctx);
+  const { edits, dirty } = state;
 
   for (let i = 0; i < n; i++) {
     if (errored[i] === 1) continue;
@@ -174,7 +215,7 @@ export function scoreRegression(ctx: RuleContext): RuleColumn {
       const w = classifyWrite(params, target);
       if (w.kind === 'content' && target !== undefined) {
         dirty.add(target);
-        verdict(i, setSlot(fileSlot(target), interner.id(w.content), i));
+        verdict(col, i, state.setSlot(state.fileSlot(target), interner.id(w.content), i));
       } else if (w.kind === 'edit' && target !== undefined) {
         dirty.add(target);
         const p = interner.id(target);
@@ -185,14 +226,14 @@ export function scoreRegression(ctx: RuleContext): RuleColumn {
         codes[i] = earlier === undefined ? RegressionCode.NEW_EDIT : RegressionCode.REVERSES_EDIT;
         if (earlier !== undefined) refs[i] = earlier;
         edits.set(`${p},${o},${nw}`, i);
-        setSlot(fileSlot(target), -1 - i, i);
+        state.setSlot(state.fileSlot(target), -1 - i, i);
       } else if (w.kind === 'value') {
         const [slot, value] = slotAndValue(step.action.tool, params);
         if (target !== undefined) dirty.add(target);
-        verdict(i, setSlot(2 * interner.id(slot) + 1, interner.id(value), i));
+        verdict(col, i, state.setSlot(2 * interner.id(slot) + 1, interner.id(value), i));
       } else if (w.kind === 'opaque' && target !== undefined) {
         dirty.add(target);
-        setSlot(fileSlot(target), -1 - i, i);
+        state.setSlot(state.fileSlot(target), -1 - i, i);
       }
     } else if (category === 'execute') {
       const info = commands[i];
@@ -202,14 +243,13 @@ export function scoreRegression(ctx: RuleContext): RuleColumn {
       for (const g of info.git) {
         const d = gitDiscard(g);
         if (d.kind === 'commit') {
-          for (const p of dirty) committed.set(p, current.get(fileSlot(p)) ?? ORIGINAL);
-          dirty.clear();
+          state.commit();
         } else if (d.kind === 'paths') {
           discarding = true;
-          for (const p of d.paths) if (discardPath(p, i)) discarded++;
+          for (const p of d.paths) if (state.discardPath(p, i)) discarded++;
         } else if (d.kind === 'all') {
           discarding = true;
-          for (const p of [...dirty]) if (discardPath(p, i)) discarded++;
+          for (const p of [...dirty]) if (state.discardPath(p, i)) discarded++;
         }
       }
       if (discarding) {
@@ -219,6 +259,7 @@ export function scoreRegression(ctx: RuleContext): RuleColumn {
       }
     }
   }
+  state.end();
   return col;
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { HashTable64, type Interner } from './hash.js';
+import { slabArray } from './slab.js';
 import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
 
 /**
@@ -199,7 +200,7 @@ export class WasmRevealIndex implements RevealIndex {
   /** What {@link prepareCalls} last prepared, and for whom. */
   private preparedFor: object | undefined;
   private prepared: PreparedCalls = { hashes: new Int32Array(0), nested: [] };
-  /** Step i's params are bytes [callStart[i], callEnd[i]) of the actions buffer. */
+  /** Step i's params are bytes [callStart[i], callEnd[i]) of the actions buffer (i < the prepared steps). */
   private callStart = new Uint32Array(0);
   private callEnd = new Uint32Array(0);
 
@@ -263,10 +264,16 @@ export class WasmRevealIndex implements RevealIndex {
     if (this.preparedFor === owner) return this.prepared;
     this.preparedFor = undefined;
     const n = steps.length;
-    const hashes = new Int32Array(2 * n);
+    const hashes = slabArray(Int32Array, 2 * n);
     const nested: number[] = [];
-    const starts = new Uint32Array(n);
-    const ends = new Uint32Array(n);
+    // Where each step's bytes are: read back by `preparedAction` until the next trajectory, so one pair of
+    // arrays serves every trajectory, growing with the longest.
+    if (this.callStart.length < n) {
+      this.callStart = new Uint32Array(Math.max(n, 2 * this.callStart.length));
+      this.callEnd = new Uint32Array(this.callStart.length);
+    }
+    const starts = this.callStart;
+    const ends = this.callEnd;
     const actions = this.actions;
     let end = 0;
     for (let i = 0; i < n; i++) {
@@ -315,8 +322,6 @@ export class WasmRevealIndex implements RevealIndex {
       hashes[2 * i] = stats[6] as number;
       hashes[2 * i + 1] = stats[7] as number;
     }
-    this.callStart = starts;
-    this.callEnd = ends;
     this.prepared = { hashes, nested };
     this.preparedFor = owner;
     return this.prepared;

@@ -1,4 +1,5 @@
 import type { RuleContext } from './context.js';
+import { slabArray } from './slab.js';
 
 /**
  * The shape of a rule's result. Rules write columns of numbers (one entry per step) rather than an object
@@ -36,13 +37,13 @@ export interface StepRule {
 
 /** Allocates an empty column for `n` steps (every score `NaN`: not applicable). */
 export function emptyColumn(rubric: StepRuleRubric, n: number): RuleColumn {
-  // One backing buffer for the four arrays: creating an ArrayBuffer costs far more than a view on one
-  // (a column took ~2.6 µs with four buffers, ~1.1 with one), and on short trajectories that was 15% of
-  // the rules' time. Layout: scores (8 bytes a step), refs, counts (4), codes (1); offsets stay aligned.
-  const buffer = new ArrayBuffer(17 * n);
-  const scores = new Float64Array(buffer, 0, n).fill(Number.NaN);
-  const refs = new Int32Array(buffer, 8 * n, n).fill(-1);
-  return { rubric, scores, codes: new Uint8Array(buffer, 16 * n, n), refs, counts: new Int32Array(buffer, 12 * n, n) };
+  return {
+    rubric,
+    scores: slabArray(Float64Array, n).fill(Number.NaN),
+    codes: slabArray(Uint8Array, n),
+    refs: slabArray(Int32Array, n).fill(-1),
+    counts: slabArray(Int32Array, n),
+  };
 }
 
 /** The score of a step in a column, or `undefined` where the rule does not apply. */
