@@ -1,5 +1,6 @@
 import { ConfigError } from '../core/errors.js';
 import type { RewardLayer } from './rubrics.js';
+import { slabArray } from './rules/slab.js';
 import type { ScoreCalibration } from './types.js';
 
 /**
@@ -86,13 +87,29 @@ export interface CombineResult {
 
 const EFFICIENCY = 'efficiency';
 
+/** The weighted sums of the trajectory total, per rubric and per layer. */
+class Totals {
+  readonly rubricScores: Record<string, number> = {};
+  readonly layerSums: Partial<Record<RewardLayer, number>> = {};
+  totalNum = 0;
+  totalDen = 0;
+
+  add(rubric: string, layer: RewardLayer, weight: number, score: number): void {
+    this.rubricScores[rubric] = score;
+    this.totalNum += weight * score;
+    this.totalDen += weight;
+    this.layerSums[layer] = (this.layerSums[layer] ?? 0) + weight * score;
+  }
+}
+
 /** Applies the combination rule (see the module documentation). */
 export function combine(input: CombineInput): CombineResult {
   const n = input.steps;
   const cols = input.columns;
   const m = cols.length;
-  const stepScores = new Float64Array(n);
-  const effectiveWeights = cols.map(() => new Float64Array(n));
+  const stepScores = slabArray(Float64Array, n);
+  const effectiveWeights: Float64Array[] = new Array<Float64Array>(m);
+  for (let c = 0; c < m; c++) effectiveWeights[c] = slabArray(Float64Array, n);
   const sums = new Float64Array(m);
   const counts = new Float64Array(m);
   for (let t = 0; t < n; t++) {
@@ -119,32 +136,24 @@ export function combine(input: CombineInput): CombineResult {
     }
   }
 
-  const rubricScores: Record<string, number> = {};
-  const layerSums: Partial<Record<RewardLayer, number>> = {};
-  let totalNum = 0;
-  let totalDen = 0;
+  const totals = new Totals();
   let processNum = 0;
   let processDen = 0;
-  const add = (rubric: string, layer: RewardLayer, weight: number, score: number): void => {
-    rubricScores[rubric] = score;
-    totalNum += weight * score;
-    totalDen += weight;
-    layerSums[layer] = (layerSums[layer] ?? 0) + weight * score;
-  };
   const O = input.outcome.score;
   const E = input.efficiency.score;
-  if (input.outcome.weight > 0) add('outcome', 'env', input.outcome.weight, O);
+  if (input.outcome.weight > 0) totals.add('outcome', 'env', input.outcome.weight, O);
   for (let c = 0; c < m; c++) {
     const col = cols[c] as CombineColumn;
     if (col.rubric === EFFICIENCY) continue;
     const k = counts[c] as number;
     if (k === 0) continue;
     const S = (sums[c] as number) / k;
-    add(col.rubric, col.layer, col.weight, S);
+    totals.add(col.rubric, col.layer, col.weight, S);
     processNum += col.weight * S;
     processDen += col.weight;
   }
-  if (input.efficiency.weight > 0) add(EFFICIENCY, 'rules', input.efficiency.weight, E);
+  if (input.efficiency.weight > 0) totals.add(EFFICIENCY, 'rules', input.efficiency.weight, E);
+  const { rubricScores, layerSums, totalNum, totalDen } = totals;
 
   const process = processDen > 0 ? processNum / processDen : 1;
   const layers: Record<string, number> = {};
@@ -164,7 +173,7 @@ export function combine(input: CombineInput): CombineResult {
     total = calibrate(cal, rawTotal);
     layers['human'] = total - rawTotal;
   } else if (cal !== undefined && level === 'step') {
-    calibrated = new Float64Array(n);
+    calibrated = slabArray(Float64Array, n);
     for (let t = 0; t < n; t++) calibrated[t] = calibrate(cal, stepScores[t] as number);
   }
   return {

@@ -24,14 +24,35 @@ export interface ScoredColumn extends CombineColumn {
   rationale(position: number): string | undefined;
 }
 
-function ruleColumn(rule: StepRule, column: RuleColumn, weight: number, label: (p: number) => number): ScoredColumn {
-  return {
-    rubric: column.rubric,
-    layer: 'rules',
-    weight,
-    scores: column.scores,
-    rationale: (p) => rule.rationale(column.codes[p] as number, column.refs[p] as number, column.counts[p] as number, label),
-  };
+/**
+ * A rule's column for combination and rendering. A class rather than an object with a closure: the scorer
+ * builds four per trajectory, and a closure per column (under tsx, also named by esbuild's `__name`) cost
+ * more than rendering a short trajectory's rationales.
+ */
+class RuleScoredColumn implements ScoredColumn {
+  readonly layer = 'rules';
+  readonly rubric: string;
+  readonly scores: Float64Array;
+
+  constructor(
+    private readonly rule: StepRule,
+    private readonly column: RuleColumn,
+    readonly weight: number,
+    private readonly label: (position: number) => number,
+  ) {
+    this.rubric = column.rubric;
+    this.scores = column.scores;
+  }
+
+  rationale(p: number): string {
+    const c = this.column;
+    return this.rule.rationale(c.codes[p] as number, c.refs[p] as number, c.counts[p] as number, this.label);
+  }
+}
+
+/** The number people see for the step at a position: its `index`. */
+function stepLabels(steps: readonly TrajectoryStep[]): (position: number) => number {
+  return (p) => steps[p]?.index ?? p;
 }
 
 /**
@@ -104,14 +125,15 @@ function rounded(x: number): number {
 
 function assemble(t: Trajectory, profile: DomainProfile, run: RuleRun, extra: readonly ScoredColumn[], calibration: ScoreCalibration | undefined): Trajectory {
   const steps = t.steps;
-  const label = (p: number): number => steps[p]?.index ?? p;
+  const label = stepLabels(steps);
   const weights = profile.rubricWeights;
   const columns: ScoredColumn[] = [];
-  run.columns.forEach((c, k) => {
+  for (let k = 0; k < run.columns.length; k++) {
+    const c = run.columns[k] as RuleColumn;
     const w = weights[c.rubric] ?? 0;
-    if (w > 0) columns.push(ruleColumn(run.rules[k] as StepRule, c, w, label));
-  });
-  columns.push(...extra);
+    if (w > 0) columns.push(new RuleScoredColumn(run.rules[k] as StepRule, c, w, label));
+  }
+  for (const c of extra) columns.push(c);
   const result = combine({
     steps: steps.length,
     columns,

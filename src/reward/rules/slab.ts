@@ -1,5 +1,6 @@
 /**
- * Typed arrays for the rule layer's per-trajectory results, cut one after another from a shared slab.
+ * Typed arrays for the reward layers' per-trajectory results (rule columns, the combination's weights), cut
+ * one after another from a shared slab.
  *
  * Creating an ArrayBuffer costs far more than a view on one: ~350 ns for a few bytes, ~650 for a few
  * hundred, ~1 µs for a few kilobytes, against ~25 ns for a view, and each buffer adds to the garbage
