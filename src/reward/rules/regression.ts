@@ -150,6 +150,7 @@ class RegressionState {
     this.interner = undefined;
   }
 
+  /** The slot key of a file path. */
   fileSlot(path: string): number {
     return 2 * (this.interner as RuleContext['interner']).id(path);
   }
