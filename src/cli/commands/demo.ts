@@ -7,7 +7,7 @@ import { runEpisode } from '../../core/rollout.js';
 import { loadPipelineConfig } from '../../pipeline/config.js';
 import { ensurePortFree, startDevServer, startWorkerProcess, type DevServer, type WorkerProcess } from '../../pipeline/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../../pipeline/search-attributes.js';
-import type { PipelineStatus } from '../../pipeline/status.js';
+import type { IterationMetrics, PipelineStatus } from '../../pipeline/status.js';
 import { requireTemporalBinary } from '../../pipeline/temporal-cli.js';
 import { resolveAgent } from '../../policy/specs.js';
 import { parsePort, parsePositiveInteger, printJson } from '../options.js';
@@ -115,7 +115,7 @@ async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
     if (opts.json) printJson({ workflowId, result: outcome, wallSeconds: (Date.now() - t0) / 1000 });
     else {
       if (final && final.history.length > shown) log(historyTable(final));
-      log(`demo: done in ${((Date.now() - t0) / 60000).toFixed(1)} min: ${outcome.stopReason}, ${outcome.iterations} training iterations${outcome.best ? `, best held-out success ${outcome.best.success.toFixed(2)} (iteration ${outcome.best.iteration})` : ''}`);
+      log(`demo: done in ${((Date.now() - t0) / 60000).toFixed(1)} min: ${outcome.stopReason}, ${outcome.iterations} training iterations${formatBestSuccess(outcome.best, final?.history ?? [])}`);
     }
     if (opts.keep) {
       log('demo: --keep: the dev server and workers stay up; Ctrl-C stops them.');
@@ -132,6 +132,18 @@ async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
 }
 
 /** The per-iteration part of a status: the table `gymflow pipeline status` prints after its stage table. */
+/**
+ * The closing line's best held-out success, to three decimals as in the table and with its count when the
+ * history has it (`, best held-out success 0.797 = 59/74 (iteration 1)`): to two decimals 59/74 would read
+ * 0.80, a target it misses.
+ */
+export function formatBestSuccess(best: { iteration: number; success: number } | undefined, history: readonly IterationMetrics[]): string {
+  if (best === undefined) return '';
+  const n = history.find((h) => h.iteration === best.iteration)?.success?.n;
+  const count = n === undefined ? '' : ` = ${Math.round(best.success * n)}/${n}`;
+  return `, best held-out success ${best.success.toFixed(3)}${count} (iteration ${best.iteration})`;
+}
+
 function historyTable(status: PipelineStatus): string {
   const full = formatStatus(status);
   const at = full.indexOf('\niter');
