@@ -26,8 +26,8 @@ export interface ScoredColumn extends CombineColumn {
 
 /**
  * A rule's column for combination and rendering. A class rather than an object with a closure: the scorer
- * builds four per trajectory, and a closure per column (under tsx, also named by esbuild's `__name`) cost
- * more than rendering a short trajectory's rationales.
+ * builds four per trajectory, and on short trajectories the closures (under tsx each also wrapped by
+ * esbuild's `__name`) were a visible part of the scorer's time.
  */
 class RuleScoredColumn implements ScoredColumn {
   readonly layer = 'rules';

@@ -112,8 +112,8 @@ const ORIGINAL = 0;
 
 /**
  * The regression rule's tables for one trajectory. One instance is reused across calls (rules run
- * synchronously and never re-enter): a fresh set of maps and closures per trajectory cost more than the
- * scoring of a short one.
+ * synchronously and never re-enter): a fresh set of maps and closures per trajectory cost more than
+ * scoring a short trajectory's steps.
  */
 class RegressionState {
   /** Slot key → current value. Slot keys: 2·id(path) for files, 2·id(slot string)+1 for generic slots. */
