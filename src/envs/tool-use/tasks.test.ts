@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../core/errors.js';
+import { checkAnswer, formatExpected } from './answer.js';
 import { buildToolTaskBank, expectedAnswer, getToolTask, listToolTasks, TOOL_TASK_COUNTS, toolTaskInfo, TRAIN_TASKS_PER_KIND } from './tasks.js';
 
 const CORE_FIRST_QUESTION = 'What is the population of the city where Corwin Tally was born? Answer with a number.';
@@ -74,6 +75,18 @@ describe('tool-use tasks', () => {
       if (expected.type === 'string') expect(info).not.toContain(expected.value);
       expect(info).not.toContain('refs');
     }
+  });
+
+  it('marks the held-out tasks whose answer is also a training answer (59 of 74)', () => {
+    const trainAnswers = listToolTasks('train').map((t) => expectedAnswer(t));
+    const heldout = listToolTasks('heldout');
+    for (const task of heldout) {
+      const given = formatExpected(expectedAnswer(task));
+      expect(trainAnswers.some((a) => checkAnswer(given, a)), task.id).toBe(task.answerInTrain);
+      expect(toolTaskInfo(task).metadata?.['answerInTrain']).toBe(task.answerInTrain);
+    }
+    expect(heldout.filter((t) => t.answerInTrain)).toHaveLength(59);
+    expect(listToolTasks('train').every((t) => t.answerInTrain)).toBe(true);
   });
 
   it('rejects unknown ids with a TaskError', () => {

@@ -1,7 +1,7 @@
 import { TaskError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Split, TaskInfo } from '../../core/types.js';
-import type { ExpectedAnswer } from './answer.js';
+import { normalizeAnswer, type ExpectedAnswer } from './answer.js';
 import { defaultKnowledgeBase, type KnowledgeBase } from './knowledge-base.js';
 import { ATTRIBUTES, KIND_ATTRIBUTES, type EntityKind, type WorldEntity } from './world.js';
 
@@ -49,6 +49,13 @@ export interface ToolTask extends ToolTaskSpec {
   split: Split;
   question: string;
   answerType: 'number' | 'string';
+  /**
+   * Whether some training task has the same expected answer (always true on the training split). A
+   * held-out question with a new answer can only be solved by reading and copying the tools' results; one
+   * whose answer the training split also gives can be solved by recall too. 59 of the 74 held-out answers
+   * are training answers.
+   */
+  answerInTrain: boolean;
 }
 
 /**
@@ -324,6 +331,12 @@ export function buildToolTaskBank(kb: KnowledgeBase = defaultKnowledgeBase()): R
   });
   // Ids are positions: the core tasks keep theirs (0–184), the extension follows them.
   const ordered = (specs: ToolTaskSpec[], seed: number): ToolTaskSpec[] => new Rng(BANK_SEED + seed).shuffle(specs);
+  // Numbers to the cent (the answer check's absolute tolerance), names as the check normalises them.
+  const answerKey = (spec: ToolTaskSpec): string => {
+    const a = expectedAnswer(spec, kb);
+    return a.type === 'number' ? `n:${Math.round(a.value * 100)}` : `s:${normalizeAnswer(a.value)}`;
+  };
+  const trainAnswers = new Set([...dealt.train, ...dealt.extra].map(answerKey));
   const finish = (split: Split, specs: ToolTaskSpec[]): ToolTask[] =>
     specs.map((spec, i) => ({
       ...spec,
@@ -331,6 +344,7 @@ export function buildToolTaskBank(kb: KnowledgeBase = defaultKnowledgeBase()): R
       split,
       question: renderQuestion(spec),
       answerType: answerType(spec),
+      answerInTrain: split === 'train' || trainAnswers.has(answerKey(spec)),
     }));
   return {
     train: finish('train', [...ordered(dealt.train, 100), ...ordered(dealt.extra, 300)]),
@@ -365,6 +379,6 @@ export function toolTaskInfo(task: ToolTask): TaskInfo {
     domain: TOOL_USE_DOMAIN,
     instruction: task.question,
     split: task.split,
-    metadata: { kind: task.kind, answerType: task.answerType },
+    metadata: { kind: task.kind, answerType: task.answerType, answerInTrain: task.answerInTrain },
   };
 }
