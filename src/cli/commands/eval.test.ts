@@ -31,6 +31,27 @@ describe('gymflow eval', () => {
     expect(json.episodes.map((e) => e.trajectoryId)).toEqual(result.episodes.map((e) => e.trajectoryId));
   });
 
+  it('breaks success down by a task metadata field with --by', async () => {
+    const text = await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '74', '--by', 'answerInTrain');
+    expect(text).toMatch(/answerInTrain\s+success\s+rate\s+Wilson 95%/);
+    expect(text).toMatch(/false\s+15\/15\s+1\s+\[0\.\d+, 1\]/);
+    expect(text).toMatch(/true\s+59\/59\s+1\s+\[0\.\d+, 1\]/);
+    const json = JSON.parse(await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '74', '--by', 'kind', '--json')) as {
+      breakdown: { field: string; rows: { value: string; n: number }[] };
+    };
+    expect(json.breakdown.field).toBe('kind');
+    expect(json.breakdown.rows.map((r) => [r.value, r.n])).toEqual([
+      ['diff-years', 10],
+      ['discount', 8],
+      ['hop', 10],
+      ['lookup', 16],
+      ['search-compute', 10],
+      ['search-lookup', 10],
+      ['sum', 10],
+    ]);
+    await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '2', '--by', 'level')).rejects.toThrow(/no task has the metadata field 'level' \(fields: answerInTrain, answerType, kind\)/);
+  });
+
   it('rejects bad arguments with messages naming them', async () => {
     await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--split', 'test')).rejects.toThrow(/expected train or heldout, got 'test'/);
     await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '0')).rejects.toThrow(/expected a positive integer, got '0'/);

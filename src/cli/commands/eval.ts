@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { spec } from '../../core/registry.js';
-import type { Split } from '../../core/types.js';
+import { ConfigError } from '../../core/errors.js';
+import { make, spec } from '../../core/registry.js';
+import type { Split, TaskInfo } from '../../core/types.js';
+import { assertMetadataField, successBy, type BreakdownRow } from '../../eval/breakdown.js';
 import { evaluate } from '../../eval/evaluate.js';
 import { formatInterval, formatValue } from '../../eval/format.js';
 import { toMarkdown } from '../../eval/markdown.js';
@@ -26,6 +28,7 @@ interface EvalOpts {
   save?: string;
   store?: string;
   json?: boolean;
+  by?: string;
 }
 
 /** Commander parser for `--split`: `train` or `heldout`. */
@@ -60,8 +63,11 @@ export function evalCommand(program: Command): void {
     .option('--markdown <file>', 'write the Markdown report to this file')
     .option('--save <name>', 'store the result as an `eval` artifact under this ref name (`gymflow compare` reads names too)')
     .option('--json', 'print the result JSON instead of a table')
+    .option('--by <field>', 'also print success per value of this task metadata field (e.g. kind; tool-use: answerInTrain)')
     .action(async (opts: EvalOpts) => {
       spec(opts.env); // fails early with the list of registered ids
+      const tasks = opts.by === undefined ? undefined : await splitTasks(opts.env, opts.split);
+      if (tasks && opts.by !== undefined) assertMetadataField(tasks, opts.by); // before the episodes run
       const result = await evaluate({
         envId: opts.env,
         agent: opts.agent,
@@ -76,12 +82,33 @@ export function evalCommand(program: Command): void {
       if (opts.out) writeFileSync(opts.out, `${JSON.stringify(result, null, 2)}\n`);
       const saved = opts.save ? await (await openStore(opts)).putJson(result, { kind: 'eval', name: opts.save }) : undefined;
       if (opts.markdown) writeFileSync(opts.markdown, toMarkdown(result));
-      if (opts.json) return printJson(result);
+      const breakdown = tasks && opts.by !== undefined ? successBy(result.episodes, tasks, opts.by, result.confidence) : undefined;
+      if (opts.json) return printJson(breakdown === undefined ? result : { ...result, breakdown: { field: opts.by, rows: breakdown } });
       console.log(formatEvalTable(result));
+      if (breakdown) console.log(`\n${formatBreakdownTable(opts.by as string, breakdown, result.confidence)}`);
       if (opts.out) console.log(`result written to ${opts.out}`);
       if (opts.markdown) console.log(`markdown written to ${opts.markdown}`);
       if (saved) console.log(`result stored as ${saved.ref} (${opts.save})`);
     });
+}
+
+/** The tasks of an environment's split, for `--by`; a ConfigError when the environment cannot list them. */
+async function splitTasks(envId: string, split: Split): Promise<TaskInfo[]> {
+  const env = make(envId);
+  try {
+    const tasks = env.listTasks?.(split);
+    if (tasks === undefined) throw new ConfigError(`--by: ${envId} cannot list its tasks, so it has no task metadata to break down by`);
+    return tasks;
+  } finally {
+    await env.close();
+  }
+}
+
+/** The `--by` table: one row per value, success with its Wilson interval. */
+export function formatBreakdownTable(field: string, rows: readonly BreakdownRow[], confidence: number): string {
+  const pct = Math.round(confidence * 100);
+  const body = rows.map((r) => ({ value: r.value, success: `${r.successes}/${r.n}`, rate: formatValue(r.success.estimate), ci: formatInterval(r.success) }));
+  return formatTable(body, [{ key: 'value', header: field }, { key: 'success', align: 'right' }, { key: 'rate', align: 'right' }, { key: 'ci', header: `Wilson ${pct}%` }]);
 }
 
 /** The terminal summary of an evaluation: a header line and one row per metric. */
