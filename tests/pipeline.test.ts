@@ -204,6 +204,25 @@ temporal.describe('pipeline on Temporal', () => {
         max_iterations: 1,
       });
 
+    it('stops at the target: the first training iteration that reaches it, never the baseline', { timeout: 120_000 }, async () => {
+      // The expert evaluates (success 1 from the baseline on), so only the target can end the loop early.
+      const c = config({
+        collect: { agent: 'expert', tasks: 2, shard_size: 1 },
+        train: { command: 'sft', config: { max_steps: 1, max_length: 256 } },
+        eval: { agent: 'expert', tasks: 2, baseline: true },
+        target: { metric: 'heldout_success', value: 0.9 },
+        max_iterations: 3,
+      });
+      const handle = await start(c);
+      const result = await handle.result();
+      expect(result.stopReason).toBe('target');
+      expect(result.history.map((h) => [h.iteration, h.success?.value])).toEqual([
+        [0, 1],
+        [1, 1],
+      ]);
+      expect(await handle.query(pipelineStatusQuery)).toMatchObject({ state: 'completed', stopReason: 'target', iteration: 1, maxIterations: 3 });
+    });
+
     it('pipeline (one pass): pauses before the next activity, resumes, and a finish-mode cancel lets the running training finish', { timeout: 120_000 }, async () => {
       if (!env) throw new Error('no test environment');
       // 40 steps: enough that the training is still running when the cancel lands on a loaded machine (the
