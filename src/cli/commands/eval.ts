@@ -66,8 +66,8 @@ export function evalCommand(program: Command): void {
     .option('--by <field>', 'also print success per value of this task metadata field (e.g. kind; tool-use: answerInTrain)')
     .action(async (opts: EvalOpts) => {
       spec(opts.env); // fails early with the list of registered ids
-      const tasks = opts.by === undefined ? undefined : await splitTasks(opts.env, opts.split);
-      if (tasks && opts.by !== undefined) assertMetadataField(tasks, opts.by); // before the episodes run
+      const by = opts.by === undefined ? undefined : { field: opts.by, tasks: await splitTasks(opts.env, opts.split) };
+      if (by) assertMetadataField(by.tasks, by.field); // before the episodes run
       const result = await evaluate({
         envId: opts.env,
         agent: opts.agent,
@@ -82,10 +82,10 @@ export function evalCommand(program: Command): void {
       if (opts.out) writeFileSync(opts.out, `${JSON.stringify(result, null, 2)}\n`);
       const saved = opts.save ? await (await openStore(opts)).putJson(result, { kind: 'eval', name: opts.save }) : undefined;
       if (opts.markdown) writeFileSync(opts.markdown, toMarkdown(result));
-      const breakdown = tasks && opts.by !== undefined ? successBy(result.episodes, tasks, opts.by, result.confidence) : undefined;
-      if (opts.json) return printJson(breakdown === undefined ? result : { ...result, breakdown: { field: opts.by, rows: breakdown } });
+      const breakdown = by && { field: by.field, rows: successBy(result.episodes, by.tasks, by.field, result.confidence) };
+      if (opts.json) return printJson(breakdown ? { ...result, breakdown } : result);
       console.log(formatEvalTable(result));
-      if (breakdown) console.log(`\n${formatBreakdownTable(opts.by as string, breakdown, result.confidence)}`);
+      if (breakdown) console.log(`\n${formatBreakdownTable(breakdown.field, breakdown.rows, result.confidence)}`);
       if (opts.out) console.log(`result written to ${opts.out}`);
       if (opts.markdown) console.log(`markdown written to ${opts.markdown}`);
       if (saved) console.log(`result stored as ${saved.ref} (${opts.save})`);
