@@ -5,7 +5,7 @@
  * The runs use a tiny model and the expert agent, so a whole loop takes seconds of training.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,7 +75,7 @@ function sampleStatus(): PipelineStatus {
     progress: { done: 3, total: 8, unit: 'episodes' },
     artifacts: {},
     policy: { iteration: 0 },
-    history: [{ iteration: 0, phase: 'sft', algorithm: 'baseline', success: { value: 0.25, low: 0.1, high: 0.5, n: 20 }, evalReward: 0.3, evalSteps: 4, wallMs: 65_000, refs: {} }],
+    history: [{ iteration: 0, phase: 'sft', algorithm: 'baseline', success: { value: 0.25, low: 0.1, high: 0.5, n: 20 }, evalReward: 0.3, evalSteps: 4, wallMs: 65_000, refs: { policy: `sha256:${'b'.repeat(64)}`, checkpoint: `sha256:${'c'.repeat(64)}` } }],
     best: { iteration: 0, success: 0.25 },
     lastError: { stage: 'collect', message: 'worker lost', type: 'TimeoutFailure', at: '2026-01-01T00:00:00Z' },
     run: 2,
@@ -103,6 +103,7 @@ describe('gymflow pipeline: pure parts', () => {
     expect(text).toMatch(/tasks\s+done\s+0\.1s\s+aaaaaaaaaaaa/);
     expect(text).toContain('0.250 [0.100, 0.500] n=20');
     expect(text).toContain('last error  [collect] TimeoutFailure: worker lost');
+    expect(text).toContain('best        success 0.250 at iteration 0   policy sha256:bbbbbbbbbbbb   checkpoint sha256:cccccccccccc');
   });
 
   it('start validates the configuration before connecting, naming file, line and field', async () => {
@@ -197,6 +198,13 @@ temporal.describe('gymflow dev and gymflow pipeline against a dev server', () =>
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/state\s+completed/);
     expect(status.stdout).toMatch(/train\s+done/);
+    // The best line names the best iteration's checkpoint, and `store checkout` writes it out of the workers' store.
+    const best = /^best .* checkpoint (sha256:[0-9a-f]{12})$/m.exec(status.stdout)?.[1];
+    expect(best, status.stdout).toBeDefined();
+    const checkout = await gymflow(['store', 'checkout', best as string, 'best-checkpoint', '--store', 'store'], dir);
+    expect(checkout.code, checkout.stderr).toBe(0);
+    expect(checkout.stdout).toMatch(/checkpoint -> best-checkpoint \(\d+ files, /);
+    expect(await readdir(join(dir, 'best-checkpoint'))).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json']));
 
     const list = await gymflow(['pipeline', 'list', '--experiment', 'clitest', '--address', address, '--json'], dir);
     const rows = JSON.parse(list.stdout) as { workflowId: string; experiment: string; env: string; status: string }[];

@@ -6,13 +6,14 @@ import { listEnvs, make } from '../../core/registry.js';
 import { runEpisode } from '../../core/rollout.js';
 import { loadPipelineConfig } from '../../pipeline/config.js';
 import { ensurePortFree, startDevServer, startWorkerProcess, type DevServer, type WorkerProcess } from '../../pipeline/dev-server.js';
+import { shortRef } from '../../hub/store/layout.js';
 import { SEARCH_ATTRIBUTES } from '../../pipeline/search-attributes.js';
 import type { IterationMetrics, PipelineStatus } from '../../pipeline/status.js';
 import { requireTemporalBinary } from '../../pipeline/temporal-cli.js';
 import { resolveAgent } from '../../policy/specs.js';
 import { parsePort, parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
-import { formatStatus, queryStatus, startPipeline } from './pipeline.js';
+import { bestRefs, formatStatus, queryStatus, startPipeline } from './pipeline.js';
 
 /** Options of the closed-loop demo. */
 interface LoopDemoOptions {
@@ -116,6 +117,7 @@ async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
     else {
       if (final && final.history.length > shown) log(historyTable(final));
       log(`demo: done in ${((Date.now() - t0) / 60000).toFixed(1)} min: ${outcome.stopReason}, ${outcome.iterations} training iterations${formatBestSuccess(outcome.best, final?.history ?? [])}`);
+      for (const line of bestArtifactLines(outcome.best, final?.history ?? [], join(dir, 'store'))) log(line);
     }
     if (opts.keep) {
       log('demo: --keep: the dev server and workers stay up; Ctrl-C stops them.');
@@ -141,6 +143,19 @@ export function formatBestSuccess(best: { iteration: number; success: number } |
   const n = history.find((h) => h.iteration === best.iteration)?.success?.n;
   const count = n === undefined ? '' : ` = ${Math.round(best.success * n)}/${n}`;
   return `, best held-out success ${best.success.toFixed(3)}${count} (iteration ${best.iteration})`;
+}
+
+/**
+ * How to get the best iteration's policy and checkpoint out of the demo's store: after RL an earlier
+ * iteration may be the best one, and its artifacts are in the store, not in a directory of their own.
+ */
+export function bestArtifactLines(best: { iteration: number } | undefined, history: readonly IterationMetrics[], store: string): string[] {
+  if (best === undefined) return [];
+  const refs = bestRefs(best, history);
+  const lines: string[] = [];
+  if (refs.policy !== undefined) lines.push(`demo: its policy (ONNX; act with --agent local:best-policy): npx gymflow store checkout ${shortRef(refs.policy)} best-policy --store ${store}`);
+  if (refs.checkpoint !== undefined) lines.push(`demo: its checkpoint (Hugging Face): npx gymflow store checkout ${shortRef(refs.checkpoint)} best-checkpoint --store ${store}`);
+  return lines;
 }
 
 /** The per-iteration part of a status: the table `gymflow pipeline status` prints after its stage table. */

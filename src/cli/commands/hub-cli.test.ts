@@ -46,6 +46,18 @@ describe('gymflow collect / export / store', () => {
     expect(ls.refs.map((r) => r.name)).toEqual(['datasets/sft', 'rollouts/expert']);
     expect(await run('store', 'ls', '--store', root)).toMatch(/trajectories .* rollouts\/expert/);
     const show = JSON.parse(await run('store', 'show', 'rollouts/expert', '--store', root, '--json')) as { meta: { count: number } };
+
+    // checkout: the dataset tree as a directory equal to what export wrote, the rollouts as a file.
+    const coDir = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-co-'));
+    const co = JSON.parse(await run('store', 'checkout', 'datasets/sft', path.join(coDir, 'sft'), '--store', root, '--json')) as { kind: string; files: number };
+    const exported = (await readdir(outDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => path.relative(outDir, path.join(e.parentPath, e.name)));
+    expect(co).toMatchObject({ kind: 'dataset', files: exported.length });
+    for (const rel of exported) expect(await readFile(path.join(coDir, 'sft', rel), 'utf8')).toBe(await readFile(path.join(outDir, rel), 'utf8'));
+    expect(await run('store', 'checkout', 'rollouts/expert', path.join(coDir, 'rollouts.jsonl'), '--store', root)).toMatch(/trajectories -> .*rollouts\.jsonl \(12 trajectories, /);
+    const lines = (await readFile(path.join(coDir, 'rollouts.jsonl'), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as { steps: unknown[]; outcome: { success: boolean } });
+    expect(lines.map((t) => t.outcome.success)).toEqual(new Array(12).fill(true));
+    expect(lines.every((t) => t.steps.length > 0)).toBe(true);
+    await expect(run('store', 'checkout', 'rollouts/expert', path.join(coDir, 'sft'), '--store', root)).rejects.toThrow(/sft already exists/);
     expect(show.meta.count).toBe(12);
 
     const verify = JSON.parse(await run('store', 'verify', '--store', root, '--json')) as { ok: boolean };

@@ -5,7 +5,8 @@ import { ConfigError, GymflowError } from '../../core/errors.js';
 import { loadPipelineConfig, type PipelineConfig } from '../../pipeline/config.js';
 import { defaultWorkflowId } from '../../pipeline/plan.js';
 import { SearchAttributeKeys } from '../../pipeline/search-attributes.js';
-import { STAGES, type PipelineStatus } from '../../pipeline/status.js';
+import { STAGES, type IterationMetrics, type PipelineStatus } from '../../pipeline/status.js';
+import { shortRef } from '../../hub/store/layout.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';
@@ -139,6 +140,14 @@ function short(ref: string | undefined): string {
 }
 
 /**
+ * The policy (ONNX) and checkpoint refs of the best iteration, as its history entry recorded them; `{}` when
+ * the compacted history no longer holds it. `gymflow store checkout REF DIR` writes either out.
+ */
+export function bestRefs(best: { iteration: number }, history: readonly IterationMetrics[]): IterationMetrics['refs'] {
+  return history.find((h) => h.iteration === best.iteration)?.refs ?? {};
+}
+
+/**
  * The readable form of a `pipeline_status` answer: a header (state, stage, iteration, progress), one row per
  * stage of the current pass, then the metrics history (one row per finished iteration), then the last error.
  */
@@ -151,7 +160,11 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
     `state       ${status.state}${status.paused ? ' (paused)' : ''}   stage ${status.stage}${progress ? ` ${progress}` : ''}   iteration ${status.iteration}/${status.maxIterations}` +
       `${status.phase ? `   phase ${status.phase}` : ''}${status.algorithm ? `   algorithm ${status.algorithm}` : ''}`,
   );
-  if (status.best) lines.push(`best        success ${pct(status.best.success)} at iteration ${status.best.iteration}`);
+  if (status.best) {
+    const refs = bestRefs(status.best, status.history);
+    const made = (['policy', 'checkpoint'] as const).flatMap((k) => (refs[k] === undefined ? [] : [`${k} ${shortRef(refs[k])}`]));
+    lines.push(`best        success ${pct(status.best.success)} at iteration ${status.best.iteration}${made.length ? `   ${made.join('   ')}` : ''}`);
+  }
   if (status.stopReason) lines.push(`stopped     ${status.stopReason}`);
   if (status.cancel) lines.push(`cancel      ${status.cancel.mode} requested ${status.cancel.requestedAt}${status.cancel.activity ? `, running activity ${status.cancel.activity}` : ''}${status.cancel.reason ? ` (${status.cancel.reason})` : ''}`);
   lines.push('');

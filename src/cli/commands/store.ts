@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ArtifactStore, type IndexEntry, type LineageNode } from '../../hub/store/store.js';
 import { shortRef } from '../../hub/store/layout.js';
+import { checkoutArtifact } from '../../hub/store/checkout.js';
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
 
@@ -58,7 +59,7 @@ function entryRow(e: IndexEntry, names: Map<string, string[]>): Record<string, u
   };
 }
 
-/** `gymflow store ls|show|lineage|gc|verify|tag|untag`: the content-addressed artifact store. */
+/** `gymflow store ls|show|checkout|lineage|gc|verify|tag|untag`: the content-addressed artifact store. */
 export function storeCommand(program: Command): void {
   const store = program.command('store').description('the content-addressed artifact store (see docs/store.md)');
 
@@ -103,6 +104,17 @@ export function storeCommand(program: Command): void {
       if (names.length) console.log(`names:    ${names.join(', ')}`);
       for (const p of entry.parents) console.log(`parent:   ${p}`);
       if (entry.meta) console.log(`meta:     ${JSON.stringify(entry.meta)}`);
+    });
+
+  withStoreOption(store.command('checkout <ref> <dest>'))
+    .description('write an artifact out (ref, prefix or name): a tree (checkpoint, ONNX policy, dataset) as the directory DEST, a trajectory set as JSONL trajectories, anything else byte for byte; DEST must not exist')
+    .option('--json', 'print JSON')
+    .action(async (spec: string, dest: string, opts: { store?: string; json?: boolean }) => {
+      const s = await openStore(opts);
+      const { entry, files, bytes, trajectories } = await checkoutArtifact(s, await s.resolve(spec), dest);
+      if (opts.json) return printJson({ ref: entry.ref, kind: entry.kind, format: entry.format, dest, files, bytes, ...(trajectories === undefined ? {} : { trajectories }) });
+      const what = trajectories === undefined ? `${files} file${files === 1 ? '' : 's'}` : `${trajectories} trajectories`;
+      console.log(`${shortRef(entry.ref)} ${entry.kind} -> ${dest} (${what}, ${formatBytes(bytes)})`);
     });
 
   withStoreOption(store.command('lineage <ref>'))
