@@ -1,6 +1,6 @@
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isErrno } from '../store/atomic.js';
+import { pathExists } from '../store/atomic.js';
 import { ExportError } from '../errors.js';
 
 /**
@@ -51,15 +51,6 @@ export async function writeText(file: string, text: string): Promise<void> {
   await rename(tmp, file);
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    throw err;
-  }
-}
 
 /**
  * Builds a directory with `fill(tmpDir)` beside `dest`, then renames it into place. An existing
@@ -67,7 +58,7 @@ async function exists(p: string): Promise<boolean> {
  */
 export async function writeDirAtomic(dest: string, force: boolean, fill: (dir: string) => Promise<void>): Promise<void> {
   const abs = path.resolve(dest);
-  if ((await exists(abs)) && !force) throw new ExportError(`output ${dest} already exists (pass --force to replace it)`);
+  if ((await pathExists(abs)) && !force) throw new ExportError(`output ${dest} already exists (pass --force to replace it)`);
   const tmp = `${abs}.tmp-${process.pid}-${Date.now()}`;
   await mkdir(tmp, { recursive: true });
   try {
@@ -76,7 +67,7 @@ export async function writeDirAtomic(dest: string, force: boolean, fill: (dir: s
     await rm(tmp, { recursive: true, force: true });
     throw err;
   }
-  if (await exists(abs)) {
+  if (await pathExists(abs)) {
     const old = `${abs}.old-${process.pid}-${Date.now()}`;
     await rename(abs, old);
     await rename(tmp, abs);
@@ -88,5 +79,5 @@ export async function writeDirAtomic(dest: string, force: boolean, fill: (dir: s
 
 /** Throws unless `file` may be written (absent, or `force`). */
 export async function checkWritable(file: string, force: boolean): Promise<void> {
-  if (!force && (await exists(file))) throw new ExportError(`output ${file} already exists (pass --force to replace it)`);
+  if (!force && (await pathExists(file))) throw new ExportError(`output ${file} already exists (pass --force to replace it)`);
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { StoreError } from '../errors.js';
-import { fsyncDir, isErrno } from './atomic.js';
+import { fsyncDir, pathExists } from './atomic.js';
 import type { ArtifactStore, IndexEntry } from './store.js';
 import { readTrajectories } from './trajectory-set.js';
 import { checkoutTree, readTree } from './tree.js';
@@ -81,12 +81,3 @@ async function writeTrajectorySet(store: ArtifactStore, ref: string, file: strin
   return { bytes, trajectories };
 }
 
-async function pathExists(p: string): Promise<boolean> {
-  try {
-    await lstat(p);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    throw err;
-  }
-}

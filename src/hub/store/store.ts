@@ -8,7 +8,7 @@ import { canonicalJson, sha256Ref } from '../../core/canonical.js';
 import { formatZodIssues } from '../../core/trajectory.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
-import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, tempPath, TMP_DIR, writeFileAtomic, writeTemp } from './atomic.js';
+import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, pathExists, tempPath, TMP_DIR, writeFileAtomic, writeTemp } from './atomic.js';
 import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot } from './layout.js';
 import { manifestMembers } from './manifests.js';
 import { hashCopy, hashFile, type StreamedObject } from './stream.js';
@@ -346,7 +346,7 @@ export class ArtifactStore {
     try {
       await copyFile(src, dest, fsConstants.COPYFILE_EXCL | fsConstants.COPYFILE_FICLONE);
     } catch (err) {
-      if (isErrno(err, 'ENOENT') && !(await exists(src))) throw new StoreError(`object ${ref} is not in store ${this.root} (copying to ${dest})`);
+      if (isErrno(err, 'ENOENT') && !(await pathExists(src))) throw new StoreError(`object ${ref} is not in store ${this.root} (copying to ${dest})`);
       throw err;
     }
     // copyFile gives the copy the object's read-only mode; a checkout is the caller's to change.
@@ -391,7 +391,7 @@ export class ArtifactStore {
 
   /** Whether an object exists (artifact or manifest member). */
   async hasObject(ref: string): Promise<boolean> {
-    return exists(objectPath(this.root, ref));
+    return pathExists(objectPath(this.root, ref));
   }
 
   /** An artifact's index entry. */
@@ -709,7 +709,7 @@ export class ArtifactStore {
       return true;
     } catch (err) {
       if (isErrno(err, 'ENOENT')) return false;
-      if (isErrno(err, 'EPERM') || isErrno(err, 'EACCES')) return exists(file);
+      if (isErrno(err, 'EPERM') || isErrno(err, 'EACCES')) return pathExists(file);
       throw err;
     }
   }
@@ -906,15 +906,6 @@ async function readdirOrEmpty(dir: string): Promise<string[]> {
   }
 }
 
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    throw err;
-  }
-}
 
 function ignoreEnoent(err: unknown): void {
   if (!isErrno(err, 'ENOENT')) throw err;
