@@ -2,11 +2,11 @@ import { Client, Connection, WorkflowNotFoundError, type WorkflowExecutionInfo, 
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ConfigError, GymflowError } from '../../core/errors.js';
+import { shortRef } from '../../hub/store/layout.js';
 import { loadPipelineConfig, type PipelineConfig } from '../../pipeline/config.js';
 import { defaultWorkflowId } from '../../pipeline/plan.js';
 import { SearchAttributeKeys } from '../../pipeline/search-attributes.js';
 import { STAGES, type IterationMetrics, type PipelineStatus } from '../../pipeline/status.js';
-import { shortRef } from '../../hub/store/layout.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { ArtifactStore, type IndexEntry, type LineageNode } from '../../hub/store/store.js';
-import { shortRef } from '../../hub/store/layout.js';
 import { checkoutArtifact } from '../../hub/store/checkout.js';
+import { shortRef } from '../../hub/store/layout.js';
+import { ArtifactStore, type IndexEntry, type LineageNode } from '../../hub/store/store.js';
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
 
