@@ -6,7 +6,8 @@
  * checkpoint, resumes when Temporal retries it from the newer of that checkpoint (`activityInfo().heartbeatDetails`)
  * and the newest complete one in the attempt's output directory,
  * and kills the trainer's process group when the activity is cancelled or times out. The final model is
- * stored as a `checkpoint` tree; the activity returns its ref.
+ * stored as a `checkpoint` tree; the activity returns its ref, after deleting the attempt's step checkpoints
+ * and leaving a record of its result that a retry returns (src/pipeline/run-dir.ts).
  *
  * `exportPolicy` runs `python -m gymflow_trainer export-onnx` on a checkpoint and stores the policy
  * directory (`model.onnx`, tokenizer, `gymflow_policy.json`) as a `policy` tree, acted with as `local:<dir>`.
@@ -17,6 +18,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { putTree } from '../src/hub/store/tree.js';
+import { releaseRunDir, storedTrainResult, type StoredTrainResult } from '../src/pipeline/run-dir.js';
 import type { PolicyState } from '../src/pipeline/status.js';
 import {
   buildTrainerLaunch,
@@ -35,7 +37,6 @@ import { parseInput, progressReporter, withFailureMapping } from './common.js';
 import { PolicySchema, storeRef as ref } from './schemas.js';
 import { runPython, trainerEnv, trainerPython } from './python.js';
 
-
 /** Heartbeats while the trainer is quiet (a long step), so a lost worker is noticed but a slow step is not. */
 const IDLE_HEARTBEAT_MS = 10_000;
 
@@ -48,16 +49,8 @@ function idleHeartbeatMs(heartbeatTimeoutMs: number | undefined): number {
   return heartbeatTimeoutMs === undefined || heartbeatTimeoutMs <= 0 ? IDLE_HEARTBEAT_MS : Math.min(IDLE_HEARTBEAT_MS, Math.max(1000, Math.floor(heartbeatTimeoutMs / 4)));
 }
 
-/** What `train` returns. */
-export interface TrainResult {
-  checkpointRef: string;
-  loss: number | null;
-  steps: number;
-  wallMs: number;
-  /** The checkpoint a retried attempt resumed from. */
-  resumedFrom: string | null;
-  attempt: number;
-}
+/** What `train` returns (and records in its run directory). */
+export type TrainResult = StoredTrainResult;
 
 /** The model directory of a policy on this worker. */
 async function modelDir(ws: Workspace, policy: PolicyState): Promise<string> {
@@ -123,6 +116,11 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         const { workflowId, runId } = info.workflowExecution ?? { workflowId: 'standalone', runId: info.activityId };
         const runDir = path.join(ws.workDir, 'runs', workflowId.replace(/[^A-Za-z0-9_.-]/g, '_'), runId, `iter-${o.iteration}-${o.command}`);
         const outputDir = path.join(runDir, 'output');
+        // An earlier attempt stored the checkpoint but its result never reached the server (the worker died
+        // after `putTree`): return what it recorded rather than train again (run-dir.ts).
+        const stored = await storedTrainResult(runDir, ws.store);
+        if (stored.result !== undefined) return stored.result;
+        if (stored.problem !== undefined) ctx.log.warn(`training again: ${stored.problem}`);
         await mkdir(runDir, { recursive: true });
         const model = { ...((o.config['model'] as Record<string, unknown> | undefined) ?? {}), path: await modelDir(ws, o.policy) };
         const configFile = path.join(runDir, `${o.command}.json`);
@@ -172,7 +170,10 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           name: `${o.experiment}/iter-${o.iteration}/checkpoint`,
           meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, resumedFrom: resume ?? null },
         });
-        return { checkpointRef: entry.ref, loss: beat.loss, steps: beat.step, wallMs: Date.now() - started, resumedFrom: resume ?? null, attempt: info.attempt };
+        const result: TrainResult = { checkpointRef: entry.ref, loss: beat.loss, steps: beat.step, wallMs: Date.now() - started, resumedFrom: resume ?? null, attempt: info.attempt };
+        // The step checkpoints (optimizer state included) are no longer needed once the model is stored.
+        await releaseRunDir(runDir, outputDir, result);
+        return result;
       });
     },
 

@@ -20,6 +20,7 @@ import type { TrainResult } from '../activities/train.js';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { parsePipelineConfig, type PipelineConfig } from '../src/pipeline/config.js';
 import { freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerProcess } from '../src/pipeline/dev-server.js';
+import { STORED_RESULT_FILE } from '../src/pipeline/run-dir.js';
 import { SEARCH_ATTRIBUTES } from '../src/pipeline/search-attributes.js';
 import type { PipelineStatus } from '../src/pipeline/status.js';
 import { cancelSignal, pipelineStatusQuery } from '../workflows/messages.js';
@@ -66,6 +67,20 @@ function newestCheckpoint(root: string, min: number): number | undefined {
   };
   walk(root);
   return best;
+}
+
+/** What train attempts left under `root` (a workflow's run directories): their result records and trainer outputs. */
+function leftInRunDirs(root: string): { records: unknown[]; outputs: string[] } {
+  const found: { records: unknown[]; outputs: string[] } = { records: [], outputs: [] };
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isFile() && e.name === STORED_RESULT_FILE) found.records.push(JSON.parse(readFileSync(join(d, e.name), 'utf8')));
+      else if (e.isDirectory() && e.name === 'output') found.outputs.push(join(d, e.name));
+      else if (e.isDirectory()) walk(join(d, e.name));
+    }
+  };
+  walk(root);
+  return found;
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -194,6 +209,8 @@ temporal.describe('pipeline durability on a real dev server', () => {
     reference = train[0];
     expect(reference?.steps).toBeGreaterThan(8);
     expect(status.history.at(-1)?.train?.steps).toBe(reference?.steps);
+    // Once the model was stored, the step checkpoints went; the record a late retry would return stayed.
+    expect(leftInRunDirs(join(dir, 'work', 'runs', id))).toEqual({ records: [reference], outputs: [] });
   }, 150_000);
 
   python.it('kill -9 of the GPU worker mid-training: the retry resumes from the last checkpoint and ends with the same steps', async () => {
@@ -223,6 +240,8 @@ temporal.describe('pipeline durability on a real dev server', () => {
     expect(train?.checkpointRef).toBe(reference.checkpointRef);
     // The dead worker's trainer is gone too (it exits on the broken pipe at its next output line).
     await until('the orphaned trainer to exit', 30_000, async () => (trainerPids(dir).length === 0 ? true : undefined));
+    // The retry that stored the model deleted the step checkpoints of both attempts.
+    expect(leftInRunDirs(join(dir, 'work', 'runs', id))).toEqual({ records: [train], outputs: [] });
   }, 240_000);
 
   python.it('cancel (abort) while training leaves no trainer process behind', async () => {

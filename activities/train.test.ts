@@ -1,0 +1,63 @@
+/**
+ * `train`'s retry after its checkpoint was stored (the worker died before the result reached the server): run
+ * as a real activity (the SDK's MockActivityEnvironment supplies the context) on a real store. The trainer
+ * never starts in these cases, so no Python is needed.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { putTree } from '../src/hub/store/tree.js';
+import { releaseRunDir, type StoredTrainResult } from '../src/pipeline/run-dir.js';
+import { openWorkspace } from '../src/pipeline/workspace.js';
+import { createTrainActivities } from './train.js';
+
+describe('train, retried after it stored its checkpoint', () => {
+  let root: string;
+  let runDir: string;
+  let stored: StoredTrainResult;
+  const missing = `sha256:${'b'.repeat(64)}`;
+  const input = (): Record<string, unknown> => ({
+    experiment: 'x',
+    iteration: 1,
+    command: 'sft',
+    config: {},
+    // Neither is in the store: an attempt that really trained would fail on them at once.
+    datasetRef: missing,
+    policy: { checkpointRef: missing, iteration: 0 },
+    launcher: 'auto',
+    store: path.join(root, 'store'),
+    workDir: path.join(root, 'work'),
+  });
+  const retry = () => new MockActivityEnvironment({ attempt: 2, workflowExecution: { workflowId: 'loop/1', runId: 'run-1' } });
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'gymflow-train-retry-'));
+    const ws = await openWorkspace({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
+    // The run directory of that workflow run's iteration 1 (the workflow id's `/` made safe).
+    runDir = path.join(ws.workDir, 'runs', 'loop_1', 'run-1', 'iter-1-sft');
+    const model = path.join(root, 'final');
+    await mkdir(model, { recursive: true });
+    await writeFile(path.join(model, 'model.safetensors'), 'weights');
+    const entry = await putTree(ws.store, model, { kind: 'checkpoint', name: 'x/iter-1/checkpoint' });
+    stored = { checkpointRef: entry.ref, loss: 0.5, steps: 12, wallMs: 900, resumedFrom: null, attempt: 1 };
+    await mkdir(path.join(runDir, 'output', 'checkpoint-12'), { recursive: true });
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('returns the recorded result without training again', async () => {
+    await releaseRunDir(runDir, path.join(runDir, 'output'), stored);
+    const activities = createTrainActivities({});
+    await expect(retry().run(activities.train, input())).resolves.toEqual(stored);
+  });
+
+  it('trains again when the recorded checkpoint is gone from the store', async () => {
+    await releaseRunDir(runDir, path.join(runDir, 'output'), { ...stored, checkpointRef: missing });
+    const activities = createTrainActivities({});
+    // Training again needs the policy's checkpoint, which this store does not have either.
+    await expect(retry().run(activities.train, input())).rejects.toThrow(missing);
+  });
+});

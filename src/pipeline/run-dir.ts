@@ -1,0 +1,89 @@
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { formatZodIssues } from '../core/trajectory.js';
+import { fsyncDir, isErrno } from '../hub/store/atomic.js';
+import type { ArtifactStore } from '../hub/store/store.js';
+
+/**
+ * What a `train` attempt leaves in its run directory (`<work_dir>/runs/<workflow>/<run>/iter-<n>-<command>`)
+ * once its checkpoint is in the store.
+ *
+ * While it trains, the directory's `output/` holds the trainer's step checkpoints (`keep_last` of them, each
+ * with the optimizer state: about four times the model for Adam) and its final model. They exist so that a
+ * retried attempt resumes instead of starting over; once the final model is stored they are dead weight, and
+ * on a run of many iterations they would fill the GPU host's disk. So the attempt that stored the checkpoint
+ * records what it returns in `stored.json` and then deletes `output/`.
+ *
+ * The record makes that safe: when the worker dies after storing but before Temporal hears of the result, the
+ * activity is retried, finds the record (and the checkpoint in the store) and returns the same result without
+ * training again. The trainer's configuration file stays beside it for a post-mortem.
+ */
+
+/** The record's file name in the run directory. */
+export const STORED_RESULT_FILE = 'stored.json';
+
+/** What a finished `train` attempt returned: the activity's result. */
+export const StoredTrainResultSchema = z
+  .object({
+    checkpointRef: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    loss: z.number().nullable(),
+    steps: z.number().int().nonnegative(),
+    wallMs: z.number().nonnegative(),
+    /** The checkpoint a retried attempt resumed from. */
+    resumedFrom: z.string().nullable(),
+    /** The attempt that trained (and stored) it. */
+    attempt: z.number().int().positive(),
+  })
+  .strict();
+export type StoredTrainResult = z.infer<typeof StoredTrainResultSchema>;
+
+/**
+ * Records `result` in `runDir` (written, synced and renamed into place, so a reader sees all of it or none)
+ * and then deletes `outputDir`, the trainer's checkpoints.
+ */
+export async function releaseRunDir(runDir: string, outputDir: string, result: StoredTrainResult): Promise<void> {
+  const file = path.join(runDir, STORED_RESULT_FILE);
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(`${JSON.stringify(result, null, 2)}\n`);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, file);
+  // The record must be durable before the checkpoints it replaces are gone.
+  await fsyncDir(runDir);
+  await rm(outputDir, { recursive: true, force: true });
+}
+
+/**
+ * The result recorded in `runDir` by an earlier attempt, when there is one and its checkpoint is still in
+ * `store`. `problem` says why a record that exists cannot be used (unreadable, not a record, its checkpoint
+ * gone from the store): the caller trains again and should say so.
+ */
+export async function storedTrainResult(runDir: string, store: Pick<ArtifactStore, 'has'>): Promise<{ result?: StoredTrainResult; problem?: string }> {
+  const file = path.join(runDir, STORED_RESULT_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return {};
+    return { problem: `${file}: cannot read the stored result (${(err as Error).message})` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { problem: `${file}: not JSON (${(err as Error).message})` };
+  }
+  const parsed = StoredTrainResultSchema.safeParse(value);
+  if (!parsed.success) {
+    return { problem: `${file}: not a stored train result (${formatZodIssues(parsed.error, '').map((l) => l.trim()).join('; ')})` };
+  }
+  if (!(await store.has(parsed.data.checkpointRef))) {
+    return { problem: `${file}: its checkpoint ${parsed.data.checkpointRef} is no longer in the store` };
+  }
+  return { result: parsed.data };
+}
