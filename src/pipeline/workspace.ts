@@ -1,5 +1,7 @@
-import { access, mkdir } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
+import { isErrno, pathExists } from '../hub/store/atomic.js';
 import { ArtifactStore } from '../hub/store/store.js';
 import { checkoutTree } from '../hub/store/tree.js';
 
@@ -42,30 +44,92 @@ export async function openWorkspace(given: WorkspaceDefaults, defaults: Workspac
   return { store, workDir };
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await access(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Checkouts a host keeps, the most recently used first, besides any used within {@link CHECKOUT_IN_USE_MS}. */
+export const KEEP_CHECKOUTS = 4;
+/** A checkout used within this long is never removed: an activity may still be loading it. */
+export const CHECKOUT_IN_USE_MS = 3_600_000;
+/** An unfinished checkout (the temp directory of a worker that died while copying) is removed after this long. */
+const STALE_CHECKOUT_TEMP_MS = 24 * 3_600_000;
 
 /**
  * The local directory of a tree artifact (a checkpoint or an exported policy), checked out once under
  * `<workDir>/checkouts/<sha256>` and reused: content-addressed, so a directory that exists is complete
- * (`checkoutTree` renames a finished temp directory into place).
+ * (`checkoutTree` renames a finished temp directory into place). Each use marks the directory used (its
+ * mtime); each new checkout then prunes the others ({@link pruneCheckouts}), so a host's scratch disk holds a
+ * few models however many iterations a run has. A pruned checkout is checked out again when next needed.
  */
 export async function checkoutCached(ws: Workspace, ref: string): Promise<string> {
-  const dir = path.join(ws.workDir, 'checkouts', ref.replace(/^sha256:/, ''));
-  if (await exists(dir)) return dir;
-  await mkdir(path.dirname(dir), { recursive: true });
+  const root = path.join(ws.workDir, 'checkouts');
+  const dir = path.join(root, ref.replace(/^sha256:/, ''));
+  if (await markUsed(dir)) return dir;
+  await mkdir(root, { recursive: true });
   try {
     await checkoutTree(ws.store, ref, dir);
   } catch (err) {
     // Another activity of this worker checked it out first.
-    if (await exists(dir)) return dir;
+    if (await pathExists(dir)) return dir;
     throw err;
   }
+  await pruneCheckouts(root, { keep: KEEP_CHECKOUTS, inUseMs: CHECKOUT_IN_USE_MS });
   return dir;
+}
+
+/** Marks a checkout used now; false when there is none. */
+async function markUsed(dir: string): Promise<boolean> {
+  const now = new Date();
+  try {
+    await utimes(dir, now, now);
+    return true;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
+    throw err;
+  }
+}
+
+/** What {@link pruneCheckouts} removed, and what it could not. */
+export interface CheckoutPruning {
+  removed: string[];
+  failed: { name: string; error: string }[];
+}
+
+/**
+ * Removes checkouts under `root` (`<workDir>/checkouts`) beyond the `keep` most recently used, except those
+ * used within `inUseMs`, and unfinished ones (temp directories) older than a day. A checkout is renamed out of
+ * the way first, so no reader ever finds half of one, and put back when a reader marked it used in the
+ * meantime. Best effort: what cannot be removed is reported, never thrown.
+ */
+export async function pruneCheckouts(root: string, o: { keep: number; inUseMs: number; now?: number }): Promise<CheckoutPruning> {
+  const now = o.now ?? Date.now();
+  const report: CheckoutPruning = { removed: [], failed: [] };
+  const complete: { name: string; usedAt: number }[] = [];
+  const doomed: { name: string; usedAt: number }[] = [];
+  for (const name of await readdir(root).catch(() => [] as string[])) {
+    const at = await stat(path.join(root, name)).then(
+      (s) => s.mtimeMs,
+      () => undefined,
+    );
+    if (at === undefined) continue;
+    if (/^[0-9a-f]{64}$/.test(name)) complete.push({ name, usedAt: at });
+    else if (/\.trash-/.test(name) || (/\.tmp-/.test(name) && now - at > STALE_CHECKOUT_TEMP_MS)) doomed.push({ name, usedAt: at });
+  }
+  complete.sort((a, b) => b.usedAt - a.usedAt);
+  for (const c of complete.slice(o.keep)) if (now - c.usedAt > o.inUseMs) doomed.push(c);
+  for (const { name, usedAt } of doomed) {
+    const trash = name.includes('.trash-') ? name : `${name}.trash-${process.pid}-${randomBytes(4).toString('hex')}`;
+    try {
+      if (trash !== name) {
+        await rename(path.join(root, name), path.join(root, trash));
+        // Used between the listing and the rename: put it back (unless it was checked out again already).
+        if ((await stat(path.join(root, trash))).mtimeMs > usedAt && !(await pathExists(path.join(root, name)))) {
+          await rename(path.join(root, trash), path.join(root, name));
+          continue;
+        }
+      }
+      await rm(path.join(root, trash), { recursive: true, force: true });
+      report.removed.push(name);
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) report.failed.push({ name, error: (err as Error).message });
+    }
+  }
+  return report;
 }
