@@ -62,6 +62,20 @@ describe('gymflow collect / export / store', () => {
 
     const verify = JSON.parse(await run('store', 'verify', '--store', root, '--json')) as { ok: boolean };
     expect(verify.ok).toBe(true);
+
+    // prune: every spec is resolved first, so a typo prunes nothing; then the rollouts' content is released.
+    await expect(run('store', 'prune', 'rollouts/expert', 'rollouts/exprt', '--store', root)).rejects.toThrow(/rollouts\/exprt/);
+    expect(await run('store', 'ls', '--store', root)).not.toMatch(/pruned/);
+    expect(await run('store', 'prune', 'rollouts/expert', '--store', root)).toMatch(/^pruned sha256:[0-9a-f]{12} trajectories \(rollouts\/expert\)\nrun `gymflow store gc`/);
+    expect(await run('store', 'ls', '--store', root)).toMatch(/trajectories \(pruned\) .* rollouts\/expert/);
+    expect(await run('store', 'show', 'rollouts/expert', '--store', root)).toMatch(/\npruned: {3}\d{4}-/);
+    await expect(run('store', 'checkout', 'rollouts/expert', path.join(coDir, 'again.jsonl'), '--store', root)).rejects.toThrow(/\(rollouts\/expert\) was pruned at/);
+    const pruned = JSON.parse(await run('store', 'gc', '--grace', '0', '--store', root, '--json')) as { deletedArtifacts: string[]; deletedObjects: number };
+    expect(pruned).toMatchObject({ deletedArtifacts: [] });
+    expect(pruned.deletedObjects).toBeGreaterThan(0);
+    expect(JSON.parse(await run('store', 'verify', '--store', root, '--json'))).toMatchObject({ ok: true });
+    expect(await run('store', 'lineage', 'datasets/sft', '--store', root)).toMatch(/└─ sha256:[0-9a-f]{12} trajectories \(pruned\) \[rollouts\/expert\]/);
+
     await run('store', 'untag', 'datasets/sft', '--store', root);
     const gc = JSON.parse(await run('store', 'gc', '--grace', '0', '--store', root, '--json')) as { deletedArtifacts: string[] };
     expect(gc.deletedArtifacts).toEqual([exp.ref]);

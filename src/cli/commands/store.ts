@@ -39,7 +39,7 @@ export async function openStore(opts: { store?: string }): Promise<ArtifactStore
 function lineageLines(node: LineageNode, prefix = '', last = true, root = true): string[] {
   const e = node.entry;
   const label = e
-    ? `${shortRef(node.ref)} ${e.kind}${node.names.length ? ` [${node.names.join(', ')}]` : ''} ${e.createdAt}${node.repeated ? ' (see above)' : ''}`
+    ? `${shortRef(node.ref)} ${kindLabel(e)}${node.names.length ? ` [${node.names.join(', ')}]` : ''} ${e.createdAt}${node.repeated ? ' (see above)' : ''}`
     : `${shortRef(node.ref)} (not in this store)`;
   const lines = [root ? label : `${prefix}${last ? '└─ ' : '├─ '}${label}`];
   const childPrefix = root ? '' : `${prefix}${last ? '   ' : '│  '}`;
@@ -47,10 +47,15 @@ function lineageLines(node: LineageNode, prefix = '', last = true, root = true):
   return lines;
 }
 
+/** The kind, marked when the artifact was pruned. */
+function kindLabel(e: IndexEntry): string {
+  return e.prunedAt === undefined ? e.kind : `${e.kind} (pruned)`;
+}
+
 function entryRow(e: IndexEntry, names: Map<string, string[]>): Record<string, unknown> {
   return {
     ref: shortRef(e.ref),
-    kind: e.kind,
+    kind: kindLabel(e),
     size: formatBytes(e.size),
     count: typeof e.meta?.count === 'number' ? e.meta.count : '',
     created: e.createdAt.replace(/\.\d+Z$/, 'Z'),
@@ -59,7 +64,7 @@ function entryRow(e: IndexEntry, names: Map<string, string[]>): Record<string, u
   };
 }
 
-/** `gymflow store ls|show|checkout|lineage|gc|verify|tag|untag`: the content-addressed artifact store. */
+/** `gymflow store ls|show|checkout|lineage|prune|gc|verify|tag|untag`: the content-addressed artifact store. */
 export function storeCommand(program: Command): void {
   const store = program.command('store').description('the content-addressed artifact store (see docs/store.md)');
 
@@ -91,6 +96,7 @@ export function storeCommand(program: Command): void {
       const s = await openStore(opts);
       const ref = await s.resolve(spec);
       if (opts.content) {
+        await s.statForRead(ref);
         process.stdout.write(await s.get(ref));
         return;
       }
@@ -104,6 +110,7 @@ export function storeCommand(program: Command): void {
       if (names.length) console.log(`names:    ${names.join(', ')}`);
       for (const p of entry.parents) console.log(`parent:   ${p}`);
       if (entry.meta) console.log(`meta:     ${JSON.stringify(entry.meta)}`);
+      if (entry.prunedAt !== undefined) console.log(`pruned:   ${entry.prunedAt} (content released; entry and lineage kept)`);
     });
 
   withStoreOption(store.command('checkout <ref> <dest>'))
@@ -125,6 +132,21 @@ export function storeCommand(program: Command): void {
       const tree = await s.lineage(await s.resolve(spec));
       if (opts.json) return printJson(tree);
       console.log(lineageLines(tree).join('\n'));
+    });
+
+  withStoreOption(store.command('prune <refs...>'))
+    .description('prune artifacts (refs, prefixes or names): keep their index entries, names and lineage, release their content (a checkpoint’s files, a trajectory set’s trajectories) for the next gc')
+    .option('--json', 'print JSON')
+    .action(async (specs: string[], opts: { store?: string; json?: boolean }) => {
+      const s = await openStore(opts);
+      // Every spec is resolved before anything is pruned, so a typo prunes nothing.
+      const refs = [];
+      for (const spec of specs) refs.push({ spec, ref: await s.resolve(spec) });
+      const pruned = [];
+      for (const { spec, ref } of refs) pruned.push({ spec, ...(await s.prune(ref)) });
+      if (opts.json) return printJson(pruned.map((p) => ({ spec: p.spec, ref: p.entry.ref, kind: p.entry.kind, prunedAt: p.entry.prunedAt, already: p.already })));
+      for (const p of pruned) console.log(`${p.already ? 'already pruned' : 'pruned'} ${shortRef(p.entry.ref)} ${p.entry.kind} (${p.spec})`);
+      console.log('run `gymflow store gc` to delete the content no other artifact uses');
     });
 
   withStoreOption(store.command('gc'))

@@ -30,10 +30,11 @@ const WRITE_CHUNK = 1 << 20;
  *
  * Either appears complete or not at all: it is written under a sibling temp name and renamed into place.
  *
- * @throws StoreError when `dest` exists, the artifact is not in the store, or an object is missing or truncated.
+ * @throws StoreError when `dest` exists, the artifact is not in the store or was pruned, or an object is missing
+ *   or truncated.
  */
 export async function checkoutArtifact(store: ArtifactStore, ref: string, dest: string): Promise<CheckoutResult> {
-  const entry = await store.stat(ref);
+  const entry = await store.statForRead(ref);
   if (await pathExists(dest)) throw new StoreError(`${dest} already exists: checkout writes a new file or directory (remove it or choose another path)`);
   if (entry.format === 'tree') {
     const manifest = await readTree(store, ref);

@@ -63,11 +63,21 @@ export const IndexEntrySchema = z
     name: z.string().optional(),
     /** Small facts about the artifact (counts, a summary). */
     meta: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * When the artifact was pruned ({@link ArtifactStore.prune}): its entry and lineage stay, its content
+     * (a manifest's members, a plain artifact's object) is no longer kept by gc and can no longer be read.
+     */
+    prunedAt: z.iso.datetime().optional(),
   })
   .strict();
 
 /** One artifact's index entry. */
 export type IndexEntry = z.infer<typeof IndexEntrySchema>;
+
+/** Whether an artifact is a manifest, whose members are other objects (`trajectory-set`, `tree`). */
+function isManifest(entry: IndexEntry): boolean {
+  return entry.format === 'trajectory-set' || entry.format === 'tree';
+}
 
 /** Options of every `put`. */
 export interface PutOptions {
@@ -401,6 +411,21 @@ export class ArtifactStore {
     return entry;
   }
 
+  /**
+   * An artifact's index entry, for reading its content.
+   *
+   * @throws StoreError when the artifact is not in the store or was pruned.
+   */
+  async statForRead(ref: string): Promise<IndexEntry> {
+    const entry = await this.stat(ref);
+    if (entry.prunedAt !== undefined) {
+      throw new StoreError(
+        `artifact ${ref}${entry.name === undefined ? '' : ` (${entry.name})`} was pruned at ${entry.prunedAt}: its index entry and lineage remain, its content does not (store it again to restore it)`,
+      );
+    }
+    return entry;
+  }
+
   /** An artifact's index entry, or `undefined`. */
   async tryStat(ref: string): Promise<IndexEntry | undefined> {
     if (!isRef(ref)) return undefined;
@@ -521,6 +546,22 @@ export class ArtifactStore {
   // Maintenance
 
   /**
+   * Prunes an artifact: its index entry, names and lineage stay (a manifest keeps its own small object, the
+   * list of what it held), but its content — a manifest's members, a plain artifact's object — is no longer
+   * kept by {@link gc} and can no longer be read ({@link statForRead}). Members shared with an artifact that is
+   * not pruned stay. What a long training run keeps of its old iterations: `exp/iter-3/checkpoint` still
+   * says what it was made from and what was made from it, without the model. Storing the same content again
+   * undoes it. Returns the entry and whether it was pruned already.
+   */
+  async prune(ref: string): Promise<{ entry: IndexEntry; already: boolean }> {
+    const existing = await this.stat(ref);
+    if (existing.prunedAt !== undefined) return { entry: existing, already: true };
+    const entry: IndexEntry = { ...existing, prunedAt: new Date().toISOString() };
+    await writeFileAtomic(this.root, indexPath(this.root, ref), `${JSON.stringify(entry, null, 2)}\n`);
+    return { entry, already: false };
+  }
+
+  /**
    * Deletes everything not reachable from a named root through parents and manifest members, except
    * what was touched within `graceMs`. Removes abandoned temp files first. Index entries are deleted
    * before their objects, so a crash mid-gc never leaves an entry without its object.
@@ -544,8 +585,9 @@ export class ArtifactStore {
       const entry = await this.tryStat(ref);
       if (!entry) continue;
       liveArtifacts.add(ref);
-      liveObjects.add(ref);
-      for (const member of await this.members(entry)) liveObjects.add(member);
+      // A pruned artifact keeps its entry and, for a manifest, the manifest itself, but not its content.
+      if (entry.prunedAt === undefined || isManifest(entry)) liveObjects.add(ref);
+      if (entry.prunedAt === undefined) for (const member of await this.members(entry)) liveObjects.add(member);
       queue.push(...entry.parents.filter(isRef));
     }
 
@@ -616,11 +658,15 @@ export class ArtifactStore {
       }
       entries.set(entry.ref, entry);
       const size = objectSizes.get(entry.ref);
+      // A pruned artifact's content may be gone (gc): only its entry, and a manifest's own object, must be whole.
+      const pruned = entry.prunedAt !== undefined;
+      if (size === undefined && pruned && !isManifest(entry)) continue;
       if (size === undefined) {
         problems.push({ code: 'missing-object', path: objectPath(this.root, entry.ref), ref: entry.ref, message: `the ${entry.kind} artifact has no object` });
         continue;
       }
       if (size !== entry.size) problems.push({ code: 'size-mismatch', path: f.file, ref: entry.ref, message: `index says ${entry.size} bytes, object has ${size}` });
+      if (pruned) continue;
       try {
         const members = await this.members(entry);
         const missing = members.filter((m) => !objectSizes.has(m));
@@ -726,7 +772,9 @@ export class ArtifactStore {
       for (const p of options.parents ?? []) if (!parents.includes(p)) parents.push(p);
       entry = { ...existing, parents };
       if (entry.name === undefined && options.name !== undefined) entry.name = options.name;
-      const changed = parents.length !== existing.parents.length || entry.name !== existing.name;
+      // Its content was just written (or freshened) again: a pruned artifact is whole again.
+      delete entry.prunedAt;
+      const changed = parents.length !== existing.parents.length || entry.name !== existing.name || existing.prunedAt !== undefined;
       if (changed) await writeFileAtomic(this.root, file, `${JSON.stringify(entry, null, 2)}\n`);
       else await this.freshen(file);
     } else {
@@ -756,7 +804,7 @@ export class ArtifactStore {
 
   /** Member objects of a manifest artifact (empty for plain ones). */
   private async members(entry: IndexEntry): Promise<string[]> {
-    if (entry.format !== 'trajectory-set' && entry.format !== 'tree') return [];
+    if (!isManifest(entry)) return [];
     return manifestMembers(entry.format, await this.getText(entry.ref), entry.ref);
   }
 

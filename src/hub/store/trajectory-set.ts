@@ -139,7 +139,7 @@ export interface ReadTrajectoriesOptions {
  * trajectories (e.g. one imported from a file) is read too. Errors name `ref:line $.path`.
  */
 export async function* readTrajectories(store: ArtifactStore, ref: string, options: ReadTrajectoriesOptions = {}): AsyncGenerator<Trajectory> {
-  const entry = await store.stat(ref);
+  const entry = await store.statForRead(ref);
   const validate = options.validate ?? true;
   const rl = createInterface({ input: createReadStream(store.objectFile(ref)), crlfDelay: Infinity });
   let lineNo = 0;

@@ -50,9 +50,9 @@ export async function putTree(store: ArtifactStore, dir: string, options: Omit<P
   return store.putJson(manifest, { ...options, format: 'tree', meta: { ...options.meta, files: files.length, bytes } });
 }
 
-/** The manifest of a tree artifact. */
+/** The manifest of a tree artifact, to read its files (so not of a pruned one). */
 export async function readTree(store: ArtifactStore, ref: string): Promise<TreeManifest> {
-  const entry = await store.stat(ref);
+  const entry = await store.statForRead(ref);
   if (entry.format !== 'tree') throw new StoreError(`${ref} is a ${entry.format} artifact (${entry.kind}), not a file tree`);
   return parseTreeManifest(await store.getText(ref), ref);
 }
