@@ -1,10 +1,11 @@
 /**
  * The pipeline's activities, grouped by the task queue whose workers run them (docs/pipeline.md):
- * CPU (`gymflow`): configuration checks, tasks, rollouts, reward, export, evaluation;
+ * CPU (`gymflow`): configuration checks, tasks, rollouts, reward, export, evaluation, retention;
  * GPU (`gymflow-gpu`): trainer configuration checks, the initial policy, training, ONNX export.
  */
 import { registerBuiltinEnvs } from '../src/envs/register.js';
 import type { WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { createRetentionActivities } from './retention.js';
 import { createRolloutActivities } from './rollouts.js';
 import { createSetupActivities } from './setup.js';
 import { createTrainActivities } from './train.js';
@@ -21,7 +22,8 @@ export function createPipelineActivities(defaults: ActivityDefaults = {}) {
   const setup = createSetupActivities(defaults);
   const rollouts = createRolloutActivities(defaults);
   const train = createTrainActivities(defaults);
-  return { ...setup, ...rollouts, ...train };
+  const retention = createRetentionActivities(defaults);
+  return { ...setup, ...rollouts, ...train, ...retention };
 }
 
 /** The activity functions of gymflow's pipeline. */
@@ -37,6 +39,7 @@ export function cpuActivities(defaults: ActivityDefaults = {}) {
     scoreRollouts: a.scoreRollouts,
     exportTrainingData: a.exportTrainingData,
     evaluatePolicy: a.evaluatePolicy,
+    pruneModels: a.pruneModels,
   };
 }
 

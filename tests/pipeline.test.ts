@@ -132,6 +132,7 @@ temporal.describe('pipeline on Temporal', () => {
           },
         ],
         eval: { tasks: 2, max_steps: 2, max_new_tokens: 16, baseline: true },
+        retention: { keep_last: 1, keep_best: false },
       });
       const handle = await start(c);
       const result = await handle.result();
@@ -186,6 +187,21 @@ temporal.describe('pipeline on Temporal', () => {
       const envsOf = async (iteration: number): Promise<string[]> => [...new Set((await loadTrajectories(store, status.history[iteration]?.refs.scored as string)).map((t) => t.envId))];
       expect(await envsOf(1)).toEqual([RANDOMIZED_ENV]);
       expect(await envsOf(2)).toEqual([ENV]);
+      // retention (keep_last 1): the models of iterations 0 and 1 were pruned after the iteration that followed
+      // each, their entries and lineage kept; iteration 2's, the final policy, were not — nor an earlier model
+      // it names too (a step of RL with no reward variance leaves the weights, and so the refs, unchanged).
+      const final = status.history[2]?.refs;
+      const expected: string[] = [];
+      for (const iteration of [0, 1, 2]) {
+        for (const key of ['checkpoint', 'policy'] as const) {
+          const ref = status.history[iteration]?.refs[key] as string;
+          const pruned = iteration < 2 && ref !== final?.[key];
+          expect((await store.stat(ref)).prunedAt !== undefined, `iteration ${iteration} ${key}`).toBe(pruned);
+          if (pruned && iteration === 1) expected.push(ref);
+        }
+      }
+      expect((await store.stat(status.history[0]?.refs.checkpoint as string)).prunedAt).toBeDefined();
+      expect(status.retention).toEqual({ pruned: expected });
 
       const described = await handle.describe();
       expect(described.typedSearchAttributes.get(SearchAttributeKeys.experiment)).toBe(c.name);

@@ -19,7 +19,7 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { PipelineActivities } from '../activities/index.js';
 import type { PipelineConfig } from '../src/pipeline/config.js';
-import { iterationSeed, needsOnnxPolicy, phaseOf, planShards } from '../src/pipeline/plan.js';
+import { iterationSeed, needsOnnxPolicy, phaseOf, planShards, refsToPrune } from '../src/pipeline/plan.js';
 import { SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
 import {
   bestOf,
@@ -60,6 +60,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
     scoreRollouts: store.scoreRollouts,
     exportTrainingData: store.exportTrainingData,
     evaluatePolicy: evals.evaluatePolicy,
+    pruneModels: store.pruneModels,
     preparePolicy: gpuSetup.preparePolicy,
     exportPolicy: gpuSetup.exportPolicy,
     train: train.train,
@@ -299,6 +300,24 @@ export class PipelineRunner {
     this.status.stages.eval.note = `success ${result.success.value.toFixed(3)} [${result.success.low.toFixed(3)}, ${result.success.high.toFixed(3)}]`;
     this.status.artifacts.eval = result.ref;
     return { success: result.success, evalReward: result.meanReward, evalSteps: result.meanSteps, ref: result.ref };
+  }
+
+  /**
+   * Prunes the models `retention` lets go after the iterations in `history` ({@link refsToPrune}); the status's
+   * `retention` says what went. A failure is recorded there, never fatal: the loop goes on with the models kept.
+   */
+  async retain(history: IterationMetrics[]): Promise<void> {
+    const retention = this.config.retention;
+    if (retention === undefined) return;
+    const refs = refsToPrune(history, retention);
+    if (refs.length === 0) return;
+    const a = bindActivities(this.config, '1h');
+    try {
+      this.status.retention = { pruned: (await a.pruneModels({ refs, ...this.where() })).pruned };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      this.status.retention = { pruned: [], error: describeFailure(err).message };
+    }
   }
 
   /** Iteration 0: the initial policy evaluated. */

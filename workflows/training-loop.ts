@@ -98,6 +98,7 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState): P
     runner.status.history = history;
     const best = bestOf(history);
     if (best) runner.status.best = best;
+    await runner.retain(history);
     runner.publish({ iteration, ...(iteration === 0 ? { algorithm: 'baseline' } : { algorithm: phaseOf(validated, iteration).phase.train.command }) });
 
     const next: LoopState = { ...loop, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1 };

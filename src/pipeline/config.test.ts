@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPipelineConfig, parsePipelineConfig } from './config.js';
-import { defaultWorkflowId, iterationSeed, phaseOf, planShards } from './plan.js';
+import { defaultWorkflowId, iterationSeed, phaseOf, planShards, refsToPrune } from './plan.js';
+import type { IterationMetrics } from './status.js';
 
 const DEMO = `
 name: demo
@@ -144,6 +145,32 @@ describe('pass planning', () => {
     expect(shards.map((s) => s.tasks)).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
     expect(new Set(shards.map((s) => s.seed)).size).toBe(3);
     expect(iterationSeed(0, 1)).not.toBe(iterationSeed(0, 2));
+  });
+
+  it('lets go of the models of all but the most recent and the best iterations', () => {
+    const it_ = (iteration: number, success: number, refs: IterationMetrics['refs']): IterationMetrics => ({
+      iteration,
+      phase: 'p',
+      algorithm: 'sft',
+      success: { value: success, low: 0, high: 1, n: 10 },
+      wallMs: 1,
+      refs,
+    });
+    const history = [
+      it_(0, 0, { checkpoint: 'c0', policy: 'p0', eval: 'e0' }),
+      it_(1, 0.9, { checkpoint: 'c1', policy: 'p1' }),
+      it_(2, 0.5, { checkpoint: 'c2', policy: 'p2' }),
+      it_(3, 0.6, { checkpoint: 'c3' }),
+      it_(4, 0.7, { checkpoint: 'c4', policy: 'p4' }),
+    ];
+    expect(refsToPrune(history, { keep_last: 2, keep_best: true })).toEqual(['c0', 'p0', 'c2', 'p2']);
+    expect(refsToPrune(history, { keep_last: 2, keep_best: false })).toEqual(['c0', 'p0', 'c1', 'p1', 'c2', 'p2']);
+    expect(refsToPrune(history, { keep_last: 5, keep_best: true })).toEqual([]);
+    // A model a kept iteration also names (an iteration that did not change the policy) stays.
+    expect(refsToPrune([it_(1, 0.1, { checkpoint: 'c1', policy: 'p1' }), it_(2, 0.2, { checkpoint: 'c1', policy: 'p2' })], { keep_last: 1, keep_best: false })).toEqual(['p1']);
+    const minimal = { name: 'x', env: 'e', policy: { init: { tiny: {} } }, train: { command: 'sft' }, max_iterations: 1 };
+    expect(parsePipelineConfig({ ...minimal, retention: { keep_last: 2 } }, 'inline').retention).toEqual({ keep_last: 2, keep_best: true });
+    expect(() => parsePipelineConfig({ ...minimal, retention: { keep_last: 0 } }, 'inline')).toThrow(/inline \$\.retention\.keep_last: /);
   });
 
   it('formats default workflow ids', () => {

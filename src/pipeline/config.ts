@@ -225,6 +225,20 @@ export const TargetSchema = z
   })
   .strict();
 
+/**
+ * `retention`: what the loop keeps of its older iterations' models. After each training iteration the
+ * checkpoints and ONNX policies of the other iterations are pruned (`gymflow store prune`: entry, names and
+ * lineage stay; `gymflow store gc` then deletes the files).
+ */
+export const RetentionSchema = z
+  .object({
+    /** Keep the models of this many most recent iterations (the current policy is the newest). */
+    keep_last: positiveInt,
+    /** Also keep the model of the iteration with the best held-out success. */
+    keep_best: z.boolean().default(true),
+  })
+  .strict();
+
 const RawConfigSchema = z
   .object({
     /** Experiment name: the workflow id prefix, the `GymflowExperiment` search attribute, store ref names. */
@@ -257,6 +271,7 @@ const RawConfigSchema = z
     target: TargetSchema.optional(),
     /** Training iterations in all (the baseline evaluation is not one). Default: the phases' iterations summed. */
     max_iterations: positiveInt.optional(),
+    retention: RetentionSchema.optional(),
   })
   .strict();
 

@@ -1,10 +1,11 @@
 import { mixSeed } from '../hub/seeds.js';
 import type { PipelineConfig, PipelinePhase } from './config.js';
-import type { PolicyState } from './status.js';
+import { bestOf, type IterationMetrics, type PolicyState } from './status.js';
 
 /**
  * Pure decisions of the loop (workflows import this module): which phase an iteration belongs to, how the
- * groups of a collection are cut into shards, the seed of each, and which agent spec acts for `policy`.
+ * groups of a collection are cut into shards, the seed of each, which agent spec acts for `policy`, and which
+ * models `retention` lets go.
  */
 
 /** Stream tag of the per-iteration collection seeds. */
@@ -76,4 +77,20 @@ export function agentSpecFor(spec: string, policy: PolicyState, onnxDir: string 
 export function defaultWorkflowId(name: string, at: Date): string {
   const p = (n: number): string => String(n).padStart(2, '0');
   return `${name}-${at.getUTCFullYear()}${p(at.getUTCMonth() + 1)}${p(at.getUTCDate())}-${p(at.getUTCHours())}${p(at.getUTCMinutes())}${p(at.getUTCSeconds())}`;
+}
+
+/**
+ * The checkpoint and policy refs `retention` lets go after the iterations in `history`: those of every
+ * iteration but the `keep_last` most recent and, with `keep_best`, the one of best held-out success. A ref
+ * that a kept iteration also names is never among them. Pruning is idempotent, so refs pruned after an
+ * earlier iteration come again.
+ */
+export function refsToPrune(history: readonly IterationMetrics[], retention: NonNullable<PipelineConfig['retention']>): string[] {
+  const byIteration = [...history].sort((a, b) => a.iteration - b.iteration);
+  const kept = new Set(byIteration.slice(-retention.keep_last).map((h) => h.iteration));
+  const best = retention.keep_best ? bestOf(byIteration) : undefined;
+  if (best !== undefined) kept.add(best.iteration);
+  const models = (h: IterationMetrics): string[] => [h.refs.checkpoint, h.refs.policy].filter((r): r is string => r !== undefined);
+  const keep = new Set(byIteration.filter((h) => kept.has(h.iteration)).flatMap(models));
+  return [...new Set(byIteration.filter((h) => !kept.has(h.iteration)).flatMap(models))].filter((r) => !keep.has(r));
 }

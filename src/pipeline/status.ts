@@ -119,6 +119,8 @@ export interface PipelineStatus {
   history: IterationMetrics[];
   best?: { iteration: number; success: number };
   lastError?: LastError;
+  /** What `retention` pruned after this run's iteration, or why it could not (the loop goes on regardless). */
+  retention?: { pruned: string[]; error?: string };
   cancel?: CancelStatus;
   stopReason?: StopReason;
   /** Runs of this loop so far (continueAsNew count + 1). */

@@ -1,0 +1,35 @@
+/**
+ * The loop's `retention` (CPU queue): `pruneModels` prunes the checkpoints and ONNX policies of the
+ * iterations the configuration lets go (`refsToPrune`, src/pipeline/plan.ts). Pruning keeps an artifact's
+ * entry, names and lineage and releases its files for the next `gymflow store gc` (docs/store.md,
+ * "Pruning"). Idempotent: a retry, or a ref pruned after an earlier iteration, changes nothing.
+ */
+import { z } from 'zod';
+import { openWorkspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { parseInput, withFailureMapping } from './common.js';
+import { storeRef as ref } from './schemas.js';
+
+/** What `pruneModels` did: refs it pruned now, and refs the store does not have (nothing to prune). */
+export interface PruneResult {
+  pruned: string[];
+  missing: string[];
+}
+
+/** Retention activities; `defaults` are the worker's store and work directory. */
+export function createRetentionActivities(defaults: WorkspaceDefaults) {
+  return {
+    /** Prunes the given artifacts (see the module comment). */
+    async pruneModels(input: unknown): Promise<PruneResult> {
+      const o = parseInput(z.object({ refs: z.array(ref), store: z.string().optional(), workDir: z.string().optional() }), input, 'pruneModels');
+      return withFailureMapping(async () => {
+        const { store } = await openWorkspace(o, defaults);
+        const result: PruneResult = { pruned: [], missing: [] };
+        for (const r of o.refs) {
+          if (!(await store.has(r))) result.missing.push(r);
+          else if (!(await store.prune(r)).already) result.pruned.push(r);
+        }
+        return result;
+      });
+    },
+  };
+}
