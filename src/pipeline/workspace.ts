@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isErrno, pathExists } from '../hub/store/atomic.js';
+import { isErrno, pathExists, touch } from '../hub/store/atomic.js';
 import { ArtifactStore } from '../hub/store/store.js';
 import { checkoutTree } from '../hub/store/tree.js';
 
@@ -61,7 +61,8 @@ const STALE_CHECKOUT_TEMP_MS = 24 * 3_600_000;
 export async function checkoutCached(ws: Workspace, ref: string): Promise<string> {
   const root = path.join(ws.workDir, 'checkouts');
   const dir = path.join(root, ref.replace(/^sha256:/, ''));
-  if (await markUsed(dir)) return dir;
+  // Marks it used (its mtime) when it exists.
+  if (await touch(dir)) return dir;
   await mkdir(root, { recursive: true });
   try {
     await checkoutTree(ws.store, ref, dir);
@@ -72,18 +73,6 @@ export async function checkoutCached(ws: Workspace, ref: string): Promise<string
   }
   await pruneCheckouts(root, { keep: KEEP_CHECKOUTS, inUseMs: CHECKOUT_IN_USE_MS });
   return dir;
-}
-
-/** Marks a checkout used now; false when there is none. */
-async function markUsed(dir: string): Promise<boolean> {
-  const now = new Date();
-  try {
-    await utimes(dir, now, now);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    throw err;
-  }
 }
 
 /** What {@link pruneCheckouts} removed, and what it could not. */

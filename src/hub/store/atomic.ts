@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 
@@ -187,6 +187,22 @@ export async function pathExists(p: string): Promise<boolean> {
     return true;
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return false;
+    throw err;
+  }
+}
+
+/**
+ * Sets the access and modification times of what is at `p` to now; returns whether it exists. Something the
+ * process may not touch (a read-only object of another user) still counts as existing.
+ */
+export async function touch(p: string): Promise<boolean> {
+  const now = new Date();
+  try {
+    await utimes(p, now, now);
+    return true;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
+    if (isErrno(err, 'EPERM') || isErrno(err, 'EACCES')) return pathExists(p);
     throw err;
   }
 }

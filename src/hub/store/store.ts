@@ -8,7 +8,7 @@ import { canonicalJson, sha256Ref } from '../../core/canonical.js';
 import { formatZodIssues } from '../../core/trajectory.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
-import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, pathExists, tempPath, TMP_DIR, writeFileAtomic, writeTemp } from './atomic.js';
+import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, pathExists, tempPath, TMP_DIR, touch, writeFileAtomic, writeTemp } from './atomic.js';
 import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot } from './layout.js';
 import { manifestMembers } from './manifests.js';
 import { hashCopy, hashFile, type StreamedObject } from './stream.js';
@@ -749,15 +749,7 @@ export class ArtifactStore {
    * against it finishes publishing; returns whether it exists.
    */
   private async freshen(file: string): Promise<boolean> {
-    const now = new Date();
-    try {
-      await utimes(file, now, now);
-      return true;
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) return false;
-      if (isErrno(err, 'EPERM') || isErrno(err, 'EACCES')) return pathExists(file);
-      throw err;
-    }
+    return touch(file);
   }
 
   /** @internal Records (or merges into) the index entry of an object already stored. */
