@@ -36,6 +36,7 @@ export const StoredTrainResultSchema = z
     attempt: z.number().int().positive(),
   })
   .strict();
+/** One {@link StoredTrainResultSchema} record. */
 export type StoredTrainResult = z.infer<typeof StoredTrainResultSchema>;
 
 /**
