@@ -104,6 +104,9 @@ describe('gymflow pipeline: pure parts', () => {
     expect(text).toContain('0.250 [0.100, 0.500] n=20');
     expect(text).toContain('last error  [collect] TimeoutFailure: worker lost');
     expect(text).toContain('best        success 0.250 at iteration 0   policy sha256:bbbbbbbbbbbb   checkpoint sha256:cccccccccccc');
+    expect(text).not.toContain('retention');
+    expect(formatStatus({ ...sampleStatus(), retention: { pruned: [`sha256:${'d'.repeat(64)}`, `sha256:${'e'.repeat(64)}`] } })).toContain('retention   pruned 2 model artifacts after this iteration');
+    expect(formatStatus({ ...sampleStatus(), retention: { pruned: [], error: 'store is read-only' } })).toContain('retention   could not prune: store is read-only');
   });
 
   it('start validates the configuration before connecting, naming file, line and field', async () => {

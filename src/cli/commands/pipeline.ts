@@ -148,8 +148,9 @@ export function bestRefs(best: { iteration: number }, history: readonly Iteratio
 }
 
 /**
- * The readable form of a `pipeline_status` answer: a header (state, stage, iteration, progress), one row per
- * stage of the current pass, then the metrics history (one row per finished iteration), then the last error.
+ * The readable form of a `pipeline_status` answer: a header (state, stage, iteration, progress, best, what
+ * retention pruned), one row per stage of the current pass, then the metrics history (one row per finished
+ * iteration), then the last error.
  */
 export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status'>): string {
   const lines: string[] = [];
@@ -164,6 +165,10 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
     const refs = bestRefs(status.best, status.history);
     const made = (['policy', 'checkpoint'] as const).flatMap((k) => (refs[k] === undefined ? [] : [`${k} ${shortRef(refs[k])}`]));
     lines.push(`best        success ${pct(status.best.success)} at iteration ${status.best.iteration}${made.length ? `   ${made.join('   ')}` : ''}`);
+  }
+  if (status.retention) {
+    const { pruned, error } = status.retention;
+    lines.push(`retention   ${error === undefined ? `pruned ${pruned.length} model artifact${pruned.length === 1 ? '' : 's'} after this iteration` : `could not prune: ${error}`}`);
   }
   if (status.stopReason) lines.push(`stopped     ${status.stopReason}`);
   if (status.cancel) lines.push(`cancel      ${status.cancel.mode} requested ${status.cancel.requestedAt}${status.cancel.activity ? `, running activity ${status.cancel.activity}` : ''}${status.cancel.reason ? ` (${status.cancel.reason})` : ''}`);
