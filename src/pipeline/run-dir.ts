@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '../core/trajectory.js';
 import { fsyncDir, isErrno } from '../hub/store/atomic.js';
+import { REF_PATTERN } from '../hub/store/layout.js';
 import type { ArtifactStore } from '../hub/store/store.js';
 
 /**
@@ -26,7 +27,7 @@ export const STORED_RESULT_FILE = 'stored.json';
 /** What a finished `train` attempt returned: the activity's result. */
 export const StoredTrainResultSchema = z
   .object({
-    checkpointRef: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+    checkpointRef: z.string().regex(REF_PATTERN),
     loss: z.number().nullable(),
     steps: z.number().int().nonnegative(),
     wallMs: z.number().nonnegative(),
@@ -45,6 +46,8 @@ export type StoredTrainResult = z.infer<typeof StoredTrainResultSchema>;
  */
 export async function releaseRunDir(runDir: string, outputDir: string, result: StoredTrainResult): Promise<void> {
   const file = path.join(runDir, STORED_RESULT_FILE);
+  // Not the store's writeFileAtomic: its temp files live under the store root, often another filesystem
+  // (a shared mount) than this local work directory, where a rename cannot reach.
   const tmp = `${file}.tmp-${process.pid}`;
   const fh = await open(tmp, 'w');
   try {

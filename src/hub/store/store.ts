@@ -557,7 +557,7 @@ export class ArtifactStore {
     const existing = await this.stat(ref);
     if (existing.prunedAt !== undefined) return { entry: existing, already: true };
     const entry: IndexEntry = { ...existing, prunedAt: new Date().toISOString() };
-    await writeFileAtomic(this.root, indexPath(this.root, ref), `${JSON.stringify(entry, null, 2)}\n`);
+    await this.writeEntry(entry);
     return { entry, already: false };
   }
 
@@ -767,7 +767,7 @@ export class ArtifactStore {
       // Its content was just written (or freshened) again: a pruned artifact is whole again.
       delete entry.prunedAt;
       const changed = parents.length !== existing.parents.length || entry.name !== existing.name || existing.prunedAt !== undefined;
-      if (changed) await writeFileAtomic(this.root, file, `${JSON.stringify(entry, null, 2)}\n`);
+      if (changed) await this.writeEntry(entry);
       else await this.freshen(file);
     } else {
       entry = {
@@ -782,10 +782,15 @@ export class ArtifactStore {
       if (options.meta !== undefined) entry.meta = options.meta;
       IndexEntrySchema.parse(entry);
       await ensureDir(path.dirname(file));
-      await writeFileAtomic(this.root, file, `${JSON.stringify(entry, null, 2)}\n`);
+      await this.writeEntry(entry);
     }
     if (options.name !== undefined) await this.setRef(options.name, ref);
     return entry;
+  }
+
+  /** Publishes an artifact's index entry atomically (its directory must exist). */
+  private async writeEntry(entry: IndexEntry): Promise<void> {
+    await writeFileAtomic(this.root, indexPath(this.root, entry.ref), `${JSON.stringify(entry, null, 2)}\n`);
   }
 
   private checkPut(options: PutOptions): void {
