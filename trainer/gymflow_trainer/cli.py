@@ -1,8 +1,11 @@
 """Command line: ``python -m gymflow_trainer COMMAND --config FILE [--resume-from DIR|latest]``.
 
-Exit status: 0 done; 2 configuration error; 3 data error; 4 checkpoint error; 143 SIGTERM; 130 SIGINT;
-1 anything else. Every failure prints an ``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to
-stderr).
+Commands: ``sft``, ``dpo``, ``rl``, ``rm`` (training; ``--resume-from`` applies to them), ``export-onnx`` and
+``serve`` (an OpenAI-compatible server for a checkpoint, until SIGTERM/SIGINT; docs/trainer.md).
+
+Exit status: 0 done (for ``serve``: stopped by SIGTERM, SIGINT or its parent's exit); 2 configuration error;
+3 data error; 4 checkpoint error; 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure prints an
+``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to stderr).
 
 Under ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE > 1``) every process runs this; the process group is
 joined after the configuration is validated and left on every exit path (``distributed.init``/``shutdown``).
@@ -22,7 +25,7 @@ from typing import Optional
 
 from . import distributed
 from .config import COMMANDS, load_config
-from .errors import CheckpointError, ConfigError, DataError, TrainerError
+from .errors import CheckpointError, ConfigError, DataError, Terminated, TrainerError
 from .events import EventWriter
 
 EXIT_CODES = {ConfigError: 2, DataError: 3, CheckpointError: 4}
@@ -43,10 +46,6 @@ def _quiet_libraries() -> None:
         hf_logging.set_verbosity_error()
     except Exception:  # pragma: no cover
         pass
-
-
-class Terminated(Exception):
-    """SIGTERM arrived (the train activity was cancelled): report it and exit 143; the last checkpoint stands."""
 
 
 _sigterm_seen = False
@@ -89,8 +88,8 @@ def _main(argv: Optional[list[str]], events: EventWriter) -> int:
         overrides = {"resume_from": a.resume_from} if a.resume_from else {}
         cfg = load_config(a.command, a.config, overrides)  # validated before any model loads
         _quiet_libraries()
-        if distributed.from_env().enabled and a.command == "export-onnx":
-            raise ConfigError("export-onnx runs as one process; start it without torchrun / accelerate launch")
+        if distributed.from_env().enabled and a.command in ("export-onnx", "serve"):
+            raise ConfigError(f"{a.command} runs as one process; start it without torchrun / accelerate launch")
         distributed.init()
         t0 = time.time()
         result = _dispatch(a.command, cfg, events)
@@ -136,4 +135,8 @@ def _dispatch(command: str, cfg: object, events: EventWriter) -> dict:
         from . import onnx_export
 
         return onnx_export.run(cfg, events)  # type: ignore[arg-type]
+    if command == "serve":
+        from . import serve
+
+        return serve.run(cfg, events)  # type: ignore[arg-type]
     raise ConfigError(f"unknown command '{command}'")

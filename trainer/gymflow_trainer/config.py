@@ -360,6 +360,40 @@ class ExportOnnxConfig:
 
 
 @dataclass
+class ServeConfig:
+    """``python -m gymflow_trainer serve``: an OpenAI-compatible chat-completions server for one checkpoint,
+    until SIGTERM/SIGINT (docs/trainer.md, "Serving a checkpoint")."""
+
+    #: A model directory, resolved as ``export-onnx`` resolves its ``checkpoint`` (a ``save_pretrained``
+    #: directory, a trainer checkpoint, or a run's ``output_dir``; a LoRA adapter is merged).
+    checkpoint: str = ""
+    host: str = "127.0.0.1"
+    #: 0 = any free port (the ``serving`` event names the one bound).
+    port: int = 8000
+    #: The ``model`` requests must name, and what ``GET /v1/models`` lists.
+    served_model_name: str = "policy"
+    #: ``auto``: bfloat16 on a CUDA GPU that supports it, else float32.
+    dtype: Literal["auto", "float32", "bfloat16"] = "auto"
+    #: The process that started the server (the rollout worker). When the server's parent is no longer this
+    #: process (it died, the server was re-parented), the server stops: no orphan holds the GPU and the port.
+    parent_pid: Optional[int] = None
+
+    def validate(self, where: str = "$") -> None:
+        if not self.checkpoint:
+            raise ConfigError(f"{where}.checkpoint is required")
+        if not os.path.isdir(self.checkpoint):
+            raise ConfigError(f"{where}.checkpoint: {self.checkpoint!r} is not a directory")
+        if not self.host:
+            raise ConfigError(f"{where}.host must not be empty")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"{where}.port must be in [0, 65535] (0 = any free port), got {self.port}")
+        if not self.served_model_name.strip():
+            raise ConfigError(f"{where}.served_model_name must not be empty")
+        if self.parent_pid is not None and self.parent_pid <= 0:
+            raise ConfigError(f"{where}.parent_pid must be a process id > 0 or null, got {self.parent_pid}")
+
+
+@dataclass
 class RmConfig(TrainLoopConfig):
     """``python -m gymflow_trainer rm``: the learned step-level reward model (docs/reward.md, "Learned reward
     model"). ``data`` is a trajectories JSONL; ``max_length`` caps each step input (left-truncated, the
@@ -404,6 +438,7 @@ COMMANDS: dict[str, type] = {
     "rl": RlConfig,
     "rm": RmConfig,
     "export-onnx": ExportOnnxConfig,
+    "serve": ServeConfig,
 }
 
 # ---------------------------------------------------------------------------------------------------- loading

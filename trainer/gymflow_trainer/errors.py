@@ -28,3 +28,13 @@ class CheckpointError(TrainerError):
     """A checkpoint to resume from is missing, incomplete, or does not match the configuration."""
 
     type = "CheckpointError"
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (cli.py's handler raises it in the main thread). For the training commands it means the
+    activity was cancelled: the CLI reports it and exits 143, the last checkpoint stands. ``serve`` catches it:
+    for a server SIGTERM is the normal way to stop (exit 0).
+
+    A ``BaseException``, like ``KeyboardInterrupt``: library code's ``except Exception`` (an optional import, a
+    request handler) must not swallow it — the handler ignores a second SIGTERM, so a swallowed first one would
+    leave the process running until SIGKILL."""

@@ -118,9 +118,27 @@ def _lora_base(model_dir: str, adapter_cfg: dict[str, Any], tok: Any) -> Any:
     raise CheckpointError(f"{state_file}: its configuration names no usable base model (model.path {mcfg.get('path')!r})")
 
 
-def load_policy(checkpoint: str) -> tuple[Any, Any, str, list[str]]:
-    """Model (float32, eval, eager attention, LoRA merged), tokenizer, the resolved model directory and the
-    weight files its ``sha256_of_weights`` covers."""
+def cast_parameters(model: Any, dtype: torch.dtype) -> Any:
+    """Casts the floating-point parameters of ``model`` to ``dtype`` and leaves its buffers alone:
+    ``model.to(torch.bfloat16)`` would also round the rotary ``inv_freq`` buffer (which ``from_pretrained(dtype=…)``
+    keeps in float32), shifting every position's angles."""
+    for p in model.parameters():
+        if p.is_floating_point() and p.dtype != dtype:
+            p.data = p.data.to(dtype)
+    return model
+
+
+def load_policy(checkpoint: str, dtype: torch.dtype = torch.float32, device: Optional[torch.device] = None,
+                attn_implementation: Optional[str] = "eager",
+                model_types: Optional[tuple[str, ...]] = SUPPORTED_MODEL_TYPES) -> tuple[Any, Any, str, list[str]]:
+    """Model (eval, LoRA merged), tokenizer, the resolved model directory and the weight files its
+    ``sha256_of_weights`` covers.
+
+    The defaults are what the ONNX export needs: float32 on the CPU with eager attention, Llama/Qwen2 only.
+    ``serve`` asks for its dtype and device and keeps transformers' default attention (SDPA):
+    ``attn_implementation=None``; ``model_types=None`` accepts any causal LM. A LoRA adapter is merged in
+    float32, then the merged weights are cast to ``dtype``.
+    """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model_dir = resolve_model_dir(checkpoint)
@@ -141,21 +159,24 @@ def load_policy(checkpoint: str) -> tuple[Any, Any, str, list[str]]:
                 base = _lora_base(model_dir, json.load(fh), tok)
             model = PeftModel.from_pretrained(base, model_dir).merge_and_unload()
         else:
-            model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+            model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
     except TrainerError:
         raise
     except Exception as e:  # noqa: BLE001 - unreadable or mismatched weights
         raise CheckpointError(f"{model_dir}: cannot load the model ({type(e).__name__}: {e})") from e
-    model = model.float().eval()
-    # Eager attention: the traced graph then always applies the explicit mask (SDPA's "is it causal?" shortcut
-    # would be frozen into the trace for the sample's shapes).
-    if hasattr(model, "set_attn_implementation"):
-        model.set_attn_implementation("eager")
-    else:  # pragma: no cover - older transformers
-        model.config._attn_implementation = "eager"
-    if model.config.model_type not in SUPPORTED_MODEL_TYPES:
+    model = cast_parameters(model, dtype).eval()
+    if device is not None:
+        model = model.to(device)
+    # Eager attention for the export: the traced graph then always applies the explicit mask (SDPA's "is it
+    # causal?" shortcut would be frozen into the trace for the sample's shapes).
+    if attn_implementation is not None:
+        if hasattr(model, "set_attn_implementation"):
+            model.set_attn_implementation(attn_implementation)
+        else:  # pragma: no cover - older transformers
+            model.config._attn_implementation = attn_implementation
+    if model_types is not None and model.config.model_type not in model_types:
         raise CheckpointError(f"{model_dir}: model_type {model.config.model_type!r} is not supported "
-                              f"(supported: {', '.join(SUPPORTED_MODEL_TYPES)})")
+                              f"(supported: {', '.join(model_types)})")
     return model, tok, model_dir, weights
 
 

@@ -99,7 +99,7 @@ def test_cli_data_error_exit_3(tmp_path, capsys):
 
 def test_commands_that_do_not_exist_are_config_errors(tmp_path, capsys):
     p = write(tmp_path, "c.json", json.dumps({"output_dir": "o", "model": {"path": "/m"}}))
-    assert cli.main(["serve", "--config", p]) == 2
+    assert cli.main(["evaluate", "--config", p]) == 2
     ev = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert ev["event"] == "error" and ev["type"] == "ConfigError" and "invalid choice" in ev["message"]
 
