@@ -1,12 +1,14 @@
 /**
  * The pipeline's activities, grouped by the task queue whose workers run them (docs/pipeline.md):
- * CPU (`gymflow`): configuration checks, tasks, rollouts, reward, export, evaluation, retention;
- * GPU (`gymflow-gpu`): trainer configuration checks, the initial policy, training, ONNX export.
+ * CPU (`gymflow`): configuration checks, tasks, rollouts, reward, export, evaluation, retention, waiting for
+ * the policy server;
+ * GPU (`gymflow-gpu`): trainer configuration checks, the initial policy, training, ONNX export, serving the policy.
  */
 import { registerBuiltinEnvs } from '../src/envs/register.js';
 import type { WorkspaceDefaults } from '../src/pipeline/workspace.js';
 import { createRetentionActivities } from './retention.js';
 import { createRolloutActivities } from './rollouts.js';
+import { createServeActivities } from './serve.js';
 import { createSetupActivities } from './setup.js';
 import { createTrainActivities } from './train.js';
 
@@ -23,7 +25,8 @@ export function createPipelineActivities(defaults: ActivityDefaults = {}) {
   const rollouts = createRolloutActivities(defaults);
   const train = createTrainActivities(defaults);
   const retention = createRetentionActivities(defaults);
-  return { ...setup, ...rollouts, ...train, ...retention };
+  const serve = createServeActivities(defaults);
+  return { ...setup, ...rollouts, ...train, ...retention, ...serve };
 }
 
 /** The activity functions of gymflow's pipeline. */
@@ -40,6 +43,7 @@ export function cpuActivities(defaults: ActivityDefaults = {}) {
     exportTrainingData: a.exportTrainingData,
     evaluatePolicy: a.evaluatePolicy,
     pruneModels: a.pruneModels,
+    awaitPolicyServer: a.awaitPolicyServer,
   };
 }
 
@@ -51,5 +55,6 @@ export function gpuActivities(defaults: ActivityDefaults = {}) {
     preparePolicy: a.preparePolicy,
     train: a.train,
     exportPolicy: a.exportPolicy,
+    servePolicy: a.servePolicy,
   };
 }

@@ -27,14 +27,14 @@ import { exportDataset } from '../src/hub/export/export.js';
 import { mapPool } from '../src/hub/pool.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
-import { agentSpecFor } from '../src/pipeline/plan.js';
+import { agentSpecFor, type ServedPolicy } from '../src/pipeline/plan.js';
 import type { PolicyState } from '../src/pipeline/status.js';
 import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
 import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
 import { scoreTrajectory } from '../src/reward/score.js';
 import { parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
-import { PolicySchema, storeRef as ref } from './schemas.js';
+import { PolicySchema, ServedPolicySchema, storeRef as ref } from './schemas.js';
 
 const Where = { store: z.string().optional(), workDir: z.string().optional() };
 
@@ -53,16 +53,22 @@ function compact(s: ReturnType<typeof summarize>): RolloutSummary {
   return { episodes: s.episodes, successes: s.successes, successRate: s.successRate, meanReward: s.meanReward, meanSteps: s.meanSteps, failures: s.failures.total, wallMs: s.wallMs };
 }
 
-/** The agent spec that acts for `agent`, checking the policy's ONNX export out when needed. */
-async function actingAgent(ws: Workspace, agent: string, policy: PolicyState): Promise<string> {
-  const onnxDir = agent === 'policy' && policy.onnxRef !== undefined ? await checkoutCached(ws, policy.onnxRef) : undefined;
-  return agentSpecFor(agent, policy, onnxDir);
+/** The agent spec that acts for `agent`: the served policy, or its ONNX export checked out when needed. */
+async function actingAgent(ws: Workspace, agent: string, policy: PolicyState, served: ServedPolicy | undefined): Promise<string> {
+  const onnxDir = agent === 'policy' && served === undefined && policy.onnxRef !== undefined ? await checkoutCached(ws, policy.onnxRef) : undefined;
+  return agentSpecFor(agent, policy, onnxDir, served);
 }
 
-/** `local:` sampling options (the other agents ignore them). */
-function localOptions(temperature: number, maxNewTokens: number | undefined): Omit<ResolveAgentOptions, 'seed'> {
-  return { local: { temperature, ...(maxNewTokens === undefined ? {} : { maxNewTokens }) } };
+/**
+ * Sampling options of the policy: for `local:` and, when the policy is served, for `openai:` (no API key:
+ * the loop's own server; token ids asked for as `policy.serve.token_ids` says). Other agents ignore them.
+ */
+function policyOptions(temperature: number, maxNewTokens: number | undefined, served: ServedPolicy | undefined): Omit<ResolveAgentOptions, 'seed'> {
+  const local = { local: { temperature, ...(maxNewTokens === undefined ? {} : { maxNewTokens }) } };
+  if (served === undefined) return local;
+  return { ...local, openai: { apiKey: 'EMPTY', temperature, returnTokenIds: served.tokenIds, ...(maxNewTokens === undefined ? {} : { maxTokens: maxNewTokens }) } };
 }
+
 
 /**
  * Rollout stages report after every episode or trajectory, which can take well under a millisecond (the
@@ -119,6 +125,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           maxSteps: z.number().int().positive().optional(),
           temperature: z.number().min(0),
           maxNewTokens: z.number().int().positive().optional(),
+          served: ServedPolicySchema.optional(),
           parents: z.array(ref),
           ...Where,
         }),
@@ -127,13 +134,13 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
       );
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
-        const agent = await actingAgent(ws, o.agent, o.policy);
+        const agent = await actingAgent(ws, o.agent, o.policy, o.served);
         const report = progressReporter('collect', 'episodes', ROLLOUT_PROGRESS);
         const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && o.agent === 'policy');
         const result = await collect({
           envId: o.envId,
           agent,
-          agentOptions: localOptions(o.temperature, o.maxNewTokens),
+          agentOptions: policyOptions(o.temperature, o.maxNewTokens, o.served),
           tasks: o.tasks,
           n: o.tasks.length,
           groupSize: o.groupSize,
@@ -281,6 +288,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           maxSteps: z.number().int().positive().optional(),
           temperature: z.number().min(0),
           maxNewTokens: z.number().int().positive().optional(),
+          served: ServedPolicySchema.optional(),
           name: z.string().optional(),
           ...Where,
         }),
@@ -289,7 +297,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
       );
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
-        const agent = await actingAgent(ws, o.agent, o.policy);
+        const agent = await actingAgent(ws, o.agent, o.policy, o.served);
         const probe = make(o.envId);
         let splitSize: number;
         try {
@@ -309,7 +317,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           seed: o.seed,
           concurrency: o.concurrency,
           ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
-          resolveAgent: (s, envId, opts) => resolveAgent(s, envId, { ...opts, ...localOptions(o.temperature, o.maxNewTokens) }),
+          resolveAgent: (s, envId, opts) => resolveAgent(s, envId, { ...opts, ...policyOptions(o.temperature, o.maxNewTokens, o.served) }),
           onEpisode: () => {
             report(++done, n);
             // evaluate has no abort signal: failing the next episode stops it.

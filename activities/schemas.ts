@@ -12,3 +12,6 @@ export const PolicySchema = z.object({
   agent: z.string().optional(),
   iteration: z.number().int().nonnegative(),
 });
+
+/** A policy served for one stage (`ServedPolicy` of src/pipeline/plan.ts, `policy.serve`). */
+export const ServedPolicySchema = z.object({ model: z.string().min(1), baseURL: z.string().url(), tokenIds: z.boolean() });

@@ -53,7 +53,7 @@ function idleHeartbeatMs(heartbeatTimeoutMs: number | undefined): number {
 export type TrainResult = StoredTrainResult;
 
 /** The model directory of a policy on this worker. */
-async function modelDir(ws: Workspace, policy: PolicyState): Promise<string> {
+export async function modelDir(ws: Workspace, policy: PolicyState): Promise<string> {
   if (policy.checkpointRef !== undefined) return checkoutCached(ws, policy.checkpointRef);
   if (policy.checkpointPath !== undefined) return policy.checkpointPath;
   throw ApplicationFailure.nonRetryable('the policy has neither a checkpoint ref nor a model path', 'CONFIG_ERROR');
@@ -67,7 +67,7 @@ function hasAccelerate(): Promise<boolean> {
 }
 
 /** Throws the failure a finished trainer run calls for, or returns when it succeeded. */
-function failOn(run: TrainerRunResult, label: string): void {
+export function failOn(run: TrainerRunResult, label: string): void {
   const outcome = classifyTrainerRun(run, label);
   switch (outcome.kind) {
     case 'ok':

@@ -23,7 +23,7 @@ import { runWorker as runCpuWorker } from '../workers/cpu.js';
 import { runWorker as runGpuWorker } from '../workers/gpu.js';
 import { cancelSignal, pauseSignal, pipeline, pipelineStatusQuery, resumeSignal, trainingLoop } from '../workflows/index.js';
 import { requires } from './support/requires.js';
-import { repoRoot, startLocalTemporal, type LocalTemporal } from './support/temporal.js';
+import { freePort, repoRoot, startLocalTemporal, type LocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
@@ -209,6 +209,68 @@ temporal.describe('pipeline on Temporal', () => {
       expect(described.typedSearchAttributes.get(SearchAttributeKeys.algorithm)).toBe('rl');
       expect(described.typedSearchAttributes.get(SearchAttributeKeys.iteration)).toBe(2);
       expect(described.typedSearchAttributes.get(SearchAttributeKeys.bestSuccess)).toBe(status.best?.success);
+    });
+
+    it('serves each checkpoint (policy.serve): the policy acts through the trainer’s OpenAI-compatible server, with no ONNX export', { timeout: 240_000 }, async () => {
+      const port = await freePort();
+      const c = config({
+        policy: { init: { tiny: TINY }, serve: { port, startup_timeout: '2m' } },
+        collect: { agent: 'policy', tasks: 2, group_size: 2, shard_size: 1, max_steps: 2, max_new_tokens: 16 },
+        train: { command: 'rl', config: { max_steps: 1, max_length: 512 } },
+        // No baseline: two servers (collection, evaluation) show the hand-over; a third would only cost CI time.
+        eval: { tasks: 2, max_steps: 2, max_new_tokens: 16, baseline: false },
+        max_iterations: 1,
+      });
+      const handle = await start(c);
+      const result = await handle.result();
+      expect(result.history.map((h) => h.iteration)).toEqual([1]);
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status.state).toBe('completed');
+      expect(status.stages.policy).toEqual({ state: 'skipped', note: 'served by policy.serve for the stages that act with it' });
+      expect(status.stages.eval.state).toBe('done');
+      for (const h of status.history) {
+        expect(h.refs.policy, `iteration ${h.iteration}`).toBeUndefined();
+        expect(h.success?.n).toBe(2);
+      }
+      // The rollouts came from the initial checkpoint (the trained one's lineage parent), served under its iteration and hash, with
+      // the sampled token ids and their log-probs recorded for the RL trainer.
+      const store = await ArtifactStore.open({ root: path.join(dir, 'store') });
+      const trajectories = await loadTrajectories(store, status.history[0]?.refs.scored as string);
+      expect(trajectories).toHaveLength(4);
+      const initial = (await store.stat(status.history[0]?.refs.checkpoint as string)).parents.find((p) => p !== status.history[0]?.refs.dataset) as string;
+      expect((await store.stat(initial)).kind).toBe('checkpoint');
+      const name = `${c.name}-iter-0-${initial.slice('sha256:'.length, 'sha256:'.length + 12)}`;
+      for (const t of trajectories) {
+        expect(t.agent.name).toBe(`openai:${name}`);
+        expect(t.steps.length).toBeGreaterThan(0);
+        for (const step of t.steps) {
+          expect(step.tokens?.prompt?.length).toBeGreaterThan(0);
+          expect(step.tokens?.completion?.length).toBeGreaterThan(0);
+          expect(step.logprobs).toHaveLength(step.tokens?.completion?.length ?? -1);
+        }
+      }
+      expect(status.history[0]?.train?.steps).toBe(1);
+      // Every server was stopped with its stage (cancellation waits for the process group to be gone).
+      expect(processesMentioning('gymflow_trainer\0serve')).toEqual([]);
+    });
+
+    it('fails the stage, naming the command, when the policy server cannot start', { timeout: 90_000 }, async () => {
+      const c = config({
+        policy: { init: { tiny: TINY }, serve: { port: await freePort(), command: ['/nonexistent/vllm', 'serve', '{model}'] } },
+        collect: { agent: 'policy', tasks: 1 },
+        train: { command: 'sft', config: { max_steps: 1 } },
+        eval: { tasks: 1, baseline: true },
+        max_iterations: 1,
+      });
+      const handle = await start(c);
+      const err = await handle.result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err as WorkflowFailedError).cause?.message).toMatch(/^eval: policy\.serve\.command: cannot start .*\/nonexistent\/vllm.*ENOENT/);
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status.lastError).toMatchObject({ stage: 'eval', type: 'CONFIG_ERROR' });
     });
 
     /** An expert-only loop (no ONNX needed) whose training is long enough to be caught running. */

@@ -73,3 +73,29 @@ export const GPU_SETUP_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
+
+/**
+ * The policy server (`servePolicy`, GPU queue): runs as long as the stage that acts through it, until the
+ * workflow cancels it. Heartbeats every 5 s, so a minute without one means the GPU worker is gone. A server
+ * that dies is started again twice (the stage's requests retry meanwhile); a checkpoint it cannot load is
+ * non-retryable. Cancellation waits until the server's process group is gone, so the GPU and the port are
+ * free when the workflow moves on (training, the next stage's server).
+ */
+export const SERVE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '1 day',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/**
+ * Waiting for the policy server (`awaitPolicyServer`, CPU queue): the activity itself gives up after
+ * `policy.serve.startup_timeout` (at most 1 h). Heartbeats on every poll (each second); a lost worker is
+ * retried.
+ */
+export const AWAIT_SERVER_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '70 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+  cancellationType: ActivityCancellationType.TRY_CANCEL,
+};

@@ -19,7 +19,7 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { PipelineActivities } from '../activities/index.js';
 import type { PipelineConfig } from '../src/pipeline/config.js';
-import { iterationSeed, needsOnnxPolicy, phaseOf, planShards, refsToPrune } from '../src/pipeline/plan.js';
+import { iterationSeed, needsOnnxPolicy, phaseOf, planShards, refsToPrune, servedPolicy, type ServedPolicy } from '../src/pipeline/plan.js';
 import { SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
 import {
   bestOf,
@@ -30,7 +30,7 @@ import {
   type PolicyState,
   type StageName,
 } from '../src/pipeline/status.js';
-import { CHECK_OPTIONS, EVAL_OPTIONS, GPU_SETUP_OPTIONS, SHARD_OPTIONS, STORE_OPTIONS, trainOptions } from './activity-options.js';
+import { AWAIT_SERVER_OPTIONS, CHECK_OPTIONS, EVAL_OPTIONS, GPU_SETUP_OPTIONS, SERVE_OPTIONS, SHARD_OPTIONS, STORE_OPTIONS, trainOptions } from './activity-options.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal } from './messages.js';
 
 /** Thrown inside a workflow when a `cancel` signal stops it; caught at the top to complete gracefully. */
@@ -52,6 +52,8 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
   const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, taskQueue: cpu });
   const gpuSetup = proxyActivities<PipelineActivities>({ ...GPU_SETUP_OPTIONS, taskQueue: gpu });
   const train = proxyActivities<PipelineActivities>({ ...trainOptions(trainTimeout, trainHeartbeatTimeout), taskQueue: gpu });
+  const serve = proxyActivities<PipelineActivities>({ ...SERVE_OPTIONS, taskQueue: gpu });
+  const awaitServer = proxyActivities<PipelineActivities>({ ...AWAIT_SERVER_OPTIONS, taskQueue: cpu });
   return {
     checkConfig: checks.checkConfig,
     checkTrainerConfigs: gpuChecks.checkTrainerConfigs,
@@ -64,6 +66,8 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
     preparePolicy: gpuSetup.preparePolicy,
     exportPolicy: gpuSetup.exportPolicy,
     train: train.train,
+    servePolicy: serve.servePolicy,
+    awaitPolicyServer: awaitServer.awaitPolicyServer,
   };
 }
 
@@ -280,21 +284,24 @@ export class PipelineRunner {
     const a = bindActivities(this.config, '1h');
     const ev = this.config.eval;
     const result = await this.stage('eval', () =>
-      a.evaluatePolicy({
-        envId: this.config.env,
-        agent: ev.agent ?? 'policy',
-        policy,
-        split: ev.split,
-        ...(ev.tasks === undefined ? {} : { tasks: ev.tasks }),
-        repeats: ev.repeats,
-        seed: ev.seed,
-        concurrency: ev.concurrency,
-        ...(ev.max_steps === undefined ? {} : { maxSteps: ev.max_steps }),
-        temperature: ev.temperature,
-        ...(ev.max_new_tokens === undefined ? {} : { maxNewTokens: ev.max_new_tokens }),
-        name: `${this.config.name}/iter-${iteration}/eval`,
-        ...this.where(),
-      }),
+      this.withServedPolicy('eval', policy, ev.agent === undefined, (served) =>
+        a.evaluatePolicy({
+          envId: this.config.env,
+          agent: ev.agent ?? 'policy',
+          policy,
+          ...(served === undefined ? {} : { served }),
+          split: ev.split,
+          ...(ev.tasks === undefined ? {} : { tasks: ev.tasks }),
+          repeats: ev.repeats,
+          seed: ev.seed,
+          concurrency: ev.concurrency,
+          ...(ev.max_steps === undefined ? {} : { maxSteps: ev.max_steps }),
+          temperature: ev.temperature,
+          ...(ev.max_new_tokens === undefined ? {} : { maxNewTokens: ev.max_new_tokens }),
+          name: `${this.config.name}/iter-${iteration}/eval`,
+          ...this.where(),
+        }),
+      ),
     );
     this.status.stages.eval.ref = result.ref;
     this.status.stages.eval.note = `success ${result.success.value.toFixed(3)} [${result.success.low.toFixed(3)}, ${result.success.high.toFixed(3)}]`;
@@ -317,6 +324,34 @@ export class PipelineRunner {
     } catch (err) {
       if (isCancellation(err)) throw err;
       this.status.retention = { pruned: [], error: describeFailure(err).message };
+    }
+  }
+
+  /**
+   * Runs a stage's `act` with the policy served, when `uses` and `policy.serve` say so (activities/serve.ts):
+   * `servePolicy` on the GPU queue and `awaitPolicyServer` in a scope of their own, then `act` with the
+   * endpoint. However `act` ends, the scope is cancelled and the server's end awaited, so the GPU is free
+   * when the workflow moves on. A server gone for good before `act` ends fails the stage with its error.
+   */
+  private async withServedPolicy<T>(stage: StageName, policy: PolicyState, uses: boolean, act: (served: ServedPolicy | undefined) => Promise<T>): Promise<T> {
+    const serve = this.config.policy.serve;
+    const served = uses ? servedPolicy(this.config, policy) : undefined;
+    if (served === undefined || serve === undefined) return act(undefined);
+    const a = bindActivities(this.config, '1h');
+    this.status.stages[stage].note = `starting the policy server: ${served.model} at ${served.baseURL}`;
+    const scope = new CancellationScope();
+    const serving = scope.run(() => a.servePolicy({ policy, served, serve, ...this.where() }));
+    const gone = serving.then((): never => {
+      throw ApplicationFailure.create({ message: `the policy server ${served.model} exited while the ${stage} stage still needed it`, type: 'SERVER_EXITED', nonRetryable: true });
+    });
+    gone.catch(() => undefined);
+    try {
+      await Promise.race([scope.run(() => a.awaitPolicyServer({ served, startupTimeout: serve.startup_timeout })), gone]);
+      this.status.stages[stage].note = `policy served: ${served.model} at ${served.baseURL}`;
+      return await Promise.race([act(served), gone]);
+    } finally {
+      scope.cancel();
+      await serving.catch(() => undefined);
     }
   }
 
@@ -362,26 +397,29 @@ export class PipelineRunner {
     const collected = await this.stage(
       'collect',
       () =>
-        Promise.all(
-          shards.map(async (shard) => {
-            const r = await a.collectShard({
-              envId,
-              agent: c.agent,
-              policy,
-              tasks: shard.tasks,
-              groupSize: c.group_size,
-              seed: shard.seed,
-              concurrency: c.concurrency,
-              ...(c.max_steps === undefined ? {} : { maxSteps: c.max_steps }),
-              temperature: c.temperature,
-              ...(c.max_new_tokens === undefined ? {} : { maxNewTokens: c.max_new_tokens }),
-              parents: [plan.ref],
-              ...this.where(),
-            });
-            shardsDone++;
-            this.status.stages.collect.note = `${shardsDone}/${shards.length} shards`;
-            return r;
-          }),
+        this.withServedPolicy('collect', policy, c.agent === 'policy', (served) =>
+          Promise.all(
+            shards.map(async (shard) => {
+              const r = await a.collectShard({
+                envId,
+                agent: c.agent,
+                policy,
+                ...(served === undefined ? {} : { served }),
+                tasks: shard.tasks,
+                groupSize: c.group_size,
+                seed: shard.seed,
+                concurrency: c.concurrency,
+                ...(c.max_steps === undefined ? {} : { maxSteps: c.max_steps }),
+                temperature: c.temperature,
+                ...(c.max_new_tokens === undefined ? {} : { maxNewTokens: c.max_new_tokens }),
+                parents: [plan.ref],
+                ...this.where(),
+              });
+              shardsDone++;
+              this.status.stages.collect.note = `${shardsDone}/${shards.length} shards`;
+              return r;
+            }),
+          ),
         ),
       { total: episodes, unit: 'episodes' },
     );
@@ -444,7 +482,7 @@ export class PipelineRunner {
       const exported = await this.stage('policy', () => a.exportPolicy({ experiment: config.name, policy: next, ...this.where() }));
       next.onnxRef = refs.policy = this.status.artifacts.policy = this.status.stages.policy.ref = exported.onnxRef;
     } else {
-      this.skip('policy', 'no stage acts with the policy (eval.agent is set and no phase collects with it)');
+      this.skip('policy', config.policy.serve === undefined ? 'no stage acts with the policy (eval.agent is set and no phase collects with it)' : 'served by policy.serve for the stages that act with it');
     }
     this.status.policy = next;
 

@@ -40,7 +40,7 @@ const MIN_HEARTBEAT_TIMEOUT_MS = 10_000;
 
 /**
  * An agent spec for collection: `expert` (the environment's scripted expert), `policy` (the current policy
- * of the loop, exported to ONNX and run through `local:<dir>`), or any spec `resolveAgent` knows
+ * of the loop, exported to ONNX and run through `local:<dir>`, or served: `policy.serve`), or any spec `resolveAgent` knows
  * (`random`, `openai:MODEL@URL`, `local:DIR`, …).
  */
 const agentSpec = z.string().min(1, 'expected an agent spec: expert, policy, random, local:DIR, openai:MODEL…');
@@ -60,6 +60,43 @@ export const PolicyInitSchema = z.union([
     .strict(),
   z.object({ path: z.string().min(1) }).strict(),
 ]);
+
+/** Placeholders a `policy.serve.command` may use (see {@link PolicyServeSchema}). */
+export const SERVE_PLACEHOLDERS = ['{model}', '{host}', '{port}', '{name}'] as const;
+
+/**
+ * `policy.serve`: act through an OpenAI-compatible server instead of the ONNX export on the CPU workers.
+ * For every stage that acts with the policy (collection, evaluation) the GPU worker checks the checkpoint
+ * out and starts `command` (activity `servePolicy`), the CPU workers wait until the server lists the
+ * checkpoint's model name (`awaitPolicyServer`) and then act through `openai:NAME@http://HOST:PORT/v1`; the
+ * server is stopped when the stage ends (docs/pipeline.md, "Serving the policy").
+ */
+export const PolicyServeSchema = z
+  .object({
+    /**
+     * The server's command line, with {@link SERVE_PLACEHOLDERS} filled in: `{model}` the checkpoint directory
+     * on the GPU host, `{host}` the bind address, `{port}`, `{name}` the model name to serve it as. Default:
+     * the trainer's own server (`python -m gymflow_trainer serve`); for vLLM e.g.
+     * `[vllm, serve, '{model}', --host, '{host}', --port, '{port}', --served-model-name, '{name}', --return-tokens-as-token-ids]`.
+     */
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .refine((argv) => argv.some((a) => a.includes('{model}')), 'the command must name the checkpoint directory with {model}')
+      .optional(),
+    /** Host name or address the CPU workers reach the GPU host's server at. */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** Address the server binds to (default: `host`; `0.0.0.0` when the CPU workers are on other hosts). */
+    bind: z.string().min(1).optional(),
+    port: z.number().int().min(1).max(65535).default(8000),
+    /** How long the server may take to load the model and list it (a 70B model on vLLM: minutes). */
+    startup_timeout: duration
+      .refine((v) => !durationPattern.test(v) || durationMs(v) <= 60 * 60_000, 'at most 1h')
+      .default('10m'),
+    /** Ask for the sampled token ids (`return_token_ids`: vLLM and the trainer's server), recorded for RL. */
+    token_ids: z.boolean().default(true),
+  })
+  .strict();
 
 /** `collect`: how rollouts are gathered each iteration. */
 export const CollectSectionSchema = z
@@ -261,6 +298,8 @@ const RawConfigSchema = z
         init: PolicyInitSchema,
         /** Act with this agent spec until the first training instead of exporting the initial model. */
         agent: agentSpec.optional(),
+        /** Act through an OpenAI-compatible server of each checkpoint instead of its ONNX export. */
+        serve: PolicyServeSchema.optional(),
       })
       .strict(),
     reward: RewardSectionSchema.default({ enabled: true, concurrency: 8 }),

@@ -56,19 +56,49 @@ export function collectsWithPolicy(config: Pick<PipelineConfig, 'phases'>): bool
   return config.phases.some((p) => p.collect.agent === 'policy');
 }
 
-/** Whether the loop ever acts with its policy (evaluation or collection), so checkpoints need an ONNX export. */
-export function needsOnnxPolicy(config: Pick<PipelineConfig, 'phases' | 'eval'>): boolean {
+/** Whether the loop ever acts with its policy (evaluation or collection). */
+export function actsWithPolicy(config: Pick<PipelineConfig, 'phases' | 'eval'>): boolean {
   return config.eval.agent === undefined || collectsWithPolicy(config);
+}
+
+/** Whether checkpoints need an ONNX export: the loop acts with its policy and does not serve it (`policy.serve`). */
+export function needsOnnxPolicy(config: Pick<PipelineConfig, 'phases' | 'eval' | 'policy'>): boolean {
+  return config.policy.serve === undefined && actsWithPolicy(config);
+}
+
+/** A policy served for one stage (`policy.serve`): where the CPU workers reach it and under which name. */
+export interface ServedPolicy {
+  /** The model name the server lists and answers to: unique per iteration and checkpoint. */
+  model: string;
+  /** `http://HOST:PORT/v1`. */
+  baseURL: string;
+  /** Ask for the sampled token ids. */
+  tokenIds: boolean;
+}
+
+/**
+ * Where `policy` is served for a stage, or undefined when it is not: no `policy.serve`, or the policy is
+ * still its stand-in agent (`policy.agent`, before the first training). The name carries the iteration and
+ * the checkpoint's hash, so a server still up with another checkpoint on the same port is never mistaken
+ * for this one.
+ */
+export function servedPolicy(config: Pick<PipelineConfig, 'name' | 'policy'>, policy: PolicyState): ServedPolicy | undefined {
+  const serve = config.policy.serve;
+  if (serve === undefined || policy.agent !== undefined) return undefined;
+  const id = policy.checkpointRef !== undefined ? policy.checkpointRef.replace(/^sha256:/, '').slice(0, 12) : 'init';
+  const host = serve.host.includes(':') ? `[${serve.host}]` : serve.host;
+  return { model: `${config.name}-iter-${policy.iteration}-${id}`, baseURL: `http://${host}:${serve.port}/v1`, tokenIds: serve.token_ids };
 }
 
 /**
  * The agent spec that acts for `spec` (a collect or eval agent): `policy` becomes the current policy —
- * its explicit stand-in agent, or `local:<dir>` of its ONNX export once the activity has checked it out
- * (`onnxDir`) — and any other spec is used as written.
+ * its explicit stand-in agent, `openai:NAME@URL` when it is served, or `local:<dir>` of its ONNX export once
+ * the activity has checked it out (`onnxDir`) — and any other spec is used as written.
  */
-export function agentSpecFor(spec: string, policy: PolicyState, onnxDir: string | undefined): string {
+export function agentSpecFor(spec: string, policy: PolicyState, onnxDir: string | undefined, served?: Pick<ServedPolicy, 'model' | 'baseURL'>): string {
   if (spec !== 'policy') return spec;
   if (policy.onnxRef === undefined && policy.agent !== undefined) return policy.agent;
+  if (served !== undefined) return `openai:${served.model}@${served.baseURL}`;
   if (onnxDir === undefined) throw new Error('the policy has no ONNX export to act with (policy.onnxRef is missing)');
   return `local:${onnxDir}`;
 }
