@@ -5,7 +5,7 @@
  * server behind; a checkpoint the server cannot load, and a command that dies, fail with their own message.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { freePort } from '../src/pipeline/dev-server.js';
 import { parsePipelineConfig } from '../src/pipeline/config.js';
 import { agentSpecFor, servedPolicy } from '../src/pipeline/plan.js';
 import { resolveAgent } from '../src/policy/specs.js';
+import { processesMentioning } from '../tests/support/processes.js';
 import { requires } from '../tests/support/requires.js';
 import { repoRoot } from '../tests/support/temporal.js';
 import { createServeActivities } from './serve.js';
@@ -30,22 +31,6 @@ const ENV = 'gymflow/tool-use-v0';
 function run(args: string[], what: string): void {
   const r = spawnSync(join(repoRoot, '.venv', 'bin', 'python'), args, { encoding: 'utf8', timeout: 180_000, cwd: repoRoot });
   if (r.status !== 0) throw new Error(`${what} failed:\n${r.stdout}\n${r.stderr}`);
-}
-
-/** Live (not zombie) processes whose command line mentions `needle`. */
-function processesMentioning(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
 }
 
 async function greedyEpisode(spec: string): Promise<Trajectory> {

@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,6 +21,7 @@ import type { PipelineStatus } from '../src/pipeline/status.js';
 import { runWorker as runCpuWorker } from '../workers/cpu.js';
 import { runWorker as runGpuWorker } from '../workers/gpu.js';
 import { cancelSignal, pauseSignal, pipeline, pipelineStatusQuery, resumeSignal, trainingLoop } from '../workflows/index.js';
+import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
 import { freePort, repoRoot, startLocalTemporal, type LocalTemporal } from './support/temporal.js';
 
@@ -38,22 +38,6 @@ const TINY = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num
 const ENV = 'gymflow/tool-use-v0';
 /** The SFT phase collects from this variant (`collect.env`); evaluation stays on ENV. */
 const RANDOMIZED_ENV = 'gymflow/tool-use-randomized-v0';
-
-/** Live (not zombie) processes whose command line mentions `needle`. */
-function processesMentioning(needle: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 temporal.describe('pipeline on Temporal', () => {
   python.describe('with the trainer', () => {

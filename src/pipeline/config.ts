@@ -61,9 +61,6 @@ export const PolicyInitSchema = z.union([
   z.object({ path: z.string().min(1) }).strict(),
 ]);
 
-/** Placeholders a `policy.serve.command` may use (see {@link PolicyServeSchema}). */
-export const SERVE_PLACEHOLDERS = ['{model}', '{host}', '{port}', '{name}'] as const;
-
 /**
  * `policy.serve`: act through an OpenAI-compatible server instead of the ONNX export on the CPU workers.
  * For every stage that acts with the policy (collection, evaluation) the GPU worker checks the checkpoint
@@ -74,7 +71,7 @@ export const SERVE_PLACEHOLDERS = ['{model}', '{host}', '{port}', '{name}'] as c
 export const PolicyServeSchema = z
   .object({
     /**
-     * The server's command line, with {@link SERVE_PLACEHOLDERS} filled in: `{model}` the checkpoint directory
+     * The server's command line, with placeholders filled in (`serveLaunch`): `{model}` the checkpoint directory
      * on the GPU host, `{host}` the bind address, `{port}`, `{name}` the model name to serve it as. Default:
      * the trainer's own server (`python -m gymflow_trainer serve`); for vLLM e.g.
      * `[vllm, serve, '{model}', --host, '{host}', --port, '{port}', --served-model-name, '{name}', --return-tokens-as-token-ids]`.
