@@ -20,15 +20,17 @@ import { getProfile } from '../src/core/profiles/index.js';
 import { make, spec } from '../src/core/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { evaluate } from '../src/eval/evaluate.js';
-import { collect, summarize } from '../src/hub/collect.js';
+import { AGENT_UNREACHABLE, collect, summarize } from '../src/hub/collect.js';
 import { registryToolLookup } from '../src/hub/export/conversation.js';
 import { resolvePairs } from '../src/hub/export/dpo.js';
 import { exportDataset } from '../src/hub/export/export.js';
 import { mapPool } from '../src/hub/pool.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
+import { durationMs } from '../src/pipeline/config.js';
 import { agentSpecFor, type ServedPolicy } from '../src/pipeline/plan.js';
 import type { PolicyState } from '../src/pipeline/status.js';
+import { waitForModel } from '../src/pipeline/serve.js';
 import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
 import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
@@ -57,6 +59,22 @@ function compact(s: ReturnType<typeof summarize>): RolloutSummary {
 async function actingAgent(ws: Workspace, agent: string, policy: PolicyState, served: ServedPolicy | undefined): Promise<string> {
   const onnxDir = agent === 'policy' && served === undefined && policy.onnxRef !== undefined ? await checkoutCached(ws, policy.onnxRef) : undefined;
   return agentSpecFor(agent, policy, onnxDir, served);
+}
+
+/**
+ * Before a served policy acts, waits until its server lists it (up to its startup timeout), heartbeating: an
+ * attempt retried after the server died waits for the restarted one instead of failing every episode. A
+ * server that does not come back fails the attempt, retryably.
+ */
+async function awaitServed(agent: string, served: ServedPolicy | undefined): Promise<void> {
+  if (agent !== 'policy' || served === undefined) return;
+  const ctx = Context.current();
+  try {
+    await waitForModel(served.baseURL, served.model, { timeoutMs: durationMs(served.startupTimeout), signal: ctx.cancellationSignal, onPoll: () => ctx.heartbeat() });
+  } catch (err) {
+    throwIfCancelled();
+    throw ApplicationFailure.retryable((err as Error).message, 'SERVER_NOT_READY');
+  }
 }
 
 /**
@@ -135,6 +153,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const agent = await actingAgent(ws, o.agent, o.policy, o.served);
+        await awaitServed(o.agent, o.served);
         const report = progressReporter('collect', 'episodes', ROLLOUT_PROGRESS);
         const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && o.agent === 'policy');
         const result = await collect({
@@ -153,6 +172,13 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           onProgress: (p) => report(p.done, p.total, { done: p.done, total: p.total, successes: p.successes }),
         });
         throwIfCancelled();
+        // Episodes whose model API stayed unreachable say nothing about the policy: collect the shard again (same
+        // seeds) rather than train on them as failures.
+        const unreachable = result.summary.failures.byKind[AGENT_UNREACHABLE] ?? 0;
+        if (unreachable > 0) {
+          const example = result.trajectories.find((t) => t.outcome.reason === 'error')?.metadata['error'] as { message?: string } | undefined;
+          throw ApplicationFailure.retryable(`${unreachable} of ${result.summary.episodes} episodes could not reach the agent ${agent}: ${example?.message ?? 'no message'}`, AGENT_UNREACHABLE);
+        }
         if (result.ref === undefined) throw new Error('collect stored no set');
         return { ref: result.ref, summary: compact(result.summary) };
       });
@@ -298,6 +324,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const agent = await actingAgent(ws, o.agent, o.policy, o.served);
+        await awaitServed(o.agent, o.served);
         const probe = make(o.envId);
         let splitSize: number;
         try {

@@ -14,4 +14,4 @@ export const PolicySchema = z.object({
 });
 
 /** A policy served for one stage (`ServedPolicy` of src/pipeline/plan.ts, `policy.serve`). */
-export const ServedPolicySchema = z.object({ model: z.string().min(1), baseURL: z.string().url(), tokenIds: z.boolean() });
+export const ServedPolicySchema = z.object({ model: z.string().min(1), baseURL: z.string().url(), tokenIds: z.boolean(), startupTimeout: z.string() });

@@ -78,7 +78,7 @@ python.describe('servePolicy and awaitPolicyServer', () => {
     const env = new MockActivityEnvironment();
     const serving = env.run(activities.servePolicy, serveInput);
     serving.catch(() => undefined);
-    await new MockActivityEnvironment().run(activities.awaitPolicyServer, { served, startupTimeout: '2m' });
+    await new MockActivityEnvironment().run(activities.awaitPolicyServer, { served });
 
     const viaServer = await greedyEpisode(agentSpecFor('policy', policy, undefined, served));
     const inProcess = await greedyEpisode(`local:${onnx}`);

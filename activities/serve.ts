@@ -74,12 +74,12 @@ export function createServeActivities(defaults: WorkspaceDefaults & { killGraceM
 
     /** Waits until the server lists the policy's model name (see the module comment). */
     async awaitPolicyServer(input: unknown): Promise<{ waitedMs: number }> {
-      const o = parseInput(z.object({ served: ServedPolicySchema, startupTimeout: z.string() }), input, 'awaitPolicyServer');
+      const o = parseInput(z.object({ served: ServedPolicySchema }), input, 'awaitPolicyServer');
       return withFailureMapping(async () => {
         const ctx = Context.current();
         try {
           const waitedMs = await waitForModel(o.served.baseURL, o.served.model, {
-            timeoutMs: durationMs(o.startupTimeout),
+            timeoutMs: durationMs(o.served.startupTimeout),
             signal: ctx.cancellationSignal,
             onPoll: (problem) => ctx.heartbeat({ problem }),
           });

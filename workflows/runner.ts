@@ -346,7 +346,7 @@ export class PipelineRunner {
     });
     gone.catch(() => undefined);
     try {
-      await Promise.race([scope.run(() => a.awaitPolicyServer({ served, startupTimeout: serve.startup_timeout })), gone]);
+      await Promise.race([scope.run(() => a.awaitPolicyServer({ served })), gone]);
       this.status.stages[stage].note = `policy served: ${served.model} at ${served.baseURL}`;
       return await Promise.race([act(served), gone]);
     } finally {

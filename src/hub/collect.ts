@@ -2,6 +2,7 @@ import { writeJsonl } from './export/write.js';
 import path from 'node:path';
 import type { Agent } from '../core/agent.js';
 import { ConfigError, GymflowError } from '../core/errors.js';
+import { RetriesExhaustedError } from '../core/retry.js';
 import { make, spec } from '../core/registry.js';
 import { runEpisode } from '../core/rollout.js';
 import type { Trajectory } from '../core/trajectory.js';
@@ -80,7 +81,11 @@ export interface CollectSummary {
   meanSteps: number;
   /** Token counts over all steps that carry token ids. */
   tokens: { prompt: number; completion: number };
-  /** Episodes that threw (recorded with reason `error`) and trajectories the reward function failed on. */
+  /**
+   * Episodes that threw (recorded with reason `error`) and trajectories the reward function failed on, by
+   * kind: a gymflow error's `code`, {@link AGENT_UNREACHABLE} for a model API that stayed unreachable through
+   * its retries, else the error's class name.
+   */
   failures: { total: number; byKind: Record<string, number> };
   /** Episodes a limit ended (`outcome.truncated`). */
   truncated: number;
@@ -273,9 +278,17 @@ async function closeAgent(agent: Agent): Promise<void> {
   await agent.close?.();
 }
 
-/** The failure bucket of an error: its gymflow `code`, else its class name. */
+/**
+ * The failure kind of an episode whose agent's model API stayed unreachable (connection refused, timeouts,
+ * 429/5xx) through all its retries: the episode says nothing about the policy. A training loop collects such a
+ * shard again rather than train on it (`collectShard`).
+ */
+export const AGENT_UNREACHABLE = 'AGENT_UNREACHABLE';
+
+/** The failure bucket of an error: its gymflow `code`, {@link AGENT_UNREACHABLE}, else its class name. */
 function errorKind(err: unknown): string {
   if (err instanceof GymflowError) return err.code;
+  if (err instanceof RetriesExhaustedError && err.failure.retryable) return AGENT_UNREACHABLE;
   if (err instanceof Error) return err.name;
   return 'unknown';
 }

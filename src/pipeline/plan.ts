@@ -74,6 +74,8 @@ export interface ServedPolicy {
   baseURL: string;
   /** Ask for the sampled token ids. */
   tokenIds: boolean;
+  /** How long the server may take to serve the model (`policy.serve.startup_timeout`), e.g. `10m`. */
+  startupTimeout: string;
 }
 
 /**
@@ -87,7 +89,7 @@ export function servedPolicy(config: Pick<PipelineConfig, 'name' | 'policy'>, po
   if (serve === undefined || policy.agent !== undefined) return undefined;
   const id = policy.checkpointRef !== undefined ? policy.checkpointRef.replace(/^sha256:/, '').slice(0, 12) : 'init';
   const host = serve.host.includes(':') ? `[${serve.host}]` : serve.host;
-  return { model: `${config.name}-iter-${policy.iteration}-${id}`, baseURL: `http://${host}:${serve.port}/v1`, tokenIds: serve.token_ids };
+  return { model: `${config.name}-iter-${policy.iteration}-${id}`, baseURL: `http://${host}:${serve.port}/v1`, tokenIds: serve.token_ids, startupTimeout: serve.startup_timeout };
 }
 
 /**

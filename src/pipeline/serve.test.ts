@@ -23,7 +23,7 @@ describe('policy.serve configuration and planning', () => {
     expect(needsOnnxPolicy(served)).toBe(false);
     expect(needsOnnxPolicy(parsePipelineConfig({ ...minimal, policy: { init: { tiny: {} } } }, 'inline'))).toBe(true);
     const endpoint = servedPolicy(served, { checkpointRef: REF, iteration: 3 });
-    expect(endpoint).toEqual({ model: 'exp-iter-3-ab12ab12ab12', baseURL: 'http://gpu-1:8100/v1', tokenIds: false });
+    expect(endpoint).toEqual({ model: 'exp-iter-3-ab12ab12ab12', baseURL: 'http://gpu-1:8100/v1', tokenIds: false, startupTimeout: '10m' });
     expect(servedPolicy(served, { checkpointPath: '/models/base', iteration: 0 })?.model).toBe('exp-iter-0-init');
     expect(servedPolicy(withServe({ host: '::1' }), { checkpointRef: REF, iteration: 1 })?.baseURL).toBe('http://[::1]:8000/v1');
     // A stand-in agent acts until the first training; without policy.serve nothing is served.

@@ -1,0 +1,74 @@
+/**
+ * What `collectShard` does when the policy's model API is not there, run as a real activity (the SDK's
+ * MockActivityEnvironment supplies the context) against a real HTTP server standing in for a policy server
+ * that lists the model but answers every completion with 503: the shard fails retryably instead of storing
+ * episodes that failed for want of a server as if the policy had failed them; a server that never lists the
+ * model fails the attempt after the startup timeout.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { registerBuiltinEnvs } from '../src/envs/register.js';
+import { createRolloutActivities } from './rollouts.js';
+
+const MODEL = 'exp-iter-1-abcdefabcdef';
+
+describe('collectShard with a served policy whose server is not there', () => {
+  let root: string;
+  let server: Server;
+  let baseURL: string;
+  let completions = 0;
+
+  beforeAll(() => registerBuiltinEnvs());
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'gymflow-collect-served-'));
+    completions = 0;
+    server = createServer((req, res) => {
+      if (req.url === '/v1/models') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: MODEL, object: 'model' }] }));
+      completions++;
+      // Overloaded: retryable (the policy's 4 retries back off for about 6 s in all).
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterEach(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const input = (model: string, startupTimeout = '30s'): Record<string, unknown> => ({
+    envId: 'gymflow/tool-use-v0',
+    agent: 'policy',
+    policy: { checkpointRef: `sha256:${'ab'.repeat(32)}`, iteration: 1 },
+    served: { model, baseURL, tokenIds: true, startupTimeout },
+    tasks: ['tool-train-00000'],
+    groupSize: 2,
+    seed: 0,
+    concurrency: 2,
+    temperature: 1,
+    parents: [],
+    store: path.join(root, 'store'),
+    workDir: path.join(root, 'work'),
+  });
+
+  it('fails the shard retryably rather than store episodes that never reached the model', async () => {
+    const failure = await new MockActivityEnvironment().run(createRolloutActivities({}).collectShard, input(MODEL)).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'AGENT_UNREACHABLE', nonRetryable: false });
+    expect((failure as Error).message).toMatch(new RegExp(`^2 of 2 episodes could not reach the agent openai:${MODEL}@${baseURL.replace(/[.]/g, '\\.')}: openai: HTTP 503 .*gave up after 5 attempts`));
+    expect(completions).toBe(10); // two episodes, each the first request and its 4 retries
+  });
+
+  it('waits for the model to be listed, and fails the attempt retryably when it never is', async () => {
+    const failure = await new MockActivityEnvironment().run(createRolloutActivities({}).collectShard, input('exp-iter-2-other', '2s')).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'SERVER_NOT_READY', nonRetryable: false });
+    expect((failure as Error).message).toContain(`the server lists '${MODEL}', not 'exp-iter-2-other'`);
+    expect(completions).toBe(0);
+  });
+});
