@@ -208,6 +208,13 @@ describe('exportDataset', () => {
     expect(rlTop.records).toBe(3);
     const maxStd = Math.max(...rlRows.map((r) => r.reward_std));
     expect(topRows[0]?.reward_std).toBe(maxStd);
+    // An episode that failed before its first step has nothing to train on: left out, and counted.
+    const empty = { ...(random[0] as Trajectory), id: 'no-steps', steps: [] };
+    const withEmpty = await exportDataset({ format: 'rl', trajectories: [...pool, empty], out: path.join(dir, 'rl-empty.jsonl'), tools });
+    expect(withEmpty).toMatchObject({ input: pool.length + 1, records: rl.records, notes: { groups: rl.records, noSteps: 1 } });
+    expect((await readJsonl(path.join(dir, 'rl-empty.jsonl'))).map((r) => RlRecordSchema.parse(r).group_size)).toEqual(rlRows.map((r) => r.group_size));
+    const sftEmpty = await exportDataset({ format: 'sft', trajectories: [empty], out: path.join(dir, 'sft-empty.jsonl'), tools });
+    expect(sftEmpty).toMatchObject({ records: 0, notes: { noSteps: 1 } });
     const bench = await exportDataset({ format: 'benchmark', trajectories: pool, out: path.join(dir, 'bench.jsonl') });
     const benchRows = (await readJsonl(path.join(dir, 'bench.jsonl'))).map((r) => BenchmarkRecordSchema.parse(r));
     expect(benchRows.length).toBe(bench.records);

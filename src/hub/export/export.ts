@@ -164,7 +164,12 @@ function validateRecords(format: RecordFormat, records: readonly unknown[], spli
 export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
   const record: RecordFormat = o.format === 'hf' ? (o.record ?? 'sft') : o.format;
   if (o.top !== undefined && (!Number.isInteger(o.top) || o.top < 1)) throw new ExportError(`--top must be a positive integer, got ${o.top}`);
-  const built = { sft: buildSft, dpo: buildDpo, rl: buildRl, benchmark: buildBenchmark }[record](o.trajectories, o);
+  // A trajectory without a step (its episode failed before the agent acted: a sandbox that never started, a
+  // prompt over the model's context) has nothing to train on, and a record without an assistant turn is not
+  // one the trainer takes: the training formats leave it out and count it (`notes.noSteps`).
+  const trainable = record === 'benchmark' ? o.trajectories : o.trajectories.filter((t) => t.steps.length > 0);
+  const built = { sft: buildSft, dpo: buildDpo, rl: buildRl, benchmark: buildBenchmark }[record](trainable, o);
+  if (trainable.length < o.trajectories.length) built.notes['noSteps'] = o.trajectories.length - trainable.length;
   const shares = o.splits ?? [{ name: 'train', fraction: 1 }];
   const bySplit = splitByTask(built.records, (r) => r.task, shares, o.seed ?? 0);
   const splits = new Map([...bySplit.entries()].map(([s, rs]) => [s, rs.map((r) => r.record)] as const));
