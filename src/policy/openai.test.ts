@@ -199,6 +199,17 @@ describe('OpenAIPolicy against a loopback server', () => {
     expect(api.requests).toHaveLength(1);
   });
 
+  it('a prompt over the model’s context is an invalid-call step, as with the local policy, not a failed episode', async () => {
+    api = await LoopbackApi.start(() => ({ status: 400, body: openaiError("This model's maximum context length is 2048 tokens. However, you requested 2300 tokens.") }));
+    const agent = policy(api.url);
+    const t = await runEpisode(make(ENV, { maxEpisodeSteps: 2 }), agent, { envId: ENV, seed: SEED });
+    expect(t.outcome).toMatchObject({ success: false, truncated: true });
+    expect(t.steps.map((s) => s.action.tool)).toEqual([INVALID_TOOL_CALL, INVALID_TOOL_CALL]);
+    expect(t.steps[0]?.action.params['error']).toMatch(/^context overflow: openai: HTTP 400 This model's maximum context length is 2048 tokens/);
+    expect(t.steps[0]?.tokens).toBeUndefined(); // nothing was sampled: nothing for RL to train on
+    expect(agent.usage).toMatchObject({ requests: 2, steps: 2, invalidCalls: 2 });
+  });
+
   it('times out a hanging server (bounded) and reports it', async () => {
     api = await LoopbackApi.start(() => ({ hang: true }));
     const agent = policy(api.url, { timeoutMs: 50, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } });

@@ -5,9 +5,9 @@ import type { StepMeta, TaskInfo } from '../core/types.js';
 import type { AgentInfo } from '../core/wrappers/recorder.js';
 import { toolFunction } from '../hub/export/conversation.js';
 import { classifySdkError } from '../core/retry.js';
-import { DEFAULT_RETRY_POLICY, type FailureInfo, type RetryPolicy, withRetry } from '../core/retry.js';
+import { DEFAULT_RETRY_POLICY, type FailureInfo, RetriesExhaustedError, type RetryPolicy, withRetry } from '../core/retry.js';
 import { renderContext, type StepNote } from './chat-format.js';
-import { parseOpenAIMessage } from './tool-call-parsing.js';
+import { invalidCall, parseOpenAIMessage } from './tool-call-parsing.js';
 import { emptyUsage, stepSeed, type PolicyUsage } from './usage.js';
 
 /**
@@ -33,7 +33,9 @@ import { emptyUsage, stepSeed, type PolicyUsage } from './usage.js';
  *
  * Failures: timeouts, connection errors, 408/409/429/5xx are retried with exponential backoff (the
  * judge's policy, `retry`); other errors, and the last failure, throw `RetriesExhaustedError` — a dead
- * server ends the rollout, while a malformed model output is an invalid-call action (never thrown).
+ * server ends the rollout, while a malformed model output is an invalid-call action (never thrown), and so
+ * is a prompt the server refuses as longer than the model's context ({@link isContextOverflow}), as with
+ * the `local:` policy.
  */
 
 /** Options of {@link OpenAIPolicy}. */
@@ -74,6 +76,15 @@ export interface OpenAIPolicyOptions {
 interface VllmExtras {
   token_ids?: unknown;
   prompt_token_ids?: unknown;
+}
+
+/**
+ * Whether a request failed because the prompt does not fit the model's context: a 400 whose message says so
+ * (vLLM: "This model's maximum context length is …", OpenAI: `context_length_exceeded`, the trainer's server:
+ * "the prompt is N tokens, the model's context is M").
+ */
+export function isContextOverflow(err: unknown): boolean {
+  return err instanceof RetriesExhaustedError && err.failure.status === 400 && /maximum context length|context_length_exceeded|the model's context is|prompt is too long/i.test(err.message);
 }
 
 function numberArray(v: unknown): number[] | undefined {
@@ -148,15 +159,27 @@ export class OpenAIPolicy implements Agent {
       ...(o.returnTokenIds ? { return_token_ids: true } : {}),
       ...(this.mode === 'native' ? { tools: ctx.tools.map((t): ChatCompletionTool => toolFunction(t)) } : {}),
     };
-    const completion = await withRetry(
-      async () => {
-        this.usage.requests++;
-        return this.client.chat.completions.create(body, { timeout: o.timeoutMs ?? 120_000 });
-      },
-      (err) => this.classify(err),
-      o.retry ?? DEFAULT_RETRY_POLICY,
-      { onRetry: () => void this.usage.retries++, ...(o.sleep ? { sleep: o.sleep } : {}) },
-    );
+    let completion: ChatCompletion;
+    try {
+      completion = await withRetry(
+        async () => {
+          this.usage.requests++;
+          return this.client.chat.completions.create(body, { timeout: o.timeoutMs ?? 120_000 });
+        },
+        (err) => this.classify(err),
+        o.retry ?? DEFAULT_RETRY_POLICY,
+        { onRetry: () => void this.usage.retries++, ...(o.sleep ? { sleep: o.sleep } : {}) },
+      );
+    } catch (err) {
+      if (!isContextOverflow(err)) throw err;
+      // The conversation no longer fits the model's context: no output is possible. An invalid call, as the
+      // `local:` policy reports it (the episode goes on to its step limit or ends), never thrown: one long
+      // episode must not fail a collection or an evaluation.
+      this.usage.steps++;
+      this.usage.invalidCalls++;
+      this.notes[ctx.stepIndex] = { raw: '' };
+      return { action: invalidCall(`context overflow: ${(err as Error).message}`, '') };
+    }
     this.usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
     this.usage.completionTokens += completion.usage?.completion_tokens ?? 0;
     return this.decide(completion, ctx.stepIndex);
