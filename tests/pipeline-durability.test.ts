@@ -9,6 +9,9 @@
  *    train activity is retried, resumes from its last checkpoint (not step 0) and ends with the same number
  *    of optimizer steps as the uninterrupted run of (1).
  * 3. Cancel: `cancel` with `mode: abort` while the trainer runs leaves no trainer process behind.
+ * 4. GPU worker crash while it serves the policy (`policy.serve`): its server exits with it (the parent
+ *    watchdog), `servePolicy` is retried on the new worker, the collection's shards wait for the new server,
+ *    and no episode that failed for want of a server is stored or trained on.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,7 +27,10 @@ import { STORED_RESULT_FILE } from '../src/pipeline/run-dir.js';
 import { SEARCH_ATTRIBUTES } from '../src/pipeline/search-attributes.js';
 import type { PipelineStatus } from '../src/pipeline/status.js';
 import { cancelSignal, pipelineStatusQuery } from '../workflows/messages.js';
+import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
+import { ArtifactStore } from '../src/hub/store/store.js';
 import { trainingLoop } from '../workflows/index.js';
+import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
 
 const temporal = requires.temporal();
@@ -243,6 +249,52 @@ temporal.describe('pipeline durability on a real dev server', () => {
     // The retry that stored the model deleted the step checkpoints of both attempts.
     expect(leftInRunDirs(join(dir, 'work', 'runs', id))).toEqual({ records: [train], outputs: [] });
   }, 240_000);
+
+  python.it('kill -9 of the GPU worker while it serves the policy: the server goes too, comes back on the new worker, and the collection loses no episode', async () => {
+    const id = 'durable-serve-crash';
+    const c = parsePipelineConfig(
+      {
+        name: 'serve-crash',
+        env: 'gymflow/tool-use-v0',
+        store: join(dir, 'store'),
+        work_dir: join(dir, 'work'),
+        policy: { init: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 4096 } }, serve: { port: await freePort(), startup_timeout: '3m' } },
+        // Enough generation (the server answers one request at a time) to be interrupted.
+        collect: { agent: 'policy', tasks: 8, group_size: 2, shard_size: 2, concurrency: 2, max_steps: 3, max_new_tokens: 48 },
+        train: { command: 'rl', config: { max_steps: 1, max_length: 512 } },
+        eval: { agent: 'expert', tasks: 2, baseline: false },
+        max_iterations: 1,
+      },
+      'durability:serve-crash',
+    );
+    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
+    const servers = (): number[] => processesMentioning('gymflow_trainer\0serve').filter((pid) => trainerPids(dir).includes(pid));
+    const first = await until(`${id} to collect through its server`, 120_000, async () => {
+      const s = await statusOf(id);
+      const pids = servers();
+      return s.stage === 'collect' && !(s.stages.collect.note ?? 'starting').startsWith('starting') && pids.length > 0 ? pids : undefined;
+    });
+    await gpu?.kill();
+    gpu = await startGpu();
+    // The server saw its parent die and stopped; nothing else would have freed the GPU and the port.
+    await until('the dead worker’s server to exit', 30_000, async () => (servers().every((pid) => !first.includes(pid)) ? true : undefined));
+
+    await handle.result();
+    const status = await statusOf(id);
+    expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
+    // servePolicy was retried (the new worker took it after the heartbeat timeout), once.
+    const history = await client.workflow.getHandle(id).fetchHistory();
+    const serveScheduled = new Set((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'servePolicy').map((e) => String(e.eventId)));
+    const attempts = (history.events ?? []).filter((e) => serveScheduled.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId))).map((e) => e.activityTaskStartedEventAttributes?.attempt);
+    expect(attempts).toEqual([2]); // a started event is recorded once the activity closes, with its last attempt
+    // Every episode of the iteration reached the model: none was stored as a failure for want of a server.
+    const store = await ArtifactStore.open({ root: join(dir, 'store') });
+    const rollouts = await loadTrajectories(store, status.history.at(-1)?.refs.scored as string);
+    expect(rollouts).toHaveLength(16);
+    expect(rollouts.filter((t) => t.outcome.reason === 'error')).toEqual([]);
+    expect(new Set(rollouts.map((t) => t.agent.name)).size).toBe(1);
+    expect(servers()).toEqual([]);
+  }, 300_000);
 
   python.it('cancel (abort) while training leaves no trainer process behind', async () => {
     const id = 'durable-cancel';

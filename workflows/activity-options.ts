@@ -76,14 +76,15 @@ export const GPU_SETUP_OPTIONS: ActivityOptions = {
 
 /**
  * The policy server (`servePolicy`, GPU queue): runs as long as the stage that acts through it, until the
- * workflow cancels it. Heartbeats every 5 s, so a minute without one means the GPU worker is gone. A server
+ * workflow cancels it. Heartbeats every 5 s, so 30 s without one means the GPU worker is gone (the stage's
+ * shards wait for the server meanwhile, so the sooner a new worker takes over the better). A server
  * that dies is started again twice (the stage's requests retry meanwhile); a checkpoint it cannot load is
  * non-retryable. Cancellation waits until the server's process group is gone, so the GPU and the port are
  * free when the workflow moves on (training, the next stage's server).
  */
 export const SERVE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '1 day',
-  heartbeatTimeout: '1 minute',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
