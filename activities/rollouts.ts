@@ -176,7 +176,9 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         // seeds) rather than train on them as failures.
         const unreachable = result.summary.failures.byKind[AGENT_UNREACHABLE] ?? 0;
         if (unreachable > 0) {
-          const example = result.trajectories.find((t) => t.outcome.reason === 'error')?.metadata['error'] as { message?: string } | undefined;
+          // The message of an episode whose agent gave up (others may have failed for other reasons).
+          const errors = result.trajectories.map((t) => t.metadata['error'] as { name?: string; message?: string } | undefined);
+          const example = errors.find((e) => e?.name === 'RetriesExhaustedError');
           throw ApplicationFailure.retryable(`${unreachable} of ${result.summary.episodes} episodes could not reach the agent ${agent}: ${example?.message ?? 'no message'}`, AGENT_UNREACHABLE);
         }
         if (result.ref === undefined) throw new Error('collect stored no set');
