@@ -17,7 +17,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { durationMs, PolicyServeSchema } from '../src/pipeline/config.js';
 import { serveConfigFile, serveLaunch, waitForModel } from '../src/pipeline/serve.js';
-import { runTrainer, type TrainerRunResult } from '../src/pipeline/trainer-process.js';
+import { classifyTrainerRun, runTrainer, type TrainerRunResult } from '../src/pipeline/trainer-process.js';
 import { openWorkspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
 import { parseInput, withFailureMapping } from './common.js';
 import { trainerEnv, trainerPython } from './python.js';
@@ -45,7 +45,8 @@ export function createServeActivities(defaults: WorkspaceDefaults & { killGraceM
         await mkdir(runDir, { recursive: true });
         try {
           const configFile = path.join(runDir, 'serve.json');
-          // parent_pid: the trainer's server exits when this worker dies, instead of holding the GPU and the port.
+          // parent_pid: the trainer's server exits when this worker dies, instead of holding the GPU and the port
+          // (as the lifeline also makes it, and a custom command's supervisor makes that command).
           await writeFile(configFile, JSON.stringify(serveConfigFile(o.serve, { model, name: o.served.model }, process.pid)));
           const launch = serveLaunch(o.serve, { model, name: o.served.model, python: trainerPython(), configFile });
           const beat = { model: o.served.model, baseURL: o.served.baseURL, checkpoint: model };
@@ -61,6 +62,12 @@ export function createServeActivities(defaults: WorkspaceDefaults & { killGraceM
           }
           // Cancelled (the stage is over): the server answered SIGTERM, however it exited.
           if (run.aborted) throw new CancelledFailure(`policy server ${o.served.model} stopped${run.killed ? ' (SIGKILL after the grace period)' : ''}`);
+          // A custom command that the supervisor could not start (its `error` event names it), or that refused its
+          // arguments (exit 2, as argparse does): the command line is wrong, and no retry will fix it.
+          const outcome = classifyTrainerRun(run, `policy server ${o.served.model}`);
+          if (o.serve.command !== undefined && outcome.kind === 'config') {
+            throw ApplicationFailure.nonRetryable(`policy.serve.command: ${run.error?.message ?? outcome.message}`, 'CONFIG_ERROR');
+          }
           // Exited on its own: the failure its exit status calls for; a clean exit (the trainer's server after a
           // SIGTERM from elsewhere, or its parent watchdog) returns, and the workflow fails the stage that still
           // needed it.

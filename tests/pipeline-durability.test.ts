@@ -9,8 +9,8 @@
  *    train activity is retried, resumes from its last checkpoint (not step 0) and ends with the same number
  *    of optimizer steps as the uninterrupted run of (1).
  * 3. Cancel: `cancel` with `mode: abort` while the trainer runs leaves no trainer process behind.
- * 4. GPU worker crash while it serves the policy (`policy.serve`): its server exits with it (the parent
- *    watchdog), `servePolicy` is retried on the new worker, the collection's shards wait for the new server,
+ * 4. GPU worker crash while it serves the policy (`policy.serve`): its server exits with it (the lifeline
+ *    and the parent watchdog), `servePolicy` is retried on the new worker, the collection's shards wait for the new server,
  *    and no episode that failed for want of a server is stored or trained on.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -228,6 +228,8 @@ temporal.describe('pipeline durability on a real dev server', () => {
     const killedAt = await until(`${id} to checkpoint past step 8`, 120_000, () => Promise.resolve(newestCheckpoint(join(dir, 'work', 'runs', id), 8)));
     await gpu?.kill();
     expect(killedAt).toBeLessThan(reference.steps);
+    // The dead worker's trainer stops at once (its lifeline reads end-of-file), freeing the GPU for the retry.
+    await until('the orphaned trainer to exit', 15_000, async () => (trainerPids(dir).length === 0 ? true : undefined));
     gpu = await startGpu();
 
     await handle.result();
@@ -244,8 +246,6 @@ temporal.describe('pipeline durability on a real dev server', () => {
     expect(train?.steps).toBe(reference.steps);
     expect(status.history.at(-1)?.train?.steps).toBe(reference.steps);
     expect(train?.checkpointRef).toBe(reference.checkpointRef);
-    // The dead worker's trainer is gone too (it exits on the broken pipe at its next output line).
-    await until('the orphaned trainer to exit', 30_000, async () => (trainerPids(dir).length === 0 ? true : undefined));
     // The retry that stored the model deleted the step checkpoints of both attempts.
     expect(leftInRunDirs(join(dir, 'work', 'runs', id))).toEqual({ records: [train], outputs: [] });
   }, 240_000);
@@ -276,7 +276,8 @@ temporal.describe('pipeline durability on a real dev server', () => {
     });
     await gpu?.kill();
     gpu = await startGpu();
-    // The server saw its parent die and stopped; nothing else would have freed the GPU and the port.
+    // The server saw its parent die (its lifeline and its parent watchdog) and stopped; nothing else would
+    // have freed the GPU and the port.
     await until('the dead worker’s server to exit', 30_000, async () => (servers().every((pid) => !first.includes(pid)) ? true : undefined));
 
     await handle.result();

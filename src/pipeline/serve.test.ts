@@ -35,7 +35,7 @@ describe('policy.serve configuration and planning', () => {
     expect(agentSpecFor('policy', { checkpointRef: REF, agent: 'random', iteration: 0 }, undefined, endpoint)).toBe('random');
   });
 
-  it('builds the command line: the trainer’s server by default, placeholders filled in a custom one', () => {
+  it('builds the command line: the trainer’s server by default, placeholders filled in a custom one, which runs supervised', () => {
     const target = { model: '/work/checkouts/m', name: 'exp-iter-1-x', python: '/venv/bin/python', configFile: '/work/serve/serve.json' };
     const defaults = withServe({ bind: '0.0.0.0', host: 'gpu-1' }).policy.serve;
     if (defaults === undefined) throw new Error('no serve section');
@@ -43,9 +43,10 @@ describe('policy.serve configuration and planning', () => {
     expect(serveConfigFile(defaults, target, 42)).toEqual({ checkpoint: '/work/checkouts/m', host: '0.0.0.0', port: 8000, served_model_name: 'exp-iter-1-x', parent_pid: 42 });
     const vllm = withServe({ port: 9000, command: ['vllm', 'serve', '{model}', '--host', '{host}', '--port', '{port}', '--served-model-name', '{name}', '--x={port}{other}'] }).policy.serve;
     if (vllm === undefined) throw new Error('no serve section');
+    // Under the lifeline's supervisor, which stops it when the worker is gone.
     expect(serveLaunch(vllm, target)).toEqual({
-      command: 'vllm',
-      args: ['serve', '/work/checkouts/m', '--host', '127.0.0.1', '--port', '9000', '--served-model-name', 'exp-iter-1-x', '--x=9000{other}'],
+      command: '/venv/bin/python',
+      args: ['-m', 'gymflow_trainer.lifeline', '--', 'vllm', 'serve', '/work/checkouts/m', '--host', '127.0.0.1', '--port', '9000', '--served-model-name', 'exp-iter-1-x', '--x=9000{other}'],
     });
   });
 });

@@ -1,5 +1,5 @@
 import type { PipelineConfig } from './config.js';
-import type { TrainerLaunch } from './trainer-process.js';
+import { superviseLaunch, type TrainerLaunch } from './trainer-process.js';
 
 /**
  * Serving a checkpoint for the stages that act with the policy (`policy.serve`, docs/pipeline.md "Serving
@@ -29,17 +29,18 @@ export function serveConfigFile(serve: ServeConfig, target: Pick<ServeTarget, 'm
 
 /**
  * The server's command line: `serve.command` with `{model}`, `{host}` (the bind address), `{port}` and
- * `{name}` filled in, or the trainer's own server reading `target.configFile`.
+ * `{name}` filled in, under the lifeline's supervisor (so it stops when the worker is gone), or the trainer's
+ * own server reading `target.configFile` (which watches the lifeline itself).
  *
  * @example
  * serveLaunch({ host: '127.0.0.1', port: 8000, command: ['vllm', 'serve', '{model}', '--port', '{port}'], startup_timeout: '10m', token_ids: true }, target)
- * // { command: 'vllm', args: ['serve', '/work/checkouts/sha256-…', '--port', '8000'] }
+ * // { command: '/venv/bin/python', args: ['-m', 'gymflow_trainer.lifeline', '--', 'vllm', 'serve', '/work/checkouts/sha256-…', '--port', '8000'] }
  */
 export function serveLaunch(serve: ServeConfig, target: ServeTarget): TrainerLaunch {
   if (serve.command === undefined) return { command: target.python, args: ['-m', 'gymflow_trainer', 'serve', '--config', target.configFile] };
   const values: Record<string, string> = { '{model}': target.model, '{host}': serve.bind ?? serve.host, '{port}': String(serve.port), '{name}': target.name };
   const [command, ...args] = serve.command.map((arg) => arg.replace(/\{(model|host|port|name)\}/g, (p) => values[p] as string));
-  return { command: command as string, args };
+  return superviseLaunch(target.python, { command: command as string, args });
 }
 
 /** Options of {@link waitForModel}. */

@@ -1,9 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { processesMentioning } from '../../tests/support/processes.js';
 import { requires } from '../../tests/support/requires.js';
 import { repoRoot } from '../../tests/support/temporal.js';
 import {
@@ -16,6 +17,7 @@ import {
   parseTrainerEvent,
   resumeFrom,
   runTrainer,
+  superviseLaunch,
   trainerProcessCount,
   visibleGpuCount,
   type TrainerEvent,
@@ -172,6 +174,43 @@ py.describe('running the trainer', () => {
     expect(liveInGroup(result.pid)).toEqual([]);
     expect(classifyTrainerRun(result, 'trainer').kind).toBe('cancelled');
   }, 20_000);
+
+  it('stops the trainer, and a command it supervises, when the process that ran them is killed (-9)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-lifeline-'));
+    try {
+      const data = path.join(dir, 'sft.jsonl');
+      const message = (role: string, content: string): Record<string, unknown> => ({ role, content, tool_calls: null, thought: null, name: null, tool_call_id: null, train: role === 'assistant', step_index: role === 'system' || role === 'user' ? null : 0, step_reward: null, env_reward: null });
+      const record = { messages: [message('system', 'Tools: submit.'), message('user', 'Say hi.'), message('assistant', 'hi')], tools: '[]', trajectory_id: 't', task_id: 'task', env_id: 'gymflow/echo-v0', domain: 'demo', agent: 'scripted', success: true, reward: 1, num_steps: 1, outcome_reason: 'submitted' };
+      await writeFile(data, `${JSON.stringify(record)}\n`.repeat(4));
+      const config = path.join(dir, 'sft.json');
+      // Trains for hours and says nothing on stdout after its start, so no broken pipe can stop it: only the lifeline.
+      await writeFile(config, JSON.stringify({ data, output_dir: path.join(dir, 'out'), epochs: 100_000, log_every: 1e9, save_every: 1e9, model: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } }));
+      const sleeper = `import subprocess, time; subprocess.Popen(["sleep", "600"]); time.sleep(600)  # ${dir}`;
+      const launches = [buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }), superviseLaunch(python, { command: python, args: ['-c', sleeper] })];
+      const parent = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'tests', 'support', 'trainer-parent.ts'), JSON.stringify(launches)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise((resolve) => parent.once('exit', resolve));
+      let started = false;
+      parent.stdout.on('data', (chunk: Buffer) => (started ||= chunk.toString().includes('event start')));
+      // Once the trainer has said `start` (its last word on stdout): the parent, the trainer, the supervisor and
+      // its command (the sleeper's own child shows no marker).
+      const deadline = Date.now() + 60_000;
+      while (!(started && processesMentioning(dir).length >= 4)) {
+        if (Date.now() > deadline) throw new Error(`not running: ${processesMentioning(dir).join(' ')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const running = processesMentioning(dir);
+      parent.kill('SIGKILL');
+      await exited;
+      const killedAt = Date.now();
+      while (processesMentioning(dir).length > 0 && Date.now() - killedAt < 20_000) await new Promise((r) => setTimeout(r, 100));
+      expect(processesMentioning(dir), `left of ${running.join(' ')}`).toEqual([]);
+      // The trainer stopped by its SIGTERM path, well before the 30 s after which the lifeline uses SIGKILL.
+      expect(Date.now() - killedAt).toBeLessThan(15_000);
+    } finally {
+      for (const pid of processesMentioning(dir)) process.kill(pid, 'SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it('stops a real SFT run on abort (exit 143, checkpoint kept) and resumes from it', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-proc-'));

@@ -17,7 +17,16 @@ import { z } from 'zod';
  *   process it started (launcher workers, data loaders): SIGTERM to the group, SIGKILL after a grace period
  *   ({@link runTrainer}'s `signal`). The trainer answers SIGTERM by exiting 143 with its last complete
  *   checkpoint on disk.
+ * - the child's stdin is the **lifeline**: a pipe this process holds open and never writes to, with
+ *   `GYMFLOW_LIFELINE=stdin` in its environment (trainer/gymflow_trainer/lifeline.py). When this process is
+ *   gone, even by `kill -9`, the pipe reads end-of-file in the trainer and in every rank a launcher started,
+ *   and they stop with SIGTERM (SIGKILL 30 s later), instead of training on until their next write to a dead
+ *   stdout, or serving forever. Commands that know nothing of it run under `python -m gymflow_trainer.lifeline`
+ *   ({@link superviseLaunch}).
  */
+
+/** The environment variable that tells a trainer process its stdin is the lifeline. */
+export const LIFELINE_ENV = 'GYMFLOW_LIFELINE';
 
 /** Commands of `python -m gymflow_trainer`. */
 export type TrainerCommand = 'sft' | 'rl' | 'dpo' | 'export-onnx';
@@ -70,6 +79,16 @@ export function buildTrainerLaunch(o: LaunchOptions): TrainerLaunch {
     command: o.python,
     args: ['-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', String(o.processes), '-m', 'gymflow_trainer', ...trainerArgs],
   };
+}
+
+/**
+ * `launch` under the lifeline's supervisor (`python -m gymflow_trainer.lifeline -- COMMAND …`), for a command
+ * that knows nothing of the lifeline, such as `vllm serve`: the supervisor stops it, and what it started, once
+ * this process is gone. Exit status, stdout and stderr are the command's; one that cannot be started exits 2
+ * with an `error` event naming it.
+ */
+export function superviseLaunch(python: string, launch: TrainerLaunch): TrainerLaunch {
+  return { command: python, args: ['-m', 'gymflow_trainer.lifeline', '--', launch.command, ...launch.args] };
 }
 
 /**
@@ -281,10 +300,12 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
   return new Promise<TrainerRunResult>((resolve, reject) => {
     const child = spawn(options.launch.command, options.launch.args, {
       cwd: options.cwd,
-      env: { ...process.env, ...options.env, PYTHONUNBUFFERED: '1' },
-      // Its own process group: kill(-pid) reaches the launcher's workers too.
+      env: { ...process.env, ...options.env, PYTHONUNBUFFERED: '1', [LIFELINE_ENV]: 'stdin' },
+      // Its own process group: kill(-pid) reaches its data loaders, and the launcher, which passes SIGTERM on
+      // to the ranks it started in sessions of their own.
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // stdin is the lifeline (see the module comment): never written, closed when this process is gone.
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     const pid = child.pid;
     if (pid === undefined) {
@@ -292,6 +313,9 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
       return;
     }
     const result: TrainerRunResult = { exitCode: null, exitSignal: null, pid, aborted: false, killed: false, stderrTail: '' };
+    // Nothing is written to the lifeline, so the only error it can raise is the trainer closing its end.
+    child.stdin.on('error', () => undefined);
+    const cutLifeline = (): void => void child.stdin.destroy();
     let killTimer: NodeJS.Timeout | undefined;
     const stop = (): void => {
       if (result.aborted) return;
@@ -299,6 +323,9 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
       killGroup(pid, 'SIGTERM');
       killTimer = setTimeout(() => {
         if (killGroup(pid, 'SIGKILL')) result.killed = true;
+        // Ranks that a launcher started in sessions of their own outlive its SIGKILL, and still hold stdout:
+        // the end-of-file on the lifeline stops them.
+        cutLifeline();
       }, options.killGraceMs ?? 10_000);
     };
     // If the worker itself exits, take the trainer down with it rather than leaving an orphan on the GPU.
@@ -327,8 +354,10 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
       if (killTimer) clearTimeout(killTimer);
       options.signal?.removeEventListener('abort', stop);
       process.removeListener('exit', onExit);
-      // The trainer is gone; anything it left in its group (a stuck data-loader worker) goes too.
+      // The trainer is gone; anything it left in its group (a stuck data-loader worker) goes too, and so does
+      // whatever still watches the lifeline outside the group.
       killGroup(pid, 'SIGKILL');
+      cutLifeline();
       resolve(result);
     };
     lines.on('close', () => {

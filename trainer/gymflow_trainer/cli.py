@@ -11,6 +11,9 @@ Under ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE > 1``) every process ru
 joined after the configuration is validated and left on every exit path (``distributed.init``/``shutdown``).
 A rank that gets SIGTERM exits 143 even when the signal lands while it is blocked in a collective (the
 collective then fails as its peers leave; the pending SIGTERM decides the exit status).
+
+Started by a gymflow worker (``GYMFLOW_LIFELINE=stdin``, standard input a pipe only the worker writes to), every
+command stops with SIGTERM once that pipe reads end-of-file, i.e. once the worker is gone (lifeline.py).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import time
 import traceback
 from typing import Optional
 
-from . import distributed
+from . import distributed, lifeline
 from .config import COMMANDS, load_config
 from .errors import CheckpointError, ConfigError, DataError, Terminated, TrainerError
 from .events import EventWriter
@@ -63,7 +66,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     global _sigterm_seen
     _sigterm_seen = False
     events = EventWriter()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    main_thread = _main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    if main_thread:
+        # Started by a worker: stop when it is gone (lifeline.py), through the handler just installed.
+        lifeline.watch(lifeline.stop_self)
     try:
         return _main(argv, events)
     finally:
