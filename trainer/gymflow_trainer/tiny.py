@@ -18,6 +18,7 @@ import os
 from typing import Any, Iterator, Optional, Sequence
 
 from .chat import CHAT_TEMPLATE, IM_END, PAD, SPECIAL_TOKENS
+from .portable import make_portable
 from .common import SYSTEM_PROMPT_ATTR
 from .data import iter_jsonl
 from .config import TinyModelConfig, from_dict, read_document
@@ -159,6 +160,7 @@ def save_tiny(out_dir: str, cfg: Optional[TinyModelConfig] = None) -> str:
     tok, model = build_tiny(cfg)
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
+    make_portable(out_dir)
     return out_dir
 
 
