@@ -141,6 +141,9 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         });
 
         let beat: TrainHeartbeat = { ...initialHeartbeat(info.attempt), ...(resume === undefined ? {} : { checkpoint: resume }) };
+        // Where training really continued from: the trainer's `start` event says, when it had to skip an
+        // unreadable checkpoint.
+        let resumedFrom = resume ?? null;
         const report = progressReporter('train', 'steps');
         ctx.heartbeat(beat);
         const idle = setInterval(() => ctx.heartbeat(beat), idleHeartbeatMs(info.heartbeatTimeoutMs));
@@ -154,7 +157,13 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
             killGraceMs: defaults.killGraceMs ?? 10_000,
             onEvent: (event) => {
               beat = nextHeartbeat(beat, event);
-              const note = `attempt ${info.attempt}${resume === undefined ? '' : `, resumed from ${resume}`}${beat.loss === null ? '' : `, loss ${beat.loss.toFixed(4)}`}`;
+              if (event.event === 'start') {
+                if (event.resumed_from !== undefined) resumedFrom = event.resumed_from;
+                for (const u of event.unreadable_checkpoints ?? []) {
+                  ctx.log.warn(`training did not resume from ${u.path}, which cannot be read back (${u.error}); it is set aside as ${u.path}.unreadable`);
+                }
+              }
+              const note = `attempt ${info.attempt}${resumedFrom === null ? '' : `, resumed from ${resumedFrom}`}${beat.loss === null ? '' : `, loss ${beat.loss.toFixed(4)}`}`;
               report(beat.step, beat.totalSteps ?? beat.step, beat, note);
             },
           });
@@ -168,9 +177,9 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           kind: 'checkpoint',
           parents,
           name: `${o.experiment}/iter-${o.iteration}/checkpoint`,
-          meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, resumedFrom: resume ?? null },
+          meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, resumedFrom },
         });
-        const result: TrainResult = { checkpointRef: entry.ref, loss: beat.loss, steps: beat.step, wallMs: Date.now() - started, resumedFrom: resume ?? null, attempt: info.attempt };
+        const result: TrainResult = { checkpointRef: entry.ref, loss: beat.loss, steps: beat.step, wallMs: Date.now() - started, resumedFrom, attempt: info.attempt };
         // The step checkpoints (optimizer state included) are no longer needed once the model is stored.
         await releaseRunDir(runDir, outputDir, result);
         return result;

@@ -82,6 +82,14 @@ describe('trainer events → heartbeats', () => {
     expect(beats[3]).toMatchObject({ step: 1, checkpoint: '/o/checkpoint-1', checkpointStep: 1 });
     expect(beats[4]).toMatchObject({ step: 2, loss: null, checkpoint: '/o/checkpoint-1' });
     expect(beats[5]).toMatchObject({ step: 3, loss: 5.4, checkpoint: '/o/checkpoint-1', attempt: 1 });
+    // A retry asked to resume from checkpoint-6: the trainer says it could not read it and went back to 4.
+    const asked = { ...initialHeartbeat(2), checkpoint: '/o/checkpoint-6' };
+    const skipped = parseTrainerEvent('{"event":"start","total_steps":8,"start_step":4,"resumed_from":"/o/checkpoint-4","unreadable_checkpoints":[{"path":"/o/checkpoint-6","error":"trainer_state.pt: EOFError: "}]}');
+    if (skipped === undefined) throw new Error('start event not parsed');
+    expect(nextHeartbeat(asked, skipped)).toMatchObject({ step: 4, checkpoint: '/o/checkpoint-4', checkpointStep: 4 });
+    const none = parseTrainerEvent('{"event":"start","total_steps":8,"start_step":0,"resumed_from":null}');
+    if (none === undefined) throw new Error('start event not parsed');
+    expect(nextHeartbeat(asked, none)).toMatchObject({ step: 0, checkpoint: null, checkpointStep: null });
   });
 
   it('resumes from the newer of the heartbeat checkpoint and the newest complete one on disk', async () => {

@@ -131,7 +131,14 @@ export function trainerProcessCount(configured: number | undefined, gpus: number
 
 /** One JSON line of the trainer's stdout (docs/trainer.md "Events"); unknown fields are kept. */
 export const TrainerEventSchema = z.discriminatedUnion('event', [
-  z.looseObject({ event: z.literal('start'), total_steps: z.number().optional(), start_step: z.number().optional(), resumed_from: z.string().nullable().optional() }),
+  z.looseObject({
+    event: z.literal('start'),
+    total_steps: z.number().optional(),
+    start_step: z.number().optional(),
+    resumed_from: z.string().nullable().optional(),
+    /** Checkpoints the trainer could not read back and set aside (`<name>.unreadable`), newest first. */
+    unreadable_checkpoints: z.array(z.looseObject({ path: z.string(), error: z.string() })).optional(),
+  }),
   z.looseObject({ event: z.literal('progress'), step: z.number(), total_steps: z.number().optional(), loss: z.number().nullable().optional() }),
   z.looseObject({ event: z.literal('checkpoint'), path: z.string(), step: z.number() }),
   z.looseObject({ event: z.literal('done'), path: z.string().optional(), loss: z.number().nullable().optional(), step: z.number().optional() }),
@@ -170,8 +177,13 @@ export interface TrainHeartbeat {
 /** The heartbeat details after `event` (pure: `prev` is not changed). */
 export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainHeartbeat {
   switch (event.event) {
-    case 'start':
-      return { ...prev, totalSteps: event.total_steps ?? prev.totalSteps, step: event.start_step ?? prev.step };
+    case 'start': {
+      const next = { ...prev, totalSteps: event.total_steps ?? prev.totalSteps, step: event.start_step ?? prev.step };
+      // What the trainer actually resumed from: an older checkpoint than asked when the newest was unreadable,
+      // or none.
+      if (event.resumed_from === undefined) return next;
+      return { ...next, checkpoint: event.resumed_from, checkpointStep: event.resumed_from === null ? null : (event.start_step ?? null) };
+    }
     case 'progress':
       return { ...prev, step: event.step, totalSteps: event.total_steps ?? prev.totalSteps, loss: event.loss ?? null };
     case 'checkpoint':

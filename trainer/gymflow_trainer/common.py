@@ -24,7 +24,9 @@ import os
 import random
 import re
 import shutil
+import sys
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 import torch
@@ -133,37 +135,85 @@ def save_checkpoint(out_dir: str, step: int, model: Any, tokenizer: Any, opt: An
     if not distributed.is_main():
         distributed.barrier()  # rank 0 writes it; the others go on once it is complete
         return final
-    tmp = os.path.join(out_dir, f".{name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    save_file(trainable_state(model), os.path.join(tmp, TRAINABLE_FILE))
-    with policy_only(model):
-        model.save_pretrained(os.path.join(tmp, "model"))
-    tokenizer.save_pretrained(os.path.join(tmp, "model"))
-    make_portable(os.path.join(tmp, "model"))
-    state = {
-        "step": step,
-        "optimizer": opt.state_dict(),
-        "scheduler": sched.state_dict(),
-        "rng": {
-            "python": random.getstate(),
-            "torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-        },
-        "saved_at": time.time(),
-        **extra,
-    }
-    torch.save(state, os.path.join(tmp, STATE_FILE))
-    _fsync_dir(tmp)
-    if os.path.exists(final):
-        shutil.rmtree(final)
-    os.rename(tmp, final)
+    with _staging(out_dir, name) as tmp:
+        os.makedirs(tmp)
+        save_file(trainable_state(model), os.path.join(tmp, TRAINABLE_FILE))
+        with policy_only(model):
+            model.save_pretrained(os.path.join(tmp, "model"))
+        tokenizer.save_pretrained(os.path.join(tmp, "model"))
+        make_portable(os.path.join(tmp, "model"))
+        state = {
+            "step": step,
+            "optimizer": opt.state_dict(),
+            "scheduler": sched.state_dict(),
+            "rng": {
+                "python": random.getstate(),
+                "torch": torch.get_rng_state(),
+                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            },
+            "saved_at": time.time(),
+            **extra,
+        }
+        torch.save(state, os.path.join(tmp, STATE_FILE))
+        _fsync_dir(tmp)
+        if os.path.exists(final):
+            shutil.rmtree(final)
+        os.rename(tmp, final)
     _fsync_dir(out_dir)
     if name.startswith("checkpoint-"):
         for old in list_checkpoints(out_dir)[:-keep_last]:
             shutil.rmtree(old, ignore_errors=True)
     distributed.barrier()
     return final
+
+
+#: A directory being written before it is renamed into place: ``.<name>.tmp-<pid of the writer>``.
+STAGING = re.compile(r"\.(.+)\.tmp-(\d+)")
+
+
+@contextlib.contextmanager
+def _staging(out_dir: str, name: str) -> Iterator[str]:
+    """The temporary directory ``name`` is written in (see :data:`STAGING`), removed when the writing fails
+    (a full disk), so a failed save leaves nothing behind. Any half-written earlier one of this process goes
+    first."""
+    tmp = os.path.join(out_dir, f".{name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def remove_stale_staging(out_dir: str) -> list[str]:
+    """Removes from ``out_dir`` the temporary directories (:data:`STAGING`) of writers that are no longer running:
+    what a trainer killed in the middle of a save (``kill -9``, the host going down) left. Such a directory can
+    hold gigabytes of optimizer state, and nothing else would ever delete it. Returns the names removed."""
+    removed = []
+    try:
+        names = os.listdir(out_dir)
+    except OSError:
+        return removed
+    for name in names:
+        m = STAGING.fullmatch(name)
+        if m is None or _alive(int(m.group(2))):
+            continue
+        shutil.rmtree(os.path.join(out_dir, name), ignore_errors=True)
+        removed.append(name)
+    if removed:
+        sys.stderr.write(f"removed what interrupted saves left in {out_dir}: {', '.join(sorted(removed))}\n")
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (one that exists but is not ours counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _fsync_dir(path: str) -> None:
@@ -201,17 +251,39 @@ def resolve_resume(resume_from: Optional[str], out_dir: str) -> Optional[str]:
     return resume_from
 
 
+class UnreadableCheckpoint(Exception):
+    """A checkpoint's files cannot be read back: missing, truncated or garbled. This can happen when the host
+    went down before the kernel had written out what the trainer saved, since a checkpoint is renamed into place
+    without an fsync of every file. :func:`start_training` then resumes from an older one."""
+
+
+def _read(path: str, name: str, read: Callable[[], Any]) -> Any:
+    """``read()`` of the checkpoint file ``path/name``. A missing file, or one that does not deserialise, is an
+    :class:`UnreadableCheckpoint`; another I/O error (a share that hiccupped) stays what it is, retryable."""
+    try:
+        return read()
+    except FileNotFoundError as e:
+        raise UnreadableCheckpoint(f"{name} is missing") from e
+    except OSError:
+        raise
+    except Exception as e:  # noqa: BLE001 - torch.load and safetensors raise many kinds for a garbled file
+        raise UnreadableCheckpoint(f"{name}: {type(e).__name__}: {e}") from e
+
+
 def load_checkpoint(path: str, model: Any, opt: Any, sched: Any, data_digest: str, check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Restores model (trainable parameters), optimiser, scheduler and RNG; returns the state dict."""
+    """Restores model (trainable parameters), optimiser, scheduler and RNG; returns the state dict. Both files
+    are read before anything is restored, so an :class:`UnreadableCheckpoint` leaves the model as it was."""
     from safetensors.torch import load_file
 
-    state = torch.load(os.path.join(path, STATE_FILE), map_location="cpu", weights_only=False)
+    state = _read(path, STATE_FILE, lambda: torch.load(os.path.join(path, STATE_FILE), map_location="cpu", weights_only=False))
+    if not isinstance(state, dict) or not {"step", "optimizer", "scheduler", "rng"} <= set(state):
+        raise UnreadableCheckpoint(f"{STATE_FILE} does not hold a trainer state")
     if state.get("data_digest") != data_digest:
         raise CheckpointError(f"{path}: was written for a different dataset ({state.get('data_digest')} != {data_digest}); "
                               "resuming would skip or repeat data")
     if check:
         check(state)
-    tensors = load_file(os.path.join(path, TRAINABLE_FILE))
+    tensors = _read(path, TRAINABLE_FILE, lambda: load_file(os.path.join(path, TRAINABLE_FILE)))
     want = {n for n, p in model.named_parameters() if p.requires_grad}
     if set(tensors) != want:
         raise CheckpointError(f"{path}: its parameters do not match the model (is LoRA on in one and off in the other?)")
@@ -237,20 +309,18 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
     if not distributed.is_main():
         distributed.barrier()
         return final
-    tmp = os.path.join(out_dir, f".final.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    with policy_only(model):
+    with _staging(out_dir, "final") as tmp, policy_only(model):
         m = model
         if hasattr(model, "merge_and_unload"):
             import copy
 
             m = copy.deepcopy(model).merge_and_unload()
         m.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    make_portable(tmp)
-    if os.path.exists(final):
-        shutil.rmtree(final)
-    os.rename(tmp, final)
+        tokenizer.save_pretrained(tmp)
+        make_portable(tmp)
+        if os.path.exists(final):
+            shutil.rmtree(final)
+        os.rename(tmp, final)
     distributed.barrier()
     return final
 
@@ -297,22 +367,79 @@ def pad_batch(seqs: list[Any], pad_id: int, dev: torch.device) -> dict[str, torc
     return {"input_ids": ids.to(dev), "attention_mask": att.to(dev), "labels": lab.to(dev)}
 
 
+@dataclass
+class Resumed:
+    """Where :func:`start_training` resumed from (``path``, None: from the start), and the checkpoints it found
+    unreadable on the way (``{"path", "error"}``, newest first)."""
+
+    path: Optional[str] = None
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+
+    def fields(self) -> dict[str, Any]:
+        """The ``start`` event's fields: ``resumed_from``, and ``unreadable_checkpoints`` when there were any."""
+        return {"resumed_from": self.path, **({"unreadable_checkpoints": self.unreadable} if self.unreadable else {})}
+
+
 def start_training(
     model: Any, ocfg: OptimConfig, total_steps: int, resume: Optional[str], data_digest: str
-) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR, int]:
-    """Optimizer, scheduler and the step to start from. With ``resume`` the checkpoint's model, optimizer,
-    scheduler and RNG states are restored, after checking it was made for the same data and the same planned
-    number of steps (a resume that would silently skip or repeat data is refused)."""
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR, int, Resumed]:
+    """Optimizer, scheduler, the step to start from, and where it came from. With ``resume`` the checkpoint's
+    model, optimizer, scheduler and RNG states are restored, after checking it was made for the same data and the
+    same planned number of steps (a resume that would silently skip or repeat data is refused).
+
+    A checkpoint that cannot be read back (:class:`UnreadableCheckpoint`) is set aside as
+    ``<name>.unreadable``: the newest complete checkpoint is what a retry resumes from, and a retry would fail
+    on it every time. When it is a step checkpoint, the next older complete one beside it is tried instead, and
+    so on, down to the start of training when none can be read. The ``start`` event lists what was skipped, and
+    stderr says so."""
     opt = make_optimizer(model, ocfg)
     sched = make_scheduler(opt, ocfg, total_steps)
+    resumed = Resumed()
     if not resume:
-        return opt, sched, 0
+        return opt, sched, 0, resumed
+    # Then its older siblings, newest first, when `resume` is a step checkpoint (`checkpoint-N`).
+    step = _step_of(resume)
+    siblings = list_checkpoints(os.path.dirname(os.path.abspath(resume)))
+    candidates = [resume, *([] if step is None else [c for c in reversed(siblings) if (_step_of(c) or 0) < step])]
+    start = 0
+    for k, path in enumerate(candidates):
 
-    def check(state: dict[str, Any]) -> None:
-        if state.get("total_steps") != total_steps:
-            raise CheckpointError(f"{resume}: planned {state.get('total_steps')} steps, this configuration plans {total_steps}")
+        def check(state: dict[str, Any], path: str = path) -> None:
+            if state.get("total_steps") != total_steps:
+                raise CheckpointError(f"{path}: planned {state.get('total_steps')} steps, this configuration plans {total_steps}")
 
-    return opt, sched, int(load_checkpoint(resume, model, opt, sched, data_digest, check)["step"])
+        try:
+            start = int(load_checkpoint(path, model, opt, sched, data_digest, check)["step"])
+        except UnreadableCheckpoint as e:
+            resumed.unreadable.append({"path": path, "error": str(e)})
+            then = "trying an older checkpoint" if k + 1 < len(candidates) else "starting from step 0"
+            sys.stderr.write(f"resume: {path} cannot be read back ({e}); {then}\n")
+            continue
+        resumed.path = path
+        break
+    if resumed.unreadable:
+        _set_aside([u["path"] for u in resumed.unreadable])
+    return opt, sched, start, resumed
+
+
+def _step_of(checkpoint: str) -> Optional[int]:
+    m = re.fullmatch(r"checkpoint-(\d+)", os.path.basename(os.path.normpath(checkpoint)))
+    return int(m.group(1)) if m else None
+
+
+def _set_aside(paths: list[str]) -> None:
+    """Renames unreadable checkpoints to ``<name>.unreadable`` (rank 0, once every rank has stopped reading them),
+    out of the way of the next resume and of rotation."""
+    distributed.barrier()
+    if distributed.is_main():
+        for path in paths:
+            aside = f"{os.path.normpath(path)}.unreadable"
+            shutil.rmtree(aside, ignore_errors=True)
+            try:
+                os.rename(path, aside)
+            except OSError as e:
+                sys.stderr.write(f"resume: could not set {path} aside: {e}\n")
+    distributed.barrier()
 
 
 def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_norm: float) -> tuple[float, float]:
@@ -358,6 +485,8 @@ def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
     from .data import file_digest
 
     os.makedirs(cfg.output_dir, exist_ok=True)
+    if distributed.is_main():
+        remove_stale_staging(cfg.output_dir)
     seed_everything(cfg.seed)
     dev = device()
     digest = file_digest(cfg.data)

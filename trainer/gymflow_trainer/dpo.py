@@ -64,9 +64,9 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
         for p in ref_model.parameters():
             p.requires_grad_(False)
     model.train()
-    opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
-    events.emit("start", command="dpo", pairs=len(pairs), total_steps=len(steps), start_step=start, resumed_from=resume,
+    events.emit("start", command="dpo", pairs=len(pairs), total_steps=len(steps), start_step=start, **resumed.fields(),
                 device=str(dev), reference=cfg.reference, processes=distributed.world().size)
 
     def reference(idx: list[int]) -> tuple[torch.Tensor, torch.Tensor]:

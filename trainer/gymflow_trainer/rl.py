@@ -146,10 +146,10 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                 for row, k in enumerate(chunk):
                     ref[k] = lp[row, : len(samples[k].tokens.input_ids) - 1].cpu()
     model.train()
-    opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), total_steps=len(steps), start_step=start,
-                resumed_from=resume, device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
+                **resumed.fields(), device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
                 processes=distributed.world().size)
     counts = trained_counts(samples)
     pg_mode = "seq" if cfg.loss.algorithm == "gspo" else (cfg.loss.aggregation or DEFAULT_AGGREGATION[cfg.loss.algorithm])

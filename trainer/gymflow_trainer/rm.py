@@ -492,6 +492,8 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     from . import common, distributed
 
     os.makedirs(cfg.output_dir, exist_ok=True)
+    if distributed.is_main():
+        common.remove_stale_staging(cfg.output_dir)
     common.seed_everything(cfg.seed)
     dev = common.device()
     digest = _data_digest(cfg)
@@ -508,7 +510,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     steps = common.batch_schedule(len(train), cfg)
     model.to(dev)
     model.train()
-    opt, sched, start = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
     # Under torchrun: training forwards through DDP, each rank on its share of a step (as in sft/dpo). DDP has to
     # see the forward, and raw_scores does not go through model.forward, hence the small module around it.
     class _Scorer(torch.nn.Module):
@@ -521,7 +523,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
 
     fwd = distributed.wrap(_Scorer(model))
     events.emit("start", command="rm", objective=cfg.objective, examples=len(train), heldout=len(heldout), total_steps=len(steps),
-                start_step=start, resumed_from=resume, device=str(dev), processes=distributed.world().size)
+                start_step=start, **resumed.fields(), device=str(dev), processes=distributed.world().size)
 
     def micro_loss(idx: list[int]) -> tuple[Any, dict[str, float]]:
         with common.autocast_ctx(cfg.bf16):

@@ -165,10 +165,10 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     lengths = [len(e.input_ids) for e in examples]
     model.to(dev)
     model.train()
-    opt, sched, start = common.start_training(model, cfg.optim, len(schedule), resume, digest)
+    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(schedule), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,
-                resumed_from=resume, device=str(dev), processes=distributed.world().size,
+                **resumed.fields(), device=str(dev), processes=distributed.world().size,
                 trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad))
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(schedule)}

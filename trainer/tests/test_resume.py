@@ -43,3 +43,114 @@ def test_resume_matches_uninterrupted(tmp_path, case):
     for step, loss in res_losses.items():
         assert loss == pytest.approx(full_losses[step], rel=1e-6, abs=1e-6)
     assert resumed["loss"] == pytest.approx(full["loss"], rel=1e-6, abs=1e-6)
+
+
+def sft_run(tmp_path, out, **kw):
+    from conftest import sft_record, write_jsonl
+    from gymflow_trainer import sft
+    from gymflow_trainer.config import SftConfig
+
+    data = write_jsonl(tmp_path / "sft.jsonl", [sft_record(instruction=f"Echo the word hi {i}.") for i in range(8)])
+    cfg = from_dict(SftConfig, {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)},
+                                "optim": {"lr": 1e-2}, "batch_size": 2, "epochs": 2, "save_every": 2, "keep_last": 10, **kw})
+    cfg.validate()
+    cap = Capture()
+    sft.run(cfg, EventWriter(cap))
+    return {e["step"]: e["loss"] for e in cap.lines if e["event"] == "progress"}, cap.lines[0]
+
+
+def garble(path, keep=0.5):
+    """What a host that went down mid-writeback leaves: the file cut short."""
+    size = os.path.getsize(path)
+    with open(path, "r+b") as fh:
+        fh.truncate(int(size * keep))
+
+
+def test_an_unreadable_checkpoint_is_set_aside_and_an_older_one_resumed_exactly(tmp_path, capfd):
+    full, _ = sft_run(tmp_path, "a")
+    assert max(full) == 8
+    out = str(tmp_path / "a")
+    garble(os.path.join(out, "checkpoint-6", "trainer_state.pt"))
+    garble(os.path.join(out, "checkpoint-4", "trainable.safetensors"), keep=0.1)
+    # A retry resumes from the newest complete checkpoint, which is the garbled one.
+    resumed, start = sft_run(tmp_path, "a", resume_from=os.path.join(out, "checkpoint-6"))
+    assert start["start_step"] == 2 and start["resumed_from"] == os.path.join(out, "checkpoint-2")
+    assert [u["path"] for u in start["unreadable_checkpoints"]] == [os.path.join(out, f"checkpoint-{s}") for s in (6, 4)]
+    assert start["unreadable_checkpoints"][0]["error"].startswith("trainer_state.pt: ")
+    assert start["unreadable_checkpoints"][1]["error"].startswith("trainable.safetensors: ")
+    assert "cannot be read back" in capfd.readouterr().err
+    # The same steps and losses as the uninterrupted run from step 3 on.
+    assert min(resumed) == 3 and max(resumed) == 8
+    for step, loss in resumed.items():
+        assert loss == pytest.approx(full[step], rel=1e-6, abs=1e-6)
+    # Set aside, so no later retry picks them again; the run wrote its own checkpoints 4 and 6 in their place.
+    names = sorted(os.listdir(out))
+    assert "checkpoint-6.unreadable" in names and "checkpoint-4.unreadable" in names
+    assert {"checkpoint-4", "checkpoint-6", "checkpoint-8"} <= set(names)
+
+
+def test_with_no_readable_checkpoint_training_starts_over(tmp_path):
+    full, _ = sft_run(tmp_path, "a", max_steps=2)
+    out = str(tmp_path / "a")
+    os.remove(os.path.join(out, "checkpoint-2", "trainable.safetensors"))
+    again, start = sft_run(tmp_path, "a", max_steps=2, resume_from=os.path.join(out, "checkpoint-2"))
+    assert start["start_step"] == 0 and start["resumed_from"] is None
+    assert start["unreadable_checkpoints"] == [{"path": os.path.join(out, "checkpoint-2"), "error": "trainable.safetensors is missing"}]
+    assert again == pytest.approx(full)
+
+
+def test_a_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):
+    """A full disk in the middle of a checkpoint: the save fails, and neither a half-written directory nor the
+    checkpoints before it are touched."""
+    import errno
+
+    import torch
+
+    from gymflow_trainer import common
+
+    sft_run(tmp_path, "a", max_steps=2)
+    out = str(tmp_path / "a")
+    before = sorted(os.listdir(out))
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    tok, model = tiny_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    monkeypatch.setattr(common.torch, "save", full)
+    with pytest.raises(OSError, match="No space left"):
+        common.save_checkpoint(out, 4, model, tok, opt, sched, {}, keep_last=2)
+    monkeypatch.setattr(model, "save_pretrained", full)
+    with pytest.raises(OSError, match="No space left"):
+        common.save_final(out, model, tok)
+    assert sorted(os.listdir(out)) == before
+
+
+def tiny_model():
+    from gymflow_trainer import tiny
+    from gymflow_trainer.config import TinyModelConfig
+
+    return tiny.build_tiny(TinyModelConfig(**TINY))
+
+
+def test_what_a_killed_save_left_is_removed_when_training_starts(tmp_path, capfd):
+    import subprocess
+    import sys
+
+    out = tmp_path / "a"
+    out.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for name in (f".checkpoint-4.tmp-{dead}", f".final.tmp-{dead}", f".checkpoint-6.tmp-{live.pid}"):
+            (out / name).mkdir()
+            (out / name / "trainable.safetensors").write_bytes(b"\0" * 1024)
+        sft_run(tmp_path, "a", max_steps=2)
+        left = sorted(n for n in os.listdir(out) if n.startswith("."))
+    finally:
+        live.kill()
+        live.wait()
+    # The dead writer's leftovers are gone; a directory a running process may still be writing stays.
+    assert left == [f".checkpoint-6.tmp-{live.pid}"]
+    assert f"removed what interrupted saves left in {out}: .checkpoint-4.tmp-{dead}, .final.tmp-{dead}" in capfd.readouterr().err
