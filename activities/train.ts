@@ -81,6 +81,9 @@ export function failOn(run: TrainerRunResult, label: string): void {
     case 'checkpoint':
       // Resuming from a checkpoint of other data or another plan: no retry can fix it.
       throw ApplicationFailure.nonRetryable(outcome.message, 'CHECKPOINT_ERROR');
+    case 'diverged':
+      // Gradients stayed NaN or infinite: a retry would replay the same batches from the last checkpoint.
+      throw ApplicationFailure.nonRetryable(outcome.message, 'TRAINING_DIVERGED');
     case 'failed':
       throw ApplicationFailure.retryable(outcome.message, 'TRAINER_FAILED');
   }

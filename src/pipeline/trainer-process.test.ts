@@ -153,6 +153,18 @@ function liveInGroup(pgid: number): number[] {
 
 const py = requires.python(['torch', 'transformers', 'gymflow_trainer']);
 
+/** A tiny model for the trainer (`model.tiny`). */
+const TINY_MODEL = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 };
+
+/** Four copies of a one-step SFT record, as `gymflow export --format sft` writes them, in `dir/sft.jsonl`. */
+async function writeSftData(dir: string): Promise<string> {
+  const message = (role: string, content: string): Record<string, unknown> => ({ role, content, tool_calls: null, thought: null, name: null, tool_call_id: null, train: role === 'assistant', step_index: role === 'system' || role === 'user' ? null : 0, step_reward: null, env_reward: null });
+  const record = { messages: [message('system', 'Tools: submit.'), message('user', 'Say hi.'), message('assistant', 'hi')], tools: '[]', trajectory_id: 't', task_id: 'task', env_id: 'gymflow/echo-v0', domain: 'demo', agent: 'scripted', success: true, reward: 1, num_steps: 1, outcome_reason: 'submitted' };
+  const file = path.join(dir, 'sft.jsonl');
+  await writeFile(file, `${JSON.stringify(record)}\n`.repeat(4));
+  return file;
+}
+
 py.describe('running the trainer', () => {
   it('kills the whole process group on abort, SIGKILL after the grace when SIGTERM is ignored', async () => {
     // A "trainer" that ignores SIGTERM and has a grandchild: only a group kill with SIGKILL ends both.
@@ -186,13 +198,10 @@ py.describe('running the trainer', () => {
   it('stops the trainer, and a command it supervises, when the process that ran them is killed (-9)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-lifeline-'));
     try {
-      const data = path.join(dir, 'sft.jsonl');
-      const message = (role: string, content: string): Record<string, unknown> => ({ role, content, tool_calls: null, thought: null, name: null, tool_call_id: null, train: role === 'assistant', step_index: role === 'system' || role === 'user' ? null : 0, step_reward: null, env_reward: null });
-      const record = { messages: [message('system', 'Tools: submit.'), message('user', 'Say hi.'), message('assistant', 'hi')], tools: '[]', trajectory_id: 't', task_id: 'task', env_id: 'gymflow/echo-v0', domain: 'demo', agent: 'scripted', success: true, reward: 1, num_steps: 1, outcome_reason: 'submitted' };
-      await writeFile(data, `${JSON.stringify(record)}\n`.repeat(4));
+      const data = await writeSftData(dir);
       const config = path.join(dir, 'sft.json');
       // Trains for hours and says nothing on stdout after its start, so no broken pipe can stop it: only the lifeline.
-      await writeFile(config, JSON.stringify({ data, output_dir: path.join(dir, 'out'), epochs: 100_000, log_every: 1e9, save_every: 1e9, model: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } }));
+      await writeFile(config, JSON.stringify({ data, output_dir: path.join(dir, 'out'), epochs: 100_000, log_every: 1e9, save_every: 1e9, model: { tiny: TINY_MODEL } }));
       const sleeper = `import subprocess, time; subprocess.Popen(["sleep", "600"]); time.sleep(600)  # ${dir}`;
       const launches = [buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }), superviseLaunch(python, { command: python, args: ['-c', sleeper] })];
       const parent = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'tests', 'support', 'trainer-parent.ts'), JSON.stringify(launches)], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -237,7 +246,7 @@ py.describe('running the trainer', () => {
       config,
       // 200 steps: under CI load the step-4 checkpoint event can be read late, and with 40 steps the trainer
       // once finished (exit 0) before the abort reached it.
-      JSON.stringify({ data, output_dir: out, max_steps: 200, epochs: 100, save_every: 1, keep_last: 2, max_length: 256, model: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } }),
+      JSON.stringify({ data, output_dir: out, max_steps: 200, epochs: 100, save_every: 1, keep_last: 2, max_length: 256, model: { tiny: TINY_MODEL } }),
     );
     const controller = new AbortController();
     let beat = initialHeartbeat(1);
@@ -274,6 +283,19 @@ py.describe('running the trainer', () => {
     expect(start).toMatchObject({ start_step: beat.checkpointStep, resumed_from: resume });
     expect(second.done?.step).toBe(200);
   }, 120_000);
+
+  it('maps a run whose gradients stay NaN to exit 5, diverged', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-diverged-'));
+    try {
+      const config = path.join(dir, 'sft.json');
+      await writeFile(config, JSON.stringify({ data: await writeSftData(dir), output_dir: path.join(dir, 'o'), epochs: 5, batch_size: 1, optim: { lr: 1e30, max_skipped_steps: 1 }, model: { tiny: TINY_MODEL } }));
+      const r = await runTrainer({ launch: buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }) });
+      const outcome = classifyTrainerRun(r, 'trainer sft');
+      expect(outcome).toEqual({ kind: 'diverged', message: expect.stringMatching(/^trainer sft failed \(exit 5\): TrainingDiverged: steps 2-3: the gradient norm was NaN or infinite 2 times in a row/) as string });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('maps a configuration error to exit 2 with the trainer message', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-bad-'));

@@ -392,9 +392,12 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
 export type TrainerOutcome =
   | { kind: 'ok' }
   | { kind: 'cancelled'; message: string }
-  | { kind: 'config' | 'data' | 'checkpoint' | 'failed'; message: string };
+  | { kind: 'config' | 'data' | 'checkpoint' | 'diverged' | 'failed'; message: string };
 
-/** Maps a run's exit (cli.py's codes and its `error` event) to an outcome with a readable message. */
+/**
+ * Maps a run's exit (cli.py's codes: 2 configuration, 3 data, 4 checkpoint, 5 diverged; and its `error` event) to
+ * an outcome with a readable message.
+ */
 export function classifyTrainerRun(r: TrainerRunResult, label: string): TrainerOutcome {
   if (r.exitCode === 0 && r.done !== undefined) return { kind: 'ok' };
   const what = r.error ? `${r.error.type}: ${r.error.message}` : r.stderrTail.trim().split('\n').slice(-3).join(' | ') || 'no error event';
@@ -410,6 +413,8 @@ export function classifyTrainerRun(r: TrainerRunResult, label: string): TrainerO
       return { kind: 'data', message };
     case 4:
       return { kind: 'checkpoint', message };
+    case 5:
+      return { kind: 'diverged', message };
     default:
       return { kind: 'failed', message };
   }

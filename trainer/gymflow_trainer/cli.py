@@ -4,7 +4,7 @@ Commands: ``sft``, ``dpo``, ``rl``, ``rm`` (training; ``--resume-from`` applies 
 ``serve`` (an OpenAI-compatible server for a checkpoint, until SIGTERM/SIGINT; docs/trainer.md).
 
 Exit status: 0 done (for ``serve``: stopped by SIGTERM, SIGINT or its parent's exit); 2 configuration error;
-3 data error; 4 checkpoint error; 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure prints an
+3 data error; 4 checkpoint error; 5 training diverged; 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure prints an
 ``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to stderr).
 
 Under ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE > 1``) every process runs this; the process group is
@@ -28,10 +28,10 @@ from typing import Optional
 
 from . import distributed, lifeline
 from .config import COMMANDS, load_config
-from .errors import CheckpointError, ConfigError, DataError, Terminated, TrainerError
+from .errors import CheckpointError, ConfigError, DataError, Terminated, TrainerError, TrainingDiverged
 from .events import EventWriter
 
-EXIT_CODES = {ConfigError: 2, DataError: 3, CheckpointError: 4}
+EXIT_CODES = {ConfigError: 2, DataError: 3, CheckpointError: 4, TrainingDiverged: 5}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -33,7 +33,7 @@ import torch
 
 from . import distributed
 from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
-from .errors import CheckpointError, ConfigError
+from .errors import CheckpointError, ConfigError, TrainingDiverged
 from .portable import make_portable
 
 STATE_FILE = "trainer_state.pt"
@@ -442,16 +442,55 @@ def _set_aside(paths: list[str]) -> None:
     distributed.barrier()
 
 
-def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_norm: float) -> tuple[float, float]:
-    """One update after the micro-batches' gradients were accumulated: clip the trainable parameters'
-    gradient norm (``max_grad_norm`` <= 0: no clipping, norm still reported), step optimizer and scheduler,
-    clear the gradients. Returns ``(grad_norm, lr)`` with the learning rate the step used."""
+class SkippedSteps:
+    """Optimizer steps whose gradient norm was NaN or infinite (a diverging run, an overflow, a batch with an
+    impossible token). :func:`optimizer_step` skips such a step: the weights and the optimizer's moments stay as
+    they were, and the schedule moves on. So one bad batch costs one step, not the run, and no checkpoint holds
+    NaN weights. After ``limit`` skipped in a row, the next one raises :class:`TrainingDiverged`. Past that
+    point the run would only spend GPU hours on a model it can no longer update.
+
+    Under torchrun every rank sees the same all-reduced gradient norm, so all ranks skip the same steps."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        #: Skipped since this process started.
+        self.total = 0
+        self.in_row = 0
+
+    def record(self, step: int, finite: bool) -> None:
+        """Counts optimizer step ``step`` (1-based) as taken or skipped."""
+        if finite:
+            self.in_row = 0
+            return
+        self.total += 1
+        self.in_row += 1
+        sys.stderr.write(f"step {step}: gradient norm is not finite; the step is skipped ({self.in_row} in a row)\n")
+        if self.in_row > self.limit:
+            first = step - self.in_row + 1
+            raise TrainingDiverged(
+                f"steps {first}-{step}: the gradient norm was NaN or infinite {self.in_row} times in a row (optim.max_skipped_steps: "
+                f"{self.limit}); the weights are those after step {first - 1}, as in its checkpoint. Lower optim.lr, keep "
+                f"optim.max_grad_norm > 0, or look at the data of these steps")
+
+    def fields(self) -> dict[str, int]:
+        """For ``progress`` events: ``skipped_steps`` once any step was skipped."""
+        return {"skipped_steps": self.total} if self.total else {}
+
+
+def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_norm: float, skipped: SkippedSteps, step: int) -> tuple[float, float]:
+    """Optimizer step ``step`` (1-based) after the micro-batches' gradients were accumulated: clip the trainable
+    parameters' gradient norm (``max_grad_norm`` <= 0: no clipping, norm still reported), step optimizer and
+    scheduler, clear the gradients. A step whose norm is not finite updates nothing but the schedule
+    (:class:`SkippedSteps`). Returns ``(grad_norm, lr)`` with the learning rate the step used."""
     params = [p for p in model.parameters() if p.requires_grad]
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf")))
     lr = sched.get_last_lr()[0]
-    opt.step()
+    finite = math.isfinite(grad_norm)
+    if finite:
+        opt.step()
     sched.step()
     opt.zero_grad(set_to_none=True)
+    skipped.record(step, finite)
     return grad_norm, lr
 
 

@@ -127,14 +127,17 @@ class OptimConfig:
     warmup_steps: int = 0
     scheduler: Literal["constant", "linear", "cosine"] = "constant"
     max_grad_norm: float = 1.0
+    #: Optimizer steps in a row whose gradient norm may be NaN or infinite. Each such step is skipped (no update),
+    #: and one more stops the run with ``TrainingDiverged`` (exit 5).
+    max_skipped_steps: int = 5
 
     def validate(self, where: str) -> None:
         if self.lr <= 0:
             raise ConfigError(f"{where}.lr must be > 0")
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
             raise ConfigError(f"{where}.betas must be two numbers in [0, 1)")
-        if self.warmup_steps < 0 or self.weight_decay < 0 or self.max_grad_norm < 0:
-            raise ConfigError(f"{where}: warmup_steps, weight_decay and max_grad_norm must be >= 0")
+        if self.warmup_steps < 0 or self.weight_decay < 0 or self.max_grad_norm < 0 or self.max_skipped_steps < 0:
+            raise ConfigError(f"{where}: warmup_steps, weight_decay, max_grad_norm and max_skipped_steps must be >= 0")
 
 
 @dataclass

@@ -82,6 +82,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
+    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
     for step in range(start, len(steps)):
         epoch, micro = steps[step]
         t0 = time.perf_counter()
@@ -98,14 +99,14 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
                 agg[k] = agg.get(k, 0.0) + v * share
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
-        loss_val = total
         done_steps = step + 1
+        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        loss_val = total
         dt = time.perf_counter() - t0
         n_tokens = sum(len(pairs[i].chosen.input_ids) + len(pairs[i].rejected.input_ids) for mb in micro for i in mb)
         if done_steps % cfg.log_every == 0 or done_steps == len(steps):
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=float(grad_norm),
-                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg)
+                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
             path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             events.checkpoint(path, done_steps)

@@ -30,6 +30,15 @@ class CheckpointError(TrainerError):
     type = "CheckpointError"
 
 
+class TrainingDiverged(TrainerError):
+    """Too many optimizer steps in a row had a gradient norm that is not finite (``optim.max_skipped_steps``).
+    Each was skipped, so the weights are those before the first of them. A retry would replay the same batches
+    from the last checkpoint and diverge again, so the activity does not retry: the configuration (learning
+    rate, clipping, precision) or the data has to change."""
+
+    type = "TrainingDiverged"
+
+
 class Terminated(BaseException):
     """SIGTERM arrived (cli.py's handler raises it in the main thread). For the training commands it means the
     activity was cancelled: the CLI reports it and exits 143, the last checkpoint stands. ``serve`` catches it:

@@ -543,6 +543,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
+    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
     for step in range(start, len(steps)):
         epoch, micro = steps[step]
         t0 = time.perf_counter()
@@ -557,12 +558,12 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
                 agg[k] = agg.get(k, 0.0) + v * share
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
-        loss_val = total
         done_steps = step + 1
+        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        loss_val = total
         if done_steps % cfg.log_every == 0 or done_steps == len(steps):
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=grad_norm,
-                            examples_per_s=n / max(time.perf_counter() - t0, 1e-9), **agg)
+                            examples_per_s=n / max(time.perf_counter() - t0, 1e-9), **agg, **skipped.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
             path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             if distributed.is_main():

@@ -173,6 +173,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(schedule)}
     loss_val = float("nan")
+    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
     for step in range(start, len(schedule)):
         epoch, micro = schedule[step]
         if cfg.length_pieces > 1 and not cfg.packing:
@@ -188,14 +189,14 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
             loss.backward()
             total += float(loss.detach())
         (total,) = distributed.all_reduce_sum([total])
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm)
-        loss_val = total
         done_steps = step + 1
+        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        loss_val = total
         dt = time.perf_counter() - t0
         if done_steps % cfg.log_every == 0 or done_steps == len(schedule):
             events.progress(step=done_steps, total_steps=len(schedule), epoch=epoch, loss=loss_val, lr=lr,
                             grad_norm=float(grad_norm), tokens=n_tokens, trained_tokens=n_trained,
-                            tokens_per_s=n_tokens / dt if dt > 0 else None)
+                            tokens_per_s=n_tokens / dt if dt > 0 else None, **skipped.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(schedule):
             path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             events.checkpoint(path, done_steps)

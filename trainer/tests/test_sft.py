@@ -266,3 +266,52 @@ def test_sigterm_prints_an_error_event_and_exits_143(tmp_path):
     rest = [json.loads(x) for x in proc.stdout.read().splitlines() if x.strip()]
     proc.wait(timeout=60)
     assert proc.returncode == 143 and rest[-1]["event"] == "error" and rest[-1]["type"] == "Terminated"
+
+
+def trainable(ckpt):
+    from safetensors.torch import load_file
+
+    return load_file(os.path.join(ckpt, "trainable.safetensors"))
+
+
+def test_a_step_with_a_nonfinite_gradient_is_skipped_and_training_goes_on(tmp_path, monkeypatch, capfd):
+    """Steps 2 and 3 meet a NaN loss (as a batch with an impossible token gives): they update nothing, and the
+    run goes on from the weights of step 1."""
+    calls = itertools.count()
+    real = sft.token_losses
+
+    def sometimes_nan(model, batch, bf16=False):
+        ce, w = real(model, batch, bf16)
+        return (ce * float("nan"), w) if next(calls) in (1, 2) else (ce, w)  # one micro-batch per step
+
+    monkeypatch.setattr(sft, "token_losses", sometimes_nan)
+    cfg = make_cfg(tmp_path, dataset(tmp_path), epochs=2, batch_size=2, save_every=1, keep_last=10)
+    result, lines = run(cfg)
+    prog = {e["step"]: e for e in lines if e["event"] == "progress"}
+    assert [prog[s]["grad_norm"] for s in (2, 3)] == [None, None]  # NaN is written as null
+    assert "skipped_steps" not in prog[1] and prog[2]["skipped_steps"] == 1 and prog[4]["skipped_steps"] == 2
+    out = cfg.output_dir
+    one, three, four = (trainable(os.path.join(out, f"checkpoint-{s}")) for s in (1, 3, 4))
+    for k in one:
+        assert torch.equal(one[k], three[k]), k  # the skipped steps changed nothing
+        assert torch.isfinite(four[k]).all()
+    assert any(not torch.equal(one[k], four[k]) for k in one)  # step 4 trained again
+    assert result["step"] == 4 and "step 2: gradient norm is not finite" in capfd.readouterr().err
+
+
+def test_a_run_whose_gradients_stay_nonfinite_stops_with_exit_5(tmp_path, capsys):
+    """An absurd learning rate: step 1 sends the weights to 1e30, every later gradient is NaN. After
+    max_skipped_steps skipped steps in a row the run stops, and no checkpoint holds NaN weights."""
+    from gymflow_trainer import cli
+
+    cfg = tmp_path / "c.json"
+    out = tmp_path / "out"
+    cfg.write_text(json.dumps({"data": dataset(tmp_path), "output_dir": str(out), "model": {"tiny": dict(TINY)}, "epochs": 5,
+                               "batch_size": 1, "save_every": 1, "keep_last": 10, "optim": {"lr": 1e30, "max_skipped_steps": 2}}))
+    assert cli.main(["sft", "--config", str(cfg)]) == 5
+    events = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert events[-1]["event"] == "error" and events[-1]["type"] == "TrainingDiverged"
+    assert events[-1]["message"].startswith("steps 2-4: the gradient norm was NaN or infinite 3 times in a row (optim.max_skipped_steps: 2)")
+    assert [e["step"] for e in events if e["event"] == "checkpoint"] == [1, 2, 3]
+    for s in (1, 2, 3):
+        assert all(torch.isfinite(t).all() for t in trainable(str(out / f"checkpoint-{s}")).values())
