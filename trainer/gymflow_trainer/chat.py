@@ -32,6 +32,22 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
 
+#: :data:`CHAT_TEMPLATE` without the system messages: what a model trained with ``system_prompt: drop`` saw.
+CHAT_TEMPLATE_NO_SYSTEM = (
+    "{% for message in messages %}{% if message['role'] != 'system' %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+
+def template_for(system_prompt: str | None) -> str:
+    """The chat template that renders what a model trained with ``system_prompt`` (``keep``, the default, or
+    ``drop``) saw in training. It is saved with every model directory, so a server that renders prompts from
+    the tokenizer (vLLM, SGLang) gives the model exactly those."""
+    return CHAT_TEMPLATE_NO_SYSTEM if system_prompt == "drop" else CHAT_TEMPLATE
+
+
 ROLES = ("system", "user", "assistant", "tool")
 
 

@@ -34,6 +34,7 @@ import torch
 from . import distributed
 from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
 from .errors import CheckpointError, ConfigError, TrainingDiverged
+from .chat import template_for
 from .portable import make_portable
 
 STATE_FILE = "trainer_state.pt"
@@ -140,7 +141,7 @@ def save_checkpoint(out_dir: str, step: int, model: Any, tokenizer: Any, opt: An
         save_file(trainable_state(model), os.path.join(tmp, TRAINABLE_FILE))
         with policy_only(model):
             model.save_pretrained(os.path.join(tmp, "model"))
-        tokenizer.save_pretrained(os.path.join(tmp, "model"))
+        save_tokenizer(tokenizer, model, os.path.join(tmp, "model"))
         make_portable(os.path.join(tmp, "model"))
         state = {
             "step": step,
@@ -316,7 +317,7 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
 
             m = copy.deepcopy(model).merge_and_unload()
         m.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+        save_tokenizer(tokenizer, model, tmp)
         make_portable(tmp)
         if os.path.exists(final):
             shutil.rmtree(final)
@@ -499,6 +500,15 @@ def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_
 #: ``export-onnx`` copies it into ``gymflow_policy.json``, and the TypeScript ``local:`` policy renders prompts
 #: accordingly — so rollouts always see what the model was trained on.
 SYSTEM_PROMPT_ATTR = "gymflow_system_prompt"
+
+
+def save_tokenizer(tokenizer: Any, model: Any, directory: str) -> None:
+    """Saves the tokenizer with the chat template of the prompts ``model`` was trained on (``chat.template_for``
+    its prompt format), in place of whatever template a base model came with, such as Qwen's, which renders tool
+    results as ``<tool_response>`` user turns and adds a default system message. A server that renders prompts
+    from the tokenizer, such as vLLM or SGLang, then gives the model exactly what training gave it."""
+    tokenizer.chat_template = template_for(getattr(getattr(model, "config", None), SYSTEM_PROMPT_ATTR, None))
+    tokenizer.save_pretrained(directory)
 
 
 def system_prompt_mode(model: Any, requested: Optional[str]) -> str:

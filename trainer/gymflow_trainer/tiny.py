@@ -19,7 +19,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from .chat import CHAT_TEMPLATE, IM_END, PAD, SPECIAL_TOKENS
 from .portable import make_portable
-from .common import SYSTEM_PROMPT_ATTR
+from .common import SYSTEM_PROMPT_ATTR, save_tokenizer
 from .data import iter_jsonl
 from .config import TinyModelConfig, from_dict, read_document
 from .errors import ConfigError
@@ -159,7 +159,7 @@ def save_tiny(out_dir: str, cfg: Optional[TinyModelConfig] = None) -> str:
     """Builds a tiny model + tokenizer and writes them with ``save_pretrained``; returns ``out_dir``."""
     tok, model = build_tiny(cfg)
     model.save_pretrained(out_dir)
-    tok.save_pretrained(out_dir)
+    save_tokenizer(tok, model, out_dir)
     make_portable(out_dir)
     return out_dir
 

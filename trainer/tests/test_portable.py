@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from gymflow_trainer import chat, common, tiny
@@ -19,10 +20,12 @@ TRANSFORMERS4 = os.path.join(os.path.dirname(TRAINER_DIR), ".venv", "compat", "t
 
 SAMPLE = 'launched: 1989 <tool_call>{"name":"lookup","arguments":{"id":"x7"}}</tool_call><|im_end|>'
 CONVERSATION = [{"role": "system", "content": "Tools: lookup."}, {"role": "user", "content": "When?"},
-                {"role": "assistant", "content": "1989"}]
+                {"role": "assistant", "content": '<tool_call>{"name":"lookup","arguments":{}}</tool_call>'},
+                {"role": "tool", "content": "launched: 1989"}, {"role": "assistant", "content": "1989"}]
 
 # What transformers 4 makes of a model directory: its version, the tokenizer's class and ids for SAMPLE, the chat
-# template's rendering of CONVERSATION, the rope theta it uses and the model's logits for SAMPLE.
+# template's rendering of CONVERSATION (and of the prompt for its last turn), the rope theta it uses and the
+# model's logits for SAMPLE.
 LOAD = """
 import json, sys, torch, transformers
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
@@ -33,6 +36,7 @@ try:
     out["tokenizer"] = type(tok).__name__
     out["ids"] = tok(sample)["input_ids"]
     out["chat"] = tok.apply_chat_template(conversation, tokenize=False)
+    out["prompt"] = tok.apply_chat_template(conversation[:-1], tokenize=False, add_generation_prompt=True)
 except Exception as e:
     out["tokenizer_error"] = f"{type(e).__name__}: {e}"
 out["rope_theta"] = AutoConfig.from_pretrained(d).rope_theta
@@ -138,3 +142,30 @@ def test_make_portable_reports_what_it_changed_and_is_idempotent(tmp_path):
     assert make_portable(str(tmp_path)) == ["config.json: rope_theta", "tokenizer_config.json: tokenizer_class"]
     assert make_portable(str(tmp_path)) == []
     assert make_portable(str(tmp_path / "missing")) == []
+
+
+#: A base model's own template, in the manner of Qwen2.5's: a default system message when there is none, tool
+#: results as user turns.
+BASE_TEMPLATE = (
+    "{% if messages[0]['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
+    "{% for m in messages %}{% if m['role'] == 'tool' %}<|im_start|>user\n<tool_response>\n{{ m['content'] }}\n</tool_response><|im_end|>\n"
+    "{% else %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@pytest.mark.parametrize("mode", ["keep", "drop"])
+def test_the_saved_chat_template_renders_what_the_model_was_trained_on(tmp_path, mode):
+    """A server renders prompts from the saved tokenizer: they must be the trainer's ChatML (chat.render), without
+    the system message for a model trained with system_prompt: drop, whatever template the base model had."""
+    from transformers import AutoTokenizer
+
+    tok, model = qwen_like()
+    tok.chat_template = BASE_TEMPLATE
+    common.system_prompt_mode(model, mode)  # what a training run stamps on its model
+    final = common.save_final(str(tmp_path), model, tok)
+    trained = [m for m in CONVERSATION if mode == "keep" or m["role"] != "system"]
+    want = chat.render(trained[:-1], add_generation_prompt=True)[0]
+    assert AutoTokenizer.from_pretrained(final).apply_chat_template(CONVERSATION[:-1], tokenize=False, add_generation_prompt=True) == want
+    if mode == "drop":  # and the same under transformers 4
+        assert in_transformers4(final)["prompt"] == want
