@@ -218,11 +218,10 @@ py.describe('running the trainer', () => {
       const running = processesMentioning(dir);
       parent.kill('SIGKILL');
       await exited;
+      // Gone through their SIGTERM path: the lifeline's SIGKILL would come only 30 s on.
       const killedAt = Date.now();
       while (processesMentioning(dir).length > 0 && Date.now() - killedAt < 20_000) await new Promise((r) => setTimeout(r, 100));
       expect(processesMentioning(dir), `left of ${running.join(' ')}`).toEqual([]);
-      // The trainer stopped by its SIGTERM path, well before the 30 s after which the lifeline uses SIGKILL.
-      expect(Date.now() - killedAt).toBeLessThan(15_000);
     } finally {
       for (const pid of processesMentioning(dir)) process.kill(pid, 'SIGKILL');
       await rm(dir, { recursive: true, force: true });

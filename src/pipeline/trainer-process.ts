@@ -13,10 +13,10 @@ import { z } from 'zod';
  *   ({@link buildTrainerLaunch}, {@link visibleGpuCount});
  * - stdout's JSON-lines events, each handed to a callback (the activity turns them into heartbeats through
  *   {@link nextHeartbeat});
- * - the child is spawned *detached*, in its own process group, so cancelling kills the trainer and every
- *   process it started (launcher workers, data loaders): SIGTERM to the group, SIGKILL after a grace period
- *   ({@link runTrainer}'s `signal`). The trainer answers SIGTERM by exiting 143 with its last complete
- *   checkpoint on disk.
+ * - the child is spawned *detached*, in its own process group, so cancelling reaches the trainer and what it
+ *   started: SIGTERM to the group, SIGKILL after a grace period ({@link runTrainer}'s `signal`). A launcher
+ *   passes SIGTERM on to its ranks, which torchrun starts in sessions of their own (outside the group). The
+ *   trainer answers SIGTERM by exiting 143 with its last complete checkpoint on disk.
  * - the child's stdin is the **lifeline**: a pipe this process holds open and never writes to, with
  *   `GYMFLOW_LIFELINE=stdin` in its environment (trainer/gymflow_trainer/lifeline.py). When this process is
  *   gone, even by `kill -9`, the pipe reads end-of-file in the trainer and in every rank a launcher started,

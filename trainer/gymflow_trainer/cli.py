@@ -4,8 +4,8 @@ Commands: ``sft``, ``dpo``, ``rl``, ``rm`` (training; ``--resume-from`` applies 
 ``serve`` (an OpenAI-compatible server for a checkpoint, until SIGTERM/SIGINT; docs/trainer.md).
 
 Exit status: 0 done (for ``serve``: stopped by SIGTERM, SIGINT or its parent's exit); 2 configuration error;
-3 data error; 4 checkpoint error; 5 training diverged; 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure prints an
-``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to stderr).
+3 data error; 4 checkpoint error; 5 training diverged; 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure
+prints an ``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to stderr).
 
 Under ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE > 1``) every process runs this; the process group is
 joined after the configuration is validated and left on every exit path (``distributed.init``/``shutdown``).

@@ -136,13 +136,11 @@ def test_a_trainer_command_stops_when_the_lifeline_is_cut(tmp_path):
         time.sleep(1)
         assert proc.poll() is None
         proc.stdin.close()  # what the kernel does when the worker dies
-        t0 = time.time()
-        rc = proc.wait(timeout=30)
+        rc = proc.wait(timeout=25)  # before the lifeline's SIGKILL, 30 s on
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert time.time() - t0 < 10
     # The usual SIGTERM stop: exit 143 with an error event saying so.
     assert rc == 143, err.read()
     assert events_in(out)[-1] == {"event": "error", "type": "Terminated", "message": "terminated by SIGTERM"}
