@@ -22,7 +22,7 @@ import { openWorkspace, type WorkspaceDefaults } from '../src/pipeline/workspace
 import { parseInput, withFailureMapping } from './common.js';
 import { trainerEnv, trainerPython } from './python.js';
 import { PolicySchema, ServedPolicySchema } from './schemas.js';
-import { failOn, modelDir } from './train.js';
+import { failWith, modelDir } from './train.js';
 
 /** How often a running server's activity heartbeats (the workers' heartbeat throttle is 5 s too). */
 const SERVE_HEARTBEAT_MS = 5_000;
@@ -71,7 +71,7 @@ export function createServeActivities(defaults: WorkspaceDefaults & { killGraceM
           // Exited on its own: the failure its exit status calls for; a clean exit (the trainer's server after a
           // SIGTERM from elsewhere, or its parent watchdog) returns, and the workflow fails the stage that still
           // needed it.
-          failOn(run, `policy server ${o.served.model}`);
+          failWith(outcome);
           return { exitCode: run.exitCode };
         } finally {
           await rm(runDir, { recursive: true, force: true });

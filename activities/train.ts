@@ -29,6 +29,7 @@ import {
   runTrainer,
   trainerProcessCount,
   visibleGpuCount,
+  type TrainerOutcome,
   type TrainerRunResult,
   type TrainHeartbeat,
 } from '../src/pipeline/trainer-process.js';
@@ -68,7 +69,11 @@ function hasAccelerate(): Promise<boolean> {
 
 /** Throws the failure a finished trainer run calls for, or returns when it succeeded. */
 export function failOn(run: TrainerRunResult, label: string): void {
-  const outcome = classifyTrainerRun(run, label);
+  failWith(classifyTrainerRun(run, label));
+}
+
+/** {@link failOn} for an outcome already classified. */
+export function failWith(outcome: TrainerOutcome): void {
   switch (outcome.kind) {
     case 'ok':
       return;

@@ -106,15 +106,18 @@ py_missing() {
 # Installs from a wheelhouse under $CACHE first, with no index: a fresh clone or a rebuilt venv then downloads
 # nothing. pip's own HTTP cache is not enough: it skips responses without caching headers (some proxies strip
 # them). Only when a requirement is missing are wheels fetched (and sdists built) into the wheelhouse.
+# GYMFLOW_PIP_TARGET set: install into that directory instead of the venv (`pip wheel` takes no --target).
 pip_install() {
   local pip=("$VENV/bin/python" -m pip --disable-pip-version-check)
-  local wheels="$CACHE/wheels"
+  local wheels="$CACHE/wheels" target=()
+  [[ -n "${GYMFLOW_PIP_TARGET:-}" ]] && target=(--target "$GYMFLOW_PIP_TARGET")
   mkdir -p "$wheels"
-  if "${pip[@]}" install --quiet --no-index --find-links "$wheels" "$@" >/dev/null 2>&1; then
+  if "${pip[@]}" install --quiet --no-index --find-links "$wheels" "${target[@]}" "$@" >/dev/null 2>&1; then
     return 0
   fi
+  [[ -n "${GYMFLOW_PIP_TARGET:-}" ]] && rm -rf "$GYMFLOW_PIP_TARGET"
   "${pip[@]}" wheel --quiet --cache-dir "$CACHE/pip" --find-links "$wheels" --wheel-dir "$wheels" "$@" &&
-    "${pip[@]}" install --quiet --no-index --find-links "$wheels" "$@"
+    "${pip[@]}" install --quiet --no-index --find-links "$wheels" "${target[@]}" "$@"
 }
 
 # ---------------------------------------------------------------- transformers 4, beside the venv
@@ -130,17 +133,11 @@ setup_compat() {
     summary+=("transformers 4 ok")
     return 0
   fi
-  local pip=("$VENV/bin/python" -m pip --disable-pip-version-check) wheels="$CACHE/wheels"
-  local install=(install --quiet --no-index --find-links "$wheels" --no-deps --target "$COMPAT" -r "$COMPAT_REQUIREMENTS")
-  mkdir -p "$wheels"
   rm -rf "$COMPAT"
-  if ! "${pip[@]}" "${install[@]}" >/dev/null 2>&1; then
-    rm -rf "$COMPAT"
-    if ! { "${pip[@]}" wheel --quiet --no-deps --cache-dir "$CACHE/pip" --wheel-dir "$wheels" -r "$COMPAT_REQUIREMENTS" && "${pip[@]}" "${install[@]}"; }; then
-      warn "installing transformers 4 into $COMPAT failed: trainer/tests/test_portable.py will fail"
-      summary+=("transformers 4 MISSING")
-      return 0
-    fi
+  if ! GYMFLOW_PIP_TARGET="$COMPAT" pip_install --no-deps -r "$COMPAT_REQUIREMENTS"; then
+    warn "installing transformers 4 into $COMPAT failed: trainer/tests/test_portable.py will fail"
+    summary+=("transformers 4 MISSING")
+    return 0
   fi
   echo "$want" >"$stamp"
   summary+=("transformers 4 installed")

@@ -403,12 +403,13 @@ def start_training(
     siblings = list_checkpoints(os.path.dirname(os.path.abspath(resume)))
     candidates = [resume, *([] if step is None else [c for c in reversed(siblings) if (_step_of(c) or 0) < step])]
     start = 0
+    path = resume
+
+    def check(state: dict[str, Any]) -> None:  # called while `path` is being loaded
+        if state.get("total_steps") != total_steps:
+            raise CheckpointError(f"{path}: planned {state.get('total_steps')} steps, this configuration plans {total_steps}")
+
     for k, path in enumerate(candidates):
-
-        def check(state: dict[str, Any], path: str = path) -> None:
-            if state.get("total_steps") != total_steps:
-                raise CheckpointError(f"{path}: planned {state.get('total_steps')} steps, this configuration plans {total_steps}")
-
         try:
             start = int(load_checkpoint(path, model, opt, sched, data_digest, check)["step"])
         except UnreadableCheckpoint as e:

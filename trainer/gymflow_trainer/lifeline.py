@@ -27,7 +27,6 @@ Outside a worker (the variable unset) nothing is watched, so a trainer started f
 from __future__ import annotations
 
 import errno
-import json
 import os
 import signal
 import stat
@@ -36,6 +35,8 @@ import sys
 import threading
 import time
 from typing import Callable, Optional
+
+from .events import EventWriter
 
 #: The environment variable that asks for the lifeline; its one value is ``stdin``.
 LIFELINE_ENV = "GYMFLOW_LIFELINE"
@@ -106,11 +107,7 @@ def stop_self(grace_s: float = GRACE_S) -> None:
 
 def _error(message: str) -> None:
     """The trainer's ``error`` event on stdout, which the worker reads as the reason for the exit status."""
-    try:
-        sys.stdout.write(json.dumps({"event": "error", "type": "ConfigError", "message": message}) + "\n")
-        sys.stdout.flush()
-    except OSError:
-        pass
+    EventWriter().error("ConfigError", message)
 
 
 def main(argv: Optional[list[str]] = None, grace_s: float = GRACE_S) -> int:

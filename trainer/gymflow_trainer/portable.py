@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Callable
 
 #: The tokenizer class name transformers 5 writes, which transformers 4 cannot resolve.
 V5_TOKENIZER_CLASS = "TokenizersBackend"
@@ -52,7 +52,7 @@ def portable_config(cfg: dict[str, Any]) -> list[str]:
     return added
 
 
-def _rewrite(path: str, edit: Any) -> list[str]:
+def _rewrite(path: str, edit: Callable[[dict[str, Any]], list[str]]) -> list[str]:
     """Applies ``edit`` (dict -> names changed) to the JSON file at ``path`` when it exists; writes it back
     atomically when something changed."""
     if not os.path.isfile(path):
