@@ -11,7 +11,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { putTree } from '../src/hub/store/tree.js';
 import { releaseRunDir, type StoredTrainResult } from '../src/pipeline/run-dir.js';
 import { openWorkspace } from '../src/pipeline/workspace.js';
-import { createTrainActivities } from './train.js';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { TrainerOutcome } from '../src/pipeline/trainer-process.js';
+import { NON_RETRYABLE_TYPES } from '../workflows/activity-options.js';
+import { createTrainActivities, failWith } from './train.js';
 
 describe('train, retried after it stored its checkpoint', () => {
   let root: string;
@@ -59,5 +62,33 @@ describe('train, retried after it stored its checkpoint', () => {
     const activities = createTrainActivities({});
     // Training again needs the policy's checkpoint, which this store does not have either.
     await expect(retry().run(activities.train, input())).rejects.toThrow(missing);
+  });
+});
+
+describe('failWith', () => {
+  const cases: [TrainerOutcome['kind'], string | undefined, boolean][] = [
+    ['config', 'CONFIG_ERROR', true],
+    ['data', 'DATA_ERROR', true],
+    ['checkpoint', 'CHECKPOINT_ERROR', true],
+    ['diverged', 'TRAINING_DIVERGED', true],
+    ['out_of_memory', 'TRAINER_OUT_OF_MEMORY', true],
+    ['failed', 'TRAINER_FAILED', false],
+  ];
+  it.each(cases)('fails a %s trainer run as %s (non-retryable: %s)', (kind, type, nonRetryable) => {
+    let thrown: unknown;
+    try {
+      failWith({ kind, message: `trainer sft failed: ${kind}` } as TrainerOutcome);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(ApplicationFailure);
+    expect(thrown).toMatchObject({ type, nonRetryable, message: `trainer sft failed: ${kind}` });
+    // The workflows' retry policies list the same types, so no retry starts even if the flag were lost.
+    expect(NON_RETRYABLE_TYPES.includes(type ?? '')).toBe(nonRetryable);
+  });
+
+  it('passes a finished run and reports a cancelled one as cancelled', () => {
+    expect(() => failWith({ kind: 'ok' })).not.toThrow();
+    expect(() => failWith({ kind: 'cancelled', message: 'trainer stopped' })).toThrow(CancelledFailure);
   });
 });

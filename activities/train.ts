@@ -89,6 +89,10 @@ export function failWith(outcome: TrainerOutcome): void {
     case 'diverged':
       // Gradients stayed NaN or infinite: a retry would replay the same batches from the last checkpoint.
       throw ApplicationFailure.nonRetryable(outcome.message, 'TRAINING_DIVERGED');
+    case 'out_of_memory':
+      // Even a single sequence did not fit (the trainer already ran the step again in smaller pieces), or several
+      // processes train: a retry would replay the same batches and fail on the same step.
+      throw ApplicationFailure.nonRetryable(outcome.message, 'TRAINER_OUT_OF_MEMORY');
     case 'failed':
       throw ApplicationFailure.retryable(outcome.message, 'TRAINER_FAILED');
   }

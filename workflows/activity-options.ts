@@ -5,7 +5,7 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 
 /** Error types no retry can fix (set by the activities: see `activities/common.ts`). */
-export const NON_RETRYABLE_TYPES = ['CONFIG_ERROR', 'SCHEMA_ERROR', 'REGISTRY_ERROR', 'TASK_ERROR', 'DATA_ERROR', 'CHECKPOINT_ERROR', 'TRAINING_DIVERGED'];
+export const NON_RETRYABLE_TYPES = ['CONFIG_ERROR', 'SCHEMA_ERROR', 'REGISTRY_ERROR', 'TASK_ERROR', 'DATA_ERROR', 'CHECKPOINT_ERROR', 'TRAINING_DIVERGED', 'TRAINER_OUT_OF_MEMORY'];
 
 /**
  * Configuration checks: fast and pure reads. A short timeout and few retries — a check that fails for a

@@ -296,6 +296,22 @@ py.describe('running the trainer', () => {
     }
   }, 60_000);
 
+  it('maps a trainer that runs out of memory to exit 6, out_of_memory', async () => {
+    // A real allocation failure: a model of a terabyte, in a process limited to 64 GiB of address space.
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-oom-'));
+    try {
+      const config = path.join(dir, 'sft.json');
+      const model = { tiny: { ...TINY_MODEL, hidden_size: 2 ** 30 } };
+      await writeFile(config, JSON.stringify({ data: await writeSftData(dir), output_dir: path.join(dir, 'o'), model }));
+      const launch = buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' });
+      const r = await runTrainer({ launch: { command: 'prlimit', args: [`--as=${64 * 2 ** 30}`, '--', launch.command, ...launch.args] } });
+      const outcome = classifyTrainerRun(r, 'trainer sft');
+      expect(outcome).toEqual({ kind: 'out_of_memory', message: expect.stringMatching(/^trainer sft failed \(exit 6\): OutOfMemory: outside the training steps' passes: RuntimeError: .*DefaultCPUAllocator: can't allocate memory/) as string });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('maps a configuration error to exit 2 with the trainer message', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-bad-'));
     const config = path.join(dir, 'sft.json');

@@ -392,11 +392,11 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
 export type TrainerOutcome =
   | { kind: 'ok' }
   | { kind: 'cancelled'; message: string }
-  | { kind: 'config' | 'data' | 'checkpoint' | 'diverged' | 'failed'; message: string };
+  | { kind: 'config' | 'data' | 'checkpoint' | 'diverged' | 'out_of_memory' | 'failed'; message: string };
 
 /**
- * Maps a run's exit (cli.py's codes: 2 configuration, 3 data, 4 checkpoint, 5 diverged; and its `error` event) to
- * an outcome with a readable message.
+ * Maps a run's exit (cli.py's codes: 2 configuration, 3 data, 4 checkpoint, 5 diverged, 6 out of memory; and its
+ * `error` event) to an outcome with a readable message.
  */
 export function classifyTrainerRun(r: TrainerRunResult, label: string): TrainerOutcome {
   if (r.exitCode === 0 && r.done !== undefined) return { kind: 'ok' };
@@ -415,6 +415,8 @@ export function classifyTrainerRun(r: TrainerRunResult, label: string): TrainerO
       return { kind: 'checkpoint', message };
     case 5:
       return { kind: 'diverged', message };
+    case 6:
+      return { kind: 'out_of_memory', message };
     default:
       return { kind: 'failed', message };
   }

@@ -4,7 +4,7 @@ Commands: ``sft``, ``dpo``, ``rl``, ``rm`` (training; ``--resume-from`` applies 
 ``serve`` (an OpenAI-compatible server for a checkpoint, until SIGTERM/SIGINT; docs/trainer.md).
 
 Exit status: 0 done (for ``serve``: stopped by SIGTERM, SIGINT or its parent's exit); 2 configuration error;
-3 data error; 4 checkpoint error; 5 training diverged; 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure
+3 data error; 4 checkpoint error; 5 training diverged; 6 out of memory; 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure
 prints an ``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to stderr).
 
 Under ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE > 1``) every process runs this; the process group is
@@ -28,10 +28,11 @@ from typing import Optional
 
 from . import distributed, lifeline
 from .config import COMMANDS, load_config
-from .errors import CheckpointError, ConfigError, DataError, Terminated, TrainerError, TrainingDiverged
+from .errors import CheckpointError, ConfigError, DataError, OutOfMemory, Terminated, TrainerError, TrainingDiverged
 from .events import EventWriter
+from .memory import is_out_of_memory, memory_report
 
-EXIT_CODES = {ConfigError: 2, DataError: 3, CheckpointError: 4, TrainingDiverged: 5}
+EXIT_CODES = {ConfigError: 2, DataError: 3, CheckpointError: 4, TrainingDiverged: 5, OutOfMemory: 6}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,9 +117,13 @@ def _main(argv: Optional[list[str]], events: EventWriter) -> int:
         if _sigterm_seen:  # SIGTERM arrived while blocked in C++ (a collective); what followed is its consequence
             events.error("Terminated", f"terminated by SIGTERM ({type(e).__name__}: {e})")
             return 143
-        events.error(type(e).__name__, str(e) or repr(e))
+        oom = is_out_of_memory(e)  # outside the steps' passes (memory.py): loading the model, saving
+        if oom:
+            events.error(OutOfMemory.type, f"outside the training steps' passes: {type(e).__name__}: {e}{memory_report()}")
+        else:
+            events.error(type(e).__name__, str(e) or repr(e))
         traceback.print_exc(file=sys.stderr)
-        return 1
+        return EXIT_CODES[OutOfMemory] if oom else 1
 
 
 def _dispatch(command: str, cfg: object, events: EventWriter) -> dict:

@@ -170,6 +170,13 @@ class TrainLoopConfig:
     #: several times shorter). null = what the model was trained with (its config.json), else "keep". It is
     #: recorded in every saved model, and the exported ONNX policy renders prompts the same way.
     system_prompt: Optional[Literal["keep", "drop"]] = None
+    #: Most tokens one forward pass may take: rows × longest row, padding included (a packed row: its length;
+    #: DPO: chosen and rejected). A longer piece runs as several, one after another, with the same loss and
+    #: gradient. null: no limit up front.
+    max_piece_tokens: Optional[int] = None
+    #: A forward or backward pass that runs out of memory: "split" runs the step again with pieces cut to half
+    #: of the rows that failed (one process only; the limit stays lowered), "fail" stops with exit 6 at once.
+    on_out_of_memory: Literal["split", "fail"] = "split"
 
     def validate_loop(self, where: str) -> None:
         for k in ("data", "output_dir"):
@@ -180,6 +187,8 @@ class TrainLoopConfig:
             raise ConfigError(f"{where}.max_steps must be > 0 or null")
         if self.save_every < 0:
             raise ConfigError(f"{where}.save_every must be >= 0")
+        if self.max_piece_tokens is not None and self.max_piece_tokens <= 0:
+            raise ConfigError(f"{where}.max_piece_tokens must be > 0 or null, got {self.max_piece_tokens}")
 
 
 # --------------------------------------------------------------------------------------------------- commands

@@ -32,7 +32,7 @@ import contextlib
 import datetime
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import torch
 import torch.distributed as dist
@@ -240,11 +240,15 @@ def wrap(model: torch.nn.Module) -> torch.nn.Module:
     return ddp
 
 
-def pieces(fwd: torch.nn.Module, micro: Sequence[Sequence[int]]) -> Iterator[tuple[int, list[int], float]]:
+def pieces(fwd: torch.nn.Module, micro: Sequence[Sequence[int]],
+           cut: Optional[Callable[[list[int]], list[list[int]]]] = None) -> Iterator[tuple[int, list[int], float]]:
     """Iterates over this rank's pieces of one step as ``(micro-batch index, example indices, live)``;
-    ``live`` is 0.0 for an idle rank's stand-in (multiply its loss by it) and 1.0 otherwise. Gradients are
-    synchronised on the last piece's backward only (``no_sync`` before), one all-reduce per step."""
+    ``live`` is 0.0 for an idle rank's stand-in (multiply its loss by it) and 1.0 otherwise. ``cut`` splits each
+    piece further (memory.PieceFit). Gradients are synchronised on the last piece's backward only (``no_sync``
+    before), one all-reduce per step."""
     own, idle = local_pieces(micro)
+    if cut is not None:
+        own = [(j, part) for j, idx in own for part in cut(idx)]
     live = 0.0 if idle else 1.0
     for k, (j, idx) in enumerate(own):
         last = k == len(own) - 1

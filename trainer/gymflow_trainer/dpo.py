@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from . import common, distributed
+from . import common, distributed, memory
 from .config import DpoConfig
 from .data import DpoExample, load_dpo
 from .events import EventWriter
@@ -45,6 +45,8 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
     steps = common.batch_schedule(len(pairs), cfg)
     model.to(dev)
     mean = cfg.loss_type == "ipo"
+    # A piece pads chosen and rejected sequences together: 2 × rows × the longest of either.
+    fit = memory.fit_for(cfg, memory.padded_size([max(len(p.chosen.input_ids), len(p.rejected.input_ids)) for p in pairs], 2))
 
     # The reference is the *initial* policy, so it is set up before a checkpoint is loaded.
     ref_model = None
@@ -54,11 +56,15 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
         # Only the pairs this rank's share of the schedule touches (all of them with one process); 0 elsewhere.
         mine = sorted(distributed.owned_indices([micro for _, micro in steps]))
         ref_c, ref_r = torch.zeros(len(pairs)), torch.zeros(len(pairs))
-        with torch.no_grad():
-            for i in range(0, len(mine), cfg.batch_size):
-                chunk = mine[i : i + cfg.batch_size]
-                c, r = sequence_logps(model, [pairs[k] for k in chunk], tok.pad_token_id, mean, cfg.bf16)
-                ref_c[chunk], ref_r[chunk] = c.float().cpu(), r.float().cpu()
+
+        def precompute() -> None:
+            with torch.no_grad():
+                for i in range(0, len(mine), cfg.batch_size):
+                    for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
+                        c, r = sequence_logps(model, [pairs[k] for k in chunk], tok.pad_token_id, mean, cfg.bf16)
+                        ref_c[chunk], ref_r[chunk] = c.float().cpu(), r.float().cpu()
+
+        fit.run("the reference log-probs", model, precompute)
     elif cfg.lora is None:
         ref_model = copy.deepcopy(model).eval()
         for p in ref_model.parameters():
@@ -87,26 +93,31 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
         epoch, micro = steps[step]
         t0 = time.perf_counter()
         n_pairs = sum(len(mb) for mb in micro)
-        total, agg = 0.0, {}
-        for _, mb, live in distributed.pieces(fwd, micro):  # with one process: the micro-batches
-            rc, rr = reference(mb)
-            pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16)
-            loss, metrics = dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
-            share = len(mb) / n_pairs * live
-            (loss * share).backward()
-            total += float(loss.detach()) * share
-            for k, v in metrics.items():
-                agg[k] = agg.get(k, 0.0) + v * share
+        done_steps = step + 1
+
+        def forward_backward() -> tuple[float, dict[str, float]]:
+            total, agg = 0.0, {}
+            for _, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
+                rc, rr = reference(mb)
+                pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16)
+                loss, metrics = dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
+                share = len(mb) / n_pairs * live
+                (loss * share).backward()
+                total += float(loss.detach()) * share
+                for k, v in metrics.items():
+                    agg[k] = agg.get(k, 0.0) + v * share
+            return total, agg
+
+        total, agg = fit.run(f"step {done_steps}", model, forward_backward)
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
-        done_steps = step + 1
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         dt = time.perf_counter() - t0
         n_tokens = sum(len(pairs[i].chosen.input_ids) + len(pairs[i].rejected.input_ids) for mb in micro for i in mb)
         if done_steps % cfg.log_every == 0 or done_steps == len(steps):
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=float(grad_norm),
-                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields())
+                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields(), **fit.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
             path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             events.checkpoint(path, done_steps)

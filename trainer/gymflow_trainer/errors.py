@@ -39,6 +39,15 @@ class TrainingDiverged(TrainerError):
     type = "TrainingDiverged"
 
 
+class OutOfMemory(TrainerError):
+    """A forward or backward pass ran out of memory and could not be cut smaller (memory.py): one sequence does
+    not fit, ``on_out_of_memory`` is ``fail``, or several processes train. A retry would replay the same batches,
+    so the activity does not retry: ``max_length``, ``max_piece_tokens``, the batch size or the model's memory
+    settings have to change."""
+
+    type = "OutOfMemory"
+
+
 class Terminated(BaseException):
     """SIGTERM arrived (cli.py's handler raises it in the main thread). For the training commands it means the
     activity was cancelled: the CLI reports it and exits 143, the last checkpoint stands. ``serve`` catches it:

@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from . import common, distributed
+from . import common, distributed, memory
 from .advantages import dynamic_sampling_filter, gae, group_advantages
 from .config import RlConfig
 from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete
@@ -134,17 +134,21 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         model.add_module("v_head", v_head)
     model.to(dev)
 
+    fit = memory.fit_for(cfg, memory.padded_size([len(x.tokens.input_ids) for x in samples]))
     ref: list[torch.Tensor | None] | None = None
     if cfg.loss.kl_beta > 0:  # the initial policy, before any checkpoint is loaded
         model.eval()
         ref = [None] * len(samples)
         mine = sorted(distributed.owned_indices([micro for _, micro, _ in steps]))  # all samples with one process
-        with torch.no_grad():
-            for i in range(0, len(mine), cfg.batch_size):
-                chunk = mine[i : i + cfg.batch_size]
-                lp, _ = token_logps(model, [samples[k] for k in chunk], tok.pad_token_id, cfg.bf16)
-                for row, k in enumerate(chunk):
-                    ref[k] = lp[row, : len(samples[k].tokens.input_ids) - 1].cpu()
+        def reference() -> None:
+            with torch.no_grad():
+                for i in range(0, len(mine), cfg.batch_size):
+                    for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
+                        lp, _ = token_logps(model, [samples[k] for k in chunk], tok.pad_token_id, cfg.bf16)
+                        for row, k in enumerate(chunk):
+                            ref[k] = lp[row, : len(samples[k].tokens.input_ids) - 1].cpu()
+
+        fit.run("the reference log-probs", model, reference)
     model.train()
     opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
@@ -162,11 +166,15 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         epoch, micro, inner = steps[step]
         t0 = time.perf_counter()
         own, idle = distributed.local_pieces(micro)
-        if inner == 0 or not old_cache:
-            old_cache = {}
+        rebuild = inner == 0 or not old_cache
+
+        def rollout_cache() -> dict[int, Any]:
+            """The behaviour policy's log-probs (and with a value head: values, advantages, returns) of this
+            rank's samples of the rollout batch."""
+            cache: dict[int, Any] = {}
             model.eval()
             with torch.no_grad():
-                for _, mb in own:
+                for mb in (part for _, idx in own for part in fit.chunks(idx)):
                     out = token_logps(model, [samples[i] for i in mb], tok.pad_token_id, cfg.bf16, values=use_value)
                     lp, mk = out[0], out[1]
                     if use_value:
@@ -183,10 +191,10 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                         entry = {"logp": old_lp}
                         if use_value:
                             entry.update(values=v[k, :n].detach(), adv=a[k, :n].detach(), ret=ret[k, :n].detach(), mask=mk[k, :n])
-                        old_cache[i] = entry
+                        cache[i] = entry
             if use_value and cfg.whiten_advantages:
                 # Over the whole rollout batch: sums over this rank's samples (none for an idle rank), all-reduced.
-                live = [] if idle else list(old_cache.values())
+                live = [] if idle else list(cache.values())
                 flat_a = torch.cat([e["adv"] for e in live]) if live else torch.zeros(0, dtype=torch.float64)
                 flat_m = torch.cat([e["mask"] for e in live]).to(flat_a.dtype) if live else torch.zeros(0, dtype=torch.float64)
                 if distributed.world().enabled:
@@ -197,31 +205,41 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                 else:
                     mean = masked_mean(flat_a, flat_m)
                     std = masked_mean((flat_a - mean) ** 2, flat_m).sqrt()
-                for e in old_cache.values():
+                for e in cache.values():
                     e["adv"] = (e["adv"] - mean) / (std + 1e-8) * e["mask"]
             model.train()
-        total, agg = 0.0, {}
-        for j, mb, live in distributed.pieces(fwd, micro):  # with one process: the micro-batches, share 1
-            batch_samples = [samples[i] for i in mb]
-            out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value, forward=fwd)
-            logp, mask = out[0], out[1]
-            width = logp.size(1)
-            stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
-            ref_lp = torch.stack([_pad_to(ref[i], width) for i in mb]).to(logp.device) if ref is not None else None
-            share = piece_share(counts, mb, micro[j], pg_mode) * live
-            if use_value:
-                loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp)
-                vloss, vmetrics = value_loss(out[2], stack("values"), stack("ret"), mask, cfg.vf_clip)
-                vshare = piece_share(counts, mb, micro[j], "token-mean") * live
-                loss = loss * share + cfg.vf_coef * vloss * vshare
-                metrics.update({k: v * vshare / share if share else 0.0 for k, v in vmetrics.items()})
-            else:
-                loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss, ref_logp=ref_lp)
-                loss = loss * share
-            (loss / len(micro)).backward()
-            total += float(loss.detach()) / len(micro)
-            for k, v in metrics.items():
-                agg[k] = agg.get(k, 0.0) + v * share / len(micro)
+            return cache
+
+        def forward_backward() -> tuple[float, dict[str, float]]:
+            nonlocal old_cache
+            if rebuild:  # inside the step, so that running out of memory here cuts these passes too
+                old_cache = {}  # a failed build leaves no partial cache behind
+                old_cache = rollout_cache()
+            total, agg = 0.0, {}
+            for j, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches, share 1
+                batch_samples = [samples[i] for i in mb]
+                out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value, forward=fwd)
+                logp, mask = out[0], out[1]
+                width = logp.size(1)
+                stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
+                ref_lp = torch.stack([_pad_to(ref[i], width) for i in mb]).to(logp.device) if ref is not None else None
+                share = piece_share(counts, mb, micro[j], pg_mode) * live
+                if use_value:
+                    loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp)
+                    vloss, vmetrics = value_loss(out[2], stack("values"), stack("ret"), mask, cfg.vf_clip)
+                    vshare = piece_share(counts, mb, micro[j], "token-mean") * live
+                    loss = loss * share + cfg.vf_coef * vloss * vshare
+                    metrics.update({k: v * vshare / share if share else 0.0 for k, v in vmetrics.items()})
+                else:
+                    loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss, ref_logp=ref_lp)
+                    loss = loss * share
+                (loss / len(micro)).backward()
+                total += float(loss.detach()) / len(micro)
+                for k, v in metrics.items():
+                    agg[k] = agg.get(k, 0.0) + v * share / len(micro)
+            return total, agg
+
+        total, agg = fit.run(f"step {step + 1}", model, forward_backward)
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
         done_steps = step + 1
@@ -231,7 +249,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         n_tokens = sum(len(samples[i].tokens.input_ids) for mb in micro for i in mb)
         if done_steps % cfg.log_every == 0 or done_steps == len(steps):
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=float(grad_norm),
-                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields())
+                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields(), **fit.fields())
         at_boundary = inner == cfg.ppo_epochs - 1
         if cfg.save_every and done_steps % cfg.save_every == 0 and at_boundary and done_steps < len(steps):
             path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)

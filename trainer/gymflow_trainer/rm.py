@@ -489,7 +489,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     """Trains the step scorer (see the module documentation); returns what goes in the ``done`` event."""
     import torch
 
-    from . import common, distributed
+    from . import common, distributed, memory
 
     os.makedirs(cfg.output_dir, exist_ok=True)
     if distributed.is_main():
@@ -544,26 +544,38 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
     skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
+    if preference:  # a pair's rows are the steps of both sides, padded to the longest step of the piece
+        def rows(i: int) -> list[list[int]]:
+            return [*train[i].chosen, *train[i].rejected]
+
+        fit = memory.fit_for(cfg, lambda idx: sum(len(rows(i)) for i in idx) * max((len(r) for i in idx for r in rows(i)), default=0))
+    else:
+        fit = memory.fit_for(cfg, memory.padded_size([len(e.input_ids) for e in train]))
     for step in range(start, len(steps)):
         epoch, micro = steps[step]
         t0 = time.perf_counter()
         n = sum(len(mb) for mb in micro)
-        total, agg = 0.0, {}
-        for _, mb, live in distributed.pieces(fwd, micro):  # with one process: the micro-batches
-            loss, metrics = micro_loss(mb)
-            share = len(mb) / n * live
-            (loss * share).backward()
-            total += float(loss.detach()) * share
-            for k, v in metrics.items():
-                agg[k] = agg.get(k, 0.0) + v * share
+        done_steps = step + 1
+
+        def forward_backward() -> tuple[float, dict[str, float]]:
+            total, agg = 0.0, {}
+            for _, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
+                loss, metrics = micro_loss(mb)
+                share = len(mb) / n * live
+                (loss * share).backward()
+                total += float(loss.detach()) * share
+                for k, v in metrics.items():
+                    agg[k] = agg.get(k, 0.0) + v * share
+            return total, agg
+
+        total, agg = fit.run(f"step {done_steps}", model, forward_backward)
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
-        done_steps = step + 1
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         if done_steps % cfg.log_every == 0 or done_steps == len(steps):
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=grad_norm,
-                            examples_per_s=n / max(time.perf_counter() - t0, 1e-9), **agg, **skipped.fields())
+                            examples_per_s=n / max(time.perf_counter() - t0, 1e-9), **agg, **skipped.fields(), **fit.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
             path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             if distributed.is_main():

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import torch
 import torch.nn.functional as F
 
-from . import common, distributed
+from . import common, distributed, memory
 from .config import SftConfig
 from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, load_sft, warn_stderr
 from .errors import DataError
@@ -174,6 +174,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     extra = {**common.config_extra(cfg, digest), "total_steps": len(schedule)}
     loss_val = float("nan")
     skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
+    fit = memory.fit_for(cfg, (memory.packed_size if cfg.packing else memory.padded_size)(lengths))
     for step in range(start, len(schedule)):
         epoch, micro = schedule[step]
         if cfg.length_pieces > 1 and not cfg.packing:
@@ -181,22 +182,26 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
         t0 = time.perf_counter()
         n_trained = sum(examples[i].num_trained for mb in micro for i in mb)
         n_tokens = sum(len(examples[i].input_ids) for mb in micro for i in mb)
-        total = 0.0
-        for _, mb, live in distributed.pieces(fwd, micro):  # with one process: the micro-batches
-            batch = (collate_packed if cfg.packing else collate)([examples[i] for i in mb], tok.pad_token_id, dev)
-            ce, w = token_losses(fwd, batch, cfg.bf16)
-            loss = (ce * w).sum() / max(n_trained, 1) * live
-            loss.backward()
-            total += float(loss.detach())
-        (total,) = distributed.all_reduce_sum([total])
         done_steps = step + 1
+
+        def forward_backward() -> float:
+            total = 0.0
+            for _, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
+                batch = (collate_packed if cfg.packing else collate)([examples[i] for i in mb], tok.pad_token_id, dev)
+                ce, w = token_losses(fwd, batch, cfg.bf16)
+                loss = (ce * w).sum() / max(n_trained, 1) * live
+                loss.backward()
+                total += float(loss.detach())
+            return total
+
+        (total,) = distributed.all_reduce_sum([fit.run(f"step {done_steps}", model, forward_backward)])
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         dt = time.perf_counter() - t0
         if done_steps % cfg.log_every == 0 or done_steps == len(schedule):
             events.progress(step=done_steps, total_steps=len(schedule), epoch=epoch, loss=loss_val, lr=lr,
                             grad_norm=float(grad_norm), tokens=n_tokens, trained_tokens=n_trained,
-                            tokens_per_s=n_tokens / dt if dt > 0 else None, **skipped.fields())
+                            tokens_per_s=n_tokens / dt if dt > 0 else None, **skipped.fields(), **fit.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(schedule):
             path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             events.checkpoint(path, done_steps)
