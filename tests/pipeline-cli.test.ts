@@ -56,6 +56,47 @@ function gymflow(args: readonly string[], cwd: string, timeoutMs = 120_000): Pro
   });
 }
 
+interface DevStack {
+  child: ChildProcess;
+  exit: Promise<number | null>;
+  /** Everything it printed so far. */
+  output: () => string;
+}
+
+/** Starts `gymflow dev ARGS` in `cwd` and resolves once it printed its ready block. */
+async function startDev(args: readonly string[], cwd: string): Promise<DevStack> {
+  const child = spawn(process.execPath, [BIN, 'dev', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gymflow dev did not come up within 150 s:\n${out}`)), 150_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (out.includes('Ctrl-C stops everything')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gymflow dev exited with ${String(code)}:\n${out}`));
+    });
+  });
+  return { child, exit, output: () => out };
+}
+
+/** Whether process `pid` exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function sampleStatus(): PipelineStatus {
   const stages = freshStages();
   stages.tasks = { state: 'done', durationMs: 120, ref: `sha256:${'a'.repeat(64)}` };
@@ -142,7 +183,7 @@ temporal.describe('gymflow dev and gymflow pipeline against a dev server', () =>
   let port = 0;
   let address = '';
   let dev: ChildProcess | undefined;
-  let devOut = '';
+  let devOut: () => string = () => '';
   let devExit: Promise<number | null> | undefined;
 
   beforeAll(async () => {
@@ -150,28 +191,10 @@ temporal.describe('gymflow dev and gymflow pipeline against a dev server', () =>
     port = await freePort();
     address = `127.0.0.1:${port}`;
     await writeFile(join(dir, 'fast.yaml'), FAST_CONFIG);
-    const child = spawn(process.execPath, [BIN, 'dev', '--headless', '--port', String(port), '--db', 'state/temporal.db', '--store', 'store', '--grace', '20'], {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    dev = child;
-    devExit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gymflow dev did not come up within 150 s:\n${devOut}`)), 150_000);
-      const onData = (d: Buffer): void => {
-        devOut += d.toString();
-        if (devOut.includes('Ctrl-C stops everything')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      void devExit?.then((code) => {
-        clearTimeout(timer);
-        reject(new Error(`gymflow dev exited with ${String(code)}:\n${devOut}`));
-      });
-    });
+    const started = await startDev(['--headless', '--port', String(port), '--db', 'state/temporal.db', '--store', 'store', '--grace', '20'], dir);
+    dev = started.child;
+    devExit = started.exit;
+    devOut = started.output;
   }, 180_000);
 
   afterAll(async () => {
@@ -181,8 +204,8 @@ temporal.describe('gymflow dev and gymflow pipeline against a dev server', () =>
   }, 120_000);
 
   it('prints the address and both workers, and refuses a second stack on the same port', async () => {
-    expect(devOut).toContain(`Temporal:  ${address}`);
-    expect(devOut).toMatch(/workers: {3}cpu on gymflow \(pid \d+\), gpu on gymflow-gpu \(pid \d+\)/);
+    expect(devOut()).toMatch(new RegExp(`Temporal: {2}${address} \\(namespace default, pid \\d+\\)`));
+    expect(devOut()).toMatch(/workers: {3}cpu on gymflow \(pid \d+\), gpu on gymflow-gpu \(pid \d+\)/);
     const second = await gymflow(['dev', '--headless', '--port', String(port), '--db', 'other.db'], dir, 30_000);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
@@ -280,9 +303,43 @@ temporal.describe('gymflow dev and gymflow pipeline against a dev server', () =>
   it('Ctrl-C (SIGTERM) stops workers, then the server, and frees the port', async () => {
     dev?.kill('SIGTERM');
     expect(await devExit).toBe(0);
-    expect(devOut).toMatch(/cpu worker stopped/);
-    expect(devOut).toMatch(/gpu worker stopped/);
-    expect(devOut).toContain('Temporal dev server stopped');
+    expect(devOut()).toMatch(/cpu worker stopped/);
+    expect(devOut()).toMatch(/gpu worker stopped/);
+    expect(devOut()).toContain('Temporal dev server stopped');
     await ensurePortFree('127.0.0.1', port, 'test');
   }, 120_000);
+});
+
+temporal.describe('gymflow dev that is killed or loses its terminal', () => {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gymflow-dev-kill-'));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('killed with -9, it leaves no dev server or worker behind, and its port is free again', async () => {
+    const port = await freePort();
+    const stack = await startDev(['--headless', '--port', String(port), '--db', 'kill.db', '--store', 'store'], dir);
+    const pids = [...stack.output().matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
+    expect(pids).toHaveLength(3); // the server and both workers
+    stack.child.kill('SIGKILL');
+    await stack.exit;
+    // Each child gets SIGTERM from the kernel as its parent dies, and stops gracefully (no activity is running).
+    const deadline = Date.now() + 60_000;
+    while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(pids.filter(alive)).toEqual([]);
+    await ensurePortFree('127.0.0.1', port, 'test');
+  }, 240_000);
+
+  it('on SIGHUP (its terminal closed) it stops the server as on Ctrl-C', async () => {
+    const port = await freePort();
+    const stack = await startDev(['--headless', '--no-workers', '--port', String(port), '--db', 'hup.db'], dir);
+    stack.child.kill('SIGHUP');
+    expect(await stack.exit).toBe(0);
+    expect(stack.output()).toContain('gymflow dev: SIGHUP: stopping');
+    expect(stack.output()).toContain('Temporal dev server stopped');
+    await ensurePortFree('127.0.0.1', port, 'test');
+  }, 240_000);
 });

@@ -12,6 +12,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { gpuActivities } from '../activities/index.js';
+import { tolerateClosedOutput } from '../src/pipeline/dev-server.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';
@@ -25,6 +26,7 @@ export async function runWorker(options: WorkerOptions = {}): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  tolerateClosedOutput(); // started by `gymflow dev`, which may be gone before this worker is
   await runWorker(parseWorkerArgs(process.argv.slice(2)));
 }
 

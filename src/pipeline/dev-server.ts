@@ -5,9 +5,10 @@
  *
  * Every child runs in its own process group (`detached`), so a Ctrl-C in the terminal reaches only
  * `gymflow dev`, which then stops the workers first (letting them finish or hand back their activities) and
- * the server last.
+ * the server last. On Linux every child also gets SIGTERM from the kernel when the process that started it dies,
+ * `kill -9` included ({@link parentDeathPrefix}), so none outlives `gymflow dev` holding its ports.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -149,6 +150,45 @@ class ManagedChild {
   }
 }
 
+let outputTolerated = false;
+
+/**
+ * Keeps this process running when its stdout or stderr is a pipe whose reader is gone or a terminal that was
+ * closed (EPIPE, EIO): a worker whose `gymflow dev` was killed then still shuts down gracefully on the SIGTERM
+ * it gets, instead of dying of an unhandled stream error at its next log line. The log file, written by the
+ * parent, is lost either way; other stream errors stay fatal.
+ */
+export function tolerateClosedOutput(): void {
+  if (outputTolerated) return;
+  outputTolerated = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE' || err.code === 'EIO') return;
+      throw err;
+    });
+  }
+}
+
+let parentDeath: readonly string[] | undefined;
+
+/**
+ * The command prefix that makes the kernel send a child SIGTERM when this process dies: util-linux's
+ * `setpriv --pdeathsig TERM --`, which sets the signal and `exec`s the command (same pid, same process group).
+ * A child in a process group of its own gets no Ctrl-C and no SIGHUP from the terminal, so without it a
+ * `gymflow dev` killed with -9, or by the OOM killer, left the dev server and both workers running, holding the
+ * ports (the next `gymflow dev` refused to start) and the GPU worker's trainers. SIGTERM stops each of them
+ * gracefully; a worker's trainers then stop through their own lifeline. Empty where `setpriv` is missing (not
+ * Linux): the children then outlive a killed parent. The kernel sends the signal when the *thread* that spawned
+ * the child exits; Node spawns on the event loop's thread, so that is when the process exits.
+ */
+export function parentDeathPrefix(): readonly string[] {
+  if (parentDeath === undefined) {
+    const probe = spawnSync('setpriv', ['--pdeathsig', 'TERM', '--', 'true'], { stdio: 'ignore', timeout: 10_000 });
+    parentDeath = probe.status === 0 ? ['setpriv', '--pdeathsig', 'TERM', '--'] : [];
+  }
+  return parentDeath;
+}
+
 function spawnManaged(
   name: string,
   command: string,
@@ -160,7 +200,8 @@ function spawnManaged(
     mkdirSync(dirname(options.logFile), { recursive: true });
     log = createWriteStream(options.logFile, { flags: 'a' });
   }
-  const child = spawn(command, args, {
+  const [wrapper, ...wrapperArgs] = parentDeathPrefix();
+  const child = spawn(wrapper ?? command, wrapper === undefined ? args : [...wrapperArgs, command, ...args], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: options.env ?? process.env,

@@ -4,6 +4,7 @@ import {
   ensurePortFree,
   startDevServer,
   startWorkerProcess,
+  tolerateClosedOutput,
   type DevServer,
   type ExitStatus,
   type WorkerKind,
@@ -71,6 +72,9 @@ export async function runDev(opts: DevOptions, out: NodeJS.WritableStream = proc
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // The terminal closed (an ssh session ended): stop as on Ctrl-C. By default SIGHUP would end this process alone.
+  process.on('SIGHUP', onSignal);
+  tolerateClosedOutput(); // after SIGHUP the terminal is gone; the logs still go to --log-dir
 
   const watch = (name: string, exited: Promise<ExitStatus>, lastOutput: () => string): void => {
     void exited.then((status) => {
@@ -120,7 +124,7 @@ export async function runDev(opts: DevOptions, out: NodeJS.WritableStream = proc
     }
     if (!stopping) {
       say('');
-      say(`  Temporal:  ${started.address} (namespace ${opts.namespace})`);
+      say(`  Temporal:  ${started.address} (namespace ${opts.namespace}, pid ${started.pid})`);
       say(`  Web UI:    ${started.uiUrl ?? '(headless)'}`);
       say(`  workers:   ${workers.length === 0 ? '(none: --no-workers)' : workers.map((w) => `${w.kind} on ${w.taskQueue} (pid ${w.pid})`).join(', ')}`);
       say(`  start:     gymflow pipeline start examples/smoke.yaml --address ${started.address}`);
@@ -142,6 +146,7 @@ export async function runDev(opts: DevOptions, out: NodeJS.WritableStream = proc
     }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
   }
   return failed ? 1 : 0;
 }
