@@ -300,6 +300,41 @@ temporal.describe('gymflow dev and gymflow pipeline against a dev server', () =>
     expect(again.stderr).toContain("workflow 'cli-steer' is already COMPLETED: nothing to cancel");
   }, 320_000);
 
+  python.it('pipeline continue goes on after a finished run, and restarts a cancelled one with an amended configuration', async () => {
+    type Waited = { workflowId: string; status: string; pipelineStatus: PipelineStatus; continued: { workflowId: string; status: string; iteration: number } };
+    // cli-wait finished its one iteration: going on needs room for another.
+    const full = await gymflow(['pipeline', 'continue', 'cli-wait', '--address', address], dir);
+    expect(full.code).toBe(1);
+    expect(full.stderr).toContain("workflow 'cli-wait' continues at iteration 2, past max_iterations 1: raise it (--max-iterations 2 or more");
+    const more = await gymflow(['pipeline', 'continue', 'cli-wait', '--max-iterations', '2', '--wait', '--json', '--address', address], dir, 300_000);
+    expect(more.code, more.stderr).toBe(0);
+    const extended = JSON.parse(more.stdout) as Waited;
+    expect(extended).toMatchObject({ workflowId: 'cli-wait', status: 'COMPLETED', continued: { workflowId: 'cli-wait', status: 'COMPLETED', iteration: 2 } });
+    // One history: iteration 1 from the first run, iteration 2 trained from its policy by the continuation.
+    expect(extended.pipelineStatus.history.map((h) => h.iteration)).toEqual([1, 2]);
+    expect(extended.pipelineStatus).toMatchObject({ state: 'completed', iteration: 2, maxIterations: 2, stopReason: 'max_iterations', policy: { iteration: 2 } });
+    expect(extended.pipelineStatus.run).toBeGreaterThan(1);
+    const [first, second] = extended.pipelineStatus.history.map((h) => h.refs?.checkpoint);
+    expect(first).toBeDefined();
+    const lineage = await gymflow(['store', 'lineage', second as string, '--store', 'store', '--json'], dir);
+    expect(lineage.stdout).toContain(first); // iteration 2 trained from the checkpoint of iteration 1
+
+    // cli-steer was cancelled before its first iteration: it starts over, with an amended train.config.
+    await writeFile(join(dir, 'amended.yaml'), FAST_CONFIG.replace('max_steps: 2', 'max_steps: 3'));
+    await writeFile(join(dir, 'other.yaml'), FAST_CONFIG.replace('name: clitest', 'name: another'));
+    const other = await gymflow(['pipeline', 'continue', 'cli-steer', 'other.yaml', '--address', address], dir);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain(`other.yaml $.name: "another" differs from the continued run's "clitest" (workflow 'cli-steer')`);
+    const again = await gymflow(['pipeline', 'continue', 'cli-steer', 'amended.yaml', '--wait', '--json', '--address', address], dir, 300_000);
+    expect(again.code, again.stderr).toBe(0);
+    const restarted = JSON.parse(again.stdout) as Waited;
+    expect(restarted).toMatchObject({ status: 'COMPLETED', continued: { workflowId: 'cli-steer', iteration: 1 }, pipelineStatus: { stopReason: 'max_iterations' } });
+    expect(restarted.pipelineStatus.history.map((h) => [h.iteration, h.train?.steps])).toEqual([[1, 3]]);
+
+    const running = await gymflow(['pipeline', 'continue', 'no-such-run', '--address', address], dir);
+    expect(running.stderr).toContain("no workflow 'no-such-run' in namespace default");
+  }, 320_000);
+
   it('Ctrl-C (SIGTERM) stops workers, then the server, and frees the port', async () => {
     dev?.kill('SIGTERM');
     expect(await devExit).toBe(0);

@@ -247,13 +247,19 @@ export class PipelineRunner {
     return checkConfig(raw);
   }
 
-  /** Trainer configuration checks and the initial policy (ONNX-exported when the loop acts with it). */
-  async preparePolicy(): Promise<PolicyState> {
+  /** Trainer configuration checks: every phase's `train.config`, by the trainer on the GPU queue. */
+  async checkTrainers(): Promise<void> {
     const a = bindActivities(this.config, '1h');
     const single = this.config.phases.length === 1 && this.config.phases[0]?.name === 'main';
     await a.checkTrainerConfigs({
       phases: this.config.phases.map((p, i) => ({ field: single ? '$.train.config' : `$.phases[${i}].train.config`, command: p.train.command, config: p.train.config })),
     });
+  }
+
+  /** Trainer configuration checks and the initial policy (ONNX-exported when the loop acts with it). */
+  async preparePolicy(): Promise<PolicyState> {
+    await this.checkTrainers();
+    const a = bindActivities(this.config, '1h');
     const policy: PolicyState = await a.preparePolicy({ experiment: this.config.name, init: this.config.policy.init, env: this.config.env, ...this.where() });
     if (this.config.policy.agent !== undefined) policy.agent = this.config.policy.agent;
     else if (needsOnnxPolicy(this.config)) policy.onnxRef = (await a.exportPolicy({ experiment: this.config.name, policy, ...this.where() })).onnxRef;

@@ -2,7 +2,8 @@
  * `trainingLoop(config, state?)`: iterations of the pass (workflows/runner.ts), each run of the workflow
  * doing one — the baseline evaluation (iteration 0) or one training iteration — and handing over to the
  * next run with `continueAsNew`, carrying only refs and the compact metrics history (`LoopState`). It stops
- * when the target metric is reached, after `max_iterations`, or on a `cancel` signal.
+ * when the target metric is reached, after `max_iterations`, or on a `cancel` signal. A state with `setupDone: false`
+ * continues a closed run (`gymflow pipeline continue`): the configuration is checked again, the policy kept.
  */
 import { allHandlersFinished, condition, continueAsNew } from '@temporalio/workflow';
 import type { PipelineConfig } from '../src/pipeline/config.js';
@@ -78,6 +79,19 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState): P
         throw runner.setupFailure(err);
       }
       loop = { ...loop, policy, setupDone: true };
+    } else if (!loop.setupDone) {
+      // Continued by `gymflow pipeline continue` (src/pipeline/continuation.ts), perhaps with an amended
+      // configuration: its checks run again; the policy stays the one the continued run had reached.
+      try {
+        validated = await PipelineRunner.setup(config);
+        const { paused, cancel } = runner.status;
+        runner = new PipelineRunner('trainingLoop', validated, { ...loop, paused, run: loop.runs + 1 });
+        if (cancel) runner.status.cancel = cancel;
+        await runner.checkTrainers();
+      } catch (err) {
+        throw runner.setupFailure(err);
+      }
+      loop = { ...loop, paused: runner.status.paused, setupDone: true };
     }
 
     const iteration = loop.iteration;

@@ -1,4 +1,5 @@
 import { Client, Connection, WorkflowNotFoundError, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ConfigError, GymflowError } from '../../core/errors.js';
@@ -6,7 +7,8 @@ import { shortRef } from '../../hub/store/layout.js';
 import { loadPipelineConfig, type PipelineConfig } from '../../pipeline/config.js';
 import { defaultWorkflowId } from '../../pipeline/plan.js';
 import { SearchAttributeKeys } from '../../pipeline/search-attributes.js';
-import { STAGES, type IterationMetrics, type PipelineStatus } from '../../pipeline/status.js';
+import { continuation, type ClosedRun } from '../../pipeline/continuation.js';
+import { STAGES, type IterationMetrics, type LoopState, type PipelineStatus } from '../../pipeline/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';
@@ -82,7 +84,7 @@ async function orNotFound<T>(client: Client, id: string, where: { address: strin
 export async function startPipeline(
   client: Client,
   config: PipelineConfig,
-  options: { workflowId?: string; workflow?: PipelineWorkflowType } = {},
+  options: { workflowId?: string; workflow?: PipelineWorkflowType; state?: LoopState } = {},
 ): Promise<{ workflowId: string; runId: string; handle: WorkflowHandle }> {
   const workflowId = options.workflowId ?? defaultWorkflowId(config.name, new Date());
   const firstAlgorithm = config.phases[0]?.train.command;
@@ -90,7 +92,7 @@ export async function startPipeline(
     const handle = await client.workflow.start(options.workflow ?? 'trainingLoop', {
       taskQueue: config.task_queues.cpu,
       workflowId,
-      args: [config],
+      args: options.state === undefined ? [config] : [config, options.state],
       typedSearchAttributes: [
         { key: SearchAttributeKeys.experiment, value: config.name },
         { key: SearchAttributeKeys.env, value: config.env },
@@ -107,6 +109,21 @@ export async function startPipeline(
     }
     throw err;
   }
+}
+
+/**
+ * The latest execution of workflow `workflowId` as {@link continuation} needs it: type, status, the arguments it
+ * started with (from its history's first event) and, when it completed, its result.
+ */
+export async function closedRun(client: Client, workflowId: string, where: { address: string; namespace: string }): Promise<ClosedRun> {
+  const handle = client.workflow.getHandle(workflowId);
+  const described = await orNotFound(client, workflowId, where, () => handle.describe());
+  const history = await handle.fetchHistory();
+  const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  const [config, state] = payloads.map((p) => defaultPayloadConverter.fromPayload(p)) as [PipelineConfig, LoopState | undefined];
+  const status = described.status.name;
+  const result = status === 'COMPLETED' && described.type === 'trainingLoop' ? ((await handle.result()) as ClosedRun['result']) : undefined;
+  return { workflowId, type: described.type, status, startTime: described.startTime, config, state: state ?? undefined, result };
 }
 
 /**
@@ -308,6 +325,44 @@ async function followProgress(client: Client, workflowId: string, done: Promise<
   }
 }
 
+/**
+ * What `pipeline start` and `pipeline continue` print for a run they started; with `--wait`, its progress until it
+ * ends, then its status (exit code 1 unless it completed).
+ */
+async function reportStarted(
+  client: Client,
+  where: { address: string; namespace: string },
+  started: { workflowId: string; runId: string; handle: WorkflowHandle; workflow: PipelineWorkflowType; taskQueue: string },
+  opts: ConnectOptions & { wait?: boolean; json?: boolean },
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const { workflowId, runId, handle } = started;
+  if (!opts.wait) {
+    if (opts.json) return printJson({ workflowId, runId, workflow: started.workflow, taskQueue: started.taskQueue, address: where.address, namespace: where.namespace, ...extra });
+    console.log(`started ${started.workflow} ${workflowId} (run ${runId}) on task queue ${started.taskQueue} at ${where.address}`);
+    console.log(`watch it: gymflow pipeline status ${workflowId}${opts.address ? ` --address ${where.address}` : ''}`);
+    return;
+  }
+  if (!opts.json) process.stderr.write(`started ${started.workflow} ${workflowId} (run ${runId}); waiting for it to finish\n`);
+  const result = handle.result();
+  if (!opts.json) await followProgress(client, workflowId, result);
+  let failure: Error | undefined;
+  try {
+    await result;
+  } catch (err) {
+    failure = err as Error;
+  }
+  const status = await queryStatus(client, workflowId);
+  const described = await handle.describe();
+  if (opts.json) printJson({ workflowId, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null, error: failure?.message ?? null, ...extra });
+  else {
+    if (status) console.log(formatStatus(status, described));
+    else console.log(`${workflowId}: ${described.status.name} (no worker answered pipeline_status)`);
+    if (failure) console.error(`gymflow: ${workflowId} did not complete: ${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}`);
+  }
+  if (failure) process.exitCode = 1;
+}
+
 /** `gymflow pipeline …`: start, watch and steer pipeline runs on a Temporal server. */
 export function pipelineCommand(program: Command): void {
   const pipeline = program.command('pipeline').description('start, watch and steer training runs on Temporal (see docs/operations.md)');
@@ -322,31 +377,27 @@ export function pipelineCommand(program: Command): void {
     .action(async (file: string, opts: ConnectOptions & { id?: string; workflow: PipelineWorkflowType; wait?: boolean; json?: boolean }) => {
       const config = await loadPipelineConfig(file);
       await withClient(opts, async (client, where) => {
-        const { workflowId, runId, handle } = await startPipeline(client, config, { workflow: opts.workflow, ...(opts.id === undefined ? {} : { workflowId: opts.id }) });
-        if (!opts.wait) {
-          if (opts.json) return printJson({ workflowId, runId, workflow: opts.workflow, taskQueue: config.task_queues.cpu, address: where.address, namespace: where.namespace });
-          console.log(`started ${opts.workflow} ${workflowId} (run ${runId}) on task queue ${config.task_queues.cpu} at ${where.address}`);
-          console.log(`watch it: gymflow pipeline status ${workflowId}${opts.address ? ` --address ${where.address}` : ''}`);
-          return;
-        }
-        if (!opts.json) process.stderr.write(`started ${opts.workflow} ${workflowId} (run ${runId}); waiting for it to finish\n`);
-        const result = handle.result();
-        if (!opts.json) await followProgress(client, workflowId, result);
-        let failure: Error | undefined;
-        try {
-          await result;
-        } catch (err) {
-          failure = err as Error;
-        }
-        const status = await queryStatus(client, workflowId);
-        const described = await handle.describe();
-        if (opts.json) printJson({ workflowId, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null, error: failure?.message ?? null });
-        else {
-          if (status) console.log(formatStatus(status, described));
-          else console.log(`${workflowId}: ${described.status.name} (no worker answered pipeline_status)`);
-          if (failure) console.error(`gymflow: ${workflowId} did not complete: ${failure.message}${failure.cause instanceof Error ? `: ${failure.cause.message}` : ''}`);
-        }
-        if (failure) process.exitCode = 1;
+        const started = await startPipeline(client, config, { workflow: opts.workflow, ...(opts.id === undefined ? {} : { workflowId: opts.id }) });
+        await reportStarted(client, where, { ...started, workflow: opts.workflow, taskQueue: config.task_queues.cpu }, opts);
+      });
+    });
+
+  withConnect(pipeline.command('continue'))
+    .description('continue a closed trainingLoop run where it stopped (the iteration it failed or was cancelled in, or the one after its last), optionally with an amended CONFIG')
+    .argument('<workflow-id>', 'the run to continue')
+    .argument('[config]', 'an amended configuration (same name, env and store); default: the run\'s own')
+    .option('--max-iterations <n>', 'raise (or set) max_iterations', parseLimit)
+    .option('--id <workflow-id>', 'workflow id of the continuation (default: the same id, as a new run of it)')
+    .option('--wait', 'wait for the run to finish, printing progress; exit 1 unless it completed')
+    .option('--json', 'print JSON')
+    .action(async (id: string, file: string | undefined, opts: ConnectOptions & { maxIterations?: number; id?: string; wait?: boolean; json?: boolean }) => {
+      const amended = file === undefined ? {} : { amended: await loadPipelineConfig(file), amendedFile: file };
+      await withClient(opts, async (client, where) => {
+        const run = await closedRun(client, id, where);
+        const next = continuation(run, { ...amended, ...(opts.maxIterations === undefined ? {} : { maxIterations: opts.maxIterations }) });
+        if (!opts.json) process.stderr.write(`continuing ${id} (${run.status}): ${next.summary}\n`);
+        const started = await startPipeline(client, next.config, { workflowId: opts.id ?? id, ...(next.state === undefined ? {} : { state: next.state }) });
+        await reportStarted(client, where, { ...started, workflow: 'trainingLoop', taskQueue: next.config.task_queues.cpu }, opts, { continued: { workflowId: id, status: run.status, iteration: next.iteration } });
       });
     });
 
