@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { continuation, type ClosedRun } from './continuation.js';
+import { continuation, parseRunInput, type ClosedRun } from './continuation.js';
 import { loadPipelineConfig, type PipelineConfig } from './config.js';
 import type { IterationMetrics, LoopState } from './status.js';
 import { repoRoot } from './temporal-cli.js';
@@ -76,5 +76,15 @@ describe('continuing a closed trainingLoop run', () => {
   it('refuses a run that is still open, and a one-pass pipeline run', () => {
     expect(() => continuation(run({ status: 'RUNNING' }))).toThrow("workflow 'exp-1' is still running: cancel it first (gymflow pipeline cancel exp-1 --wait), or let it finish");
     expect(() => continuation(run({ type: 'pipeline' }))).toThrow("workflow 'exp-1' is a pipeline run: only a trainingLoop continues");
+  });
+
+  it('checks the run input it is given: the configuration through the pipeline schema, the state for what it uses', () => {
+    const raw = { name: 'raw', env: 'gymflow/tool-use-v0', policy: { init: { tiny: {} } }, train: { command: 'sft' }, max_iterations: 2 };
+    const parsed = parseRunInput([raw], 'exp-1');
+    expect(parsed.state).toBeUndefined();
+    expect(parsed.config.eval.baseline).toBe(true); // defaults filled in, as the loop's own setup does
+    expect(parseRunInput([JSON.parse(JSON.stringify(config)), state()], 'exp-1').state).toEqual(state());
+    expect(() => parseRunInput([{ ...raw, env: 7 }], 'exp-1')).toThrow("workflow 'exp-1' input [0] $.env");
+    expect(() => parseRunInput([raw, { iteration: -1 }], 'exp-1')).toThrow("workflow 'exp-1' input [1] $.iteration:");
   });
 });

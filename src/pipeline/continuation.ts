@@ -11,9 +11,38 @@
  * iteration K+1 from its last policy. Either way the state is marked `setupDone: false`, so the new run checks the
  * configuration again (possibly amended) before its first activity, and keeps the policy (workflows/training-loop.ts).
  */
+import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
-import type { PipelineConfig } from './config.js';
+import { parsePipelineConfig, type PipelineConfig } from './config.js';
 import type { IterationMetrics, LoopState, PolicyState, StopReason } from './status.js';
+
+/** The parts of a `LoopState` a continuation relies on; the rest is passed on as it came. */
+const LoopStateShape = z.looseObject({
+  iteration: z.number().int().nonnegative(),
+  policy: z.looseObject({ iteration: z.number().int().nonnegative() }),
+  history: z.array(z.looseObject({ iteration: z.number().int().nonnegative() })),
+  runs: z.number().int().nonnegative(),
+  loopStartedAt: z.string(),
+});
+
+/**
+ * The arguments a `trainingLoop` execution started with (decoded from its history's first event), checked: the
+ * configuration through the pipeline schema (a run started with `temporal workflow start --input-file` may carry
+ * one without its defaults), the state for the fields a continuation uses.
+ *
+ * @throws ConfigError naming the workflow and what is wrong.
+ */
+export function parseRunInput(args: readonly unknown[], workflowId: string): { config: PipelineConfig; state: LoopState | undefined } {
+  const where = `workflow '${workflowId}' input`;
+  const config = parsePipelineConfig(args[0], `${where} [0]`);
+  if (args[1] === undefined || args[1] === null) return { config, state: undefined };
+  const state = LoopStateShape.safeParse(args[1]);
+  if (!state.success) {
+    const issue = state.error.issues[0];
+    throw new ConfigError(`${where} [1] $.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'not a loop state'} (not a trainingLoop state)`);
+  }
+  return { config, state: state.data as unknown as LoopState };
+}
 
 /** What the continued run's latest execution was and returned. */
 export interface ClosedRun {

@@ -7,7 +7,7 @@ import { shortRef } from '../../hub/store/layout.js';
 import { loadPipelineConfig, type PipelineConfig } from '../../pipeline/config.js';
 import { defaultWorkflowId } from '../../pipeline/plan.js';
 import { SearchAttributeKeys } from '../../pipeline/search-attributes.js';
-import { continuation, type ClosedRun } from '../../pipeline/continuation.js';
+import { continuation, parseRunInput, type ClosedRun } from '../../pipeline/continuation.js';
 import { STAGES, type IterationMetrics, type LoopState, type PipelineStatus } from '../../pipeline/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { printJson } from '../options.js';
@@ -120,10 +120,10 @@ export async function closedRun(client: Client, workflowId: string, where: { add
   const described = await orNotFound(client, workflowId, where, () => handle.describe());
   const history = await handle.fetchHistory();
   const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-  const [config, state] = payloads.map((p) => defaultPayloadConverter.fromPayload(p)) as [PipelineConfig, LoopState | undefined];
+  const { config, state } = parseRunInput(payloads.map((p) => defaultPayloadConverter.fromPayload(p)), workflowId);
   const status = described.status.name;
   const result = status === 'COMPLETED' && described.type === 'trainingLoop' ? ((await handle.result()) as ClosedRun['result']) : undefined;
-  return { workflowId, type: described.type, status, startTime: described.startTime, config, state: state ?? undefined, result };
+  return { workflowId, type: described.type, status, startTime: described.startTime, config, state, result };
 }
 
 /**
