@@ -114,7 +114,8 @@ class PieceFit:
         returns. On running out of memory it drops the gradients ``body`` left, lowers the limit and runs ``body``
         again from the start, or raises :class:`OutOfMemory`."""
         while True:
-            failed: Optional[str] = None
+            failed = ""
+            self._current = []
             try:
                 return body()
             except Exception as e:  # noqa: BLE001 - anything but running out of memory is re-raised
@@ -128,6 +129,8 @@ class PieceFit:
 
     def _lower(self, where: str, error: str) -> None:
         idx = self._current
+        if not idx:  # before the first forward pass: nothing to cut
+            raise OutOfMemory(f"{where}: ran out of memory outside the forward passes ({error}){memory_report()}")
         rows, tokens = len(idx), self.size(idx)
         piece = f"a forward pass of {rows} sequence{'s' if rows != 1 else ''} ({tokens:,} tokens with padding)"
         advice = "lower max_length (longer sequences are chunked or truncated), batch_size, or set model.gradient_checkpointing, lora or bf16"

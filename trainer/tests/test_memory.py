@@ -15,6 +15,7 @@ import torch
 from conftest import Capture, TINY, conversation, sft_record, write_jsonl
 from gymflow_trainer import common, dpo, rl, rm, sft
 from gymflow_trainer.config import DpoConfig, RlConfig, RmConfig, SftConfig, from_dict
+from gymflow_trainer.errors import OutOfMemory
 from gymflow_trainer.events import EventWriter
 from gymflow_trainer.memory import PieceFit, is_out_of_memory, padded_size
 
@@ -87,6 +88,14 @@ def test_pieces_are_cut_in_order_to_the_limit():
     assert PieceFit(padded_size([5, 1]), 3, True).cut([0, 1]) == [[0], [1]]  # a longer example runs alone
     assert PieceFit(padded_size([5, 1]), None, True).cut([0, 1]) == [[0, 1]]
     assert PieceFit(padded_size([2, 2], 2), 8, True).cut([0, 1]) == [[0, 1]]  # DPO: chosen and rejected
+
+
+def test_running_out_before_any_forward_pass_has_nothing_to_cut():
+    def body():
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
+
+    with pytest.raises(OutOfMemory, match=r"^step 3: ran out of memory outside the forward passes \(OutOfMemoryError: CUDA out of memory"):
+        PieceFit(padded_size([4]), None, True).run("step 3", torch.nn.Linear(2, 2), body)
 
 
 def test_what_counts_as_running_out_of_memory():
