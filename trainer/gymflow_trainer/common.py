@@ -496,6 +496,23 @@ def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_
     return grad_norm, lr
 
 
+def example_mean_passes(fit: Any, fwd: Any, micro: list[list[int]], loss_of: Callable[[list[int]], tuple[torch.Tensor, dict[str, float]]]) -> tuple[float, dict[str, float]]:
+    """The forward and backward passes of one step whose loss is a mean over its examples (DPO pairs, reward-model
+    examples): ``loss_of(piece)`` is the piece's mean loss and metrics, weighted by the piece's share of the step's
+    examples, so any cut of the step into pieces (``fit``, a ``memory.PieceFit``; ranks) gives the same gradient.
+    Returns this rank's share of the step's loss and metrics."""
+    n = sum(len(mb) for mb in micro)
+    total, agg = 0.0, {}
+    for _, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
+        loss, metrics = loss_of(mb)
+        share = len(mb) / n * live
+        (loss * share).backward()
+        total += float(loss.detach()) * share
+        for k, v in metrics.items():
+            agg[k] = agg.get(k, 0.0) + v * share
+    return total, agg
+
+
 #: The model-config attribute that records the model's prompt format: "keep" (the system message, with the tool
 #: list, starts every prompt) or "drop" (no system message). ``save_pretrained`` writes it into ``config.json``,
 #: ``export-onnx`` copies it into ``gymflow_policy.json``, and the TypeScript ``local:`` policy renders prompts

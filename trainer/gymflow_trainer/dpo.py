@@ -92,23 +92,14 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
     for step in range(start, len(steps)):
         epoch, micro = steps[step]
         t0 = time.perf_counter()
-        n_pairs = sum(len(mb) for mb in micro)
         done_steps = step + 1
 
-        def forward_backward() -> tuple[float, dict[str, float]]:
-            total, agg = 0.0, {}
-            for _, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
-                rc, rr = reference(mb)
-                pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16)
-                loss, metrics = dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
-                share = len(mb) / n_pairs * live
-                (loss * share).backward()
-                total += float(loss.detach()) * share
-                for k, v in metrics.items():
-                    agg[k] = agg.get(k, 0.0) + v * share
-            return total, agg
+        def pair_loss(mb: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
+            rc, rr = reference(mb)
+            pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16)
+            return dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
 
-        total, agg = fit.run(f"step {done_steps}", model, forward_backward)
+        total, agg = fit.run(f"step {done_steps}", model, lambda: common.example_mean_passes(fit, fwd, micro, pair_loss))
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)

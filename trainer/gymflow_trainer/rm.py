@@ -556,19 +556,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
         t0 = time.perf_counter()
         n = sum(len(mb) for mb in micro)
         done_steps = step + 1
-
-        def forward_backward() -> tuple[float, dict[str, float]]:
-            total, agg = 0.0, {}
-            for _, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
-                loss, metrics = micro_loss(mb)
-                share = len(mb) / n * live
-                (loss * share).backward()
-                total += float(loss.detach()) * share
-                for k, v in metrics.items():
-                    agg[k] = agg.get(k, 0.0) + v * share
-            return total, agg
-
-        total, agg = fit.run(f"step {done_steps}", model, forward_backward)
+        total, agg = fit.run(f"step {done_steps}", model, lambda: common.example_mean_passes(fit, fwd, micro, micro_loss))
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
