@@ -72,6 +72,7 @@ describe('failWith', () => {
     ['checkpoint', 'CHECKPOINT_ERROR', true],
     ['diverged', 'TRAINING_DIVERGED', true],
     ['out_of_memory', 'TRAINER_OUT_OF_MEMORY', true],
+    ['stalled', 'TRAINER_STALLED', false],
     ['failed', 'TRAINER_FAILED', false],
   ];
   it.each(cases)('fails a %s trainer run as %s (non-retryable: %s)', (kind, type, nonRetryable) => {

@@ -18,7 +18,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { putTree } from '../src/hub/store/tree.js';
-import { releaseRunDir, storedTrainResult, type StoredTrainResult } from '../src/pipeline/run-dir.js';
+import { releaseRunDir, storedTrainResult, TRAINER_LOG, type StoredTrainResult } from '../src/pipeline/run-dir.js';
 import type { PolicyState } from '../src/pipeline/status.js';
 import {
   buildTrainerLaunch,
@@ -93,6 +93,10 @@ export function failWith(outcome: TrainerOutcome): void {
       // Even a single sequence did not fit (the trainer already ran the step again in smaller pieces), or several
       // processes train: a retry would replay the same batches and fail on the same step.
       throw ApplicationFailure.nonRetryable(outcome.message, 'TRAINER_OUT_OF_MEMORY');
+    case 'stalled':
+      // The watchdog ended a training that stopped making progress (a GPU that stopped answering): a retry resumes
+      // from the last checkpoint, on a GPU that may answer again.
+      throw ApplicationFailure.retryable(outcome.message, 'TRAINER_STALLED');
     case 'failed':
       throw ApplicationFailure.retryable(outcome.message, 'TRAINER_FAILED');
   }
@@ -167,6 +171,8 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
             env: trainerEnv(),
             signal: ctx.cancellationSignal,
             killGraceMs: defaults.killGraceMs ?? 10_000,
+            // Every attempt's output, kept with the run directory (its stall dumps and tracebacks included).
+            logFile: path.join(runDir, TRAINER_LOG),
             onEvent: (event) => {
               beat = nextHeartbeat(beat, event);
               if (event.event === 'start') {

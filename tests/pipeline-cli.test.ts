@@ -5,7 +5,7 @@
  * The runs use a tiny model and the expert agent, so a whole loop takes seconds of training.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -231,6 +231,11 @@ temporal.describe('gymflow dev and gymflow pipeline against a dev server', () =>
     expect(checkout.code, checkout.stderr).toBe(0);
     expect(checkout.stdout).toMatch(/checkpoint -> best-checkpoint \(\d+ files, /);
     expect(await readdir(join(dir, 'best-checkpoint'))).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json']));
+
+    // The trainer's output stays with the run directory after its checkpoints were stored and released.
+    const logs = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(join('iter-1-sft', 'trainer.log')));
+    expect(logs).toHaveLength(1);
+    expect(await readFile(join(dir, logs[0] as string), 'utf8')).toMatch(/^=== .* -m gymflow_trainer sft --config [^]*"event":"done"[^]*=== exit 0\n$/);
 
     const list = await gymflow(['pipeline', 'list', '--experiment', 'clitest', '--address', address, '--json'], dir);
     const rows = JSON.parse(list.stdout) as { workflowId: string; experiment: string; env: string; status: string }[];

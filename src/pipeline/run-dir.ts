@@ -23,6 +23,8 @@ import type { ArtifactStore } from '../hub/store/store.js';
 
 /** The record's file name in the run directory. */
 export const STORED_RESULT_FILE = 'stored.json';
+/** The trainer's output (stdout and stderr) of every attempt, appended; kept when `output/` is released. */
+export const TRAINER_LOG = 'trainer.log';
 
 /** What a finished `train` attempt returned: the activity's result. */
 export const StoredTrainResultSchema = z

@@ -312,6 +312,33 @@ py.describe('running the trainer', () => {
     }
   }, 60_000);
 
+  it('maps a training that stops making progress to exit 7, stalled', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-stalled-'));
+    try {
+      const config = path.join(dir, 'sft.json');
+      await writeFile(config, JSON.stringify({ data: await writeSftData(dir), output_dir: path.join(dir, 'o'), batch_size: 1, stall_timeout_s: 2, model: { tiny: TINY_MODEL } }));
+      // Step 2 never returns, as on a GPU that stopped answering: a launcher around the trainer's CLI makes it so.
+      const launcher = path.join(dir, 'hang.py');
+      const hang = ['import sys, time', 'from gymflow_trainer import cli, common', 'real = common.optimizer_step', '', '', 'def optimizer_step(*args, **kwargs):'];
+      hang.push('    out = real(*args, **kwargs)', '    if args[-1] == 2:', '        time.sleep(3600)', '    return out', '', '', 'common.optimizer_step = optimizer_step');
+      await writeFile(launcher, [...hang, 'sys.exit(cli.main(sys.argv[1:]))', ''].join('\n'));
+      const logFile = path.join(dir, 'logs', 'trainer.log');
+      const r = await runTrainer({ launch: { command: python, args: [launcher, 'sft', '--config', config] }, logFile });
+      expect(classifyTrainerRun(r, 'trainer sft')).toEqual({
+        kind: 'stalled',
+        message: expect.stringMatching(/^trainer sft failed \(exit 7\): Stalled: no progress for 2 s since optimizer step 2 \(stall_timeout_s\)/) as string,
+      });
+      // The log keeps what the result only has the end of: every event, and the stacks the watchdog dumped.
+      const log = readFileSync(logFile, 'utf8');
+      expect(log).toMatch(new RegExp(`^=== \\S+ pid ${r.pid}: \\S*python \\S*hang\\.py sft --config `));
+      expect(log).toContain('{"event":"progress","step":1,');
+      expect(log).toMatch(/gymflow watchdog: no progress for 2 s since optimizer step 2; stacks of every thread:\n[^]*in optimizer_step/);
+      expect(log.endsWith('=== exit 7\n')).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('maps a configuration error to exit 2 with the trainer message', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-bad-'));
     const config = path.join(dir, 'sft.json');

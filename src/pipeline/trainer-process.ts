@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
@@ -270,6 +270,12 @@ export interface RunTrainerOptions {
   signal?: AbortSignal;
   /** Default 10 s: long enough for the trainer to finish writing a checkpoint. */
   killGraceMs?: number;
+  /**
+   * Appends everything the command writes, stdout and stderr, to this file, under a line naming the command and
+   * followed by one with its exit: the record of warnings, tracebacks and the watchdog's stacks, which the result
+   * keeps only the end of. A failed write (a full disk) loses log lines, never the run.
+   */
+  logFile?: string;
 }
 
 /** How a trainer run ended. */
@@ -292,6 +298,14 @@ export interface TrainerRunResult {
 }
 
 const STDERR_TAIL = 8192;
+
+/** An append stream for {@link RunTrainerOptions.logFile}, its directory created; its errors are dropped. */
+function openLog(file: string): WriteStream {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const log = createWriteStream(file, { flags: 'a' });
+  log.on('error', () => undefined);
+  return log;
+}
 
 /** Sends `sig` to the process group `pid`; false when the group is gone. */
 function killGroup(pid: number, sig: NodeJS.Signals): boolean {
@@ -325,6 +339,9 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
       return;
     }
     const result: TrainerRunResult = { exitCode: null, exitSignal: null, pid, aborted: false, killed: false, stderrTail: '' };
+    const log = options.logFile === undefined ? undefined : openLog(options.logFile);
+    log?.write(`=== ${new Date().toISOString()} pid ${pid}: ${[options.launch.command, ...options.launch.args].join(' ')}\n`);
+    const toLog = (text: string): void => void (log?.writableEnded === false && log.write(text));
     // Nothing is written to the lifeline, so the only error it can raise is the trainer closing its end.
     child.stdin.on('error', () => undefined);
     const cutLifeline = (): void => void child.stdin.destroy();
@@ -349,9 +366,11 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
       result.stderrTail = (result.stderrTail + chunk).slice(-STDERR_TAIL);
+      toLog(chunk);
     });
     const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
     lines.on('line', (line) => {
+      toLog(`${line}\n`);
       const event = parseTrainerEvent(line);
       if (event === undefined) return;
       if (event.event === 'done') result.done = event;
@@ -370,7 +389,8 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
       // whatever still watches the lifeline outside the group.
       killGroup(pid, 'SIGKILL');
       cutLifeline();
-      resolve(result);
+      if (log === undefined) return resolve(result);
+      log.end(`=== exit ${result.exitCode ?? result.exitSignal ?? '?'}${result.aborted ? ' (stopped)' : ''}\n`, () => resolve(result));
     };
     lines.on('close', () => {
       stdoutClosed = true;
@@ -392,11 +412,12 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
 export type TrainerOutcome =
   | { kind: 'ok' }
   | { kind: 'cancelled'; message: string }
-  | { kind: 'config' | 'data' | 'checkpoint' | 'diverged' | 'out_of_memory' | 'failed'; message: string };
+  | { kind: 'config' | 'data' | 'checkpoint' | 'diverged' | 'out_of_memory' | 'stalled' | 'failed'; message: string };
 
 /**
- * Maps a run's exit (cli.py's codes: 2 configuration, 3 data, 4 checkpoint, 5 diverged, 6 out of memory; and its
- * `error` event) to an outcome with a readable message.
+ * Maps a run's exit (cli.py's codes: 2 configuration, 3 data, 4 checkpoint, 5 diverged, 6 out of memory, 7 stalled;
+ * and its `error` event) to an outcome with a readable message. Under torchrun a rank's own code becomes the
+ * launcher's 1, so a `Stalled` error event counts as stalled whatever the code.
  */
 export function classifyTrainerRun(r: TrainerRunResult, label: string): TrainerOutcome {
   if (r.exitCode === 0 && r.done !== undefined) return { kind: 'ok' };
@@ -417,7 +438,9 @@ export function classifyTrainerRun(r: TrainerRunResult, label: string): TrainerO
       return { kind: 'diverged', message };
     case 6:
       return { kind: 'out_of_memory', message };
+    case 7:
+      return { kind: 'stalled', message };
     default:
-      return { kind: 'failed', message };
+      return { kind: r.error?.type === 'Stalled' ? 'stalled' : 'failed', message };
   }
 }

@@ -4,7 +4,7 @@ Commands: ``sft``, ``dpo``, ``rl``, ``rm`` (training; ``--resume-from`` applies 
 ``serve`` (an OpenAI-compatible server for a checkpoint, until SIGTERM/SIGINT; docs/trainer.md).
 
 Exit status: 0 done (for ``serve``: stopped by SIGTERM, SIGINT or its parent's exit); 2 configuration error;
-3 data error; 4 checkpoint error; 5 training diverged; 6 out of memory; 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure
+3 data error; 4 checkpoint error; 5 training diverged; 6 out of memory; 7 stalled (watchdog.py); 143 SIGTERM; 130 SIGINT; 1 anything else. Every failure
 prints an ``{"event":"error","type":…,"message":…}`` line on stdout first (the traceback goes to stderr).
 
 Under ``torchrun`` / ``accelerate launch`` (``WORLD_SIZE > 1``) every process runs this; the process group is
@@ -26,7 +26,7 @@ import time
 import traceback
 from typing import Optional
 
-from . import distributed, lifeline
+from . import distributed, lifeline, watchdog
 from .config import COMMANDS, load_config
 from .errors import CheckpointError, ConfigError, DataError, OutOfMemory, Terminated, TrainerError, TrainingDiverged
 from .events import EventWriter
@@ -100,7 +100,11 @@ def _main(argv: Optional[list[str]], events: EventWriter) -> int:
             raise ConfigError(f"{a.command} runs as one process; start it without torchrun / accelerate launch")
         distributed.init()
         t0 = time.time()
-        result = _dispatch(a.command, cfg, events)
+        watchdog.start(getattr(cfg, "stall_timeout_s", 0), events)  # the training commands' configurations have it
+        try:
+            result = _dispatch(a.command, cfg, events)
+        finally:
+            watchdog.stop()
         events.done(command=a.command, elapsed_s=round(time.time() - t0, 3), **result)
         return 0
     except TrainerError as e:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import torch
 
-from . import distributed
+from . import distributed, watchdog
 from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
 from .errors import CheckpointError, ConfigError, TrainingDiverged
 from .chat import template_for
@@ -135,6 +135,7 @@ def save_checkpoint(out_dir: str, step: int, model: Any, tokenizer: Any, opt: An
     final = os.path.join(out_dir, name)
     if not distributed.is_main():
         distributed.barrier()  # rank 0 writes it; the others go on once it is complete
+        watchdog.beat(f"the checkpoint of step {step}")
         return final
     with _staging(out_dir, name) as tmp:
         os.makedirs(tmp)
@@ -165,6 +166,7 @@ def save_checkpoint(out_dir: str, step: int, model: Any, tokenizer: Any, opt: An
         for old in list_checkpoints(out_dir)[:-keep_last]:
             shutil.rmtree(old, ignore_errors=True)
     distributed.barrier()
+    watchdog.beat(f"the checkpoint of step {step}")
     return final
 
 
@@ -309,6 +311,7 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
     final = os.path.join(out_dir, "final")
     if not distributed.is_main():
         distributed.barrier()
+        watchdog.beat("the final model")
         return final
     with _staging(out_dir, "final") as tmp, policy_only(model):
         m = model
@@ -323,6 +326,7 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
             shutil.rmtree(final)
         os.rename(tmp, final)
     distributed.barrier()
+    watchdog.beat("the final model")
     return final
 
 
@@ -493,6 +497,7 @@ def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_
     sched.step()
     opt.zero_grad(set_to_none=True)
     skipped.record(step, finite)
+    watchdog.beat(f"optimizer step {step}")
     return grad_norm, lr
 
 

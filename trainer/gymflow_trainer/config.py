@@ -177,6 +177,10 @@ class TrainLoopConfig:
     #: A forward or backward pass that runs out of memory: "split" runs the step again with pieces cut to half
     #: of the rows that failed (one process only; the limit stays lowered), "fail" stops with exit 6 at once.
     on_out_of_memory: Literal["split", "fail"] = "split"
+    #: End the run (exit 7, every thread's stack on stderr) when no optimizer step or checkpoint completed for this
+    #: many seconds after the first step: a GPU that stopped answering, a hung collective or data read
+    #: (watchdog.py). 0: never.
+    stall_timeout_s: float = 3600.0
 
     def validate_loop(self, where: str) -> None:
         for k in ("data", "output_dir"):
@@ -187,6 +191,8 @@ class TrainLoopConfig:
             raise ConfigError(f"{where}.max_steps must be > 0 or null")
         if self.save_every < 0:
             raise ConfigError(f"{where}.save_every must be >= 0")
+        if self.stall_timeout_s < 0:
+            raise ConfigError(f"{where}.stall_timeout_s must be >= 0 (0: no watchdog), got {self.stall_timeout_s}")
         if self.max_piece_tokens is not None and self.max_piece_tokens <= 0:
             raise ConfigError(f"{where}.max_piece_tokens must be > 0 or null, got {self.max_piece_tokens}")
 
