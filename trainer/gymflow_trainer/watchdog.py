@@ -46,6 +46,7 @@ class Watchdog:
         self._last: Optional[tuple[float, str]] = None
         self._stopped = False
         self._thread: Optional[threading.Thread] = None
+        self._armed_at = float("-inf")
 
     def beat(self, what: str) -> None:
         """Progress: ``what`` (e.g. "optimizer step 12") just completed."""
@@ -57,7 +58,11 @@ class Watchdog:
                 self._thread = threading.Thread(target=self._watch, name="gymflow-watchdog", daemon=True)
                 self._thread.start()
             self._cond.notify_all()
-        faulthandler.dump_traceback_later(self.timeout_s + BACKSTOP_S, exit=True, file=sys.stderr)
+        # Re-arming restarts faulthandler's thread; once a second is plenty against a deadline BACKSTOP_S later.
+        now = time.monotonic()
+        if now - self._armed_at >= 1.0:
+            self._armed_at = now
+            faulthandler.dump_traceback_later(self.timeout_s + BACKSTOP_S, exit=True, file=sys.stderr)
 
     def stop(self) -> None:
         with self._cond:
