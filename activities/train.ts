@@ -29,6 +29,7 @@ import {
   runTrainer,
   trainerProcessCount,
   visibleGpuCount,
+  type TrainerFailureKind,
   type TrainerOutcome,
   type TrainerRunResult,
   type TrainHeartbeat,
@@ -72,34 +73,29 @@ export function failOn(run: TrainerRunResult, label: string): void {
   failWith(classifyTrainerRun(run, label));
 }
 
+/** The Temporal failure type of each way a trainer run fails, and whether a retry may help. */
+const FAILURES: Readonly<Record<TrainerFailureKind, { type: string; retry: boolean }>> = {
+  config: { type: 'CONFIG_ERROR', retry: false },
+  data: { type: 'DATA_ERROR', retry: false },
+  // Resuming from a checkpoint of other data or another plan: no retry can fix it.
+  checkpoint: { type: 'CHECKPOINT_ERROR', retry: false },
+  // Gradients stayed NaN or infinite: a retry would replay the same batches from the last checkpoint.
+  diverged: { type: 'TRAINING_DIVERGED', retry: false },
+  // Even a single sequence did not fit (the trainer already ran the step again in smaller pieces), or several
+  // processes train: a retry would replay the same batches and fail on the same step.
+  out_of_memory: { type: 'TRAINER_OUT_OF_MEMORY', retry: false },
+  // The watchdog ended a training that stopped making progress (a GPU that stopped answering): a retry resumes
+  // from the last checkpoint, on a GPU that may answer again.
+  stalled: { type: 'TRAINER_STALLED', retry: true },
+  failed: { type: 'TRAINER_FAILED', retry: true },
+};
+
 /** {@link failOn} for an outcome already classified. */
 export function failWith(outcome: TrainerOutcome): void {
-  switch (outcome.kind) {
-    case 'ok':
-      return;
-    case 'cancelled':
-      throw new CancelledFailure(outcome.message);
-    case 'config':
-      throw ApplicationFailure.nonRetryable(outcome.message, 'CONFIG_ERROR');
-    case 'data':
-      throw ApplicationFailure.nonRetryable(outcome.message, 'DATA_ERROR');
-    case 'checkpoint':
-      // Resuming from a checkpoint of other data or another plan: no retry can fix it.
-      throw ApplicationFailure.nonRetryable(outcome.message, 'CHECKPOINT_ERROR');
-    case 'diverged':
-      // Gradients stayed NaN or infinite: a retry would replay the same batches from the last checkpoint.
-      throw ApplicationFailure.nonRetryable(outcome.message, 'TRAINING_DIVERGED');
-    case 'out_of_memory':
-      // Even a single sequence did not fit (the trainer already ran the step again in smaller pieces), or several
-      // processes train: a retry would replay the same batches and fail on the same step.
-      throw ApplicationFailure.nonRetryable(outcome.message, 'TRAINER_OUT_OF_MEMORY');
-    case 'stalled':
-      // The watchdog ended a training that stopped making progress (a GPU that stopped answering): a retry resumes
-      // from the last checkpoint, on a GPU that may answer again.
-      throw ApplicationFailure.retryable(outcome.message, 'TRAINER_STALLED');
-    case 'failed':
-      throw ApplicationFailure.retryable(outcome.message, 'TRAINER_FAILED');
-  }
+  if (outcome.kind === 'ok') return;
+  if (outcome.kind === 'cancelled') throw new CancelledFailure(outcome.message);
+  const { type, retry } = FAILURES[outcome.kind];
+  throw retry ? ApplicationFailure.retryable(outcome.message, type) : ApplicationFailure.nonRetryable(outcome.message, type);
 }
 
 /** GPU activities; `defaults` are the worker's store and work directory. */

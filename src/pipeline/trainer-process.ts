@@ -412,7 +412,13 @@ export function runTrainer(options: RunTrainerOptions): Promise<TrainerRunResult
 export type TrainerOutcome =
   | { kind: 'ok' }
   | { kind: 'cancelled'; message: string }
-  | { kind: 'config' | 'data' | 'checkpoint' | 'diverged' | 'out_of_memory' | 'stalled' | 'failed'; message: string };
+  | { kind: TrainerFailureKind; message: string };
+
+/** How a trainer run that neither succeeded nor was stopped failed. */
+export type TrainerFailureKind = 'config' | 'data' | 'checkpoint' | 'diverged' | 'out_of_memory' | 'stalled' | 'failed';
+
+/** cli.py's exit codes (its module docstring); any other code is `failed`. */
+const EXIT_KINDS: Readonly<Record<number, TrainerFailureKind>> = { 2: 'config', 3: 'data', 4: 'checkpoint', 5: 'diverged', 6: 'out_of_memory', 7: 'stalled' };
 
 /**
  * Maps a run's exit (cli.py's codes: 2 configuration, 3 data, 4 checkpoint, 5 diverged, 6 out of memory, 7 stalled;
@@ -425,22 +431,7 @@ export function classifyTrainerRun(r: TrainerRunResult, label: string): TrainerO
   const how = r.exitCode !== null ? `exit ${r.exitCode}` : `signal ${r.exitSignal ?? '?'}`;
   const message = `${label} failed (${how}): ${what}`;
   if (r.aborted) return { kind: 'cancelled', message: `${label} stopped (${how}${r.killed ? ', SIGKILL after the grace period' : ''})` };
-  switch (r.exitCode) {
-    case 0:
-      return { kind: 'failed', message: `${label} exited 0 without a done event` };
-    case 2:
-      return { kind: 'config', message };
-    case 3:
-      return { kind: 'data', message };
-    case 4:
-      return { kind: 'checkpoint', message };
-    case 5:
-      return { kind: 'diverged', message };
-    case 6:
-      return { kind: 'out_of_memory', message };
-    case 7:
-      return { kind: 'stalled', message };
-    default:
-      return { kind: r.error?.type === 'Stalled' ? 'stalled' : 'failed', message };
-  }
+  if (r.exitCode === 0) return { kind: 'failed', message: `${label} exited 0 without a done event` };
+  const kind = (r.exitCode === null ? undefined : EXIT_KINDS[r.exitCode]) ?? (r.error?.type === 'Stalled' ? 'stalled' : 'failed');
+  return { kind, message };
 }
