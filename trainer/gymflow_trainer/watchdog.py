@@ -26,7 +26,8 @@ import os
 import sys
 import threading
 import time
-from typing import Optional
+import traceback
+from typing import Optional, TextIO
 
 from .events import EventWriter
 
@@ -60,9 +61,10 @@ class Watchdog:
             self._cond.notify_all()
         # Re-arming restarts faulthandler's thread; once a second is plenty against a deadline BACKSTOP_S later.
         now = time.monotonic()
-        if now - self._armed_at >= 1.0:
+        stream = _stderr_with_fd()
+        if now - self._armed_at >= 1.0 and stream is not None:
             self._armed_at = now
-            faulthandler.dump_traceback_later(self.timeout_s + BACKSTOP_S, exit=True, file=sys.stderr)
+            faulthandler.dump_traceback_later(self.timeout_s + BACKSTOP_S, exit=True, file=stream)
 
     def stop(self) -> None:
         with self._cond:
@@ -88,9 +90,27 @@ class Watchdog:
         try:
             sys.stderr.write(f"gymflow watchdog: no progress for {self.timeout_s:g} s since {what}; stacks of every thread:\n")
             sys.stderr.flush()
-            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+            stream = _stderr_with_fd()
+            if stream is not None:
+                faulthandler.dump_traceback(file=stream, all_threads=True)
+            else:
+                for ident, frame in sys._current_frames().items():
+                    sys.stderr.write(f"Thread {ident:#x}:\n{''.join(traceback.format_stack(frame))}")
+                sys.stderr.flush()
         finally:
             os._exit(EXIT_STALLED)
+
+
+def _stderr_with_fd() -> Optional[TextIO]:
+    """stderr, or the process's original one when it was replaced by a stream without a file descriptor (a test's
+    capture): faulthandler writes to the descriptor, from a thread of its own. None when neither has one."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None and stream.fileno() >= 0:
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return None
 
 
 _current: Optional[Watchdog] = None
