@@ -5,7 +5,7 @@
  * server behind; a checkpoint the server cannot load, and a command that dies, fail with their own message.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +23,7 @@ import { resolveAgent } from '../src/policy/specs.js';
 import { processesMentioning } from '../tests/support/processes.js';
 import { requires } from '../tests/support/requires.js';
 import { repoRoot } from '../tests/support/temporal.js';
-import { createServeActivities } from './serve.js';
+import { createServeActivities, servedLogFile } from './serve.js';
 
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
 const ENV = 'gymflow/tool-use-v0';
@@ -112,5 +112,8 @@ python.describe('servePolicy and awaitPolicyServer', () => {
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect((failure as ApplicationFailure).nonRetryable).toBe(false);
     expect((failure as ApplicationFailure).message).toMatch(new RegExp(`policy server serve-test-iter-0-init failed \\(exit 1\\): cannot allocate ${serveInput.serve.port}`));
+    // Its whole output stays in the work directory, though its run directory is gone.
+    const log = readFileSync(servedLogFile(join(root, 'work'), serveInput.served.model), 'utf8');
+    expect(log).toMatch(new RegExp(`=== .* sh -c .*\ncannot allocate ${serveInput.serve.port}\n=== exit 1\n$`));
   });
 });

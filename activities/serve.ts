@@ -24,6 +24,19 @@ import { trainerEnv, trainerPython } from './python.js';
 import { PolicySchema, ServedPolicySchema } from './schemas.js';
 import { failWith, modelDir } from './train.js';
 
+/** A served model name as a file name. */
+function fileSafe(model: string): string {
+  return model.replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+/**
+ * Where the output of the server of `model` (the served model name) is appended, attempt after attempt:
+ * `<work_dir>/serve/logs/<model>.log`.
+ */
+export function servedLogFile(workDir: string, model: string): string {
+  return path.join(workDir, 'serve', 'logs', `${fileSafe(model)}.log`);
+}
+
 /** How often a running server's activity heartbeats (the workers' heartbeat throttle is 5 s too). */
 const SERVE_HEARTBEAT_MS = 5_000;
 
@@ -41,7 +54,7 @@ export function createServeActivities(defaults: WorkspaceDefaults & { killGraceM
         const ctx = Context.current();
         const ws = await openWorkspace(o, defaults);
         const model = await modelDir(ws, o.policy);
-        const runDir = path.join(ws.workDir, 'serve', `${o.served.model.replace(/[^A-Za-z0-9_.-]/g, '_')}-${process.pid}-${ctx.info.attempt}`);
+        const runDir = path.join(ws.workDir, 'serve', `${fileSafe(o.served.model)}-${process.pid}-${ctx.info.attempt}`);
         await mkdir(runDir, { recursive: true });
         try {
           const configFile = path.join(runDir, 'serve.json');
@@ -54,7 +67,9 @@ export function createServeActivities(defaults: WorkspaceDefaults & { killGraceM
           const idle = setInterval(() => ctx.heartbeat(beat), SERVE_HEARTBEAT_MS);
           let run: TrainerRunResult;
           try {
-            run = await runTrainer({ launch, cwd: runDir, env: trainerEnv(), signal: ctx.cancellationSignal, killGraceMs: defaults.killGraceMs ?? 10_000 });
+            // The server's output outlives its run directory: a vLLM that failed to start is diagnosed from it.
+            const logFile = servedLogFile(ws.workDir, o.served.model);
+            run = await runTrainer({ launch, cwd: runDir, env: trainerEnv(), signal: ctx.cancellationSignal, killGraceMs: defaults.killGraceMs ?? 10_000, logFile });
           } catch (err) {
             throw ApplicationFailure.nonRetryable(`policy.serve.command: ${(err as Error).message}`, 'CONFIG_ERROR');
           } finally {
