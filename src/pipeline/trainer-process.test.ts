@@ -156,6 +156,23 @@ const py = requires.python(['torch', 'transformers', 'gymflow_trainer']);
 /** A tiny model for the trainer (`model.tiny`). */
 const TINY_MODEL = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 };
 
+/** Runs `fn` with a fresh temporary directory, removed afterwards however `fn` ends. */
+async function inTempDir(prefix: string, fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  try {
+    await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** `dir/sft.json`: SFT of the tiny model on {@link writeSftData}'s records into `dir/o`, with `fields` on top. */
+async function writeSftConfig(dir: string, fields: Record<string, unknown>): Promise<string> {
+  const config = path.join(dir, 'sft.json');
+  await writeFile(config, JSON.stringify({ data: await writeSftData(dir), output_dir: path.join(dir, 'o'), model: { tiny: TINY_MODEL }, ...fields }));
+  return config;
+}
+
 /** Four copies of a one-step SFT record, as `gymflow export --format sft` writes them, in `dir/sft.jsonl`. */
 async function writeSftData(dir: string): Promise<string> {
   const message = (role: string, content: string): Record<string, unknown> => ({ role, content, tool_calls: null, thought: null, name: null, tool_call_id: null, train: role === 'assistant', step_index: role === 'system' || role === 'user' ? null : 0, step_reward: null, env_reward: null });
@@ -284,39 +301,28 @@ py.describe('running the trainer', () => {
   }, 120_000);
 
   it('maps a run whose gradients stay NaN to exit 5, diverged', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-diverged-'));
-    try {
-      const config = path.join(dir, 'sft.json');
-      await writeFile(config, JSON.stringify({ data: await writeSftData(dir), output_dir: path.join(dir, 'o'), epochs: 5, batch_size: 1, optim: { lr: 1e30, max_skipped_steps: 1 }, model: { tiny: TINY_MODEL } }));
+    await inTempDir('gymflow-trainer-diverged-', async (dir) => {
+      const config = await writeSftConfig(dir, { epochs: 5, batch_size: 1, optim: { lr: 1e30, max_skipped_steps: 1 } });
       const r = await runTrainer({ launch: buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }) });
       const outcome = classifyTrainerRun(r, 'trainer sft');
       expect(outcome).toEqual({ kind: 'diverged', message: expect.stringMatching(/^trainer sft failed \(exit 5\): TrainingDiverged: steps 2-3: the gradient norm was NaN or infinite 2 times in a row/) as string });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   it('maps a trainer that runs out of memory to exit 6, out_of_memory', async () => {
     // A real allocation failure: a model of a terabyte, in a process limited to 64 GiB of address space.
-    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-oom-'));
-    try {
-      const config = path.join(dir, 'sft.json');
-      const model = { tiny: { ...TINY_MODEL, hidden_size: 2 ** 30 } };
-      await writeFile(config, JSON.stringify({ data: await writeSftData(dir), output_dir: path.join(dir, 'o'), model }));
+    await inTempDir('gymflow-trainer-oom-', async (dir) => {
+      const config = await writeSftConfig(dir, { model: { tiny: { ...TINY_MODEL, hidden_size: 2 ** 30 } } });
       const launch = buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' });
       const r = await runTrainer({ launch: { command: 'prlimit', args: [`--as=${64 * 2 ** 30}`, '--', launch.command, ...launch.args] } });
       const outcome = classifyTrainerRun(r, 'trainer sft');
       expect(outcome).toEqual({ kind: 'out_of_memory', message: expect.stringMatching(/^trainer sft failed \(exit 6\): OutOfMemory: outside the training steps' passes: RuntimeError: .*DefaultCPUAllocator: can't allocate memory/) as string });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   it('maps a training that stops making progress to exit 7, stalled', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-stalled-'));
-    try {
-      const config = path.join(dir, 'sft.json');
-      await writeFile(config, JSON.stringify({ data: await writeSftData(dir), output_dir: path.join(dir, 'o'), batch_size: 1, stall_timeout_s: 2, model: { tiny: TINY_MODEL } }));
+    await inTempDir('gymflow-trainer-stalled-', async (dir) => {
+      const config = await writeSftConfig(dir, { batch_size: 1, stall_timeout_s: 2 });
       // Step 2 never returns, as on a GPU that stopped answering: a launcher around the trainer's CLI makes it so.
       const launcher = path.join(dir, 'hang.py');
       const hang = ['import sys, time', 'from gymflow_trainer import cli, common', 'real = common.optimizer_step', '', '', 'def optimizer_step(*args, **kwargs):'];
@@ -334,9 +340,7 @@ py.describe('running the trainer', () => {
       expect(log).toContain('{"event":"progress","step":1,');
       expect(log).toMatch(/gymflow watchdog: no progress for 2 s since optimizer step 2; stacks of every thread:\n[^]*in optimizer_step/);
       expect(log.endsWith('=== exit 7\n')).toBe(true);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 
   it('maps a configuration error to exit 2 with the trainer message', async () => {

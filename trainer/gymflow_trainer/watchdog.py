@@ -61,9 +61,11 @@ class Watchdog:
             self._cond.notify_all()
         # Re-arming restarts faulthandler's thread; once a second is plenty against a deadline BACKSTOP_S later.
         now = time.monotonic()
+        if now - self._armed_at < 1.0:
+            return
+        self._armed_at = now
         stream = _stderr_with_fd()
-        if now - self._armed_at >= 1.0 and stream is not None:
-            self._armed_at = now
+        if stream is not None:
             faulthandler.dump_traceback_later(self.timeout_s + BACKSTOP_S, exit=True, file=stream)
 
     def stop(self) -> None:
