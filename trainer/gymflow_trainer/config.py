@@ -223,6 +223,18 @@ class SftConfig(TrainLoopConfig):
     #: Padding-free batches: a micro-batch's examples concatenated into one row with a block-diagonal
     #: attention mask and per-example position ids (no compute on padding).
     packing: bool = False
+    #: How a packed row keeps its examples apart. "varlen": each example attends to itself only, from the
+    #: examples' boundaries (on CUDA in bf16/fp16 one flash-attention call over the row, cost Σ nᵢ²; elsewhere
+    #: one causal attention call per example); needs a model whose attention runs through transformers'
+    #: AttentionInterface (every model transformers ships). "mask": a dense block-diagonal T × T mask with
+    #: sdpa (cost (Σ nᵢ)², no flash kernel), for any model.
+    packed_attention: Literal["varlen", "mask"] = "varlen"
+    #: torch.compile each decoder layer (dynamic shapes: one compiled graph whatever the batch's length) for the
+    #: training forwards. Fuses the layers' elementwise work and cuts the per-operation launch cost, which
+    #: dominates an eager step of a small model on a fast GPU; costs a compilation (seconds on a GPU host) at
+    #: the first steps, and needs a working torch.compile (Triton on GPUs, a C++ compiler on CPUs). Not with
+    #: ``model.gradient_checkpointing`` (torch.compile runs checkpointed layers eagerly).
+    compile: bool = False
     #: Cut each micro-batch into at most this many pieces of similar lengths, run one after another (padded
     #: layout only). The step's examples and its gradient are unchanged; the padding shrinks. 1: off.
     length_pieces: int = 1
@@ -239,6 +251,9 @@ class SftConfig(TrainLoopConfig):
             raise ConfigError(f"{where}.curriculum_start must be in (0, 1]")
         if self.length_pieces < 1:
             raise ConfigError(f"{where}.length_pieces must be >= 1 (1: micro-batches are not cut), got {self.length_pieces}")
+        if self.compile and self.model.gradient_checkpointing:
+            raise ConfigError(f"{where}.compile does not combine with {where}.model.gradient_checkpointing: torch.compile "
+                              "runs checkpointed layers eagerly; choose one")
 
 
 @dataclass

@@ -23,11 +23,15 @@ from typing import Any, Sequence
 import torch
 import torch.nn.functional as F
 
-from . import common, distributed, memory
+from . import attention, common, distributed, memory
 from .config import SftConfig
 from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, load_sft, warn_stderr
 from .errors import DataError
 from .events import EventWriter
+
+
+#: A packed batch's fields that go to the model call as they are.
+PACKED_KEYS = ("position_ids", "cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")
 
 
 def build_schedule(examples: list[SftExample], cfg: SftConfig) -> list[tuple[int, list[list[int]]]]:
@@ -99,45 +103,56 @@ def collate(examples: list[SftExample], pad_id: int, dev: torch.device) -> dict[
     return {"input_ids": ids.to(dev), "attention_mask": att.to(dev), "labels": lab.to(dev), "weights": w.to(dev)}
 
 
-def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device) -> dict[str, torch.Tensor]:
-    """Padding-free: the examples concatenated into one row, ``position_ids`` restarting at each example and a
-    block-diagonal causal 4D boolean ``attention_mask`` (no token attends across examples). The first token of
-    each example is never a label (as in the padded layout, where nothing predicts it)."""
-    ids, lab, w, pos, seg = [], [], [], [], []
-    for k, e in enumerate(examples):
+def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device, varlen: bool = False) -> dict[str, Any]:
+    """Padding-free: the examples concatenated into one row, ``position_ids`` restarting at each example, and no
+    token attending across examples. The first token of each example is never a label (as in the padded layout,
+    where nothing predicts it).
+
+    ``varlen``: the examples' boundaries for :mod:`attention` (``cu_seq_lens_q`` and friends, passed to the model
+    call as they are), no mask. Otherwise a block-diagonal causal 4D boolean ``attention_mask``, built on ``dev``."""
+    ids, lab, w, pos = [], [], [], []
+    for e in examples:
         n = len(e.input_ids)
         ids += e.input_ids
         lab += [IGNORE] + e.labels[1:]
         w += [0.0] + e.weights[1:]
         pos += list(range(n))
-        seg += [k] * n
-    T = len(ids)
-    s = torch.tensor(seg)
-    allowed = (s[:, None] == s[None, :]) & torch.tril(torch.ones(T, T, dtype=torch.bool))
-    return {
+    out: dict[str, Any] = {
         "input_ids": torch.tensor([ids], device=dev),
         "position_ids": torch.tensor([pos], device=dev),
-        "attention_mask": allowed[None, None].to(dev),
         "labels": torch.tensor([lab], device=dev),
         "weights": torch.tensor([w], dtype=torch.float32, device=dev),
     }
+    lengths = [len(e.input_ids) for e in examples]
+    if varlen:
+        out.update(attention.boundaries(lengths, dev))
+    else:
+        seg = torch.repeat_interleave(torch.arange(len(lengths), device=dev), torch.tensor(lengths, device=dev))
+        causal = torch.ones(len(ids), len(ids), dtype=torch.bool, device=dev).tril()
+        out["attention_mask"] = ((seg[:, None] == seg[None, :]) & causal)[None, None]
+    return out
 
 
-def token_losses(model: Any, batch: dict[str, torch.Tensor], bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def token_losses(model: Any, batch: dict[str, Any], bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token cross-entropy ``[B, T-1]`` (float32, 0 where not trained) and the matching weights.
 
     Only the positions that predict a trained token in some row get logits (``logits_to_keep``): with
     observations masked that is a fraction of the sequence, and for a tiny model the LM head (hidden × vocab
-    per position) and the softmax cost as much as the transformer layers."""
+    per position) and the softmax cost as much as the transformer layers.
+
+    A varlen packed batch (``collate_packed(..., varlen=True)``) needs the model switched to
+    :mod:`attention`'s implementation (:func:`attention.use_varlen`)."""
     labels = batch["labels"][:, 1:]
     trained = labels != IGNORE
     keep = trained.any(0).nonzero().squeeze(-1)  # position t predicts label t+1
     sparse = keep.numel() < labels.size(1)
-    kw: dict[str, Any] = {"position_ids": batch["position_ids"]} if "position_ids" in batch else {}
+    kw: dict[str, Any] = {k: batch[k] for k in PACKED_KEYS if k in batch}
+    if "attention_mask" in batch:
+        kw["attention_mask"] = batch["attention_mask"]
     if sparse:
         kw["logits_to_keep"] = keep
     with common.autocast_ctx(bf16):
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **kw).logits
+        logits = model(input_ids=batch["input_ids"], **kw).logits
     if sparse and logits.size(1) != keep.numel():  # a model that returned every position
         logits = logits[:, keep]
     elif not sparse:
@@ -165,6 +180,11 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     lengths = [len(e.input_ids) for e in examples]
     model.to(dev)
     model.train()
+    varlen = cfg.packing and cfg.packed_attention == "varlen"
+    if varlen:
+        attention.use_varlen(model)  # before compiling: its check forward runs eagerly
+    if cfg.compile:
+        attention.compile_layers(model)
     opt, sched, start, resumed = common.start_training(model, cfg.optim, len(schedule), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,
@@ -187,7 +207,8 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
         def forward_backward() -> float:
             total = 0.0
             for _, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
-                batch = (collate_packed if cfg.packing else collate)([examples[i] for i in mb], tok.pad_token_id, dev)
+                exs = [examples[i] for i in mb]
+                batch = collate_packed(exs, tok.pad_token_id, dev, varlen) if cfg.packing else collate(exs, tok.pad_token_id, dev)
                 ce, w = token_losses(fwd, batch, cfg.bf16)
                 loss = (ce * w).sum() / max(n_trained, 1) * live
                 loss.backward()

@@ -1,0 +1,133 @@
+"""``packed_attention: varlen`` (gymflow_trainer/attention.py): a packed row whose examples attend to themselves
+only, from their boundaries, must give the dense block-diagonal mask's losses and gradients. On the CPU this is
+the per-example path; the CUDA flash path is checked on a GPU by ``bench/trainer-gpu-check.py``."""
+
+import json
+import os
+
+import pytest
+import torch
+
+from conftest import TINY, sft_record, write_jsonl
+from gymflow_trainer import attention, sft
+from gymflow_trainer.config import TinyModelConfig
+from gymflow_trainer.data import load_sft
+from gymflow_trainer.errors import ConfigError
+from gymflow_trainer.tiny import build_tiny
+from test_sft import dataset, make_cfg, run
+
+CPU = torch.device("cpu")
+
+
+def examples(tmp_path, tok, n=4):
+    recs = [sft_record(n_steps=2 + i % 3, instruction="Echo the word hi" + "!" * (5 * i)) for i in range(n)]
+    return load_sft(write_jsonl(tmp_path / "d.jsonl", recs), tok, 4096)
+
+
+def loss_and_grads(model, batch):
+    model.zero_grad()
+    ce, w = sft.token_losses(model, batch)
+    loss = (ce * w).sum()
+    loss.backward()
+    return ce.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_varlen_rows_give_the_masked_losses_and_gradients(tmp_path, checkpointing):
+    tok, model = build_tiny(TinyModelConfig(**TINY))
+    model.train()
+    exs = examples(tmp_path, tok)
+    assert len({len(e.input_ids) for e in exs}) == len(exs)  # examples of different lengths
+    ce_mask, g_mask = loss_and_grads(model, sft.collate_packed(exs, tok.pad_token_id, CPU))
+    if checkpointing:  # the layers' forwards run again in the backward: the boundaries must reach them too
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    attention.use_varlen(model)
+    ce_var, g_var = loss_and_grads(model, sft.collate_packed(exs, tok.pad_token_id, CPU, varlen=True))
+    assert torch.allclose(ce_var, ce_mask, atol=1e-5)
+    for a, b in zip(g_var, g_mask):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_a_row_mixing_its_examples_would_differ(tmp_path):
+    """The check above can fail: the same row with one boundary left out (two examples seen as one) gives other
+    losses."""
+    tok, model = build_tiny(TinyModelConfig(**TINY))
+    attention.use_varlen(model)
+    exs = examples(tmp_path, tok, n=2)
+    right = sft.collate_packed(exs, tok.pad_token_id, CPU, varlen=True)
+    merged = dict(right, **attention.boundaries([len(exs[0].input_ids) + len(exs[1].input_ids)], CPU))
+    with torch.no_grad():
+        a, _ = sft.token_losses(model, right)
+        b, _ = sft.token_losses(model, merged)
+    n0 = len(exs[0].input_ids)
+    assert torch.allclose(a[:, : n0 - 1], b[:, : n0 - 1], atol=1e-6)  # the first example sees the same tokens
+    assert not torch.allclose(a[:, n0:], b[:, n0:], atol=1e-3)  # the second now attends into the first
+
+
+def test_a_padded_batch_through_the_switched_model_is_plain_attention(tmp_path):
+    """With the switch on, a right-padded batch (no boundaries) runs transformers' sdpa, causal, without a mask:
+    real tokens never see the padding after them, so their losses are those of the unswitched model."""
+    tok, model = build_tiny(TinyModelConfig(**TINY))
+    batch = sft.collate(examples(tmp_path, tok), tok.pad_token_id, CPU)
+    assert (batch["attention_mask"] == 0).any()
+    with torch.no_grad():
+        ref, w = sft.token_losses(model, batch)
+        attention.use_varlen(model)
+        got, _ = sft.token_losses(model, batch)
+    assert torch.allclose(got * (w > 0), ref * (w > 0), atol=1e-5)
+
+
+class OwnAttention(torch.nn.Module):
+    """Stands for a model with its own attention code (remote code): the examples' boundaries never reach an
+    AttentionInterface function."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.config = inner.config
+
+    def forward(self, input_ids, position_ids=None, **kwargs):
+        return self.inner(input_ids=input_ids, position_ids=position_ids)
+
+
+def test_a_model_whose_attention_ignores_the_switch_is_refused():
+    _, model = build_tiny(TinyModelConfig(**TINY))
+    with pytest.raises(ConfigError, match="OwnAttention.*set packed_attention: mask"):
+        attention.use_varlen(OwnAttention(model))
+    attention.use_varlen(model)  # the same model, called directly, passes the check
+
+
+def test_sft_with_varlen_packing_trains_as_padded_and_saves_a_plain_model(tmp_path, tokenizer):
+    data = dataset(tmp_path)
+    padded, _ = run(make_cfg(tmp_path, data, out="padded", batch_size=3, max_steps=2))
+    varlen, _ = run(make_cfg(tmp_path, data, out="varlen", batch_size=3, max_steps=2, packing=True))
+    mask, _ = run(make_cfg(tmp_path, data, out="mask", batch_size=3, max_steps=2, packing=True, packed_attention="mask"))
+    assert varlen["loss"] == pytest.approx(padded["loss"], rel=1e-5)
+    assert mask["loss"] == pytest.approx(padded["loss"], rel=1e-5)
+    with open(os.path.join(varlen["path"], "config.json"), encoding="utf-8") as fh:
+        assert attention.NAME not in json.dumps(json.load(fh))
+
+
+def test_compiled_layers_train_as_eager_ones(tmp_path):
+    data = dataset(tmp_path)
+    model = {"tiny": dict(TINY)}
+    from torch._dynamo.utils import counters
+
+    eager, _ = run(make_cfg(tmp_path, data, out="eager", batch_size=3, max_steps=2, packing=True, model=model))
+    counters.clear()
+    compiled, _ = run(make_cfg(tmp_path, data, out="compiled", batch_size=3, max_steps=2, packing=True, model=model,
+                               compile=True))
+    assert counters["stats"]["unique_graphs"] >= 1  # the layers did run compiled
+    assert compiled["loss"] == pytest.approx(eager["loss"], rel=1e-4)
+
+
+def test_compile_refuses_gradient_checkpointing(tmp_path):
+    with pytest.raises(ConfigError, match=r"\$\.compile does not combine with \$\.model\.gradient_checkpointing"):
+        make_cfg(tmp_path, "d.jsonl", compile=True, model={"tiny": dict(TINY), "gradient_checkpointing": True})
+
+
+def test_compile_needs_decoder_layers():
+    _, model = build_tiny(TinyModelConfig(**TINY))
+    assert attention.compile_layers(model) == TINY["num_hidden_layers"]
+    with pytest.raises(ConfigError, match="compile: found no decoder layers"):
+        attention.compile_layers(OwnAttention(model))
