@@ -16,9 +16,11 @@ loss mask, over-long conversations chunked at step boundaries); TRL receives tho
 
 Layout: both padding-free. TRL: ``packing=True`` (best-fit-decreasing into rows of ``--seq-len``; its collator
 then flattens the ``--batch-size`` rows of a step into one row with per-example ``position_ids``). gymflow:
-``packing: true`` (a micro-batch's examples concatenated into one row with a block-diagonal mask), with
-``batch_size`` = the number of examples whose mean length fills ``--batch-size × --seq-len`` tokens, so both take
-about the same number of tokens per optimiser step (the measured means are reported).
+``packing: true`` (a micro-batch's examples concatenated into one row), with ``batch_size`` = the number of
+examples whose mean length fills ``--batch-size × --seq-len`` tokens, so both take about the same number of tokens
+per optimiser step (the measured means are reported). ``gymflow`` keeps the row's examples apart with
+``packed_attention: varlen`` (its default), ``gymflow-mask`` with the dense block-diagonal mask;
+``gymflow-compile`` adds ``compile: true`` (``--trainers`` picks which run).
 
     .venv/bin/python bench/trainer-sft.py                     # CPU: tiny model, reduced size
     python3 bench/trainer-sft.py --size 0.5b --steps 40       # GPU (bf16 autocast on CUDA)
@@ -49,6 +51,14 @@ ROOT = os.path.dirname(HERE)
 REQUIREMENTS = os.path.join(HERE, "requirements-trl.txt")
 DEFAULT_WHEELS = os.path.join(ROOT, ".gymflow", "wheels", "trl")
 DEFAULT_SITE = os.path.join(ROOT, ".gymflow", "trl-site")
+#: What ``--trainers`` can name: gymflow's ``sft`` with the settings that differ between its variants (``gymflow``
+#: is the default configuration), and TRL.
+TRAINERS: dict[str, Optional[dict[str, Any]]] = {
+    "gymflow": {"packed_attention": "varlen"},
+    "gymflow-compile": {"packed_attention": "varlen", "compile": True},
+    "gymflow-mask": {"packed_attention": "mask"},
+    "trl": None,
+}
 
 #: Model shapes. ``0.5b`` is Qwen2.5-0.5B's architecture (494M parameters with its 151,936-row tied embedding);
 #: the embedding is wider than the byte-level tokenizer (rows past it are never seen, as in Qwen's own padding).
@@ -218,19 +228,19 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def child_gymflow(spec: dict[str, Any]) -> dict[str, Any]:
+def child_gymflow(spec: dict[str, Any], name: str) -> dict[str, Any]:
     """Runs ``python -m gymflow_trainer sft`` (the real command, its own process) and timestamps its progress
     events as they arrive (one per optimiser step; the trainer reads the loss and grad norm back before
     printing, so on CUDA each event follows the step's completion)."""
     cfg = {
-        "data": spec["data"], "output_dir": os.path.join(spec["work"], "gymflow-run"), "seed": spec["seed"],
+        "data": spec["data"], "output_dir": os.path.join(spec["work"], f"{name}-run"), "seed": spec["seed"],
         "epochs": spec["gymflow_epochs"], "max_steps": spec["steps"], "batch_size": spec["gymflow_batch_size"], "grad_accum": 1,
         "max_length": spec["seq_len"], "log_every": 1, "save_every": 0, "keep_last": 1, "bf16": spec["bf16"],
-        "packing": True, "mask_observations": True, "overlong": "chunk",
+        "packing": True, **(TRAINERS[name] or {}), "mask_observations": True, "overlong": "chunk",
         "model": {"path": spec["model_dir"], "dtype": "float32"},
         "optim": {"lr": spec["lr"], "warmup_steps": 0, "scheduler": "constant", "max_grad_norm": 1.0, "weight_decay": 0.0},
     }
-    cfg_file = os.path.join(spec["work"], "gymflow-sft.json")
+    cfg_file = os.path.join(spec["work"], f"{name}-sft.json")
     with open(cfg_file, "w", encoding="utf-8") as fh:
         json.dump(cfg, fh)
     # the pinned packages installed for the bench (transformers included) apply to the trainer's process too
@@ -357,14 +367,18 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads for both (default: torch's)")
     p.add_argument("--peak-tflops", type=float, default=None, help="bf16 dense peak for MFU (default: from the GPU name)")
-    p.add_argument("--only", choices=["gymflow", "trl"], default=None, help="run one trainer only")
+    p.add_argument("--trainers", default="gymflow,trl", help=f"comma-separated, from {', '.join(TRAINERS)} (default gymflow,trl)")
     p.add_argument("--wheels", default=DEFAULT_WHEELS, help="directory holding the wheels of bench/requirements-trl.txt")
     p.add_argument("--site", default=DEFAULT_SITE, help="where those wheels are installed when missing")
     p.add_argument("--out", default=os.path.join(HERE, "results", "trainer-sft.json"))
     p.add_argument("--keep", action="store_true", help="keep the work directory (model, data, runs)")
-    p.add_argument("--child", choices=["gymflow", "trl"], help=argparse.SUPPRESS)
+    p.add_argument("--child", choices=list(TRAINERS), help=argparse.SUPPRESS)
     p.add_argument("--spec", help=argparse.SUPPRESS)
     a = p.parse_args()
+    trainers = [t.strip() for t in a.trainers.split(",") if t.strip()]
+    unknown = [t for t in trainers if t not in TRAINERS]
+    if unknown or not trainers:
+        p.error(f"--trainers: {', '.join(unknown) or 'none given'}: choose from {', '.join(TRAINERS)}")
 
     ensure_trl(a.wheels, a.site)  # also for gymflow alone: both trainers run on the pinned transformers
     sys.path.insert(0, os.path.join(ROOT, "trainer"))
@@ -375,7 +389,7 @@ def main() -> None:
             import torch
 
             torch.set_num_threads(spec["threads"])
-        res = child_gymflow(spec) if a.child == "gymflow" else child_trl(spec)
+        res = child_trl(spec) if a.child == "trl" else child_gymflow(spec, a.child)
         with open(os.path.join(spec["work"], f"result-{a.child}.json"), "w", encoding="utf-8") as fh:
             json.dump(res, fh)
         return
@@ -423,15 +437,16 @@ def main() -> None:
 
         results: dict[str, dict[str, Any]] = {}
         loads: dict[str, list[float]] = {}
-        for name in ["gymflow", "trl"]:
-            if a.only and a.only != name:
-                continue
+        failed: dict[str, str] = {}  # a trainer that fails is reported; the others still run
+        for name in trainers:
             loads[name] = [round(x, 2) for x in os.getloadavg()]
             cmd = [sys.executable, os.path.abspath(__file__), "--child", name, "--spec", spec_file, "--wheels", a.wheels, "--site", a.site]
             print(f"running {name} ({size}, {steps} steps) ...", file=sys.stderr)
             r = subprocess.run(cmd, text=True, capture_output=True)
             if r.returncode != 0:
-                raise SystemExit(f"{name} run failed (exit {r.returncode}):\n{r.stderr[-4000:]}")
+                failed[name] = f"exit {r.returncode}: {r.stdout[-2000:]}{r.stderr[-4000:]}"
+                print(f"{name} run failed ({failed[name]})", file=sys.stderr)
+                continue
             with open(os.path.join(work, f"result-{name}.json"), encoding="utf-8") as fh:
                 results[name] = json.load(fh)
         # gymflow's schedule is a pure function of (seed, examples, config): its per-step segments, for FLOPs
@@ -444,30 +459,34 @@ def main() -> None:
         g_segments = [[len(examples[i].input_ids) for mb in micro for i in mb] for _, micro in schedule]
 
         rows = []
-        if "gymflow" in results:
-            rows.append(summarise("gymflow", results["gymflow"], warmup, g_segments, model, peak))
-            rows[-1]["loss_first"], rows[-1]["loss_last"] = results["gymflow"]["loss"][0], results["gymflow"]["loss"][-1]
-        if "trl" in results:
-            rows.append(summarise("trl", results["trl"], warmup, results["trl"]["segments"], model, peak))
-            rows[-1]["loss_mean"] = results["trl"]["loss_mean"]
-        for row in rows:
-            row["loadavg_before"] = loads[row["trainer"]]
-        ratio = None
-        if len(rows) == 2:
-            ratio = rows[0]["tokens_per_s"] / rows[1]["tokens_per_s"]
+        for name, res in results.items():
+            if name == "trl":
+                rows.append(summarise(name, res, warmup, res["segments"], model, peak))
+                rows[-1]["loss_mean"] = res["loss_mean"]
+            else:
+                rows.append(summarise(name, res, warmup, g_segments, model, peak))
+                rows[-1]["loss_first"], rows[-1]["loss_last"] = res["loss"][0], res["loss"][-1]
+            rows[-1]["loadavg_before"] = loads[name]
+        by_name = {row["trainer"]: row for row in rows}
+        ratios = {f"{name}/trl": by_name[name]["tokens_per_s"] / by_name["trl"]["tokens_per_s"]
+                  for name in by_name if name != "trl" and "trl" in by_name}
+        ratio = ratios.get("gymflow/trl")
 
         print()
         print(f"SFT throughput, {size} ({model['params'] / 1e6:.1f}M params), seq_len {seq_len}, "
               f"{'bf16 autocast on ' + str(gpu) if cuda else 'fp32 on CPU'}, {steps} steps ({warmup} warm-up)")
-        head = f"{'trainer':<9} {'tokens/s':>10} {'trained tok/s':>14} {'tokens/step':>12} {'step ms':>9} {'TFLOP/s':>8} {'MFU':>6}  load"
+        head = f"{'trainer':<16} {'tokens/s':>10} {'trained tok/s':>14} {'tokens/step':>12} {'step ms':>9} {'TFLOP/s':>8} {'MFU':>6}  load"
         print(head)
         print("-" * len(head))
         for row in rows:
             mfu = f"{100 * row['mfu']:.1f}%" if row["mfu"] is not None else "n/a"
-            print(f"{row['trainer']:<9} {row['tokens_per_s']:>10.0f} {row['trained_tokens_per_s']:>14.0f} {row['tokens_per_step']:>12.0f} "
+            print(f"{row['trainer']:<16} {row['tokens_per_s']:>10.0f} {row['trained_tokens_per_s']:>14.0f} {row['tokens_per_step']:>12.0f} "
                   f"{row['step_ms']:>9.1f} {row['model_tflops_per_s']:>8.3f} {mfu:>6}  {row['loadavg_before']}")
-        if ratio is not None:
-            print(f"\ngymflow / TRL tokens/s: {ratio:.2f}x (target on GPU: >= 1.3x)")
+        print()
+        for key, value in ratios.items():
+            print(f"{key.replace('/', ' / ')} tokens/s: {value:.2f}x (target on GPU: >= 1.3x)")
+        for name, why in failed.items():
+            print(f"{name} FAILED, {why[-600:]}")
 
         try:
             trl_version = importlib.metadata.version("trl")
@@ -481,13 +500,16 @@ def main() -> None:
             "label": f"{'GPU' if cuda else 'CPU'}/{size}", "model": model, "seq_len": seq_len, "trl_batch_rows": batch,
             "gymflow_batch_examples": g_batch, "steps": steps, "warmup": warmup, "lr": a.lr, "bf16": cuda,
             "data": a.data or f"synthetic ({a.records or (2000 if cuda else 200)} conversations)", "examples": len(examples),
-            "mean_example_tokens": mean_len, "results": rows, "gymflow_over_trl": ratio, "target_ratio": 1.3,
+            "mean_example_tokens": mean_len, "results": rows, "gymflow_over_trl": ratio, "ratios": ratios, "target_ratio": 1.3,
+            "failed": failed,
         }
         os.makedirs(os.path.dirname(a.out), exist_ok=True)
         with open(a.out, "w", encoding="utf-8") as fh:
             json.dump(report, fh, indent=2)
             fh.write("\n")
         print(f"\nwrote {os.path.relpath(a.out)}")
+        if failed:
+            raise SystemExit(f"failed: {', '.join(failed)}")
     finally:
         if a.keep:
             print(f"kept {work}", file=sys.stderr)
