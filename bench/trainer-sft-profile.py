@@ -77,9 +77,8 @@ def main() -> None:
         varlen = a.packed_attention == "varlen"
         if varlen:
             attention.use_varlen(model)
-        if a.compile:  # an experiment, not a trainer option: the layers share one compiled graph
-            for layer in model.model.layers:
-                layer.compile(dynamic=True)
+        if a.compile:  # as the sft command's compile: true
+            common.compile_layers(model)
         opt = common.make_optimizer(model, OptimConfig(lr=1e-5, max_grad_norm=1.0))
         sched = common.make_scheduler(opt, OptimConfig(lr=1e-5), a.steps + 10)
         skipped = common.SkippedSteps(10)

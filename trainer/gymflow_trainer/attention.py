@@ -13,8 +13,9 @@ The function is registered with transformers' ``AttentionInterface`` under :data
 attention implementation is switched to it for the run (:func:`use_varlen`). The boundaries travel as the
 model call's ``cu_seq_lens_q``/``max_length_q`` keyword arguments, which transformers hands to every
 attention call unchanged, recomputations under gradient checkpointing included. A call without them (a
-padded batch) is plain ``sdpa``; transformers builds no mask for an implementation it does not know, which is
-right for right-padded causal batches only, the only other layout the SFT command uses with the switch on.
+padded batch) is plain ``sdpa``. transformers 5 builds no mask for an implementation it does not know, so such
+a call is causal only: right for right-padded batches (the padding comes after every real token), the only
+other layout the SFT command uses with the switch on.
 
 A model whose attention does not go through ``AttentionInterface`` (custom remote code) would silently attend
 across the examples of a row: :func:`use_varlen` runs one tiny packed forward and refuses such a model. The
@@ -92,7 +93,7 @@ def register() -> None:
     _registered = True
 
 
-def _base(model: Any) -> Any:
+def base_model(model: Any) -> Any:
     """The transformers model under a PEFT or DDP wrapper."""
     inner = getattr(model, "module", model)
     return inner.get_base_model() if hasattr(inner, "get_base_model") else inner
@@ -105,7 +106,7 @@ def use_varlen(model: Any) -> None:
     saved checkpoint loads as usual."""
     global _probing, _probe_calls
     register()
-    base = _base(model)
+    base = base_model(model)
     if hasattr(base, "set_attn_implementation"):
         base.set_attn_implementation(NAME)
     else:  # transformers 4
@@ -123,20 +124,6 @@ def use_varlen(model: Any) -> None:
                           f"AttentionInterface, and this one's ({type(base).__name__}) does not; set packed_attention: mask")
 
 
-def compile_layers(model: Any) -> int:
-    """``torch.compile`` (dynamic shapes) on each decoder layer of the model (``get_decoder().layers``, every
-    causal LM transformers ships); the layers share one compiled graph. Returns how many were compiled;
-    :class:`ConfigError` for a model without such layers."""
-    base = _base(model)
-    decoder = base.get_decoder() if hasattr(base, "get_decoder") else None
-    layers = getattr(decoder, "layers", None)
-    if not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0:
-        raise ConfigError(f"compile: found no decoder layers (get_decoder().layers) in {type(base).__name__}")
-    for layer in layers:
-        layer.compile(dynamic=True)
-    return len(layers)
-
-
 def boundaries(lengths: list[int], dev: torch.device) -> dict[str, Any]:
     """The model call's keyword arguments for a packed row of examples of ``lengths``."""
     cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32, device=dev)
@@ -144,4 +131,4 @@ def boundaries(lengths: list[int], dev: torch.device) -> dict[str, Any]:
     return {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": longest, "max_length_k": longest}
 
 
-__all__ = ["NAME", "varlen_attention", "register", "use_varlen", "compile_layers", "boundaries"]
+__all__ = ["NAME", "varlen_attention", "register", "use_varlen", "boundaries", "base_model"]

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, Optional
 import torch
 
 from . import distributed, watchdog
+from .attention import base_model
 from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
 from .errors import CheckpointError, ConfigError, TrainingDiverged
 from .chat import template_for
@@ -87,6 +88,20 @@ def load_model_and_tokenizer(mcfg: ModelConfig, lora: Optional[LoraConfig]) -> t
         else:  # transformers 4
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     return model, tok
+
+
+def compile_layers(model: Any) -> int:
+    """``torch.compile`` (dynamic shapes) on each decoder layer of the model (``get_decoder().layers``, every
+    causal LM transformers ships); the layers share one compiled graph. Returns how many were compiled;
+    :class:`ConfigError` for a model without such layers."""
+    base = base_model(model)
+    decoder = base.get_decoder() if hasattr(base, "get_decoder") else None
+    layers = getattr(decoder, "layers", None)
+    if not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0:
+        raise ConfigError(f"compile: found no decoder layers (get_decoder().layers) in {type(base).__name__}")
+    for layer in layers:
+        layer.compile(dynamic=True)
+    return len(layers)
 
 
 def make_optimizer(model: Any, ocfg: OptimConfig) -> torch.optim.Optimizer:

@@ -220,8 +220,8 @@ class SftConfig(TrainLoopConfig):
     #: ``curriculum_start`` of the data in epoch 1 to all of it in the last epoch.
     curriculum: bool = False
     curriculum_start: float = 0.5
-    #: Padding-free batches: a micro-batch's examples concatenated into one row with a block-diagonal
-    #: attention mask and per-example position ids (no compute on padding).
+    #: Padding-free batches: a micro-batch's examples concatenated into one row with per-example position ids
+    #: (no compute on padding), kept apart as ``packed_attention`` says.
     packing: bool = False
     #: How a packed row keeps its examples apart. "varlen": each example attends to itself only, from the
     #: examples' boundaries (on CUDA in bf16/fp16 one flash-attention call over the row, cost Σ nᵢ²; elsewhere

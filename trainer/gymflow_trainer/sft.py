@@ -184,7 +184,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     if varlen:
         attention.use_varlen(model)  # before compiling: its check forward runs eagerly
     if cfg.compile:
-        attention.compile_layers(model)
+        common.compile_layers(model)
     opt, sched, start, resumed = common.start_training(model, cfg.optim, len(schedule), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from conftest import TINY, sft_record, write_jsonl
-from gymflow_trainer import attention, sft
+from gymflow_trainer import attention, common, sft
 from gymflow_trainer.config import TinyModelConfig
 from gymflow_trainer.data import load_sft
 from gymflow_trainer.errors import ConfigError
@@ -128,6 +128,6 @@ def test_compile_refuses_gradient_checkpointing(tmp_path):
 
 def test_compile_needs_decoder_layers():
     _, model = build_tiny(TinyModelConfig(**TINY))
-    assert attention.compile_layers(model) == TINY["num_hidden_layers"]
+    assert common.compile_layers(model) == TINY["num_hidden_layers"]
     with pytest.raises(ConfigError, match="compile: found no decoder layers"):
-        attention.compile_layers(OwnAttention(model))
+        common.compile_layers(OwnAttention(model))
