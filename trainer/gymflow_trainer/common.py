@@ -353,16 +353,48 @@ def config_extra(cfg: Any, data_digest: str) -> dict[str, Any]:
     return {"config": to_dict(cfg), "data_digest": data_digest}
 
 
-def token_logps(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token log-probabilities of ``labels`` under ``logits`` (shifted: position t predicts t+1).
+#: A batch's fields, besides ``input_ids``, that go to the model call as they are (padded or packed layout).
+MODEL_KEYS = ("attention_mask", "position_ids", "cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")
 
-    Returns ``(logp [B, T-1], mask [B, T-1])`` where mask is 1 on trained label positions."""
-    shift_logits = logits[:, :-1, :].float()
-    shift_labels = labels[:, 1:]
-    mask = shift_labels != -100
-    safe = shift_labels.masked_fill(~mask, 0)
-    logp = torch.log_softmax(shift_logits, dim=-1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)
-    return logp * mask, mask.to(logp.dtype)
+
+def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidden: bool = False) -> tuple[torch.Tensor, torch.Tensor, Any]:
+    """Per-token log-probabilities of the trained labels (shifted: position t predicts t+1) under the model
+    ``forward`` runs, for a batch of ``input_ids``, ``labels`` (``IGNORE`` where not trained) and the layout's
+    :data:`MODEL_KEYS`. Returns ``(logp [B, T-1], mask [B, T-1], output)``: ``logp`` is 0 where ``mask`` is 0,
+    and ``output`` is the model's (with ``hidden``, its hidden states at every position).
+
+    Only the positions that predict a trained label in some row get logits (``logits_to_keep``). With
+    observations, prompts or tool results untrained that is a fraction of the sequence, and the LM head's
+    output (positions × vocabulary, upcast to float32 for the softmax) is most of a step's activation memory at
+    a 150k-token vocabulary: 8 rows of 4k tokens would need 20 GB for the logits alone."""
+    from .data import IGNORE
+
+    labels = batch["labels"][:, 1:]
+    mask = labels != IGNORE
+    keep = mask.any(0).nonzero().squeeze(-1)
+    sparse = keep.numel() < labels.size(1)
+    kw: dict[str, Any] = {k: batch[k] for k in MODEL_KEYS if k in batch}
+    if sparse:
+        kw["logits_to_keep"] = keep
+    if hidden:
+        kw["output_hidden_states"] = True
+    with autocast_ctx(bf16):
+        out = forward(input_ids=batch["input_ids"], **kw)
+    logits = out.logits
+    if sparse and logits.size(1) != keep.numel():  # a model that returned every position
+        logits = logits[:, keep]
+    elif not sparse:
+        logits = logits[:, :-1]
+    kept = labels[:, keep] if sparse else labels
+    kept_mask = kept != IGNORE
+    lp = torch.log_softmax(logits.float(), dim=-1).gather(-1, kept.masked_fill(~kept_mask, 0).unsqueeze(-1)).squeeze(-1)
+    lp = lp * kept_mask
+    if sparse:
+        logp = lp.new_zeros(labels.shape)
+        logp[:, keep] = lp
+    else:
+        logp = lp
+    return logp, mask.to(logp.dtype), out
 
 
 def autocast_ctx(bf16: bool) -> Any:

@@ -30,9 +30,7 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
     """(chosen, rejected) sequence log-probs ``[B]``: sum (or mean, for IPO) over trained tokens."""
     dev = next(model.parameters()).device
     b = common.pad_batch([p.chosen for p in pairs] + [p.rejected for p in pairs], pad_id, dev)
-    with common.autocast_ctx(bf16):
-        logits = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits
-    logp, mask = common.token_logps(logits, b["labels"])
+    logp, mask, _ = common.trained_logps(model, b, bf16)
     seq = logp.sum(-1)
     if mean:
         seq = seq / mask.sum(-1).clamp(min=1.0)

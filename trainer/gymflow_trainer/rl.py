@@ -53,9 +53,7 @@ def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = F
     the forward pass through (the DDP wrapper when training under torchrun), default ``model``."""
     dev = next(model.parameters()).device
     b = common.pad_batch([s.tokens for s in samples], pad_id, dev)
-    with common.autocast_ctx(bf16):
-        out = (forward or model)(input_ids=b["input_ids"], attention_mask=b["attention_mask"], output_hidden_states=values)
-    logp, mask = common.token_logps(out.logits, b["labels"])
+    logp, mask, out = common.trained_logps(forward or model, b, bf16, hidden=values)
     if not values:
         return logp, mask
     v = model.v_head(out.hidden_states[-1][:, :-1].float()).squeeze(-1)

@@ -21,17 +21,12 @@ import time
 from typing import Any, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from . import attention, common, distributed, memory
 from .config import SftConfig
 from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, load_sft, warn_stderr
 from .errors import DataError
 from .events import EventWriter
-
-
-#: A packed batch's fields that go to the model call as they are.
-PACKED_KEYS = ("position_ids", "cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")
 
 
 def build_schedule(examples: list[SftExample], cfg: SftConfig) -> list[tuple[int, list[list[int]]]]:
@@ -134,38 +129,13 @@ def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device, v
 
 
 def token_losses(model: Any, batch: dict[str, Any], bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token cross-entropy ``[B, T-1]`` (float32, 0 where not trained) and the matching weights.
-
-    Only the positions that predict a trained token in some row get logits (``logits_to_keep``): with
-    observations masked that is a fraction of the sequence, and for a tiny model the LM head (hidden × vocab
-    per position) and the softmax cost as much as the transformer layers.
+    """Per-token cross-entropy ``[B, T-1]`` (float32, 0 where not trained) and the matching weights; the logits
+    only where a token is trained (:func:`common.trained_logps`).
 
     A varlen packed batch (``collate_packed(..., varlen=True)``) needs the model switched to
     :mod:`attention`'s implementation (:func:`attention.use_varlen`)."""
-    labels = batch["labels"][:, 1:]
-    trained = labels != IGNORE
-    keep = trained.any(0).nonzero().squeeze(-1)  # position t predicts label t+1
-    sparse = keep.numel() < labels.size(1)
-    kw: dict[str, Any] = {k: batch[k] for k in PACKED_KEYS if k in batch}
-    if "attention_mask" in batch:
-        kw["attention_mask"] = batch["attention_mask"]
-    if sparse:
-        kw["logits_to_keep"] = keep
-    with common.autocast_ctx(bf16):
-        logits = model(input_ids=batch["input_ids"], **kw).logits
-    if sparse and logits.size(1) != keep.numel():  # a model that returned every position
-        logits = logits[:, keep]
-    elif not sparse:
-        logits = logits[:, :-1]
-    kept = labels[:, keep] if sparse else labels
-    ce_kept = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), kept.reshape(-1),
-                              reduction="none", ignore_index=IGNORE).view(kept.shape)
-    if sparse:
-        ce = ce_kept.new_zeros(labels.shape)
-        ce[:, keep] = ce_kept
-    else:
-        ce = ce_kept
-    return ce, batch["weights"][:, 1:] * trained
+    logp, mask, _ = common.trained_logps(model, batch, bf16)
+    return -logp, batch["weights"][:, 1:] * mask
 
 
 def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:

@@ -38,3 +38,34 @@ def test_sparse_logits_give_the_full_loss_and_gradient(tmp_path):
         (ref * w).sum().backward()
         for g, r in zip(got, [p.grad for p in model.parameters()]):
             assert torch.allclose(g, r, atol=1e-5)
+
+
+def test_rl_and_dpo_log_probs_take_logits_only_where_trained():
+    """``common.trained_logps`` (RL, DPO, SFT): rows of different lengths whose trained tails sit at different
+    positions; the log-probs, the gradient and the hidden states are those of the full computation."""
+    from types import SimpleNamespace
+
+    from gymflow_trainer import common
+
+    tok, model = build_tiny(TinyModelConfig(**TINY))
+    g = torch.Generator().manual_seed(0)
+    seqs = []
+    for n, tail in ((40, 5), (23, 9), (31, 1)):
+        ids = torch.randint(3, 200, (n,), generator=g).tolist()
+        seqs.append(SimpleNamespace(input_ids=ids, labels=[IGNORE] * (n - tail) + ids[n - tail :]))
+    batch = common.pad_batch(seqs, tok.pad_token_id, torch.device("cpu"))
+    logp, mask, out = common.trained_logps(model, batch, hidden=True)
+    assert int(mask.sum()) == 15 and 0 < int(mask.any(0).sum()) < mask.size(1)  # the sparse path is the one taken
+    full = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True)
+    labels = batch["labels"][:, 1:]
+    ref = torch.log_softmax(full.logits[:, :-1].float(), -1).gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1) * mask
+    assert torch.allclose(logp, ref, atol=1e-5)
+    assert torch.all(logp[mask == 0] == 0)
+    assert torch.allclose(out.hidden_states[-1], full.hidden_states[-1], atol=1e-6)
+    model.zero_grad()
+    logp.sum().backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    ref.sum().backward()
+    for a, b in zip(got, [p.grad for p in model.parameters()]):
+        assert torch.allclose(a, b, atol=1e-5)
