@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Optional
 import torch
 
 from . import distributed, watchdog
-from .attention import base_model
+from .attention import base_model, boundaries, use_varlen
 from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
 from .errors import CheckpointError, ConfigError, TrainingDiverged
 from .chat import template_for
@@ -351,6 +351,56 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
 
 def config_extra(cfg: Any, data_digest: str) -> dict[str, Any]:
     return {"config": to_dict(cfg), "data_digest": data_digest}
+
+
+def prepare_layout(model: Any, cfg: Any) -> None:
+    """Before any forward (and before a reference model is copied, so that the copy runs the same layout):
+    switches the model to varlen attention when ``cfg.packed`` says so. Compiling (``cfg.compile``,
+    :func:`compile_layers`) comes later, just before training: reference log-probs and a reference copy stay
+    eager."""
+    if cfg.packed == "varlen":
+        use_varlen(model)
+
+
+def pack_rows(seqs: list[Any], dev: torch.device, varlen: bool) -> dict[str, Any]:
+    """Padding-free layout of tokenised sequences (``input_ids``/``labels`` lists): concatenated into one row,
+    ``position_ids`` restarting at each sequence, and no token attending across sequences. The first token of
+    each sequence is never a label (as in the padded layout, where nothing predicts it), so no position
+    predicts across a boundary. ``lengths`` holds the sequences' lengths (:func:`unpack_rows`).
+
+    ``varlen``: the sequences' boundaries for :mod:`attention` (``cu_seq_lens_q`` and friends, passed to the
+    model call as they are), no mask. Otherwise a block-diagonal causal 4D boolean ``attention_mask``, built on
+    ``dev``."""
+    from .data import IGNORE
+
+    ids, lab, pos = [], [], []
+    for s in seqs:
+        ids += s.input_ids
+        lab += [IGNORE] + s.labels[1:]
+        pos += list(range(len(s.input_ids)))
+    lengths = [len(s.input_ids) for s in seqs]
+    out: dict[str, Any] = {"input_ids": torch.tensor([ids], device=dev), "position_ids": torch.tensor([pos], device=dev),
+                           "labels": torch.tensor([lab], device=dev), "lengths": lengths}
+    if varlen:
+        out.update(boundaries(lengths, dev))
+    else:
+        seg = torch.repeat_interleave(torch.arange(len(lengths), device=dev), torch.tensor(lengths, device=dev))
+        causal = torch.ones(len(ids), len(ids), dtype=torch.bool, device=dev).tril()
+        out["attention_mask"] = ((seg[:, None] == seg[None, :]) & causal)[None, None]
+    return out
+
+
+def unpack_rows(x: torch.Tensor, lengths: list[int]) -> torch.Tensor:
+    """A packed row's per-position values ``[1, N-1]`` (position t predicts t+1, as :func:`trained_logps` returns
+    them) in the padded layout ``[B, max(lengths)-1]``: row k, column t is the packed position of sequence k's
+    token t; zeros past each sequence's end."""
+    width = max(lengths) - 1
+    out = x.new_zeros((len(lengths), width))
+    start = 0
+    for k, n in enumerate(lengths):
+        out[k, : n - 1] = x[0, start : start + n - 1]
+        start += n
+    return out
 
 
 #: A batch's fields, besides ``input_ids``, that go to the model call as they are (padded or packed layout).

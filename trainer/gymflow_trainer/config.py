@@ -201,7 +201,40 @@ class TrainLoopConfig:
 
 
 @dataclass
-class SftConfig(TrainLoopConfig):
+class CausalLoopConfig(TrainLoopConfig):
+    """What the commands that train a causal LM on token sequences (sft, dpo, rl) share: how a batch is laid
+    out and run."""
+
+    #: Padding-free batches: a micro-batch's sequences concatenated into one row with per-sequence position ids
+    #: (no compute on padding), kept apart as ``packed_attention`` says.
+    packing: bool = False
+    #: How a packed row keeps its sequences apart. "varlen": each attends to itself only, from the sequences'
+    #: boundaries (on CUDA in bf16/fp16 one flash-attention call over the row, cost Σ nᵢ²; elsewhere one causal
+    #: attention call per sequence); needs a model whose attention runs through transformers'
+    #: AttentionInterface (every model transformers ships). "mask": a dense block-diagonal T × T mask with
+    #: sdpa (cost (Σ nᵢ)², no flash kernel), for any model.
+    packed_attention: Literal["varlen", "mask"] = "varlen"
+    #: torch.compile each decoder layer (dynamic shapes: one compiled graph whatever the batch's length).
+    #: Fuses the layers' elementwise work and cuts the per-operation launch cost, which dominates an eager step
+    #: of a small model on a fast GPU; costs a compilation (seconds on a GPU host) at the first steps, and needs
+    #: a working torch.compile (Triton on GPUs, a C++ compiler on CPUs). Not with ``model.gradient_checkpointing``
+    #: (torch.compile runs checkpointed layers eagerly).
+    compile: bool = False
+
+    def validate_causal(self, where: str, model: ModelConfig) -> None:
+        self.validate_loop(where)
+        if self.compile and model.gradient_checkpointing:
+            raise ConfigError(f"{where}.compile does not combine with {where}.model.gradient_checkpointing: torch.compile "
+                              "runs checkpointed layers eagerly; choose one")
+
+    @property
+    def packed(self) -> Optional[str]:
+        """The packed layout's attention ("varlen" or "mask"), or None for padded batches."""
+        return self.packed_attention if self.packing else None
+
+
+@dataclass
+class SftConfig(CausalLoopConfig):
     """``python -m gymflow_trainer sft``: supervised fine-tuning on exported conversations."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -220,27 +253,12 @@ class SftConfig(TrainLoopConfig):
     #: ``curriculum_start`` of the data in epoch 1 to all of it in the last epoch.
     curriculum: bool = False
     curriculum_start: float = 0.5
-    #: Padding-free batches: a micro-batch's examples concatenated into one row with per-example position ids
-    #: (no compute on padding), kept apart as ``packed_attention`` says.
-    packing: bool = False
-    #: How a packed row keeps its examples apart. "varlen": each example attends to itself only, from the
-    #: examples' boundaries (on CUDA in bf16/fp16 one flash-attention call over the row, cost Σ nᵢ²; elsewhere
-    #: one causal attention call per example); needs a model whose attention runs through transformers'
-    #: AttentionInterface (every model transformers ships). "mask": a dense block-diagonal T × T mask with
-    #: sdpa (cost (Σ nᵢ)², no flash kernel), for any model.
-    packed_attention: Literal["varlen", "mask"] = "varlen"
-    #: torch.compile each decoder layer (dynamic shapes: one compiled graph whatever the batch's length) for the
-    #: training forwards. Fuses the layers' elementwise work and cuts the per-operation launch cost, which
-    #: dominates an eager step of a small model on a fast GPU; costs a compilation (seconds on a GPU host) at
-    #: the first steps, and needs a working torch.compile (Triton on GPUs, a C++ compiler on CPUs). Not with
-    #: ``model.gradient_checkpointing`` (torch.compile runs checkpointed layers eagerly).
-    compile: bool = False
     #: Cut each micro-batch into at most this many pieces of similar lengths, run one after another (padded
     #: layout only). The step's examples and its gradient are unchanged; the padding shrinks. 1: off.
     length_pieces: int = 1
 
     def validate(self, where: str = "$") -> None:
-        self.validate_loop(where)
+        self.validate_causal(where, self.model)
         self.model.validate(f"{where}.model")
         self.optim.validate(f"{where}.optim")
         if self.lora is not None:
@@ -251,13 +269,10 @@ class SftConfig(TrainLoopConfig):
             raise ConfigError(f"{where}.curriculum_start must be in (0, 1]")
         if self.length_pieces < 1:
             raise ConfigError(f"{where}.length_pieces must be >= 1 (1: micro-batches are not cut), got {self.length_pieces}")
-        if self.compile and self.model.gradient_checkpointing:
-            raise ConfigError(f"{where}.compile does not combine with {where}.model.gradient_checkpointing: torch.compile "
-                              "runs checkpointed layers eagerly; choose one")
 
 
 @dataclass
-class DpoConfig(TrainLoopConfig):
+class DpoConfig(CausalLoopConfig):
     """``python -m gymflow_trainer dpo``: direct preference optimisation (sigmoid or IPO)."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -270,7 +285,7 @@ class DpoConfig(TrainLoopConfig):
     reference: Literal["model", "precompute"] = "precompute"
 
     def validate(self, where: str = "$") -> None:
-        self.validate_loop(where)
+        self.validate_causal(where, self.model)
         self.model.validate(f"{where}.model")
         self.optim.validate(f"{where}.optim")
         if self.lora is not None:
@@ -313,7 +328,7 @@ class PolicyLossConfig:
 
 
 @dataclass
-class RlConfig(TrainLoopConfig):
+class RlConfig(CausalLoopConfig):
     """``python -m gymflow_trainer rl``: policy-gradient update from grouped trajectories (exported ``rl``)."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -341,7 +356,7 @@ class RlConfig(TrainLoopConfig):
     whiten_advantages: bool = True
 
     def validate(self, where: str = "$") -> None:
-        self.validate_loop(where)
+        self.validate_causal(where, self.model)
         self.model.validate(f"{where}.model")
         self.optim.validate(f"{where}.optim")
         self.loss.validate(f"{where}.loss")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import time
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -26,11 +26,16 @@ from .events import EventWriter
 from .losses import dpo_loss
 
 
-def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool, bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """(chosen, rejected) sequence log-probs ``[B]``: sum (or mean, for IPO) over trained tokens."""
+def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool, bf16: bool = False,
+                   packed: Optional[str] = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(chosen, rejected) sequence log-probs ``[B]``: sum (or mean, for IPO) over trained tokens. ``packed``
+    ("varlen" or "mask", ``cfg.packed``): the 2B sequences run as one packed row."""
     dev = next(model.parameters()).device
-    b = common.pad_batch([p.chosen for p in pairs] + [p.rejected for p in pairs], pad_id, dev)
+    seqs = [p.chosen for p in pairs] + [p.rejected for p in pairs]
+    b = common.pad_batch(seqs, pad_id, dev) if packed is None else common.pack_rows(seqs, dev, packed == "varlen")
     logp, mask, _ = common.trained_logps(model, b, bf16)
+    if packed is not None:
+        logp, mask = common.unpack_rows(logp, b["lengths"]), common.unpack_rows(mask, b["lengths"])
     seq = logp.sum(-1)
     if mean:
         seq = seq / mask.sum(-1).clamp(min=1.0)
@@ -42,9 +47,12 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
     pairs = load_dpo(cfg.data, tok, cfg.max_length, system=common.system_prompt_mode(model, cfg.system_prompt) == "keep")
     steps = common.batch_schedule(len(pairs), cfg)
     model.to(dev)
+    common.prepare_layout(model, cfg)  # before the reference model is copied from it
     mean = cfg.loss_type == "ipo"
-    # A piece pads chosen and rejected sequences together: 2 × rows × the longest of either.
-    fit = memory.fit_for(cfg, memory.padded_size([max(len(p.chosen.input_ids), len(p.rejected.input_ids)) for p in pairs], 2))
+    if cfg.packing:  # a pair's chosen and rejected sequences in the same packed row
+        fit = memory.fit_for(cfg, memory.packed_size([len(p.chosen.input_ids) + len(p.rejected.input_ids) for p in pairs]))
+    else:  # a piece pads chosen and rejected sequences together: 2 × rows × the longest of either
+        fit = memory.fit_for(cfg, memory.padded_size([max(len(p.chosen.input_ids), len(p.rejected.input_ids)) for p in pairs], 2))
 
     # The reference is the *initial* policy, so it is set up before a checkpoint is loaded.
     ref_model = None
@@ -59,7 +67,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             with torch.no_grad():
                 for i in range(0, len(mine), cfg.batch_size):
                     for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
-                        c, r = sequence_logps(model, [pairs[k] for k in chunk], tok.pad_token_id, mean, cfg.bf16)
+                        c, r = sequence_logps(model, [pairs[k] for k in chunk], tok.pad_token_id, mean, cfg.bf16, cfg.packed)
                         ref_c[chunk], ref_r[chunk] = c.float().cpu(), r.float().cpu()
 
         fit.run("the reference log-probs", model, precompute)
@@ -68,6 +76,8 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
         for p in ref_model.parameters():
             p.requires_grad_(False)
     model.train()
+    if cfg.compile:  # the reference (copy or precomputed) stays eager
+        common.compile_layers(model)
     opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="dpo", pairs=len(pairs), total_steps=len(steps), start_step=start, **resumed.fields(),
@@ -79,10 +89,10 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             return ref_c[t], ref_r[t]
         with torch.no_grad():
             if ref_model is not None:
-                return sequence_logps(ref_model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16)
+                return sequence_logps(ref_model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16, cfg.packed)
             ctx = model.disable_adapter() if hasattr(model, "disable_adapter") else contextlib.nullcontext()
             with ctx:
-                return sequence_logps(model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16)
+                return sequence_logps(model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16, cfg.packed)
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
@@ -94,7 +104,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
 
         def pair_loss(mb: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
             rc, rr = reference(mb)
-            pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16)
+            pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16, cfg.packed)
             return dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
 
         total, agg = fit.run(f"step {done_steps}", model, lambda: common.example_mean_passes(fit, fwd, micro, pair_loss))

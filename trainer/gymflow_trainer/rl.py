@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -47,17 +47,22 @@ from .losses import DEFAULT_AGGREGATION, masked_mean, policy_loss, value_loss
 
 
 def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = False, values: bool = False,
-                forward: Any = None) -> tuple[torch.Tensor, ...]:
+                forward: Any = None, packed: Optional[str] = None) -> tuple[torch.Tensor, ...]:
     """``(logp, mask)`` ``[B, T-1]`` of the trained tokens; with ``values`` also the value head's ``V`` at the same
     positions (the value of the state from which the token at t+1 is generated). ``forward``: the module to run
-    the forward pass through (the DDP wrapper when training under torchrun), default ``model``."""
+    the forward pass through (the DDP wrapper when training under torchrun), default ``model``. ``packed``
+    ("varlen" or "mask", ``cfg.packed``): the samples run as one packed row, and the results come back in the
+    padded layout, so everything downstream is the same."""
     dev = next(model.parameters()).device
-    b = common.pad_batch([s.tokens for s in samples], pad_id, dev)
+    seqs = [s.tokens for s in samples]
+    b = common.pad_batch(seqs, pad_id, dev) if packed is None else common.pack_rows(seqs, dev, packed == "varlen")
     logp, mask, out = common.trained_logps(forward or model, b, bf16, hidden=values)
-    if not values:
-        return logp, mask
-    v = model.v_head(out.hidden_states[-1][:, :-1].float()).squeeze(-1)
-    return logp, mask, v
+    rows = [logp, mask]
+    if values:
+        rows.append(model.v_head(out.hidden_states[-1][:, :-1].float()).squeeze(-1))
+    if packed is not None:
+        rows = [common.unpack_rows(x, b["lengths"]) for x in rows]
+    return tuple(rows)
 
 
 def sample_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
@@ -131,8 +136,10 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             v_head.bias.zero_()
         model.add_module("v_head", v_head)
     model.to(dev)
+    common.prepare_layout(model, cfg)
 
-    fit = memory.fit_for(cfg, memory.padded_size([len(x.tokens.input_ids) for x in samples]))
+    lengths = [len(x.tokens.input_ids) for x in samples]
+    fit = memory.fit_for(cfg, (memory.packed_size if cfg.packing else memory.padded_size)(lengths))
     ref: list[torch.Tensor | None] | None = None
     if cfg.loss.kl_beta > 0:  # the initial policy, before any checkpoint is loaded
         model.eval()
@@ -142,12 +149,14 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             with torch.no_grad():
                 for i in range(0, len(mine), cfg.batch_size):
                     for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
-                        lp, _ = token_logps(model, [samples[k] for k in chunk], tok.pad_token_id, cfg.bf16)
+                        lp, _ = token_logps(model, [samples[k] for k in chunk], tok.pad_token_id, cfg.bf16, packed=cfg.packed)
                         for row, k in enumerate(chunk):
                             ref[k] = lp[row, : len(samples[k].tokens.input_ids) - 1].cpu()
 
         fit.run("the reference log-probs", model, reference)
     model.train()
+    if cfg.compile:
+        common.compile_layers(model)
     opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), total_steps=len(steps), start_step=start,
@@ -173,7 +182,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             model.eval()
             with torch.no_grad():
                 for mb in (part for _, idx in own for part in fit.chunks(idx)):
-                    out = token_logps(model, [samples[i] for i in mb], tok.pad_token_id, cfg.bf16, values=use_value)
+                    out = token_logps(model, [samples[i] for i in mb], tok.pad_token_id, cfg.bf16, values=use_value,
+                                      packed=cfg.packed)
                     lp, mk = out[0], out[1]
                     if use_value:
                         v = out[2]
@@ -216,7 +226,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             total, agg = 0.0, {}
             for j, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches, share 1
                 batch_samples = [samples[i] for i in mb]
-                out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value, forward=fwd)
+                out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value, forward=fwd,
+                                  packed=cfg.packed)
                 logp, mask = out[0], out[1]
                 width = logp.size(1)
                 stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731

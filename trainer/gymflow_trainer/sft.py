@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import torch
 
-from . import attention, common, distributed, memory
+from . import common, distributed, memory
 from .config import SftConfig
 from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, load_sft, warn_stderr
 from .errors import DataError
@@ -99,32 +99,12 @@ def collate(examples: list[SftExample], pad_id: int, dev: torch.device) -> dict[
 
 
 def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device, varlen: bool = False) -> dict[str, Any]:
-    """Padding-free: the examples concatenated into one row, ``position_ids`` restarting at each example, and no
-    token attending across examples. The first token of each example is never a label (as in the padded layout,
-    where nothing predicts it).
-
-    ``varlen``: the examples' boundaries for :mod:`attention` (``cu_seq_lens_q`` and friends, passed to the model
-    call as they are), no mask. Otherwise a block-diagonal causal 4D boolean ``attention_mask``, built on ``dev``."""
-    ids, lab, w, pos = [], [], [], []
+    """Padding-free: :func:`common.pack_rows` of the examples, with their weights (0 on each first token)."""
+    out = common.pack_rows(examples, dev, varlen)
+    w: list[float] = []
     for e in examples:
-        n = len(e.input_ids)
-        ids += e.input_ids
-        lab += [IGNORE] + e.labels[1:]
         w += [0.0] + e.weights[1:]
-        pos += list(range(n))
-    out: dict[str, Any] = {
-        "input_ids": torch.tensor([ids], device=dev),
-        "position_ids": torch.tensor([pos], device=dev),
-        "labels": torch.tensor([lab], device=dev),
-        "weights": torch.tensor([w], dtype=torch.float32, device=dev),
-    }
-    lengths = [len(e.input_ids) for e in examples]
-    if varlen:
-        out.update(attention.boundaries(lengths, dev))
-    else:
-        seg = torch.repeat_interleave(torch.arange(len(lengths), device=dev), torch.tensor(lengths, device=dev))
-        causal = torch.ones(len(ids), len(ids), dtype=torch.bool, device=dev).tril()
-        out["attention_mask"] = ((seg[:, None] == seg[None, :]) & causal)[None, None]
+    out["weights"] = torch.tensor([w], dtype=torch.float32, device=dev)
     return out
 
 
@@ -150,11 +130,10 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     lengths = [len(e.input_ids) for e in examples]
     model.to(dev)
     model.train()
-    varlen = cfg.packing and cfg.packed_attention == "varlen"
-    if varlen:
-        attention.use_varlen(model)  # before compiling: its check forward runs eagerly
+    common.prepare_layout(model, cfg)
     if cfg.compile:
         common.compile_layers(model)
+    varlen = cfg.packed == "varlen"
     opt, sched, start, resumed = common.start_training(model, cfg.optim, len(schedule), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,
