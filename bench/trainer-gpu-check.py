@@ -9,7 +9,9 @@ and every parameter's gradient are compared:
 - bf16 autocast: the masked path (sdpa, memory-efficient kernel) and the varlen path (flash kernel), with and
   without gradient checkpointing. Each one's error against the reference is ``‖x − ref‖ / ‖ref‖``; the varlen
   error must be bf16-sized (< 2e-2) and no more than 2× the masked path's;
-- fp32 without autocast: the varlen path's per-example fallback, which must match the reference to 1e-4.
+- fp32 without autocast: the varlen path's per-example fallback, which must match the reference to 1e-4;
+- the same with sliding-window layers (window 256 on layers 2-3; transformers builds the masked path's
+  windowed mask, the varlen path passes flash a left window).
 
 Fresh random weights and token ids for every run (``--seed``). Exit code 1 when a check fails.
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import Any, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "trainer"))
@@ -32,14 +34,16 @@ from gymflow_trainer import attention, sft  # noqa: E402
 from gymflow_trainer.data import IGNORE, SftExample  # noqa: E402
 
 LENGTHS = [1, 37, 300, 1029, 64, 2048, 5]
+WINDOW = 256  # shorter than the longer examples
 
 
-def make_model(seed: int, checkpointing: bool) -> Any:
+def make_model(seed: int, checkpointing: bool, window: Optional[int] = None) -> Any:
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
     cfg = Qwen2Config(vocab_size=1024, hidden_size=512, intermediate_size=1024, num_hidden_layers=3, num_attention_heads=8,
-                      num_key_value_heads=2, max_position_embeddings=4096, attn_implementation="sdpa")
+                      num_key_value_heads=2, max_position_embeddings=4096, attn_implementation="sdpa",
+                      use_sliding_window=window is not None, sliding_window=window, max_window_layers=1)
     model = Qwen2ForCausalLM(cfg).cuda().train()
     if checkpointing:
         enable = getattr(model, "activation_checkpointing_enable", None)  # transformers 5's name
@@ -62,9 +66,9 @@ def make_examples(seed: int) -> list[SftExample]:
     return out
 
 
-def run(seed: int, varlen: bool, bf16: bool, checkpointing: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def run(seed: int, varlen: bool, bf16: bool, checkpointing: bool, window: Optional[int] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token losses and the flattened gradient of their weighted sum."""
-    model = make_model(seed, checkpointing)
+    model = make_model(seed, checkpointing, window)
     if varlen:
         attention.use_varlen(model)
     batch = sft.collate_packed(make_examples(seed), 0, torch.device("cuda"), varlen=varlen)
@@ -88,15 +92,16 @@ def main() -> None:
         raise SystemExit("no CUDA device: this check is for the GPU machine (the CPU path is in trainer/tests)")
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, examples of {LENGTHS} tokens in one row")
     failures = []
-    for checkpointing in (False, True):
-        ref_ce, ref_g = run(a.seed, varlen=False, bf16=False, checkpointing=checkpointing)
-        mask_ce, mask_g = run(a.seed, varlen=False, bf16=True, checkpointing=checkpointing)
-        var_ce, var_g = run(a.seed, varlen=True, bf16=True, checkpointing=checkpointing)
-        f32_ce, f32_g = run(a.seed, varlen=True, bf16=False, checkpointing=checkpointing)
+    for checkpointing, window in ((False, None), (True, None), (False, WINDOW)):
+        ref_ce, ref_g = run(a.seed, varlen=False, bf16=False, checkpointing=checkpointing, window=window)
+        mask_ce, mask_g = run(a.seed, varlen=False, bf16=True, checkpointing=checkpointing, window=window)
+        var_ce, var_g = run(a.seed, varlen=True, bf16=True, checkpointing=checkpointing, window=window)
+        f32_ce, f32_g = run(a.seed, varlen=True, bf16=False, checkpointing=checkpointing, window=window)
         rows = {"mask bf16": (rel(mask_ce, ref_ce), rel(mask_g, ref_g)),
                 "varlen bf16 (flash)": (rel(var_ce, ref_ce), rel(var_g, ref_g)),
                 "varlen fp32 (per example)": (rel(f32_ce, ref_ce), rel(f32_g, ref_g))}
-        print(f"\ngradient checkpointing {'on' if checkpointing else 'off'}: relative error against the fp32 mask")
+        label = f"sliding window {window} on layers 2-3" if window else f"gradient checkpointing {'on' if checkpointing else 'off'}"
+        print(f"\n{label}: relative error against the fp32 mask")
         print(f"{'path':<27} {'losses':>10} {'gradient':>10}")
         for name, (e_ce, e_g) in rows.items():
             print(f"{name:<27} {e_ce:>10.2e} {e_g:>10.2e}")
@@ -104,10 +109,10 @@ def main() -> None:
         for what, err, mask_err in (("losses", v_ce, m_ce), ("gradient", v_g, m_g)):
             bound = min(2e-2, max(2 * mask_err, 1e-3))  # bf16-sized, and no worse than twice the masked path
             if not err <= bound:
-                failures.append(f"varlen bf16 {what} (checkpointing {checkpointing}): {err:.2e} > {bound:.2e}")
+                failures.append(f"varlen bf16 {what} (checkpointing {checkpointing}, window {window}): {err:.2e} > {bound:.2e}")
         for what, err in (("losses", f_ce), ("gradient", f_g)):
             if not err <= 1e-4:
-                failures.append(f"varlen fp32 {what} (checkpointing {checkpointing}): {err:.2e} > 1e-4")
+                failures.append(f"varlen fp32 {what} (checkpointing {checkpointing}, window {window}): {err:.2e} > 1e-4")
     print()
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))

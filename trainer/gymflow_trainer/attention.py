@@ -33,6 +33,10 @@ from .errors import ConfigError
 
 #: The attention implementation's name in transformers' registry.
 NAME = "gymflow_varlen"
+#: Attention options of some models (Gemma 2's logit soft-capping, gpt-oss's sinks) that the varlen path does not
+#: apply: a model that sets one is refused (at the check forward of :func:`use_varlen`) rather than trained on
+#: another attention. ``sliding_window`` is applied.
+UNSUPPORTED = ("softcap", "s_aux")
 
 _registered = False
 _probing = False  # True only during use_varlen's probe forward
@@ -64,6 +68,11 @@ def varlen_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
         kwargs.pop(k, None)
     if cu is None:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs)
+    for name in UNSUPPORTED:
+        if kwargs.get(name) is not None:
+            raise ConfigError(f"packed_attention: varlen does not apply {name}, which {type(module).__name__} uses; "
+                              "set packed_attention: mask")
+    window = kwargs.get("sliding_window")  # a key attends to the `window` positions up to and including its query
     if _probing:
         global _probe_calls
         _probe_calls += 1
@@ -72,13 +81,19 @@ def varlen_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Te
     half = _half_dtype(query)
     if half is not None:
         q, k, v = (x[0].transpose(0, 1).to(half).contiguous() for x in (query, key, value))  # [T, H, D]
+        sides = {"window_size_left": window - 1, "window_size_right": 0} if window else {}
         out = torch.ops.aten._flash_attention_forward(q, k, v, cu, cu, int(max_len), int(max_len), dropout, True, False,
-                                                      scale=scaling)[0]
+                                                      scale=scaling, **sides)[0]
         return out.unsqueeze(0), None
     bounds = cu.tolist()
-    parts = [sdpa_attention_forward(module, query[:, :, a:b], key[:, :, a:b], value[:, :, a:b], None, dropout=dropout,
-                                    scaling=scaling, is_causal=True)[0]
-             for a, b in zip(bounds[:-1], bounds[1:])]
+    parts = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        mask = None
+        if window and b - a > window:
+            i = torch.arange(b - a, device=query.device)
+            mask = ((i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - window))[None, None]
+        parts.append(sdpa_attention_forward(module, query[:, :, a:b], key[:, :, a:b], value[:, :, a:b], mask, dropout=dropout,
+                                            scaling=scaling, is_causal=mask is None)[0])
     return torch.cat(parts, dim=1), None
 
 

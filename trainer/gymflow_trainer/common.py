@@ -369,8 +369,8 @@ def pack_rows(seqs: list[Any], dev: torch.device, varlen: bool) -> dict[str, Any
     predicts across a boundary. ``lengths`` holds the sequences' lengths (:func:`unpack_rows`).
 
     ``varlen``: the sequences' boundaries for :mod:`attention` (``cu_seq_lens_q`` and friends, passed to the
-    model call as they are), no mask. Otherwise a block-diagonal causal 4D boolean ``attention_mask``, built on
-    ``dev``."""
+    model call as they are). Otherwise transformers builds the mask from the restarting ``position_ids`` (no
+    ``attention_mask``): block-diagonal and causal, and within a sliding window on a model's sliding layers."""
     from .data import IGNORE
 
     ids, lab, pos = [], [], []
@@ -383,10 +383,6 @@ def pack_rows(seqs: list[Any], dev: torch.device, varlen: bool) -> dict[str, Any
                            "labels": torch.tensor([lab], device=dev), "lengths": lengths}
     if varlen:
         out.update(boundaries(lengths, dev))
-    else:
-        seg = torch.repeat_interleave(torch.arange(len(lengths), device=dev), torch.tensor(lengths, device=dev))
-        causal = torch.ones(len(ids), len(ids), dtype=torch.bool, device=dev).tril()
-        out["attention_mask"] = ((seg[:, None] == seg[None, :]) & causal)[None, None]
     return out
 
 
@@ -423,7 +419,9 @@ def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidde
     mask = labels != IGNORE
     keep = mask.any(0).nonzero().squeeze(-1)
     sparse = keep.numel() < labels.size(1)
-    kw: dict[str, Any] = {k: batch[k] for k in MODEL_KEYS if k in batch}
+    # use_cache off: no KV cache to fill, and transformers reads a packed row's boundaries from its position ids
+    # only without one
+    kw: dict[str, Any] = {"use_cache": False, **{k: batch[k] for k in MODEL_KEYS if k in batch}}
     if sparse:
         kw["logits_to_keep"] = keep
     if hidden:

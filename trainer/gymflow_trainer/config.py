@@ -211,8 +211,9 @@ class CausalLoopConfig(TrainLoopConfig):
     #: How a packed row keeps its sequences apart. "varlen": each attends to itself only, from the sequences'
     #: boundaries (on CUDA in bf16/fp16 one flash-attention call over the row, cost Σ nᵢ²; elsewhere one causal
     #: attention call per sequence); needs a model whose attention runs through transformers'
-    #: AttentionInterface (every model transformers ships). "mask": a dense block-diagonal T × T mask with
-    #: sdpa (cost (Σ nᵢ)², no flash kernel), for any model.
+    #: AttentionInterface (every model transformers ships) and no soft-capping or attention sinks. "mask": a
+    #: dense block-diagonal T × T mask, built by transformers from the position ids, with sdpa (cost (Σ nᵢ)², no
+    #: flash kernel).
     packed_attention: Literal["varlen", "mask"] = "varlen"
     #: torch.compile each decoder layer (dynamic shapes: one compiled graph whatever the batch's length).
     #: Fuses the layers' elementwise work and cuts the per-operation launch cost, which dominates an eager step

@@ -13,7 +13,7 @@ from gymflow_trainer.tiny import build_tiny
 
 def full_losses(model, batch):
     kw = {"position_ids": batch["position_ids"]} if "position_ids" in batch else {}
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **kw).logits
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch.get("attention_mask"), use_cache=False, **kw).logits
     labels = batch["labels"][:, 1:]
     return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), labels.reshape(-1), reduction="none",
                            ignore_index=IGNORE).view(labels.shape)

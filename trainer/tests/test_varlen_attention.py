@@ -131,3 +131,50 @@ def test_compile_needs_decoder_layers():
     assert common.compile_layers(model) == TINY["num_hidden_layers"]
     with pytest.raises(ConfigError, match="compile: found no decoder layers"):
         common.compile_layers(OwnAttention(model))
+
+
+def test_sliding_window_layers_keep_their_window_packed():
+    """A model with sliding-window layers (Qwen2 here, window 6): packed rows, either way, give each example the
+    losses it has alone, where transformers applies the window itself."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from gymflow_trainer.data import IGNORE, SftExample
+
+    def qwen2(window):
+        torch.manual_seed(0)
+        return Qwen2ForCausalLM(Qwen2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                            num_attention_heads=4, num_key_value_heads=2, use_sliding_window=window,
+                                            sliding_window=6, max_window_layers=0, attn_implementation="sdpa"))
+
+    model = qwen2(True)
+    assert model.model.layers[0].self_attn.sliding_window == 6
+    g = torch.Generator().manual_seed(0)
+    exs = []
+    for n in (17, 4, 25):
+        ids = torch.randint(0, 64, (n,), generator=g).tolist()
+        exs.append(SftExample(input_ids=ids, labels=[IGNORE] + ids[1:], weights=[0.0] + [1.0] * (n - 1), reward=1.0, source=0))
+    with torch.no_grad():
+        alone = torch.cat([sft.token_losses(model, sft.collate([e], 0, CPU))[0][0] for e in exs])
+        plain = qwen2(False)  # the same weights without the window: the window does matter for these examples
+        assert all(torch.equal(a, b) for a, b in zip(plain.parameters(), model.parameters()))
+        unwindowed = torch.cat([sft.token_losses(plain, sft.collate([e], 0, CPU))[0][0] for e in exs])
+        assert not torch.allclose(alone, unwindowed, atol=1e-3)
+        masked, _ = sft.token_losses(model, sft.collate_packed(exs, 0, CPU))
+        attention.use_varlen(model)
+        varlen, _ = sft.token_losses(model, sft.collate_packed(exs, 0, CPU, varlen=True))
+
+    def per_example(x):  # drop the position that predicts across each boundary
+        starts = [0, 17, 21]
+        return torch.cat([x[0, s : s + len(e.input_ids) - 1] for s, e in zip(starts, exs)])
+
+    assert torch.allclose(per_example(masked), alone, atol=1e-5)
+    assert torch.allclose(per_example(varlen), alone, atol=1e-5)
+
+
+def test_attention_options_varlen_does_not_apply_are_refused():
+    class SoftCapped(torch.nn.Module):  # stands for Gemma 2's attention, which passes softcap
+        pass
+
+    q = torch.zeros(1, 2, 4, 8)
+    with pytest.raises(ConfigError, match="does not apply softcap, which SoftCapped uses; set packed_attention: mask"):
+        attention.varlen_attention(SoftCapped(), q, q, q, None, softcap=50.0, **attention.boundaries([2, 2], CPU))
