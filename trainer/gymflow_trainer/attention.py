@@ -7,7 +7,7 @@ boundaries (``cu_seq_lens``): on CUDA in half precision one call of PyTorch's ow
 row (``aten::_flash_attention_forward`` with ``cum_seq_q``/``cum_seq_k``, the same kernel ``sdpa`` uses, with
 its autograd backward and native grouped-query heads), so the cost is ``Σ nᵢ²`` and no mask exists;
 elsewhere (CPU, float32) one causal ``sdpa`` call per example, which computes exactly the block-diagonal
-result.
+result. A layer with a sliding window keeps it (flash's left window; a windowed mask per example).
 
 The function is registered with transformers' ``AttentionInterface`` under :data:`NAME`, and the model's
 attention implementation is switched to it for the run (:func:`use_varlen`). The boundaries travel as the
@@ -15,7 +15,7 @@ model call's ``cu_seq_lens_q``/``max_length_q`` keyword arguments, which transfo
 attention call unchanged, recomputations under gradient checkpointing included. A call without them (a
 padded batch) is plain ``sdpa``. transformers 5 builds no mask for an implementation it does not know, so such
 a call is causal only: right for right-padded batches (the padding comes after every real token), the only
-other layout the SFT command uses with the switch on.
+other layout the training commands use (``common.pad_batch``, ``sft.collate``).
 
 A model whose attention does not go through ``AttentionInterface`` (custom remote code) would silently attend
 across the examples of a row: :func:`use_varlen` runs one tiny packed forward and refuses such a model. The
