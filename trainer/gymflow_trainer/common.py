@@ -399,6 +399,20 @@ def unpack_rows(x: torch.Tensor, lengths: list[int]) -> torch.Tensor:
     return out
 
 
+def layout_batch(seqs: list[Any], pad_id: int, dev: torch.device, packed: Optional[str]) -> dict[str, Any]:
+    """``seqs`` in the layout ``packed`` names (``cfg.packed``): right-padded rows (None, :func:`pad_batch`) or one
+    packed row ("varlen" or "mask", :func:`pack_rows`)."""
+    return pad_batch(seqs, pad_id, dev) if packed is None else pack_rows(seqs, dev, packed == "varlen")
+
+
+def as_padded(batch: dict[str, Any], *xs: torch.Tensor) -> list[torch.Tensor]:
+    """Per-position results of a :func:`layout_batch` batch in the padded layout (:func:`unpack_rows` for a
+    packed row; as they are otherwise)."""
+    if "lengths" not in batch:
+        return list(xs)
+    return [unpack_rows(x, batch["lengths"]) for x in xs]
+
+
 #: A batch's fields, besides ``input_ids``, that go to the model call as they are (padded or packed layout).
 MODEL_KEYS = ("attention_mask", "position_ids", "cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")
 

@@ -32,10 +32,9 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
     ("varlen" or "mask", ``cfg.packed``): the 2B sequences run as one packed row."""
     dev = next(model.parameters()).device
     seqs = [p.chosen for p in pairs] + [p.rejected for p in pairs]
-    b = common.pad_batch(seqs, pad_id, dev) if packed is None else common.pack_rows(seqs, dev, packed == "varlen")
+    b = common.layout_batch(seqs, pad_id, dev, packed)
     logp, mask, _ = common.trained_logps(model, b, bf16)
-    if packed is not None:
-        logp, mask = common.unpack_rows(logp, b["lengths"]), common.unpack_rows(mask, b["lengths"])
+    logp, mask = common.as_padded(b, logp, mask)
     seq = logp.sum(-1)
     if mean:
         seq = seq / mask.sum(-1).clamp(min=1.0)

@@ -55,14 +55,12 @@ def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = F
     padded layout, so everything downstream is the same."""
     dev = next(model.parameters()).device
     seqs = [s.tokens for s in samples]
-    b = common.pad_batch(seqs, pad_id, dev) if packed is None else common.pack_rows(seqs, dev, packed == "varlen")
+    b = common.layout_batch(seqs, pad_id, dev, packed)
     logp, mask, out = common.trained_logps(forward or model, b, bf16, hidden=values)
     rows = [logp, mask]
     if values:
         rows.append(model.v_head(out.hidden_states[-1][:, :-1].float()).squeeze(-1))
-    if packed is not None:
-        rows = [common.unpack_rows(x, b["lengths"]) for x in rows]
-    return tuple(rows)
+    return tuple(common.as_padded(b, *rows))
 
 
 def sample_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
