@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import torch
 
-from . import distributed, watchdog
+from . import distributed, head, watchdog
 from .attention import base_model, boundaries, use_varlen
 from .config import LoraConfig, ModelConfig, OptimConfig, to_dict
 from .errors import CheckpointError, ConfigError, TrainingDiverged
@@ -357,9 +357,11 @@ def prepare_layout(model: Any, cfg: Any) -> None:
     """Before any forward (and before a reference model is copied, so that the copy runs the same layout):
     switches the model to varlen attention when ``cfg.packed`` says so. Compiling (``cfg.compile``,
     :func:`compile_layers`) comes later, just before training: reference log-probs and a reference copy stay
-    eager."""
+    eager. With ``cfg.logits_chunk``, checks that the model's logits are its head's output (:func:`head.check`)."""
     if cfg.packed == "varlen":
         use_varlen(model)
+    if cfg.logits_chunk:
+        head.check(model)
 
 
 def pack_rows(seqs: list[Any], dev: torch.device, varlen: bool) -> dict[str, Any]:
@@ -417,7 +419,8 @@ def as_padded(batch: dict[str, Any], *xs: torch.Tensor) -> list[torch.Tensor]:
 MODEL_KEYS = ("attention_mask", "position_ids", "cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")
 
 
-def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidden: bool = False) -> tuple[torch.Tensor, torch.Tensor, Any]:
+def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidden: bool = False,
+                  logits_chunk: int = 0) -> tuple[torch.Tensor, torch.Tensor, Any]:
     """Per-token log-probabilities of the trained labels (shifted: position t predicts t+1) under the model
     ``forward`` runs, for a batch of ``input_ids``, ``labels`` (``IGNORE`` where not trained) and the layout's
     :data:`MODEL_KEYS`. Returns ``(logp [B, T-1], mask [B, T-1], output)``: ``logp`` is 0 where ``mask`` is 0,
@@ -426,7 +429,10 @@ def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidde
     Only the positions that predict a trained label in some row get logits (``logits_to_keep``). With
     observations, prompts or tool results untrained that is a fraction of the sequence, and the LM head's
     output (positions × vocabulary, upcast to float32 for the softmax) is most of a step's activation memory at
-    a 150k-token vocabulary: 8 rows of 4k tokens would need 20 GB for the logits alone."""
+    a 150k-token vocabulary: 8 rows of 4k tokens would need 20 GB for the logits alone.
+
+    ``logits_chunk`` > 0: not even those; the head runs on that many trained positions at a time
+    (:mod:`head`; the model is checked first by :func:`prepare_layout`)."""
     from .data import IGNORE
 
     labels = batch["labels"][:, 1:]
@@ -440,17 +446,21 @@ def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidde
         kw["logits_to_keep"] = keep
     if hidden:
         kw["output_hidden_states"] = True
-    with autocast_ctx(bf16):
+    with autocast_ctx(bf16), (head.bypassed(forward) if logits_chunk else contextlib.nullcontext()) as own_head:
         out = forward(input_ids=batch["input_ids"], **kw)
-    logits = out.logits
-    if sparse and logits.size(1) != keep.numel():  # a model that returned every position
-        logits = logits[:, keep]
-    elif not sparse:
-        logits = logits[:, :-1]
-    kept = labels[:, keep] if sparse else labels
-    kept_mask = kept != IGNORE
-    lp = torch.log_softmax(logits.float(), dim=-1).gather(-1, kept.masked_fill(~kept_mask, 0).unsqueeze(-1)).squeeze(-1)
-    lp = lp * kept_mask
+        logits = out.logits  # with the head bypassed: the final hidden states
+        if sparse and logits.size(1) != keep.numel():  # a model that returned every position
+            logits = logits[:, keep]
+        elif not sparse:
+            logits = logits[:, :-1]
+        kept = labels[:, keep] if sparse else labels
+        kept_mask = kept != IGNORE
+        if logits_chunk:
+            lp = logits.new_zeros(kept.shape, dtype=torch.float32)
+            lp[kept_mask] = head.chunked_logps(own_head, logits[kept_mask], kept[kept_mask], logits_chunk)
+        else:
+            lp = torch.log_softmax(logits.float(), dim=-1).gather(-1, kept.masked_fill(~kept_mask, 0).unsqueeze(-1)).squeeze(-1)
+            lp = lp * kept_mask
     if sparse:
         logp = lp.new_zeros(labels.shape)
         logp[:, keep] = lp

@@ -221,9 +221,16 @@ class CausalLoopConfig(TrainLoopConfig):
     #: a working torch.compile (Triton on GPUs, a C++ compiler on CPUs). Not with ``model.gradient_checkpointing``
     #: (torch.compile runs checkpointed layers eagerly).
     compile: bool = False
+    #: Apply the LM head to this many trained positions at a time, each chunk's logits recomputed in the backward
+    #: pass instead of kept: the logits' memory (positions × vocabulary × 4 bytes, ~600 KB a position at a 152k
+    #: vocabulary) becomes one chunk's, for one more head matmul per step. 0: the head runs on every trained
+    #: position at once. Refused at start for a model that changes its logits after the head (soft-capping).
+    logits_chunk: int = 0
 
     def validate_causal(self, where: str, model: ModelConfig) -> None:
         self.validate_loop(where)
+        if self.logits_chunk < 0:
+            raise ConfigError(f"{where}.logits_chunk must be >= 0 (0: off), got {self.logits_chunk}")
         if self.compile and model.gradient_checkpointing:
             raise ConfigError(f"{where}.compile does not combine with {where}.model.gradient_checkpointing: torch.compile "
                               "runs checkpointed layers eagerly; choose one")

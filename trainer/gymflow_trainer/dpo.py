@@ -27,13 +27,14 @@ from .losses import dpo_loss
 
 
 def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool, bf16: bool = False,
-                   packed: Optional[str] = None) -> tuple[torch.Tensor, torch.Tensor]:
+                   packed: Optional[str] = None, logits_chunk: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """(chosen, rejected) sequence log-probs ``[B]``: sum (or mean, for IPO) over trained tokens. ``packed``
-    ("varlen" or "mask", ``cfg.packed``): the 2B sequences run as one packed row."""
+    ("varlen" or "mask", ``cfg.packed``): the 2B sequences run as one packed row. ``logits_chunk``:
+    :func:`common.trained_logps`'s."""
     dev = next(model.parameters()).device
     seqs = [p.chosen for p in pairs] + [p.rejected for p in pairs]
     b = common.layout_batch(seqs, pad_id, dev, packed)
-    logp, mask, _ = common.trained_logps(model, b, bf16)
+    logp, mask, _ = common.trained_logps(model, b, bf16, logits_chunk=logits_chunk)
     logp, mask = common.as_padded(b, logp, mask)
     seq = logp.sum(-1)
     if mean:
@@ -66,7 +67,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             with torch.no_grad():
                 for i in range(0, len(mine), cfg.batch_size):
                     for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
-                        c, r = sequence_logps(model, [pairs[k] for k in chunk], tok.pad_token_id, mean, cfg.bf16, cfg.packed)
+                        c, r = sequence_logps(model, [pairs[k] for k in chunk], tok.pad_token_id, mean, cfg.bf16, cfg.packed, cfg.logits_chunk)
                         ref_c[chunk], ref_r[chunk] = c.float().cpu(), r.float().cpu()
 
         fit.run("the reference log-probs", model, precompute)
@@ -88,10 +89,10 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             return ref_c[t], ref_r[t]
         with torch.no_grad():
             if ref_model is not None:
-                return sequence_logps(ref_model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16, cfg.packed)
+                return sequence_logps(ref_model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16, cfg.packed, cfg.logits_chunk)
             ctx = model.disable_adapter() if hasattr(model, "disable_adapter") else contextlib.nullcontext()
             with ctx:
-                return sequence_logps(model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16, cfg.packed)
+                return sequence_logps(model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16, cfg.packed, cfg.logits_chunk)
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
@@ -103,7 +104,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
 
         def pair_loss(mb: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
             rc, rr = reference(mb)
-            pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16, cfg.packed)
+            pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16, cfg.packed, cfg.logits_chunk)
             return dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
 
         total, agg = fit.run(f"step {done_steps}", model, lambda: common.example_mean_passes(fit, fwd, micro, pair_loss))

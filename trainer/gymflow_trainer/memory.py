@@ -133,7 +133,7 @@ class PieceFit:
             raise OutOfMemory(f"{where}: ran out of memory outside the forward passes ({error}){memory_report()}")
         rows, tokens = len(idx), self.size(idx)
         piece = f"a forward pass of {rows} sequence{'s' if rows != 1 else ''} ({tokens:,} tokens with padding)"
-        advice = "lower max_length (longer sequences are chunked or truncated), batch_size, or set model.gradient_checkpointing, lora or bf16"
+        advice = "lower max_length (longer sequences are chunked or truncated), batch_size, or set model.gradient_checkpointing, logits_chunk, lora or bf16"
         if distributed.world().enabled:
             raise OutOfMemory(f"{where}: {piece} ran out of memory ({error}){memory_report()}. With several processes a step "
                               f"cannot be cut after the fact: set max_piece_tokens below {tokens:,} (pieces are cut to it up front), or {advice}")

@@ -47,16 +47,16 @@ from .losses import DEFAULT_AGGREGATION, masked_mean, policy_loss, value_loss
 
 
 def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = False, values: bool = False,
-                forward: Any = None, packed: Optional[str] = None) -> tuple[torch.Tensor, ...]:
+                forward: Any = None, packed: Optional[str] = None, logits_chunk: int = 0) -> tuple[torch.Tensor, ...]:
     """``(logp, mask)`` ``[B, T-1]`` of the trained tokens; with ``values`` also the value head's ``V`` at the same
     positions (the value of the state from which the token at t+1 is generated). ``forward``: the module to run
     the forward pass through (the DDP wrapper when training under torchrun), default ``model``. ``packed``
     ("varlen" or "mask", ``cfg.packed``): the samples run as one packed row, and the results come back in the
-    padded layout, so everything downstream is the same."""
+    padded layout, so everything downstream is the same. ``logits_chunk``: :func:`common.trained_logps`'s."""
     dev = next(model.parameters()).device
     seqs = [s.tokens for s in samples]
     b = common.layout_batch(seqs, pad_id, dev, packed)
-    logp, mask, out = common.trained_logps(forward or model, b, bf16, hidden=values)
+    logp, mask, out = common.trained_logps(forward or model, b, bf16, hidden=values, logits_chunk=logits_chunk)
     rows = [logp, mask]
     if values:
         rows.append(model.v_head(out.hidden_states[-1][:, :-1].float()).squeeze(-1))
@@ -147,7 +147,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             with torch.no_grad():
                 for i in range(0, len(mine), cfg.batch_size):
                     for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
-                        lp, _ = token_logps(model, [samples[k] for k in chunk], tok.pad_token_id, cfg.bf16, packed=cfg.packed)
+                        lp, _ = token_logps(model, [samples[k] for k in chunk], tok.pad_token_id, cfg.bf16, packed=cfg.packed,
+                                            logits_chunk=cfg.logits_chunk)
                         for row, k in enumerate(chunk):
                             ref[k] = lp[row, : len(samples[k].tokens.input_ids) - 1].cpu()
 
@@ -181,7 +182,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             with torch.no_grad():
                 for mb in (part for _, idx in own for part in fit.chunks(idx)):
                     out = token_logps(model, [samples[i] for i in mb], tok.pad_token_id, cfg.bf16, values=use_value,
-                                      packed=cfg.packed)
+                                      packed=cfg.packed, logits_chunk=cfg.logits_chunk)
                     lp, mk = out[0], out[1]
                     if use_value:
                         v = out[2]
@@ -225,7 +226,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             for j, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches, share 1
                 batch_samples = [samples[i] for i in mb]
                 out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value, forward=fwd,
-                                  packed=cfg.packed)
+                                  packed=cfg.packed, logits_chunk=cfg.logits_chunk)
                 logp, mask = out[0], out[1]
                 width = logp.size(1)
                 stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731

@@ -108,13 +108,13 @@ def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device, v
     return out
 
 
-def token_losses(model: Any, batch: dict[str, Any], bf16: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def token_losses(model: Any, batch: dict[str, Any], bf16: bool = False, logits_chunk: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token cross-entropy ``[B, T-1]`` (float32, 0 where not trained) and the matching weights; the logits
     only where a token is trained (:func:`common.trained_logps`).
 
     A varlen packed batch (``collate_packed(..., varlen=True)``) needs the model switched to
     :mod:`attention`'s implementation (:func:`attention.use_varlen`)."""
-    logp, mask, _ = common.trained_logps(model, batch, bf16)
+    logp, mask, _ = common.trained_logps(model, batch, bf16, logits_chunk=logits_chunk)
     return -logp, batch["weights"][:, 1:] * mask
 
 
@@ -158,7 +158,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
             for _, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
                 exs = [examples[i] for i in mb]
                 batch = collate_packed(exs, tok.pad_token_id, dev, varlen) if cfg.packing else collate(exs, tok.pad_token_id, dev)
-                ce, w = token_losses(fwd, batch, cfg.bf16)
+                ce, w = token_losses(fwd, batch, cfg.bf16, cfg.logits_chunk)
                 loss = (ce * w).sum() / max(n_trained, 1) * live
                 loss.backward()
                 total += float(loss.detach())

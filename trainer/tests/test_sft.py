@@ -280,8 +280,8 @@ def test_a_step_with_a_nonfinite_gradient_is_skipped_and_training_goes_on(tmp_pa
     calls = itertools.count()
     real = sft.token_losses
 
-    def sometimes_nan(model, batch, bf16=False):
-        ce, w = real(model, batch, bf16)
+    def sometimes_nan(model, batch, bf16=False, logits_chunk=0):
+        ce, w = real(model, batch, bf16, logits_chunk)
         return (ce * float("nan"), w) if next(calls) in (1, 2) else (ce, w)  # one micro-batch per step
 
     monkeypatch.setattr(sft, "token_losses", sometimes_nan)
