@@ -71,8 +71,7 @@ def chunked_logps(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.Te
 
 
 def _logps(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    logits = head(hidden).float()
-    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+    return torch.log_softmax(head(hidden).float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
 
 def check(model: Any) -> None:
