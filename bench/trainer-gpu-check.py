@@ -1,4 +1,5 @@
-"""GPU check of ``packed_attention: varlen`` (gymflow_trainer/attention.py), for the device machine.
+"""GPU check of ``packed_attention: varlen`` (gymflow_trainer/attention.py) and ``logits_chunk``
+(gymflow_trainer/head.py), for the device machine.
 
 CI has no GPU, so the CUDA flash path of the varlen attention is checked here, on the GPU, against the dense
 block-diagonal mask (``packed_attention: mask``). A Qwen2-style model (head dim 64, grouped-query heads 8:2, the
@@ -10,6 +11,8 @@ and every parameter's gradient are compared:
   without gradient checkpointing. Each one's error against the reference is ``‖x − ref‖ / ‖ref‖``; the varlen
   error must be bf16-sized (< 2e-2) and no more than 2× the masked path's;
 - fp32 without autocast: the varlen path's per-example fallback, which must match the reference to 1e-4;
+- bf16 autocast, varlen, with ``logits_chunk: 256`` (the LM head on 256 trained positions at a time,
+  recomputed in the backward pass): the same bound as the varlen path;
 - the same with sliding-window layers (window 256 on layers 2-3; transformers builds the masked path's
   windowed mask, the varlen path passes flash a left window).
 
@@ -35,6 +38,7 @@ from gymflow_trainer.data import IGNORE, SftExample  # noqa: E402
 
 LENGTHS = [1, 37, 300, 1029, 64, 2048, 5]
 WINDOW = 256  # shorter than the longer examples
+CHUNK = 256  # a few chunks of the row's ~1,700 trained positions
 
 
 def make_model(seed: int, checkpointing: bool, window: Optional[int] = None) -> Any:
@@ -66,13 +70,14 @@ def make_examples(seed: int) -> list[SftExample]:
     return out
 
 
-def run(seed: int, varlen: bool, bf16: bool, checkpointing: bool, window: Optional[int] = None) -> tuple[torch.Tensor, torch.Tensor]:
+def run(seed: int, varlen: bool, bf16: bool, checkpointing: bool, window: Optional[int] = None,
+        logits_chunk: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token losses and the flattened gradient of their weighted sum."""
     model = make_model(seed, checkpointing, window)
     if varlen:
         attention.use_varlen(model)
     batch = sft.collate_packed(make_examples(seed), 0, torch.device("cuda"), varlen=varlen)
-    ce, w = sft.token_losses(model, batch, bf16=bf16)
+    ce, w = sft.token_losses(model, batch, bf16=bf16, logits_chunk=logits_chunk)
     (ce * w).sum().backward()
     grad = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
     return (ce * (w > 0)).detach().double(), grad.double()
@@ -97,19 +102,22 @@ def main() -> None:
         mask_ce, mask_g = run(a.seed, varlen=False, bf16=True, checkpointing=checkpointing, window=window)
         var_ce, var_g = run(a.seed, varlen=True, bf16=True, checkpointing=checkpointing, window=window)
         f32_ce, f32_g = run(a.seed, varlen=True, bf16=False, checkpointing=checkpointing, window=window)
+        chunk_ce, chunk_g = run(a.seed, varlen=True, bf16=True, checkpointing=checkpointing, window=window, logits_chunk=CHUNK)
         rows = {"mask bf16": (rel(mask_ce, ref_ce), rel(mask_g, ref_g)),
                 "varlen bf16 (flash)": (rel(var_ce, ref_ce), rel(var_g, ref_g)),
-                "varlen fp32 (per example)": (rel(f32_ce, ref_ce), rel(f32_g, ref_g))}
+                "varlen fp32 (per example)": (rel(f32_ce, ref_ce), rel(f32_g, ref_g)),
+                f"varlen bf16, chunks of {CHUNK}": (rel(chunk_ce, ref_ce), rel(chunk_g, ref_g))}
         label = f"sliding window {window} on layers 2-3" if window else f"gradient checkpointing {'on' if checkpointing else 'off'}"
         print(f"\n{label}: relative error against the fp32 mask")
         print(f"{'path':<27} {'losses':>10} {'gradient':>10}")
         for name, (e_ce, e_g) in rows.items():
             print(f"{name:<27} {e_ce:>10.2e} {e_g:>10.2e}")
-        (m_ce, m_g), (v_ce, v_g), (f_ce, f_g) = rows.values()
-        for what, err, mask_err in (("losses", v_ce, m_ce), ("gradient", v_g, m_g)):
+        (m_ce, m_g), (v_ce, v_g), (f_ce, f_g), (c_ce, c_g) = rows.values()
+        for name, what, err, mask_err in (("varlen bf16", "losses", v_ce, m_ce), ("varlen bf16", "gradient", v_g, m_g),
+                                          (f"logits_chunk {CHUNK}", "losses", c_ce, m_ce), (f"logits_chunk {CHUNK}", "gradient", c_g, m_g)):
             bound = min(2e-2, max(2 * mask_err, 1e-3))  # bf16-sized, and no worse than twice the masked path
             if not err <= bound:
-                failures.append(f"varlen bf16 {what} (checkpointing {checkpointing}, window {window}): {err:.2e} > {bound:.2e}")
+                failures.append(f"{name} {what} (checkpointing {checkpointing}, window {window}): {err:.2e} > {bound:.2e}")
         for what, err in (("losses", f_ce), ("gradient", f_g)):
             if not err <= 1e-4:
                 failures.append(f"varlen fp32 {what} (checkpointing {checkpointing}, window {window}): {err:.2e} > 1e-4")
@@ -117,7 +125,7 @@ def main() -> None:
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         raise SystemExit(1)
-    print("varlen attention on CUDA: OK")
+    print("varlen attention and logits_chunk on CUDA: OK")
 
 
 if __name__ == "__main__":
