@@ -77,3 +77,10 @@ class Capture:
 
     def flush(self):
         pass
+
+
+def assert_same_losses(got, expected):
+    """Two runs' ``progress`` events: as many (more than one), with the same loss at every step."""
+    assert len(got) == len(expected) > 1
+    for a, b in zip(got, expected):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-6)

@@ -1,7 +1,7 @@
 """``logits_chunk``: the LM head runs on a few trained positions at a time under activation checkpointing. The
 log-probs, the gradient and every training run must be those of the whole head; no logits tensor over all the
 trained positions may be kept for the backward pass; the model must come out of each call unchanged; a model
-that changes its logits after the head is refused."""
+that changes its logits after the head is refused. RL and DPO runs with chunks: ``test_packed_rl_dpo.py``."""
 
 from types import SimpleNamespace
 
@@ -14,8 +14,6 @@ from gymflow_trainer.config import SftConfig, TinyModelConfig, from_dict
 from gymflow_trainer.data import IGNORE
 from gymflow_trainer.errors import ConfigError
 from gymflow_trainer.tiny import build_tiny
-from test_dpo import run as run_dpo
-from test_packed_rl_dpo import run_rl
 from test_sft import dataset, make_cfg, run as run_sft
 
 CHUNK = 4  # smaller than the 15 trained positions below, and not a divisor of them: a short last chunk
@@ -127,22 +125,3 @@ def test_sft_with_lora_and_checkpointing_trains_as_without_chunks(tmp_path):
     cfg.model.gradient_checkpointing = True
     c, _ = run_sft(cfg)
     assert c["loss"] == pytest.approx(a["loss"], rel=1e-5)
-
-
-@pytest.mark.parametrize("algorithm", ["grpo", "ppo"])
-def test_rl_with_chunks_trains_as_without(tmp_path, algorithm):
-    kw = {"loss": {"algorithm": algorithm, "kl_beta": 0.01}, "epochs": 2, "ppo_epochs": 2}
-    whole = run_rl(tmp_path, "whole", **kw)
-    chunked = run_rl(tmp_path, "chunked", logits_chunk=CHUNK, **kw)
-    assert len(chunked) == len(whole) > 1
-    for a, b in zip(chunked, whole):
-        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-6)
-
-
-@pytest.mark.parametrize("reference", ["precompute", "model"])
-def test_dpo_with_chunks_trains_as_without(tmp_path, reference):
-    _, whole = run_dpo(tmp_path, "whole", reference=reference, epochs=2)
-    _, chunked = run_dpo(tmp_path, "chunked", reference=reference, epochs=2, logits_chunk=CHUNK)
-    assert len(chunked) == len(whole) > 1
-    for a, b in zip(chunked, whole):
-        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-6)

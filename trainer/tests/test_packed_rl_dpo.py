@@ -1,10 +1,11 @@
 """RL and DPO with ``packing: true``: the samples (a pair's two sequences) run as one packed row and their
-per-token results come back in the padded layout, so every loss and update is the padded run's."""
+per-token results come back in the padded layout, so every loss and update is the padded run's. The same for
+``logits_chunk`` (the LM head on a few positions at a time), with and without packing."""
 
 import pytest
 import torch
 
-from conftest import Capture, TINY
+from conftest import Capture, TINY, assert_same_losses
 from gymflow_trainer import common, dpo, rl
 from gymflow_trainer.config import RlConfig, TinyModelConfig, from_dict
 from gymflow_trainer.data import load_rl
@@ -40,23 +41,26 @@ def test_packed_rl_log_probs_and_values_are_the_padded_ones(tmp_path, packed):
     assert torch.allclose(v * mask, padded[2] * mask, atol=1e-5)  # the values where they are used
 
 
+#: What must not change a run's losses: packing, the LM head in chunks (``logits_chunk``, 4 of the runs' trained
+#: positions at a time; ``test_logits_chunk.py``), and both.
+LAYOUTS = [{"packing": True}, {"logits_chunk": 4}, {"packing": True, "logits_chunk": 4}]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("algorithm", ["grpo", "ppo"])
-def test_packed_rl_trains_as_padded(tmp_path, algorithm):
+def test_rl_trains_as_padded_with_the_whole_head(tmp_path, algorithm, layout):
     kw = {"loss": {"algorithm": algorithm, "kl_beta": 0.01}, "epochs": 2, "ppo_epochs": 2}
     padded = run_rl(tmp_path, "padded", **kw)
-    packed = run_rl(tmp_path, "packed", packing=True, **kw)
-    assert len(packed) == len(padded) > 1
-    for a, b in zip(packed, padded):
-        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-6)
+    other = run_rl(tmp_path, "other", **layout, **kw)
+    assert_same_losses(other, padded)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("reference", ["precompute", "model"])
-def test_packed_dpo_trains_as_padded(tmp_path, reference):
+def test_dpo_trains_as_padded_with_the_whole_head(tmp_path, reference, layout):
     _, padded = run_dpo(tmp_path, "padded", reference=reference, epochs=2)
-    _, packed = run_dpo(tmp_path, "packed", reference=reference, epochs=2, packing=True)
-    assert len(packed) == len(padded) > 1
-    for a, b in zip(packed, padded):
-        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-6)
+    _, other = run_dpo(tmp_path, "other", reference=reference, epochs=2, **layout)
+    assert_same_losses(other, padded)
 
 
 def test_compiled_dpo_trains_as_eager(tmp_path):
@@ -67,8 +71,7 @@ def test_compiled_dpo_trains_as_eager(tmp_path):
     counters.clear()
     _, compiled = run_dpo(tmp_path, "compiled", reference="model", epochs=2, packing=True, compile=True)
     assert counters["stats"]["unique_graphs"] >= 1
-    for a, b in zip(compiled, eager):
-        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-6)
+    assert_same_losses(compiled, eager)
 
 
 def test_unpack_rows_puts_each_sequence_back_in_its_row():
