@@ -118,11 +118,12 @@ def test_sft_two_processes_train_the_single_process_weights_and_resume_exactly(t
 
 def test_rl_ppo_with_kl_two_processes_match_one(tmp_path):
     # 4 samples (the uniform group is dropped) in one micro-batch of 4 split 2 + 2: the old-log-prob cache, the
-    # value head, GAE whitening over the rollout batch and the KL reference are per rank; two PPO epochs.
+    # value head, GAE whitening over the rollout batch and the KL reference are per rank; two PPO epochs. The two
+    # ranks take the LM head in chunks (`logits_chunk`), outside DDP's forward: its gradient is still all-reduced.
     base = {"data": rl_file(tmp_path), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "ppo_epochs": 2,
             "loss": {"algorithm": "ppo", "kl_beta": 0.05}, "max_steps": 2}
     launch("rl", write_cfg(tmp_path, "one", {**base, "output_dir": str(tmp_path / "one")}), 1)
-    two = launch("rl", write_cfg(tmp_path, "two", {**base, "output_dir": str(tmp_path / "two")}), 2)
+    two = launch("rl", write_cfg(tmp_path, "two", {**base, "output_dir": str(tmp_path / "two"), "logits_chunk": 4}), 2)
     assert_one_stream(two, 2)
     assert "v_head.weight" in weights(tmp_path / "two" / "checkpoint-2")
     assert_same_weights(tmp_path / "one" / "checkpoint-2", tmp_path / "two" / "checkpoint-2")
