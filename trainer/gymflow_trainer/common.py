@@ -27,7 +27,7 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 import torch
 
@@ -419,12 +419,24 @@ def as_padded(batch: dict[str, Any], *xs: torch.Tensor) -> list[torch.Tensor]:
 MODEL_KEYS = ("attention_mask", "position_ids", "cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")
 
 
+class LogProbs(NamedTuple):
+    """What :func:`trained_logps` returns."""
+
+    #: ``[B, T-1]``: log-probability of each trained label, 0 where ``mask`` is 0.
+    logp: torch.Tensor
+    #: ``[B, T-1]``: 1 where the label is trained.
+    mask: torch.Tensor
+    #: The model's output (with ``hidden``, its hidden states at every position).
+    output: Any
+    #: ``[B, T-1]`` with ``entropy``: the model's entropy at each trained position (no gradient), 0 elsewhere.
+    entropy: Optional[torch.Tensor] = None
+
+
 def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidden: bool = False,
-                  logits_chunk: int = 0) -> tuple[torch.Tensor, torch.Tensor, Any]:
+                  logits_chunk: int = 0, entropy: bool = False) -> LogProbs:
     """Per-token log-probabilities of the trained labels (shifted: position t predicts t+1) under the model
     ``forward`` runs, for a batch of ``input_ids``, ``labels`` (``IGNORE`` where not trained) and the layout's
-    :data:`MODEL_KEYS`. Returns ``(logp [B, T-1], mask [B, T-1], output)``: ``logp`` is 0 where ``mask`` is 0,
-    and ``output`` is the model's (with ``hidden``, its hidden states at every position).
+    :data:`MODEL_KEYS` (:class:`LogProbs`; with ``entropy`` also the entropy at each trained position).
 
     Only the positions that predict a trained label in some row get logits (``logits_to_keep``). With
     observations, prompts or tool results untrained that is a fraction of the sequence, and the LM head's
@@ -457,16 +469,25 @@ def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidde
         kept_mask = kept != IGNORE
         if logits_chunk:
             lp = logits.new_zeros(kept.shape, dtype=torch.float32)
-            lp[kept_mask] = head.chunked_logps(own_head, logits[kept_mask], kept[kept_mask], logits_chunk)
+            ent = lp.new_zeros(kept.shape) if entropy else None
+            part, h = head.chunked_logps(own_head, logits[kept_mask], kept[kept_mask], logits_chunk, entropy)
+            lp[kept_mask] = part
+            if ent is not None and h is not None:
+                ent[kept_mask] = h
         else:
-            lp = torch.log_softmax(logits.float(), dim=-1).gather(-1, kept.masked_fill(~kept_mask, 0).unsqueeze(-1)).squeeze(-1)
+            lp, ent = head.logps_of(logits, kept.masked_fill(~kept_mask, 0), entropy)
             lp = lp * kept_mask
-    if sparse:
-        logp = lp.new_zeros(labels.shape)
-        logp[:, keep] = lp
-    else:
-        logp = lp
-    return logp, mask.to(logp.dtype), out
+            ent = ent * kept_mask if ent is not None else None
+
+    def full(x: torch.Tensor) -> torch.Tensor:  # the kept positions back in their places
+        if not sparse:
+            return x
+        y = x.new_zeros(labels.shape)
+        y[:, keep] = x
+        return y
+
+    logp = full(lp)
+    return LogProbs(logp, mask.to(logp.dtype), out, full(ent) if ent is not None else None)
 
 
 def autocast_ctx(bf16: bool) -> Any:

@@ -34,8 +34,8 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
     dev = next(model.parameters()).device
     seqs = [p.chosen for p in pairs] + [p.rejected for p in pairs]
     b = common.layout_batch(seqs, pad_id, dev, packed)
-    logp, mask, _ = common.trained_logps(model, b, bf16, logits_chunk=logits_chunk)
-    logp, mask = common.as_padded(b, logp, mask)
+    r = common.trained_logps(model, b, bf16, logits_chunk=logits_chunk)
+    logp, mask = common.as_padded(b, r.logp, r.mask)
     seq = logp.sum(-1)
     if mean:
         seq = seq / mask.sum(-1).clamp(min=1.0)

@@ -17,7 +17,7 @@ would be scored wrongly; :func:`check` runs both paths once on a short input and
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import torch
 from torch.utils.checkpoint import checkpoint
@@ -57,21 +57,34 @@ def _identity(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def logps_of(logits: torch.Tensor, targets: torch.Tensor, entropy: bool = False) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """``(log softmax(logits)[targets], H)`` for logits ``[..., V]`` and target ids ``[...]``, in float32. ``H``, with
+    ``entropy``: the distribution's entropy ``−Σ_v p_v log p_v`` at each position, without gradient (a
+    diagnostic: a policy whose entropy collapses towards 0 has stopped exploring); else None."""
+    lsm = torch.log_softmax(logits.float(), dim=-1)
+    lp = lsm.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    if not entropy:
+        return lp, None
+    with torch.no_grad():
+        return lp, -torch.linalg.vecdot(lsm.exp(), lsm)
+
+
 def chunked_logps(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.Tensor, targets: torch.Tensor,
-                  chunk: int) -> torch.Tensor:
-    """``log softmax(head(hidden))[targets]`` ``[N]`` for hidden states ``[N, H]`` and target ids ``[N]``, ``chunk``
-    rows at a time, each chunk under activation checkpointing (its logits are recomputed in the backward pass,
-    never kept). ``N <= chunk``: in one go, as without chunks (the backward pass would need that chunk's logits
-    all the same, so recomputing them would save nothing)."""
+                  chunk: int, entropy: bool = False) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """:func:`logps_of` of ``head(hidden)`` for hidden states ``[N, H]`` and target ids ``[N]``, ``chunk`` rows at
+    a time, each chunk under activation checkpointing (its logits are recomputed in the backward pass, never
+    kept). ``N <= chunk``: in one go, as without chunks (the backward pass would need that chunk's logits all the
+    same, so recomputing them would save nothing)."""
     if hidden.size(0) <= chunk:
-        return _logps(head, hidden, targets)
-    parts = [checkpoint(_logps, head, hidden[i : i + chunk], targets[i : i + chunk], use_reentrant=False)
+        return _logps(head, hidden, targets, entropy)
+    parts = [checkpoint(_logps, head, hidden[i : i + chunk], targets[i : i + chunk], entropy, use_reentrant=False)
              for i in range(0, hidden.size(0), chunk)]
-    return torch.cat(parts)
+    return torch.cat([lp for lp, _ in parts]), torch.cat([h for _, h in parts]) if entropy else None
 
 
-def _logps(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return torch.log_softmax(head(hidden).float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+def _logps(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.Tensor, targets: torch.Tensor,
+           entropy: bool) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    return logps_of(head(hidden), targets, entropy)
 
 
 def check(model: Any) -> None:
@@ -97,4 +110,4 @@ def check(model: Any) -> None:
                           "embedding (soft-capping or scaling), which chunked log-probs would miss; set logits_chunk: 0")
 
 
-__all__ = ["head_of", "bypassed", "chunked_logps", "check"]
+__all__ = ["head_of", "bypassed", "logps_of", "chunked_logps", "check"]

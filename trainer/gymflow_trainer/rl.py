@@ -47,19 +47,23 @@ from .losses import DEFAULT_AGGREGATION, masked_mean, policy_loss, value_loss
 
 
 def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = False, values: bool = False,
-                forward: Any = None, packed: Optional[str] = None, logits_chunk: int = 0) -> tuple[torch.Tensor, ...]:
+                forward: Any = None, packed: Optional[str] = None, logits_chunk: int = 0,
+                entropy: bool = False) -> tuple[torch.Tensor, ...]:
     """``(logp, mask)`` ``[B, T-1]`` of the trained tokens; with ``values`` also the value head's ``V`` at the same
-    positions (the value of the state from which the token at t+1 is generated). ``forward``: the module to run
+    positions (the value of the state from which the token at t+1 is generated); with ``entropy`` last the
+    policy's entropy at each trained position (no gradient). ``forward``: the module to run
     the forward pass through (the DDP wrapper when training under torchrun), default ``model``. ``packed``
     ("varlen" or "mask", ``cfg.packed``): the samples run as one packed row, and the results come back in the
     padded layout, so everything downstream is the same. ``logits_chunk``: :func:`common.trained_logps`'s."""
     dev = next(model.parameters()).device
     seqs = [s.tokens for s in samples]
     b = common.layout_batch(seqs, pad_id, dev, packed)
-    logp, mask, out = common.trained_logps(forward or model, b, bf16, hidden=values, logits_chunk=logits_chunk)
-    rows = [logp, mask]
+    r = common.trained_logps(forward or model, b, bf16, hidden=values, logits_chunk=logits_chunk, entropy=entropy)
+    rows = [r.logp, r.mask]
     if values:
-        rows.append(model.v_head(out.hidden_states[-1][:, :-1].float()).squeeze(-1))
+        rows.append(model.v_head(r.output.hidden_states[-1][:, :-1].float()).squeeze(-1))
+    if r.entropy is not None:
+        rows.append(r.entropy)
     return tuple(common.as_padded(b, *rows))
 
 
@@ -226,21 +230,24 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             for j, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches, share 1
                 batch_samples = [samples[i] for i in mb]
                 out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value, forward=fwd,
-                                  packed=cfg.packed, logits_chunk=cfg.logits_chunk)
-                logp, mask = out[0], out[1]
+                                  packed=cfg.packed, logits_chunk=cfg.logits_chunk, entropy=True)
+                logp, mask, ent = out[0], out[1], out[-1]
                 width = logp.size(1)
                 stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
                 ref_lp = torch.stack([_pad_to(ref[i], width) for i in mb]).to(logp.device) if ref is not None else None
                 share = piece_share(counts, mb, micro[j], pg_mode) * live
+                tshare = piece_share(counts, mb, micro[j], "token-mean") * live
+                token_means = {"entropy": float(masked_mean(ent, mask))}  # the policy's, at the trained tokens
                 if use_value:
                     loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp)
                     vloss, vmetrics = value_loss(out[2], stack("values"), stack("ret"), mask, cfg.vf_clip)
-                    vshare = piece_share(counts, mb, micro[j], "token-mean") * live
-                    loss = loss * share + cfg.vf_coef * vloss * vshare
-                    metrics.update({k: v * vshare / share if share else 0.0 for k, v in vmetrics.items()})
+                    loss = loss * share + cfg.vf_coef * vloss * tshare
+                    token_means.update(vmetrics)
                 else:
                     loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss, ref_logp=ref_lp)
                     loss = loss * share
+                # token means are weighted by the piece's token share (× tshare, ÷ the share every metric gets below)
+                metrics.update({k: v * tshare / share if share else 0.0 for k, v in token_means.items()})
                 (loss / len(micro)).backward()
                 total += float(loss.detach()) / len(micro)
                 for k, v in metrics.items():

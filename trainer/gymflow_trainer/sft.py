@@ -114,8 +114,8 @@ def token_losses(model: Any, batch: dict[str, Any], bf16: bool = False, logits_c
 
     A varlen packed batch (``collate_packed(..., varlen=True)``) needs the model switched to
     :mod:`attention`'s implementation (:func:`attention.use_varlen`)."""
-    logp, mask, _ = common.trained_logps(model, batch, bf16, logits_chunk=logits_chunk)
-    return -logp, batch["weights"][:, 1:] * mask
+    r = common.trained_logps(model, batch, bf16, logits_chunk=logits_chunk)
+    return -r.logp, batch["weights"][:, 1:] * r.mask
 
 
 def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:

@@ -54,7 +54,7 @@ def test_rl_and_dpo_log_probs_take_logits_only_where_trained():
         ids = torch.randint(3, 200, (n,), generator=g).tolist()
         seqs.append(SimpleNamespace(input_ids=ids, labels=[IGNORE] * (n - tail) + ids[n - tail :]))
     batch = common.pad_batch(seqs, tok.pad_token_id, torch.device("cpu"))
-    logp, mask, out = common.trained_logps(model, batch, hidden=True)
+    logp, mask, out, _ = common.trained_logps(model, batch, hidden=True)
     assert int(mask.sum()) == 15 and 0 < int(mask.any(0).sum()) < mask.size(1)  # the sparse path is the one taken
     full = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True)
     labels = batch["labels"][:, 1:]
