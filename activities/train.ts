@@ -19,7 +19,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { putTree } from '../src/hub/store/tree.js';
 import { releaseRunDir, storedTrainResult, TRAINER_LOG, type StoredTrainResult } from '../src/pipeline/run-dir.js';
-import type { PolicyState } from '../src/pipeline/status.js';
+import { trainNumbers, type PolicyState } from '../src/pipeline/status.js';
 import {
   buildTrainerLaunch,
   classifyTrainerRun,
@@ -177,7 +177,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
                   ctx.log.warn(`training did not resume from ${u.path}, which cannot be read back (${u.error}); it is set aside as ${u.path}.unreadable`);
                 }
               }
-              const note = `attempt ${info.attempt}${resumedFrom === null ? '' : `, resumed from ${resumedFrom}`}${beat.loss === null ? '' : `, loss ${beat.loss.toFixed(4)}`}`;
+              const note = `attempt ${info.attempt}${resumedFrom === null ? '' : `, resumed from ${resumedFrom}`}${trainNumbers(beat)}`;
               report(beat.step, beat.totalSteps ?? beat.step, beat, note);
             },
           });
@@ -191,9 +191,17 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           kind: 'checkpoint',
           parents,
           name: `${o.experiment}/iter-${o.iteration}/checkpoint`,
-          meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, resumedFrom },
+          meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, entropy: beat.entropy, resumedFrom },
         });
-        const result: TrainResult = { checkpointRef: entry.ref, loss: beat.loss, steps: beat.step, wallMs: Date.now() - started, resumedFrom, attempt: info.attempt };
+        const result: TrainResult = {
+          checkpointRef: entry.ref,
+          loss: beat.loss,
+          entropy: beat.entropy,
+          steps: beat.step,
+          wallMs: Date.now() - started,
+          resumedFrom,
+          attempt: info.attempt,
+        };
         // The step checkpoints (optimizer state included) are no longer needed once the model is stored.
         await releaseRunDir(runDir, outputDir, result);
         return result;

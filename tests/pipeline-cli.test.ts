@@ -13,7 +13,7 @@ import { formatStatus, listQuery } from '../src/cli/commands/pipeline.js';
 import { loadPipelineConfig } from '../src/pipeline/config.js';
 import { defaultWorkflowId } from '../src/pipeline/plan.js';
 import { ensurePortFree, freePort } from '../src/pipeline/dev-server.js';
-import { freshStages, type PipelineStatus } from '../src/pipeline/status.js';
+import { freshStages, type IterationMetrics, type PipelineStatus } from '../src/pipeline/status.js';
 import { repoRoot, runTemporal } from '../src/pipeline/temporal-cli.js';
 import { requires } from './support/requires.js';
 
@@ -147,6 +147,14 @@ describe('gymflow pipeline: pure parts', () => {
     expect(text).toContain('best        success 0.250 at iteration 0   policy sha256:bbbbbbbbbbbb   checkpoint sha256:cccccccccccc');
     expect(text).not.toContain('retention');
     expect(formatStatus({ ...sampleStatus(), retention: { pruned: [`sha256:${'d'.repeat(64)}`, `sha256:${'e'.repeat(64)}`] } })).toContain('retention   pruned 2 model artifacts after this iteration');
+    // RL iterations show the policy's entropy beside the train loss; SFT ones leave the column empty
+    const base = sampleStatus();
+    const rl = { ...(base.history[0] as IterationMetrics), iteration: 1, phase: 'rl', algorithm: 'rl', train: { loss: 0.25, steps: 4, entropy: 1.5 } };
+    const sft = { ...rl, iteration: 2, phase: 'sft', algorithm: 'sft', train: { loss: 0.75, steps: 3 } };
+    const table = formatStatus({ ...base, history: [...base.history, rl, sft] }).split('\n');
+    expect(table.find((l) => l.includes('held-out success'))).toMatch(/loss\s+entropy\s+train steps/);
+    expect(table.find((l) => /^\s*1\s+rl/.test(l))).toMatch(/0\.250\s+1\.500\s+4\s/);
+    expect(table.find((l) => /^\s*2\s+sft/.test(l))).toMatch(/0\.750\s+3\s/);
     expect(formatStatus({ ...sampleStatus(), retention: { pruned: [], error: 'store is read-only' } })).toContain('retention   could not prune: store is read-only');
   });
 

@@ -148,6 +148,11 @@ temporal.describe('pipeline on Temporal', () => {
       expect(rl?.success?.low).toBeLessThanOrEqual(rl?.success?.value ?? -1);
       expect(rl?.rollouts?.episodes).toBe(4);
       expect(rl?.train?.steps).toBe(1);
+      // the real trainer's RL entropy reaches the history (a tiny model's is near ln |V|); SFT reports none
+      expect(rl?.train?.entropy).toBeGreaterThan(0);
+      expect(status.history[1]?.train).toBeDefined();
+      expect(status.history[1]?.train?.entropy).toBeUndefined();
+      expect(status.stages.train.note).toMatch(/^1 steps, loss \d+\.\d{4}, entropy \d+\.\d{4}$/);
       expect(status.history[1]?.rollouts).toMatchObject({ episodes: 4, success: 1 });
       expect(status.best?.iteration).toBeGreaterThanOrEqual(0);
 

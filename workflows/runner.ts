@@ -24,6 +24,7 @@ import { SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
 import {
   bestOf,
   freshStages,
+  trainNumbers,
   type CancelStatus,
   type IterationMetrics,
   type PipelineStatus,
@@ -481,7 +482,7 @@ export class PipelineRunner {
       }),
     );
     refs.checkpoint = this.status.artifacts.checkpoint = this.status.stages.train.ref = trained.checkpointRef;
-    this.status.stages.train.note = `${trained.steps} steps, loss ${trained.loss === null ? 'n/a' : trained.loss.toFixed(4)}${trained.resumedFrom ? `, resumed from ${trained.resumedFrom}` : ''}`;
+    this.status.stages.train.note = `${trained.steps} steps${trainNumbers(trained)}${trained.resumedFrom ? `, resumed from ${trained.resumedFrom}` : ''}`;
     const next: PolicyState = { checkpointRef: trained.checkpointRef, iteration };
 
     if (needsOnnxPolicy(config)) {
@@ -502,7 +503,8 @@ export class PipelineRunner {
       ...(ev.evalReward === undefined ? {} : { evalReward: ev.evalReward }),
       ...(ev.evalSteps === undefined ? {} : { evalSteps: ev.evalSteps }),
       rollouts: { episodes: scored.summary.episodes, success: scored.summary.successRate, meanReward: scored.summary.meanReward, meanSteps: scored.summary.meanSteps },
-      train: { loss: trained.loss, steps: trained.steps },
+      // `entropy` is absent from the results of histories recorded before the trainer reported it
+      train: { loss: trained.loss, steps: trained.steps, ...(trained.entropy === undefined || trained.entropy === null ? {} : { entropy: trained.entropy }) },
       wallMs: Date.now() - started,
       refs,
     };

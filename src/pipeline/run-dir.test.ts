@@ -40,6 +40,11 @@ describe('a train run directory after its checkpoint is stored', () => {
     expect(await store.has(result.checkpointRef)).toBe(true);
   });
 
+  it("keeps an RL result's entropy (the record above, without one, is what earlier versions wrote)", async () => {
+    await releaseRunDir(runDir, outputDir, { ...result, entropy: 1.5 });
+    expect(await storedTrainResult(runDir, store)).toEqual({ result: { ...result, entropy: 1.5 } });
+  });
+
   it('does not trust a record whose checkpoint left the store', async () => {
     await releaseRunDir(runDir, outputDir, { ...result, checkpointRef: `sha256:${'a'.repeat(64)}` });
     const got = await storedTrainResult(runDir, store);

@@ -31,6 +31,8 @@ export const StoredTrainResultSchema = z
   .object({
     checkpointRef: z.string().regex(REF_PATTERN),
     loss: z.number().nullable(),
+    /** The policy's entropy at the last step (RL); absent in records written before it was reported. */
+    entropy: z.number().nullable().optional(),
     steps: z.number().int().nonnegative(),
     wallMs: z.number().nonnegative(),
     /** The checkpoint a retried attempt resumed from. */

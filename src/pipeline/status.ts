@@ -62,8 +62,8 @@ export interface IterationMetrics {
   evalSteps?: number;
   /** Collection: episodes, success rate and mean reward of the rollouts trained on. */
   rollouts?: { episodes: number; success: number; meanReward: number; meanSteps: number };
-  /** Trainer: last loss, optimizer steps. */
-  train?: { loss: number | null; steps: number };
+  /** Trainer: last loss, optimizer steps, and (RL) the policy's entropy at the last step. */
+  train?: { loss: number | null; steps: number; entropy?: number };
   /** Wall time of the iteration. */
   wallMs: number;
   /** Refs of what the iteration made. */
@@ -147,6 +147,15 @@ export interface LoopState {
 /** All stages pending. */
 export function freshStages(): Record<StageName, StageStatus> {
   return Object.fromEntries(STAGES.map((s) => [s, { state: 'pending' }])) as Record<StageName, StageStatus>;
+}
+
+/**
+ * The trainer's last numbers for a note: `, loss 0.4512, entropy 1.2034`, each only when known (the entropy is
+ * RL's; results recorded before it was reported have none).
+ */
+export function trainNumbers(t: { loss: number | null; entropy?: number | null | undefined }): string {
+  const loss = t.loss === null ? '' : `, loss ${t.loss.toFixed(4)}`;
+  return t.entropy === undefined || t.entropy === null ? loss : `${loss}, entropy ${t.entropy.toFixed(4)}`;
 }
 
 /** The best held-out success of a history (the highest; the earliest of ties). */

@@ -23,6 +23,7 @@ import {
   type TrainerEvent,
   type TrainHeartbeat,
 } from './trainer-process.js';
+import { trainNumbers } from './status.js';
 
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
 
@@ -90,6 +91,18 @@ describe('trainer events → heartbeats', () => {
     const none = parseTrainerEvent('{"event":"start","total_steps":8,"start_step":0,"resumed_from":null}');
     if (none === undefined) throw new Error('start event not parsed');
     expect(nextHeartbeat(asked, none)).toMatchObject({ step: 0, checkpoint: null, checkpointStep: null });
+  });
+
+  it("keeps RL's last reported entropy, and none for a command that reports none", () => {
+    const beat = (lines: string[]): TrainHeartbeat =>
+      lines.map(parseTrainerEvent).reduce((b, e) => (e === undefined ? b : nextHeartbeat(b, e)), initialHeartbeat(1));
+    expect(beat(['{"event":"progress","step":1,"loss":0.5}']).entropy).toBeNull();
+    const rl = ['{"event":"progress","step":1,"loss":0.1,"entropy":2.5}', '{"event":"progress","step":2,"loss":0.2,"entropy":2.25}'];
+    expect(beat(rl)).toMatchObject({ step: 2, entropy: 2.25 });
+    expect(beat([...rl, '{"event":"done","step":2,"loss":0.2}']).entropy).toBe(2.25); // the done event carries none
+    expect(beat([...rl, '{"event":"progress","step":3,"loss":0.3,"entropy":null}']).entropy).toBeNull(); // non-finite
+    expect(trainNumbers({ loss: 0.2, entropy: 2.25 })).toBe(', loss 0.2000, entropy 2.2500');
+    expect(trainNumbers({ loss: null })).toBe('');
   });
 
   it('resumes from the newer of the heartbeat checkpoint and the newest complete one on disk', async () => {

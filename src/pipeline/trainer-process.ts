@@ -139,7 +139,14 @@ export const TrainerEventSchema = z.discriminatedUnion('event', [
     /** Checkpoints the trainer could not read back and set aside (`<name>.unreadable`), newest first. */
     unreadable_checkpoints: z.array(z.looseObject({ path: z.string(), error: z.string() })).optional(),
   }),
-  z.looseObject({ event: z.literal('progress'), step: z.number(), total_steps: z.number().optional(), loss: z.number().nullable().optional() }),
+  z.looseObject({
+    event: z.literal('progress'),
+    step: z.number(),
+    total_steps: z.number().optional(),
+    loss: z.number().nullable().optional(),
+    /** RL: the policy's mean entropy at the step's trained tokens (nats). */
+    entropy: z.number().nullable().optional(),
+  }),
   z.looseObject({ event: z.literal('checkpoint'), path: z.string(), step: z.number() }),
   z.looseObject({ event: z.literal('done'), path: z.string().optional(), loss: z.number().nullable().optional(), step: z.number().optional() }),
   z.looseObject({ event: z.literal('error'), type: z.string(), message: z.string() }),
@@ -167,6 +174,8 @@ export interface TrainHeartbeat {
   step: number;
   totalSteps: number | null;
   loss: number | null;
+  /** The last policy entropy the trainer reported (RL); null before one, and for commands that report none. */
+  entropy: number | null;
   /** The newest complete checkpoint directory the trainer reported. */
   checkpoint: string | null;
   checkpointStep: number | null;
@@ -185,7 +194,13 @@ export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainH
       return { ...next, checkpoint: event.resumed_from, checkpointStep: event.resumed_from === null ? null : (event.start_step ?? null) };
     }
     case 'progress':
-      return { ...prev, step: event.step, totalSteps: event.total_steps ?? prev.totalSteps, loss: event.loss ?? null };
+      return {
+        ...prev,
+        step: event.step,
+        totalSteps: event.total_steps ?? prev.totalSteps,
+        loss: event.loss ?? null,
+        entropy: event.entropy === undefined ? prev.entropy : event.entropy,
+      };
     case 'checkpoint':
       return { ...prev, checkpoint: event.path, checkpointStep: event.step, step: Math.max(prev.step, event.step) };
     case 'done':
@@ -197,7 +212,7 @@ export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainH
 
 /** Empty heartbeat details for attempt `attempt`. */
 export function initialHeartbeat(attempt: number): TrainHeartbeat {
-  return { step: 0, totalSteps: null, loss: null, checkpoint: null, checkpointStep: null, attempt };
+  return { step: 0, totalSteps: null, loss: null, entropy: null, checkpoint: null, checkpointStep: null, attempt };
 }
 
 /** The file the trainer writes last into a checkpoint (trainer/gymflow_trainer/common.py `STATE_FILE`). */

@@ -213,6 +213,7 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
       steps: h.evalSteps ?? '',
       rollouts: h.rollouts ? `${h.rollouts.episodes} ep, ${pct(h.rollouts.success)} ok` : '',
       loss: h.train?.loss === undefined || h.train.loss === null ? '' : formatNumber(h.train.loss),
+      entropy: h.train?.entropy === undefined ? '' : formatNumber(h.train.entropy),
       trainSteps: h.train?.steps ?? '',
       time: duration(h.wallMs),
     }));
@@ -226,6 +227,7 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
         { key: 'steps', align: 'right' },
         { key: 'rollouts' },
         { key: 'loss', align: 'right' },
+        { key: 'entropy', align: 'right' },
         { key: 'trainSteps', header: 'train steps', align: 'right' },
         { key: 'time', align: 'right' },
       ]),
