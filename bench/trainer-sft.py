@@ -20,7 +20,8 @@ then flattens the ``--batch-size`` rows of a step into one row with per-example 
 examples whose mean length fills ``--batch-size × --seq-len`` tokens, so both take about the same number of tokens
 per optimiser step (the measured means are reported). ``gymflow`` keeps the row's examples apart with
 ``packed_attention: varlen`` (its default), ``gymflow-mask`` with the dense block-diagonal mask;
-``gymflow-compile`` adds ``compile: true`` (``--trainers`` picks which run).
+``gymflow-compile`` adds ``compile: true``, ``gymflow-chunk`` ``logits_chunk: 1024`` (``--trainers`` picks which
+run).
 
     .venv/bin/python bench/trainer-sft.py                     # CPU: tiny model, reduced size
     python3 bench/trainer-sft.py --size 0.5b --steps 40       # GPU (bf16 autocast on CUDA)
@@ -57,6 +58,7 @@ TRAINERS: dict[str, Optional[dict[str, Any]]] = {
     "gymflow": {"packed_attention": "varlen"},
     "gymflow-compile": {"packed_attention": "varlen", "compile": True},
     "gymflow-mask": {"packed_attention": "mask"},
+    "gymflow-chunk": {"packed_attention": "varlen", "logits_chunk": 1024},
     "trl": None,
 }
 
