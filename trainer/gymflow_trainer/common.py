@@ -467,27 +467,25 @@ def trained_logps(forward: Any, batch: dict[str, Any], bf16: bool = False, hidde
             logits = logits[:, :-1]
         kept = labels[:, keep] if sparse else labels
         kept_mask = kept != IGNORE
-        if logits_chunk:
-            lp = logits.new_zeros(kept.shape, dtype=torch.float32)
-            ent = lp.new_zeros(kept.shape) if entropy else None
+        if logits_chunk:  # the chunks take the trained positions only: put them back in their places
             part, h = head.chunked_logps(own_head, logits[kept_mask], kept[kept_mask], logits_chunk, entropy)
-            lp[kept_mask] = part
-            if ent is not None and h is not None:
-                ent[kept_mask] = h
+            lp = _placed(part, kept.shape, kept_mask)
+            ent = _placed(h, kept.shape, kept_mask) if h is not None else None
         else:
             lp, ent = head.logps_of(logits, kept.masked_fill(~kept_mask, 0), entropy)
             lp = lp * kept_mask
             ent = ent * kept_mask if ent is not None else None
+    if sparse:  # the kept positions back in their places
+        lp = _placed(lp, labels.shape, (slice(None), keep))
+        ent = _placed(ent, labels.shape, (slice(None), keep)) if ent is not None else None
+    return LogProbs(lp, mask.to(lp.dtype), out, ent)
 
-    def full(x: torch.Tensor) -> torch.Tensor:  # the kept positions back in their places
-        if not sparse:
-            return x
-        y = x.new_zeros(labels.shape)
-        y[:, keep] = x
-        return y
 
-    logp = full(lp)
-    return LogProbs(logp, mask.to(logp.dtype), out, full(ent) if ent is not None else None)
+def _placed(x: torch.Tensor, shape: torch.Size, index: Any) -> torch.Tensor:
+    """Zeros of ``shape`` with ``x`` at ``index``."""
+    y = x.new_zeros(shape)
+    y[index] = x
+    return y
 
 
 def autocast_ctx(bf16: bool) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import time
 from typing import Any, Optional
 
@@ -49,6 +50,9 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
     model.to(dev)
     common.prepare_layout(model, cfg)  # before the reference model is copied from it
     mean = cfg.loss_type == "ipo"
+    # the pairs' (chosen, rejected) log-probs under a model, in the configured layout
+    logps = functools.partial(sequence_logps, pad_id=tok.pad_token_id, mean=mean, bf16=cfg.bf16, packed=cfg.packed,
+                              logits_chunk=cfg.logits_chunk)
     if cfg.packing:  # a pair's chosen and rejected sequences in the same packed row
         fit = memory.fit_for(cfg, memory.packed_size([len(p.chosen.input_ids) + len(p.rejected.input_ids) for p in pairs]))
     else:  # a piece pads chosen and rejected sequences together: 2 × rows × the longest of either
@@ -67,7 +71,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             with torch.no_grad():
                 for i in range(0, len(mine), cfg.batch_size):
                     for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
-                        c, r = sequence_logps(model, [pairs[k] for k in chunk], tok.pad_token_id, mean, cfg.bf16, cfg.packed, cfg.logits_chunk)
+                        c, r = logps(model, [pairs[k] for k in chunk])
                         ref_c[chunk], ref_r[chunk] = c.float().cpu(), r.float().cpu()
 
         fit.run("the reference log-probs", model, precompute)
@@ -89,10 +93,10 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             return ref_c[t], ref_r[t]
         with torch.no_grad():
             if ref_model is not None:
-                return sequence_logps(ref_model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16, cfg.packed, cfg.logits_chunk)
+                return logps(ref_model, [pairs[i] for i in idx])
             ctx = model.disable_adapter() if hasattr(model, "disable_adapter") else contextlib.nullcontext()
             with ctx:
-                return sequence_logps(model, [pairs[i] for i in idx], tok.pad_token_id, mean, cfg.bf16, cfg.packed, cfg.logits_chunk)
+                return logps(model, [pairs[i] for i in idx])
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
@@ -104,7 +108,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
 
         def pair_loss(mb: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
             rc, rr = reference(mb)
-            pc, pr = sequence_logps(fwd, [pairs[i] for i in mb], tok.pad_token_id, mean, cfg.bf16, cfg.packed, cfg.logits_chunk)
+            pc, pr = logps(fwd, [pairs[i] for i in mb])
             return dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
 
         total, agg = fit.run(f"step {done_steps}", model, lambda: common.example_mean_passes(fit, fwd, micro, pair_loss))

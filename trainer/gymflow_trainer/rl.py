@@ -31,6 +31,7 @@ whole rollout batch (all-reduced sums).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any, Optional
 
@@ -129,6 +130,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     adv = adv[idx].float()
     steps = schedule(len(samples), cfg)
     use_value = cfg.loss.algorithm == "ppo"
+    # the samples' per-token log-probs (and more, as asked) under a model, in the configured layout
+    logps = functools.partial(token_logps, pad_id=tok.pad_token_id, bf16=cfg.bf16, packed=cfg.packed, logits_chunk=cfg.logits_chunk)
     if use_value:
         hidden = model.config.hidden_size
         g = torch.Generator().manual_seed(cfg.seed)
@@ -151,8 +154,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             with torch.no_grad():
                 for i in range(0, len(mine), cfg.batch_size):
                     for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
-                        lp, _ = token_logps(model, [samples[k] for k in chunk], tok.pad_token_id, cfg.bf16, packed=cfg.packed,
-                                            logits_chunk=cfg.logits_chunk)
+                        lp, _ = logps(model, [samples[k] for k in chunk])
                         for row, k in enumerate(chunk):
                             ref[k] = lp[row, : len(samples[k].tokens.input_ids) - 1].cpu()
 
@@ -185,8 +187,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             model.eval()
             with torch.no_grad():
                 for mb in (part for _, idx in own for part in fit.chunks(idx)):
-                    out = token_logps(model, [samples[i] for i in mb], tok.pad_token_id, cfg.bf16, values=use_value,
-                                      packed=cfg.packed, logits_chunk=cfg.logits_chunk)
+                    out = logps(model, [samples[i] for i in mb], values=use_value)
                     lp, mk = out[0], out[1]
                     if use_value:
                         v = out[2]
@@ -229,8 +230,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             total, agg = 0.0, {}
             for j, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches, share 1
                 batch_samples = [samples[i] for i in mb]
-                out = token_logps(model, batch_samples, tok.pad_token_id, cfg.bf16, values=use_value, forward=fwd,
-                                  packed=cfg.packed, logits_chunk=cfg.logits_chunk, entropy=True)
+                out = logps(model, batch_samples, values=use_value, forward=fwd, entropy=True)
                 logp, mask, ent = out[0], out[1], out[-1]
                 width = logp.size(1)
                 stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
