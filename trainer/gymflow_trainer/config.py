@@ -336,6 +336,24 @@ class PolicyLossConfig:
 
 
 @dataclass
+class RolloutCorrectionConfig:
+    """Importance weights for the gap between the rollout's log-probs and the trainer's (docs/trainer.md,
+    "Rollout correction"): ``losses.rollout_weights``. Needs the rollout's log-probs (step samples)."""
+
+    #: "off": the ratio is taken against the rollout's log-probs (the behaviour policy). "token" / "sequence":
+    #: against the trainer's own log-probs before the update, each token's (or each sample's) loss weighted by
+    #: ρ = π_trainer / π_rollout, truncated or masked by ``cap``.
+    level: Literal["off", "token", "sequence"] = "off"
+    #: "truncate": weight min(ρ, cap) (TIS). "mask": weight 1 where 1/cap <= ρ <= cap, else 0 (MIS).
+    mode: Literal["truncate", "mask"] = "truncate"
+    cap: float = 2.0
+
+    def validate(self, where: str) -> None:
+        if not self.cap > 1:
+            raise ConfigError(f"{where}.cap must be > 1, got {self.cap}")
+
+
+@dataclass
 class RlConfig(CausalLoopConfig):
     """``python -m gymflow_trainer rl``: policy-gradient update from grouped trajectories (exported ``rl``)."""
 
@@ -362,12 +380,18 @@ class RlConfig(CausalLoopConfig):
     vf_coef: float = 0.5
     vf_clip: Optional[float] = 0.2
     whiten_advantages: bool = True
+    #: Importance weights between the rollout engine's log-probs and the trainer's (off by default).
+    rollout_correction: RolloutCorrectionConfig = field(default_factory=RolloutCorrectionConfig)
 
     def validate(self, where: str = "$") -> None:
         self.validate_causal(where, self.model)
         self.model.validate(f"{where}.model")
         self.optim.validate(f"{where}.optim")
         self.loss.validate(f"{where}.loss")
+        self.rollout_correction.validate(f"{where}.rollout_correction")
+        if self.rollout_correction.level != "off" and self.samples == "conversation":
+            raise ConfigError(f"{where}.rollout_correction.level: '{self.rollout_correction.level}' needs the rollout's log-probs, "
+                              "but samples is 'conversation' (set samples: steps or auto)")
         if self.lora is not None:
             self.lora.validate(f"{where}.lora")
         _positive(self, where, "ppo_epochs")

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import torch
 import torch.nn.functional as F
 
-from .config import PolicyLossConfig
+from .config import PolicyLossConfig, RolloutCorrectionConfig
 
 AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 
@@ -67,6 +67,43 @@ def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     return torch.exp(d) - d - 1.0
 
 
+def rollout_weights(
+    train_logp: torch.Tensor,
+    rollout_logp: torch.Tensor,
+    mask: torch.Tensor,
+    cfg: RolloutCorrectionConfig,
+) -> tuple[Optional[torch.Tensor], dict[str, float]]:
+    """Importance weights for the gap between the policy that sampled the tokens, as the rollout engine
+    computed it (``rollout_logp``), and the trainer's own log-probs of the same tokens before the update
+    (``train_logp``). Returns ``(weights, metrics)``; ``weights`` is ``None`` when ``cfg.level`` is "off".
+
+    Per trained token ``δ = train_logp − rollout_logp`` and ``ρ = e^δ``; for ``level: sequence`` every token of
+    a sample carries the sample's ``ρ = e^{Σ_t δ}``. ``mode: truncate`` gives ``w = min(ρ, cap)`` (truncated
+    importance sampling, Yao et al. 2025); ``mode: mask`` gives ``w = 1`` where ``1/cap ≤ ρ ≤ cap``, else 0
+    (masked importance sampling). The weights carry no gradient and are 0 at untrained positions.
+
+    Metrics: ``mismatch_kl``, the token mean of ``ρ − 1 − δ`` (k3, an unbiased estimate of
+    KL(π_rollout ‖ π_trainer) from the rollout's samples; always reported); with weights also
+    ``is_weight_mean`` (token mean of ``w``) and ``is_cut_frac`` (share of trained tokens whose weight was
+    truncated or masked).
+    """
+    with torch.no_grad():
+        m = mask.to(train_logp.dtype)
+        d = (train_logp - rollout_logp) * m  # untrained positions: δ = 0 (padding may hold junk)
+        metrics = {"mismatch_kl": float(masked_mean(torch.exp(d) - 1.0 - d, m))}
+        if cfg.level == "off":
+            return None, metrics
+        rho = torch.exp(d) if cfg.level == "token" else torch.exp(d.sum(-1, keepdim=True)).expand_as(d)
+        if cfg.mode == "truncate":
+            w, cut = rho.clamp(max=cfg.cap), rho > cfg.cap
+        else:
+            kept = (rho >= 1.0 / cfg.cap) & (rho <= cfg.cap)
+            w, cut = kept.to(d.dtype), ~kept
+        w = torch.where(m > 0, w, torch.zeros_like(w))  # a sequence ρ may overflow to inf: never inf · 0
+        metrics.update(is_weight_mean=float(masked_mean(w, m)), is_cut_frac=float(masked_mean(cut.to(d.dtype), m)))
+    return w, metrics
+
+
 def _clip_range(cfg: PolicyLossConfig) -> tuple[float, float]:
     lo, hi = DEFAULT_CLIP.get(cfg.algorithm, (None, None))
     low = cfg.eps_low if cfg.eps_low is not None else (lo if lo is not None else cfg.eps)
@@ -81,6 +118,7 @@ def policy_loss(
     mask: torch.Tensor,
     cfg: PolicyLossConfig | dict[str, Any] | None = None,
     ref_logp: Optional[torch.Tensor] = None,
+    weights: Optional[torch.Tensor] = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Policy-gradient loss of the GRPO family and PPO. Returns ``(loss, metrics)``.
 
@@ -101,6 +139,10 @@ def policy_loss(
     - ``sapo`` (arXiv 2511.20347): a soft gate instead of a hard clip,
       ``ℓ = −f(r)·Â``, ``f(r) = σ(τ(r−1))·4/τ`` with ``τ = τ_pos`` (1.0) where ``Â > 0`` else ``τ_neg``
       (1.05); ``f(1) = 2/τ`` and ``f'(1) = 1``, so on-policy its gradient equals the plain policy gradient.
+
+    With ``weights`` (``[B, T]``, no gradient: :func:`rollout_weights`) each token's policy term is multiplied
+    by its weight before aggregation, ``ℓ ← w·ℓ``; for gspo, whose term is per sequence, the sequence's term
+    is weighted by the masked mean of its tokens' weights. The KL term is not weighted.
 
     With ``ref_logp`` and ``cfg.kl_beta > 0`` the k3 KL to the reference (:func:`k3_kl`) is added per token,
     ``ℓ += β·k3``, before aggregation (GRPO eq. 3).
@@ -129,13 +171,13 @@ def policy_loss(
         clipped = -adv * torch.clamp(ratio, 1.0 - eps_lo, 1.0 + eps_hi)
         loss_mat = torch.maximum(unclipped, clipped)
         clip_frac = masked_mean((clipped > unclipped).to(logp.dtype), m)
-        pg = aggregate(loss_mat, m, mode, cfg.norm_constant)
+        pg = aggregate(loss_mat if weights is None else loss_mat * weights, m, mode, cfg.norm_constant)
     elif algo == "sapo":
         tau = torch.where(adv > 0, torch.full_like(adv, cfg.tau_pos), torch.full_like(adv, cfg.tau_neg))
         gate = torch.sigmoid(tau * (ratio - 1.0)) * 4.0 / tau
         loss_mat = -gate * adv
         clip_frac = masked_mean(((ratio - 1.0).abs() > cfg.eps).to(logp.dtype), m)
-        pg = aggregate(loss_mat, m, mode, cfg.norm_constant)
+        pg = aggregate(loss_mat if weights is None else loss_mat * weights, m, mode, cfg.norm_constant)
     elif algo == "gspo":
         has = (m.sum(-1) > 0).to(logp.dtype)
         seq_log_ratio = masked_mean(log_ratio, m, dim=-1)
@@ -144,6 +186,8 @@ def policy_loss(
         unclipped = -seq_adv * s
         clipped = -seq_adv * torch.clamp(s, 1.0 - eps_lo, 1.0 + eps_hi)
         seq_loss = torch.maximum(unclipped, clipped)
+        if weights is not None:
+            seq_loss = seq_loss * masked_mean(weights, m, dim=-1)
         pg = (seq_loss * has).sum() / has.sum().clamp(min=1.0)
         clip_frac = ((clipped > unclipped).to(logp.dtype) * has).sum() / has.sum().clamp(min=1.0)
     else:

@@ -10,7 +10,9 @@ records them), one sample per step — exactly the ids the policy saw and sample
 the rollout's own, those of the policy that generated the data. Otherwise one sample per member (the rendered
 conversation) and the old log-probs are the current policy's, computed (no gradient) before the first update on
 a rollout batch (the ``grad_accum`` micro-batches of an optimiser step). ``ppo_epochs > 1`` reuses them for
-further updates. Checkpoints are written only at rollout-batch boundaries so that resume never needs a lost
+further updates. With step samples the trainer's own log-probs are computed too, and ``mismatch_kl`` reports
+how far the rollout engine's are from them; ``rollout_correction`` then takes the ratio against the trainer's
+and weights the loss by ``losses.rollout_weights``. Checkpoints are written only at rollout-batch boundaries so that resume never needs a lost
 ``old_logp`` cache.
 
 PPO (``loss.algorithm: ppo``): a value head ``Linear(hidden, 1)`` on the last hidden state (attribute
@@ -41,9 +43,9 @@ from . import common, distributed, memory
 from .advantages import dynamic_sampling_filter, gae, group_advantages
 from .config import RlConfig
 from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete
-from .errors import DataError
+from .errors import ConfigError, DataError
 from .events import EventWriter
-from .losses import DEFAULT_AGGREGATION, masked_mean, policy_loss, value_loss
+from .losses import DEFAULT_AGGREGATION, masked_mean, policy_loss, rollout_weights, value_loss
 
 
 
@@ -117,6 +119,10 @@ def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     dev, digest, resume, model, tok = common.prepare_run(cfg)
     by_steps = cfg.samples == "steps" or (cfg.samples == "auto" and rollout_tokens_complete(cfg.data))
+    correcting = cfg.rollout_correction.level != "off"
+    if correcting and not by_steps:
+        raise ConfigError(f"rollout_correction.level: '{cfg.rollout_correction.level}' needs the rollout's log-probs, but {cfg.data} "
+                          "does not carry token ids and log-probs for every step (samples: auto chose 'conversation')")
     keep_system = common.system_prompt_mode(model, cfg.system_prompt) == "keep"
     samples = load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tok, cfg.max_length, system=keep_system)
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
@@ -198,9 +204,12 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                     for k, i in enumerate(mb):
                         n = len(samples[i].tokens.input_ids) - 1
                         rollout = samples[i].old_logp
-                        # The behaviour policy's own log-probs when the rollout recorded them; else this policy's now.
-                        old_lp = torch.tensor(rollout, dtype=lp.dtype, device=lp.device) if rollout is not None else lp[k, :n].detach()
-                        entry = {"logp": old_lp}
+                        mine_now = lp[k, :n].detach()
+                        if rollout is None:  # no rollout log-probs: this policy's now
+                            entry = {"logp": mine_now}
+                        else:  # the ratio against the behaviour policy's own, or against this policy's with weights between
+                            behaviour = torch.tensor(rollout, dtype=lp.dtype, device=lp.device)
+                            entry = {"logp": mine_now if correcting else behaviour, "rollout": behaviour, "trainer": mine_now}
                         if use_value:
                             entry.update(values=v[k, :n].detach(), adv=a[k, :n].detach(), ret=ret[k, :n].detach(), mask=mk[k, :n])
                         cache[i] = entry
@@ -238,13 +247,17 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                 share = piece_share(counts, mb, micro[j], pg_mode) * live
                 tshare = piece_share(counts, mb, micro[j], "token-mean") * live
                 token_means = {"entropy": float(masked_mean(ent, mask))}  # the policy's, at the trained tokens
+                weights = None
+                if by_steps:  # the rollout engine's log-probs against the trainer's, and weights when correcting
+                    weights, gap = rollout_weights(stack("trainer"), stack("rollout"), mask, cfg.rollout_correction)
+                    token_means.update(gap)
                 if use_value:
-                    loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp)
+                    loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp, weights=weights)
                     vloss, vmetrics = value_loss(out[2], stack("values"), stack("ret"), mask, cfg.vf_clip)
                     loss = loss * share + cfg.vf_coef * vloss * tshare
                     token_means.update(vmetrics)
                 else:
-                    loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss, ref_logp=ref_lp)
+                    loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss, ref_logp=ref_lp, weights=weights)
                     loss = loss * share
                 # token means are weighted by the piece's token share (× tshare, ÷ the share every metric gets below)
                 metrics.update({k: v * tshare / share if share else 0.0 for k, v in token_means.items()})

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from gymflow_trainer.config import PolicyLossConfig
-from gymflow_trainer.losses import aggregate, dpo_loss, k3_kl, policy_loss, value_loss
+from gymflow_trainer.config import PolicyLossConfig, RolloutCorrectionConfig
+from gymflow_trainer.losses import aggregate, dpo_loss, k3_kl, policy_loss, rollout_weights, value_loss
 
 # Shared case: two sequences of two tokens.
 #   seq 0: ratios r = [1.5, 0.5], advantage +1, mask [1, 1]
@@ -174,3 +174,82 @@ def test_dpo_sigmoid_and_ipo():
     assert approx(loss, 1.0)
     with pytest.raises(ValueError):
         dpo_loss(t(0.0), t(0.0), t(0.0), t(0.0), loss_type="hinge")
+
+
+# Rollout correction: the trainer's log-probs OLD against a rollout engine's, with per-token ρ = π_trainer / π_rollout
+#   seq 0: ρ = [1.5, 3.0]; seq 1: ρ = [0.4, pad] (the padding's rollout log-prob is junk and must not count)
+RHO = torch.tensor([[1.5, 3.0], [0.4, 1.0]], dtype=torch.float64)
+ROLLOUT = (OLD - torch.log(RHO)).index_put((torch.tensor([1]), torch.tensor([1])), torch.tensor([-100.0], dtype=torch.float64))
+
+
+def weights_of(level, mode="truncate", cap=2.0):
+    w, m = rollout_weights(OLD, ROLLOUT, MASK, RolloutCorrectionConfig(level=level, mode=mode, cap=cap))
+    return (sum(w.tolist(), []) if w is not None else None), m  # flat: [seq0 t0, seq0 t1, seq1 t0, seq1 pad]
+
+
+def test_rollout_mismatch_kl_is_reported_with_the_correction_off():
+    # k3 = ρ − 1 − ln ρ: 0.5 − 0.405465 = 0.094535; 2 − 1.098612 = 0.901388; −0.6 + 0.916291 = 0.316291 → /3
+    w, m = weights_of("off")
+    assert w is None and set(m) == {"mismatch_kl"}
+    assert approx(m["mismatch_kl"], (0.094535 + 0.901388 + 0.316291) / 3)
+    same, _ = rollout_weights(OLD, OLD, MASK, RolloutCorrectionConfig(level="token"))
+    assert same.tolist() == [[1.0, 1.0], [1.0, 0.0]]
+
+
+def test_rollout_weights_token_level():
+    # truncate at 2: [1.5, min(3, 2) | 0.4]; one of three tokens cut; mean (1.5 + 2 + 0.4)/3 = 1.3
+    w, m = weights_of("token")
+    assert w == pytest.approx([1.5, 2.0, 0.4, 0.0])
+    assert approx(m["is_weight_mean"], 1.3) and approx(m["is_cut_frac"], 1 / 3)
+    # mask outside [1/2, 2]: 1.5 kept; 3.0 and 0.4 dropped
+    w, m = weights_of("token", "mask")
+    assert w == [1.0, 0.0, 0.0, 0.0]
+    assert approx(m["is_weight_mean"], 1 / 3) and approx(m["is_cut_frac"], 2 / 3)
+
+
+def test_rollout_weights_sequence_level():
+    # seq 0: ρ = 1.5 · 3 = 4.5 on both tokens; seq 1: ρ = 0.4
+    w, m = weights_of("sequence")  # truncate at 2
+    assert w == pytest.approx([2.0, 2.0, 0.4, 0.0])
+    assert approx(m["is_weight_mean"], 4.4 / 3) and approx(m["is_cut_frac"], 2 / 3)
+    assert weights_of("sequence", "mask", cap=5.0)[0] == [1.0, 1.0, 1.0, 0.0]  # 4.5 <= 5 and 0.4 >= 1/5
+    assert weights_of("sequence", "mask", cap=4.0)[0] == [0.0, 0.0, 1.0, 0.0]  # 4.5 > 4
+
+
+def test_a_sequence_ratio_that_overflows_is_cut_never_nan():
+    far = OLD - 400.0  # e^{800} overflows float64 for seq 0
+    w, m = rollout_weights(OLD, far, MASK, RolloutCorrectionConfig(level="sequence"))
+    assert w.tolist() == [[2.0, 2.0], [2.0, 0.0]] and not math.isnan(m["is_weight_mean"])
+    w, _ = rollout_weights(OLD, far, MASK, RolloutCorrectionConfig(level="sequence", mode="mask"))
+    assert w.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+@pytest.mark.parametrize("algorithm", ["grpo", "dr_grpo", "dapo", "gspo", "sapo", "ppo"])
+def test_unit_weights_leave_every_policy_loss_unchanged(algorithm):
+    cfg = PolicyLossConfig(algorithm=algorithm)
+    plain, _ = policy_loss(LOGP, OLD, ADV, MASK, cfg)
+    weighted, _ = policy_loss(LOGP, OLD, ADV, MASK, cfg, weights=torch.ones_like(LOGP))
+    assert float(weighted) == pytest.approx(float(plain), abs=1e-12)
+
+
+def test_weights_scale_each_tokens_term():
+    # per-token ℓ [-1.2, -0.5 | 2.2] (the grpo case above) times w [0.5, 2 | 3] = [-0.6, -1.0 | 6.6]
+    # seq-mean-token-mean: mean((-0.6 - 1.0)/2, 6.6) = 2.9; the padding's weight (7) does not count
+    w = torch.tensor([[0.5, 2.0], [3.0, 7.0]], dtype=torch.float64)
+    loss, m = policy_loss(LOGP, OLD, ADV, MASK, PolicyLossConfig(algorithm="grpo", eps=0.2), weights=w)
+    assert approx(loss, 2.9) and approx(m["clip_frac"], 1 / 3)  # the clip statistics are the ratio's
+    # token-mean is linear in the terms: the gradient of each token is its weight times the unweighted one
+    grads = []
+    for ws in (None, w):
+        lp = LOGP.clone().requires_grad_(True)
+        policy_loss(lp, OLD, ADV, MASK, PolicyLossConfig(algorithm="dapo", aggregation="token-mean"), weights=ws)[0].backward()
+        grads.append(lp.grad * MASK)
+    assert torch.allclose(grads[1], grads[0] * w * MASK)
+
+
+def test_gspo_weights_a_sequence_by_its_tokens_mean_weight():
+    cfg = PolicyLossConfig(algorithm="gspo")
+    per_seq = [float(policy_loss(LOGP[i : i + 1], OLD[i : i + 1], ADV[i : i + 1], MASK[i : i + 1], cfg)[0]) for i in range(2)]
+    w = torch.tensor([[0.5, 2.0], [3.0, 7.0]], dtype=torch.float64)  # means over trained tokens: 1.25 and 3
+    loss, _ = policy_loss(LOGP, OLD, ADV, MASK, cfg, weights=w)
+    assert approx(loss, (1.25 * per_seq[0] + 3.0 * per_seq[1]) / 2)

@@ -1,6 +1,8 @@
 """RL trainer (GRPO family): on-policy first step, and the update moves probability toward the better member."""
 
 
+import math
+
 import pytest
 import torch
 
@@ -183,3 +185,44 @@ def test_steps_where_nothing_was_sampled_are_skipped(tmp_path):
     member["tokens"] = [None] * 3
     member["logprobs"] = [None] * 3
     assert not rollout_tokens_complete(write_jsonl(tmp_path / "none.jsonl", [rec]))
+
+
+def test_the_rollout_engines_gap_is_reported_and_corrected(tmp_path):
+    gap = math.exp(0.5)  # the rollout's log-probs are the tiny model's − 0.5: ρ = π_trainer / π_rollout = e^0.5 per token
+    _, same = run_rollout(tmp_path, rollout_file(tmp_path))
+    _, off = run_rollout(tmp_path, rollout_file(tmp_path, shift=-0.5))
+    assert same["mismatch_kl"] == pytest.approx(0.0, abs=1e-6) and "is_weight_mean" not in same
+    assert off["mismatch_kl"] == pytest.approx(gap - 1.5, rel=1e-4)  # k3: ρ − 1 − ln ρ
+    assert off["ratio_mean"] == pytest.approx(gap, rel=1e-4)  # off: the ratio is against the rollout's log-probs
+
+    def corrected(**correction):
+        return run_rollout(tmp_path, rollout_file(tmp_path, shift=-0.5), rollout_correction=correction)[1]
+
+    tis = corrected(level="token")  # cap 2 > e^0.5: every token weighs ρ
+    assert tis["ratio_mean"] == pytest.approx(1.0, abs=1e-5)  # against the trainer's own log-probs: on-policy
+    assert tis["is_weight_mean"] == pytest.approx(gap, rel=1e-4) and tis["is_cut_frac"] == 0.0
+    assert tis["loss"] == pytest.approx(gap * same["loss"], rel=1e-4)  # on-policy, every term weighted by ρ
+    assert tis["mismatch_kl"] == pytest.approx(off["mismatch_kl"], rel=1e-6)
+    low = corrected(level="token", cap=1.5)
+    assert low["is_weight_mean"] == pytest.approx(1.5) and low["is_cut_frac"] == 1.0
+    assert low["loss"] == pytest.approx(1.5 * same["loss"], rel=1e-4)
+    masked = corrected(level="token", mode="mask", cap=1.5)
+    assert masked["is_weight_mean"] == 0.0 and masked["loss"] == 0.0
+    seq = corrected(level="sequence")  # a step's ρ = e^{0.5 n} with n its completion's tokens: cut to 2
+    assert seq["is_weight_mean"] == pytest.approx(2.0) and seq["is_cut_frac"] == 1.0
+    _, ppo = run_rollout(tmp_path, rollout_file(tmp_path, shift=-0.5), loss={"algorithm": "ppo"},
+                         rollout_correction={"level": "token", "mode": "mask", "cap": 1.5})
+    assert ppo["pg_loss"] == 0.0 and ppo["vf_loss"] > 0  # PPO's policy term is weighted too; its value loss is not
+
+
+def test_rollout_correction_without_rollout_logprobs_fails_clearly(tmp_path):
+    from gymflow_trainer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"rollout_correction.level: 'token' needs the rollout's log-probs, but .* chose 'conversation'"):
+        run_rollout(tmp_path, rollout_file(tmp_path, with_logprobs=False), rollout_correction={"level": "token"})
+    with pytest.raises(ConfigError, match=r"\$.rollout_correction.level: 'sequence' needs the rollout's log-probs, but samples is 'conversation'"):
+        make(tmp_path, "x", samples="conversation", rollout_correction={"level": "sequence"})
+    with pytest.raises(ConfigError, match=r"\$.rollout_correction.cap must be > 1, got 1.0"):
+        make(tmp_path, "x", rollout_correction={"level": "token", "cap": 1.0})
+    _, conv = run_rollout(tmp_path, rollout_file(tmp_path, with_logprobs=False))
+    assert "mismatch_kl" not in conv  # no rollout log-probs, no gap to report
