@@ -191,12 +191,13 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           kind: 'checkpoint',
           parents,
           name: `${o.experiment}/iter-${o.iteration}/checkpoint`,
-          meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, entropy: beat.entropy, resumedFrom },
+          meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, entropy: beat.entropy, mismatchKl: beat.mismatchKl, resumedFrom },
         });
         const result: TrainResult = {
           checkpointRef: entry.ref,
           loss: beat.loss,
           entropy: beat.entropy,
+          mismatchKl: beat.mismatchKl,
           steps: beat.step,
           wallMs: Date.now() - started,
           resumedFrom,

@@ -147,13 +147,13 @@ describe('gymflow pipeline: pure parts', () => {
     expect(text).toContain('best        success 0.250 at iteration 0   policy sha256:bbbbbbbbbbbb   checkpoint sha256:cccccccccccc');
     expect(text).not.toContain('retention');
     expect(formatStatus({ ...sampleStatus(), retention: { pruned: [`sha256:${'d'.repeat(64)}`, `sha256:${'e'.repeat(64)}`] } })).toContain('retention   pruned 2 model artifacts after this iteration');
-    // RL iterations show the policy's entropy beside the train loss; SFT ones leave the column empty
+    // RL iterations show the policy's entropy and the rollout engine's gap beside the train loss; SFT ones leave them empty
     const base = sampleStatus();
-    const rl = { ...(base.history[0] as IterationMetrics), iteration: 1, phase: 'rl', algorithm: 'rl', train: { loss: 0.25, steps: 4, entropy: 1.5 } };
+    const rl = { ...(base.history[0] as IterationMetrics), iteration: 1, phase: 'rl', algorithm: 'rl', train: { loss: 0.25, steps: 4, entropy: 1.5, mismatchKl: 3.14e-9 } };
     const sft = { ...rl, iteration: 2, phase: 'sft', algorithm: 'sft', train: { loss: 0.75, steps: 3 } };
     const table = formatStatus({ ...base, history: [...base.history, rl, sft] }).split('\n');
-    expect(table.find((l) => l.includes('held-out success'))).toMatch(/loss\s+entropy\s+train steps/);
-    expect(table.find((l) => /^\s*1\s+rl/.test(l))).toMatch(/0\.250\s+1\.500\s+4\s/);
+    expect(table.find((l) => l.includes('held-out success'))).toMatch(/loss\s+entropy\s+mismatch\s+train steps/);
+    expect(table.find((l) => /^\s*1\s+rl/.test(l))).toMatch(/0\.250\s+1\.500\s+3\.1e-9\s+4\s/);
     expect(table.find((l) => /^\s*2\s+sft/.test(l))).toMatch(/0\.750\s+3\s/);
     expect(formatStatus({ ...sampleStatus(), retention: { pruned: [], error: 'store is read-only' } })).toContain('retention   could not prune: store is read-only');
   });

@@ -112,7 +112,8 @@ temporal.describe('pipeline on Temporal', () => {
             name: 'rl',
             iterations: 1,
             collect: { agent: 'policy', tasks: 2, group_size: 2, shard_size: 1, max_steps: 2, max_new_tokens: 16 },
-            train: { command: 'rl', config: { max_steps: 1, max_length: 512 } },
+            // the whole prompt (byte-level, ~2,300 tokens): no step is cut, so the trainer sees what the policy saw
+            train: { command: 'rl', config: { max_steps: 1, max_length: 4096 } },
           },
         ],
         eval: { tasks: 2, max_steps: 2, max_new_tokens: 16, baseline: true },
@@ -150,9 +151,15 @@ temporal.describe('pipeline on Temporal', () => {
       expect(rl?.train?.steps).toBe(1);
       // the real trainer's RL entropy reaches the history (a tiny model's is near ln |V|); SFT reports none
       expect(rl?.train?.entropy).toBeGreaterThan(0);
+      // The policy that acted (onnxruntime-node, the SFT checkpoint's ONNX export) computed the log-probs the
+      // trainer computes from that checkpoint (~1e-14 here): a stale or wrong policy in the loop would show, as
+      // did the prompts cut at max_length 512 before (7.6e-6).
+      expect(rl?.train?.mismatchKl).toBeGreaterThanOrEqual(0);
+      expect(rl?.train?.mismatchKl).toBeLessThan(1e-8);
       expect(status.history[1]?.train).toBeDefined();
       expect(status.history[1]?.train?.entropy).toBeUndefined();
-      expect(status.stages.train.note).toMatch(/^1 steps, loss \d+\.\d{4}, entropy \d+\.\d{4}$/);
+      expect(status.history[1]?.train?.mismatchKl).toBeUndefined();
+      expect(status.stages.train.note).toMatch(/^1 steps, loss \d+\.\d{4}, entropy \d+\.\d{4}, mismatch \d(\.\d)?(e-\d+)?$/);
       expect(status.history[1]?.rollouts).toMatchObject({ episodes: 4, success: 1 });
       expect(status.best?.iteration).toBeGreaterThanOrEqual(0);
 

@@ -24,6 +24,7 @@ import { SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
 import {
   bestOf,
   freshStages,
+  trainMetrics,
   trainNumbers,
   type CancelStatus,
   type IterationMetrics,
@@ -503,8 +504,8 @@ export class PipelineRunner {
       ...(ev.evalReward === undefined ? {} : { evalReward: ev.evalReward }),
       ...(ev.evalSteps === undefined ? {} : { evalSteps: ev.evalSteps }),
       rollouts: { episodes: scored.summary.episodes, success: scored.summary.successRate, meanReward: scored.summary.meanReward, meanSteps: scored.summary.meanSteps },
-      // `entropy` is absent from the results of histories recorded before the trainer reported it
-      train: { loss: trained.loss, steps: trained.steps, ...(trained.entropy === undefined || trained.entropy === null ? {} : { entropy: trained.entropy }) },
+      // RL's numbers are absent from the results of histories recorded before the trainer reported them
+      train: trainMetrics(trained),
       wallMs: Date.now() - started,
       refs,
     };

@@ -40,9 +40,9 @@ describe('a train run directory after its checkpoint is stored', () => {
     expect(await store.has(result.checkpointRef)).toBe(true);
   });
 
-  it("keeps an RL result's entropy (the record above, without one, is what earlier versions wrote)", async () => {
-    await releaseRunDir(runDir, outputDir, { ...result, entropy: 1.5 });
-    expect(await storedTrainResult(runDir, store)).toEqual({ result: { ...result, entropy: 1.5 } });
+  it("keeps an RL result's entropy and rollout gap (the record above, without them, is what earlier versions wrote)", async () => {
+    await releaseRunDir(runDir, outputDir, { ...result, entropy: 1.5, mismatchKl: 2e-9 });
+    expect(await storedTrainResult(runDir, store)).toEqual({ result: { ...result, entropy: 1.5, mismatchKl: 2e-9 } });
   });
 
   it('does not trust a record whose checkpoint left the store', async () => {

@@ -33,6 +33,8 @@ export const StoredTrainResultSchema = z
     loss: z.number().nullable(),
     /** The policy's entropy at the last step (RL); absent in records written before it was reported. */
     entropy: z.number().nullable().optional(),
+    /** The rollout engine's gap to the trainer at the last step (RL on step samples); absent likewise. */
+    mismatchKl: z.number().nullable().optional(),
     steps: z.number().int().nonnegative(),
     wallMs: z.number().nonnegative(),
     /** The checkpoint a retried attempt resumed from. */

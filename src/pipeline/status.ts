@@ -62,8 +62,11 @@ export interface IterationMetrics {
   evalSteps?: number;
   /** Collection: episodes, success rate and mean reward of the rollouts trained on. */
   rollouts?: { episodes: number; success: number; meanReward: number; meanSteps: number };
-  /** Trainer: last loss, optimizer steps, and (RL) the policy's entropy at the last step. */
-  train?: { loss: number | null; steps: number; entropy?: number };
+  /**
+   * Trainer: last loss, optimizer steps, and (RL) the policy's entropy at the last step and, on the rollout's
+   * own tokens, the rollout engine's gap to the trainer (`mismatch_kl`, docs/trainer.md "Rollout correction").
+   */
+  train?: TrainMetrics;
   /** Wall time of the iteration. */
   wallMs: number;
   /** Refs of what the iteration made. */
@@ -149,13 +152,48 @@ export function freshStages(): Record<StageName, StageStatus> {
   return Object.fromEntries(STAGES.map((s) => [s, { state: 'pending' }])) as Record<StageName, StageStatus>;
 }
 
+/** The trainer's numbers of an iteration (see {@link IterationMetrics.train}). */
+export interface TrainMetrics {
+  loss: number | null;
+  steps: number;
+  entropy?: number;
+  mismatchKl?: number;
+}
+
+/** What a train result or heartbeat says of the trainer's last numbers; RL's are null or absent for the others. */
+interface TrainerNumbers {
+  loss: number | null;
+  entropy?: number | null | undefined;
+  mismatchKl?: number | null | undefined;
+}
+
 /**
- * The trainer's last numbers for a note: `, loss 0.4512, entropy 1.2034`, each only when known (the entropy is
- * RL's; results recorded before it was reported have none).
+ * An iteration's {@link TrainMetrics} from a train result: the RL numbers only when the trainer reported them
+ * (results recorded before it did have none).
  */
-export function trainNumbers(t: { loss: number | null; entropy?: number | null | undefined }): string {
-  const loss = t.loss === null ? '' : `, loss ${t.loss.toFixed(4)}`;
-  return t.entropy === undefined || t.entropy === null ? loss : `${loss}, entropy ${t.entropy.toFixed(4)}`;
+export function trainMetrics(t: TrainerNumbers & { steps: number }): TrainMetrics {
+  const m: TrainMetrics = { loss: t.loss, steps: t.steps };
+  if (t.entropy !== undefined && t.entropy !== null) m.entropy = t.entropy;
+  if (t.mismatchKl !== undefined && t.mismatchKl !== null) m.mismatchKl = t.mismatchKl;
+  return m;
+}
+
+/** The rollout engine's gap to the trainer, to two significant digits (a healthy one is ~1e-9, a broken one ~0.1). */
+export function formatMismatch(kl: number): string {
+  return kl.toPrecision(2);
+}
+
+/**
+ * The trainer's last numbers for a note: `, loss 0.4512, entropy 1.2034, mismatch 3.1e-9`, each only when
+ * known.
+ */
+export function trainNumbers(t: TrainerNumbers): string {
+  const m = trainMetrics({ ...t, steps: 0 });
+  return [
+    m.loss === null ? '' : `, loss ${m.loss.toFixed(4)}`,
+    m.entropy === undefined ? '' : `, entropy ${m.entropy.toFixed(4)}`,
+    m.mismatchKl === undefined ? '' : `, mismatch ${formatMismatch(m.mismatchKl)}`,
+  ].join('');
 }
 
 /** The best held-out success of a history (the highest; the earliest of ties). */

@@ -23,7 +23,7 @@ import {
   type TrainerEvent,
   type TrainHeartbeat,
 } from './trainer-process.js';
-import { trainNumbers } from './status.js';
+import { trainMetrics, trainNumbers } from './status.js';
 
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
 
@@ -103,6 +103,20 @@ describe('trainer events → heartbeats', () => {
     expect(beat([...rl, '{"event":"progress","step":3,"loss":0.3,"entropy":null}']).entropy).toBeNull(); // non-finite
     expect(trainNumbers({ loss: 0.2, entropy: 2.25 })).toBe(', loss 0.2000, entropy 2.2500');
     expect(trainNumbers({ loss: null })).toBe('');
+  });
+
+  it("keeps the last reported gap between the rollout engine's log-probs and the trainer's", () => {
+    const beat = (lines: string[]): TrainHeartbeat =>
+      lines.map(parseTrainerEvent).reduce((b, e) => (e === undefined ? b : nextHeartbeat(b, e)), initialHeartbeat(1));
+    expect(beat(['{"event":"progress","step":1,"loss":0.5,"entropy":2.5}']).mismatchKl).toBeNull(); // conversation samples: none
+    const rl = ['{"event":"progress","step":1,"loss":0.1,"entropy":2.5,"mismatch_kl":3.1e-9}', '{"event":"progress","step":2,"loss":0.2,"entropy":2.25,"mismatch_kl":0.148}'];
+    expect(beat(rl)).toMatchObject({ step: 2, entropy: 2.25, mismatchKl: 0.148 });
+    expect(beat([...rl, '{"event":"done","step":2,"loss":0.2}']).mismatchKl).toBe(0.148);
+    // two significant digits: a healthy gap is ~1e-9, a broken policy's ~0.1
+    expect(trainNumbers({ loss: 0.2, entropy: 2.25, mismatchKl: 3.14e-9 })).toBe(', loss 0.2000, entropy 2.2500, mismatch 3.1e-9');
+    expect(trainNumbers({ loss: 0.2, entropy: null, mismatchKl: 0.148 })).toBe(', loss 0.2000, mismatch 0.15');
+    expect(trainMetrics({ loss: 0.2, steps: 3, entropy: null, mismatchKl: 0.5 })).toEqual({ loss: 0.2, steps: 3, mismatchKl: 0.5 });
+    expect(trainMetrics({ loss: null, steps: 3 })).toEqual({ loss: null, steps: 3 }); // a result recorded before either
   });
 
   it('resumes from the newer of the heartbeat checkpoint and the newest complete one on disk', async () => {

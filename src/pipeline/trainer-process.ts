@@ -146,6 +146,8 @@ export const TrainerEventSchema = z.discriminatedUnion('event', [
     loss: z.number().nullable().optional(),
     /** RL: the policy's mean entropy at the step's trained tokens (nats). */
     entropy: z.number().nullable().optional(),
+    /** RL with the rollout's log-probs: the k3 estimate of KL(rollout engine ‖ trainer) at those tokens. */
+    mismatch_kl: z.number().nullable().optional(),
   }),
   z.looseObject({ event: z.literal('checkpoint'), path: z.string(), step: z.number() }),
   z.looseObject({ event: z.literal('done'), path: z.string().optional(), loss: z.number().nullable().optional(), step: z.number().optional() }),
@@ -176,6 +178,11 @@ export interface TrainHeartbeat {
   loss: number | null;
   /** The last policy entropy the trainer reported (RL); null before one, and for commands that report none. */
   entropy: number | null;
+  /**
+   * The last gap between the rollout engine's log-probs and the trainer's it reported (RL on step samples,
+   * docs/trainer.md "Rollout correction"); null before one, and when there is none to report.
+   */
+  mismatchKl: number | null;
   /** The newest complete checkpoint directory the trainer reported. */
   checkpoint: string | null;
   checkpointStep: number | null;
@@ -200,6 +207,7 @@ export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainH
         totalSteps: event.total_steps ?? prev.totalSteps,
         loss: event.loss ?? null,
         entropy: event.entropy === undefined ? prev.entropy : event.entropy,
+        mismatchKl: event.mismatch_kl === undefined ? prev.mismatchKl : event.mismatch_kl,
       };
     case 'checkpoint':
       return { ...prev, checkpoint: event.path, checkpointStep: event.step, step: Math.max(prev.step, event.step) };
@@ -212,7 +220,7 @@ export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainH
 
 /** Empty heartbeat details for attempt `attempt`. */
 export function initialHeartbeat(attempt: number): TrainHeartbeat {
-  return { step: 0, totalSteps: null, loss: null, entropy: null, checkpoint: null, checkpointStep: null, attempt };
+  return { step: 0, totalSteps: null, loss: null, entropy: null, mismatchKl: null, checkpoint: null, checkpointStep: null, attempt };
 }
 
 /** The file the trainer writes last into a checkpoint (trainer/gymflow_trainer/common.py `STATE_FILE`). */

@@ -364,6 +364,9 @@ class RlSample:
     old_logp: Optional[list[float]] = None
     #: The trajectory (group member) it comes from: several step samples share one member.
     member: str = ""
+    #: Cut at ``max_length``: the conversation's end (conversation samples), or the prompt's start or the
+    #: completion's end (step samples: the trainer then scores the tokens in another context than the policy's).
+    cut: bool = False
 
 
 def load_rl(path: str, tokenizer: Any, max_length: int, system: bool = True) -> list[RlSample]:
@@ -381,9 +384,10 @@ def load_rl(path: str, tokenizer: Any, max_length: int, system: bool = True) -> 
             cont = _messages(mem, "completion", f"{where} $.{f('group')}[{mi}]")
             trained = [False] * len(prompt) + [m[f("role")] == "assistant" and bool(m.get(f("train"), True)) for m in cont]
             tk = tokenize_messages(tokenizer, _plain(prompt + cont), trained, system=system)
-            if len(tk.input_ids) > max_length:
+            cut = len(tk.input_ids) > max_length
+            if cut:
                 tk = Tokenized(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length])
-            out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, None, f"{gid}/{mi}"))
+            out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, None, f"{gid}/{mi}", cut))
     return out
 
 
@@ -446,13 +450,14 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
                     raise DataError(f"{here}.{f('tokens')}[{si}].prompt: empty (a completion needs a prompt to be scored)")
                 if len(lp) != len(comp) or not comp:
                     raise DataError(f"{here}.{f('logprobs')}[{si}]: {len(lp)} log-probs for {len(comp)} completion tokens")
+                cut = len(prompt) + len(comp) > max_length
                 comp, lp = comp[: max_length - 1], [float(x) for x in lp[: max_length - 1]]
                 prompt = prompt[-(max_length - len(comp)):] if len(prompt) + len(comp) > max_length else prompt
                 ids = prompt + comp
                 labels = [IGNORE] * len(prompt) + comp
                 old = [0.0] * (len(prompt) - 1) + lp
                 tk = Tokenized(ids, labels, [1.0] * len(ids))
-                out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, old, f"{gid}/{mi}"))
+                out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, old, f"{gid}/{mi}", cut))
     return out
 
 

@@ -170,7 +170,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         common.compile_layers(model)
     opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
-    events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), total_steps=len(steps), start_step=start,
+    events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), cut_samples=sum(s.cut for s in samples),
+                total_steps=len(steps), start_step=start,
                 **resumed.fields(), device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
                 processes=distributed.world().size)
     counts = trained_counts(samples)

@@ -122,6 +122,9 @@ def test_dpo_and_rl_loaders(tokenizer, tmp_path):
                                                         {"completion": conv[2:3], "reward": 0.0, "advantage": -1.0}]}
     samples = load_rl(write_jsonl(tmp_path / "r.jsonl", [rl]), tokenizer, 4096)
     assert [s.reward for s in samples] == [1.0, 0.0] and samples[0].group == samples[1].group
+    assert not any(s.cut for s in samples)
+    short = load_rl(write_jsonl(tmp_path / "r.jsonl", [rl]), tokenizer, len(samples[1].tokens.input_ids))
+    assert [s.cut for s in short] == [True, False] and len(short[0].tokens.input_ids) == len(samples[1].tokens.input_ids)
 
 
 def test_field_names_are_one_mapping():

@@ -8,7 +8,7 @@ import { loadPipelineConfig, type PipelineConfig } from '../../pipeline/config.j
 import { defaultWorkflowId } from '../../pipeline/plan.js';
 import { SearchAttributeKeys } from '../../pipeline/search-attributes.js';
 import { continuation, parseRunInput, type ClosedRun } from '../../pipeline/continuation.js';
-import { STAGES, type IterationMetrics, type LoopState, type PipelineStatus } from '../../pipeline/status.js';
+import { formatMismatch, STAGES, type IterationMetrics, type LoopState, type PipelineStatus } from '../../pipeline/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';
@@ -214,6 +214,7 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
       rollouts: h.rollouts ? `${h.rollouts.episodes} ep, ${pct(h.rollouts.success)} ok` : '',
       loss: h.train?.loss === undefined || h.train.loss === null ? '' : formatNumber(h.train.loss),
       entropy: h.train?.entropy === undefined ? '' : formatNumber(h.train.entropy),
+      mismatch: h.train?.mismatchKl === undefined ? '' : formatMismatch(h.train.mismatchKl),
       trainSteps: h.train?.steps ?? '',
       time: duration(h.wallMs),
     }));
@@ -228,6 +229,7 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
         { key: 'rollouts' },
         { key: 'loss', align: 'right' },
         { key: 'entropy', align: 'right' },
+        { key: 'mismatch', align: 'right' },
         { key: 'trainSteps', header: 'train steps', align: 'right' },
         { key: 'time', align: 'right' },
       ]),
