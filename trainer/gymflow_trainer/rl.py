@@ -117,12 +117,12 @@ def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
 
 
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
-    dev, digest, resume, model, tok = common.prepare_run(cfg)
     by_steps = cfg.samples == "steps" or (cfg.samples == "auto" and rollout_tokens_complete(cfg.data))
     correcting = cfg.rollout_correction.level != "off"
-    if correcting and not by_steps:
+    if correcting and not by_steps:  # before any model is loaded
         raise ConfigError(f"rollout_correction.level: '{cfg.rollout_correction.level}' needs the rollout's log-probs, but {cfg.data} "
                           "does not carry token ids and log-probs for every step (samples: auto chose 'conversation')")
+    dev, digest, resume, model, tok = common.prepare_run(cfg)
     keep_system = common.system_prompt_mode(model, cfg.system_prompt) == "keep"
     samples = load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tok, cfg.max_length, system=keep_system)
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
