@@ -276,7 +276,9 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         loss_val = total
         dt = time.perf_counter() - t0
         n_tokens = sum(len(samples[i].tokens.input_ids) for mb in micro for i in mb)
-        if done_steps % cfg.log_every == 0 or done_steps == len(steps):
+        # also the run's first step: with step samples its mismatch_kl is the rollout engine's gap alone (no update
+        # has moved the policy away from the one that collected the data yet)
+        if done_steps % cfg.log_every == 0 or done_steps == len(steps) or step == start:
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=float(grad_norm),
                             tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields(), **fit.fields())
         at_boundary = inner == cfg.ppo_epochs - 1

@@ -229,3 +229,11 @@ def test_rollout_correction_without_rollout_logprobs_fails_clearly(tmp_path):
         make(tmp_path, "x", rollout_correction={"level": "token", "cap": 1.0})
     _, conv = run_rollout(tmp_path, rollout_file(tmp_path, with_logprobs=False))
     assert "mismatch_kl" not in conv  # no rollout log-probs, no gap to report
+
+
+def test_the_first_step_is_always_reported(tmp_path):
+    # its mismatch_kl is the rollout engine's gap before any update: the one reading that is not also drift
+    cap = Capture()
+    rl.run(make(tmp_path, "first", epochs=3, log_every=100), EventWriter(cap))
+    steps = [e["step"] for e in cap.lines if e["event"] == "progress"]
+    assert steps == [1, steps[-1]] and steps[-1] > 2
