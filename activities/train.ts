@@ -191,7 +191,15 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           kind: 'checkpoint',
           parents,
           name: `${o.experiment}/iter-${o.iteration}/checkpoint`,
-          meta: { command: o.command, iteration: o.iteration, steps: beat.step, loss: beat.loss, entropy: beat.entropy, mismatchKl: beat.mismatchKl, resumedFrom },
+          meta: {
+            command: o.command,
+            iteration: o.iteration,
+            steps: beat.step,
+            loss: beat.loss,
+            entropy: beat.entropy,
+            mismatchKl: beat.mismatchKl,
+            resumedFrom,
+          },
         });
         const result: TrainResult = {
           checkpointRef: entry.ref,

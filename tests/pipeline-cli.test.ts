@@ -149,7 +149,8 @@ describe('gymflow pipeline: pure parts', () => {
     expect(formatStatus({ ...sampleStatus(), retention: { pruned: [`sha256:${'d'.repeat(64)}`, `sha256:${'e'.repeat(64)}`] } })).toContain('retention   pruned 2 model artifacts after this iteration');
     // RL iterations show the policy's entropy and the rollout engine's gap beside the train loss; SFT ones leave them empty
     const base = sampleStatus();
-    const rl = { ...(base.history[0] as IterationMetrics), iteration: 1, phase: 'rl', algorithm: 'rl', train: { loss: 0.25, steps: 4, entropy: 1.5, mismatchKl: 3.14e-9 } };
+    const train = { loss: 0.25, steps: 4, entropy: 1.5, mismatchKl: 3.14e-9 };
+    const rl = { ...(base.history[0] as IterationMetrics), iteration: 1, phase: 'rl', algorithm: 'rl', train };
     const sft = { ...rl, iteration: 2, phase: 'sft', algorithm: 'sft', train: { loss: 0.75, steps: 3 } };
     const table = formatStatus({ ...base, history: [...base.history, rl, sft] }).split('\n');
     expect(table.find((l) => l.includes('held-out success'))).toMatch(/loss\s+entropy\s+mismatch\s+train steps/);

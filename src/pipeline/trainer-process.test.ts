@@ -109,7 +109,10 @@ describe('trainer events → heartbeats', () => {
     const beat = (lines: string[]): TrainHeartbeat =>
       lines.map(parseTrainerEvent).reduce((b, e) => (e === undefined ? b : nextHeartbeat(b, e)), initialHeartbeat(1));
     expect(beat(['{"event":"progress","step":1,"loss":0.5,"entropy":2.5}']).mismatchKl).toBeNull(); // conversation samples: none
-    const rl = ['{"event":"progress","step":1,"loss":0.1,"entropy":2.5,"mismatch_kl":3.1e-9}', '{"event":"progress","step":2,"loss":0.2,"entropy":2.25,"mismatch_kl":0.148}'];
+    const rl = [
+      '{"event":"progress","step":1,"loss":0.1,"entropy":2.5,"mismatch_kl":3.1e-9}',
+      '{"event":"progress","step":2,"loss":0.2,"entropy":2.25,"mismatch_kl":0.148}',
+    ];
     expect(beat(rl)).toMatchObject({ step: 2, entropy: 2.25, mismatchKl: 0.148 });
     expect(beat([...rl, '{"event":"done","step":2,"loss":0.2}']).mismatchKl).toBe(0.148);
     // two significant digits: a healthy gap is ~1e-9, a broken policy's ~0.1

@@ -387,7 +387,8 @@ def load_rl(path: str, tokenizer: Any, max_length: int, system: bool = True) -> 
             cut = len(tk.input_ids) > max_length
             if cut:
                 tk = Tokenized(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length])
-            out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, None, f"{gid}/{mi}", cut))
+            out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, None, f"{gid}/{mi}",
+                                cut))
     return out
 
 
@@ -457,7 +458,8 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
                 labels = [IGNORE] * len(prompt) + comp
                 old = [0.0] * (len(prompt) - 1) + lp
                 tk = Tokenized(ids, labels, [1.0] * len(ids))
-                out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, old, f"{gid}/{mi}", cut))
+                out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, old, f"{gid}/{mi}",
+                                    cut))
     return out
 
 

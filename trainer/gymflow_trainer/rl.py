@@ -12,8 +12,8 @@ conversation) and the old log-probs are the current policy's, computed (no gradi
 a rollout batch (the ``grad_accum`` micro-batches of an optimiser step). ``ppo_epochs > 1`` reuses them for
 further updates. With step samples the trainer's own log-probs are computed too, and ``mismatch_kl`` reports
 how far the rollout engine's are from them; ``rollout_correction`` then takes the ratio against the trainer's
-and weights the loss by ``losses.rollout_weights``. Checkpoints are written only at rollout-batch boundaries so that resume never needs a lost
-``old_logp`` cache.
+and weights the loss by ``losses.rollout_weights``. Checkpoints are written only at rollout-batch boundaries so
+that resume never needs a lost ``old_logp`` cache.
 
 PPO (``loss.algorithm: ppo``): a value head ``Linear(hidden, 1)`` on the last hidden state (attribute
 ``v_head`` of the model, trained with it, saved in checkpoints' ``trainable.safetensors``, left out of the
@@ -258,7 +258,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                     loss = loss * share + cfg.vf_coef * vloss * tshare
                     token_means.update(vmetrics)
                 else:
-                    loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss, ref_logp=ref_lp, weights=weights)
+                    loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss,
+                                                ref_logp=ref_lp, weights=weights)
                     loss = loss * share
                 # token means are weighted by the piece's token share (× tshare, ÷ the share every metric gets below)
                 metrics.update({k: v * tshare / share if share else 0.0 for k, v in token_means.items()})
