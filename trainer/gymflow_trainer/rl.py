@@ -42,7 +42,7 @@ import torch
 from . import common, distributed, memory
 from .advantages import dynamic_sampling_filter, gae, group_advantages
 from .config import RlConfig
-from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete
+from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete, warn_stderr
 from .errors import ConfigError, DataError
 from .events import EventWriter
 from .losses import DEFAULT_AGGREGATION, masked_mean, policy_loss, rollout_weights, value_loss
@@ -134,6 +134,11 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         raise DataError(f"{cfg.data}: every group has equal rewards; nothing to learn (drop_uniform_groups)")
     samples = [samples[i] for i in idx]
     adv = adv[idx].float()
+    cut = sum(s.cut for s in samples)
+    if cut and distributed.is_main():
+        why = ": their sampled tokens are scored after a shorter prompt than the policy saw (mismatch_kl rises)" if by_steps else ""
+        warn_stderr(f"{cfg.data}: {cut} of {len(samples)} samples are longer than max_length {cfg.max_length} and were cut{why}; "
+                    "raise max_length")
     steps = schedule(len(samples), cfg)
     use_value = cfg.loss.algorithm == "ppo"
     # the samples' per-token log-probs (and more, as asked) under a model, in the configured layout
@@ -170,7 +175,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         common.compile_layers(model)
     opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
-    events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), cut_samples=sum(s.cut for s in samples),
+    events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), cut_samples=cut,
                 total_steps=len(steps), start_step=start,
                 **resumed.fields(), device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
                 processes=distributed.world().size)

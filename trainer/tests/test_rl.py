@@ -187,13 +187,15 @@ def test_steps_where_nothing_was_sampled_are_skipped(tmp_path):
     assert not rollout_tokens_complete(write_jsonl(tmp_path / "none.jsonl", [rec]))
 
 
-def test_the_rollout_engines_gap_is_reported_and_corrected(tmp_path):
+def test_the_rollout_engines_gap_is_reported_and_corrected(tmp_path, capsys):
     gap = math.exp(0.5)  # the rollout's log-probs are the tiny model's − 0.5: ρ = π_trainer / π_rollout = e^0.5 per token
     start, same = run_rollout(tmp_path, rollout_file(tmp_path))
     assert same["mismatch_kl"] == pytest.approx(0.0, abs=1e-9) and "is_weight_mean" not in same and start["cut_samples"] == 0
+    assert "were cut" not in capsys.readouterr().err
     # prompts cut at max_length: the trainer scores the sampled tokens in a shorter context than the policy saw
     start, cut = run_rollout(tmp_path, rollout_file(tmp_path), max_length=80)
     assert start["cut_samples"] == 4 and cut["mismatch_kl"] > 1e-6  # 1.9e-4 here; uncut: 0
+    assert "4 of 4 samples are longer than max_length 80 and were cut: their sampled tokens are scored after" in capsys.readouterr().err
     _, off = run_rollout(tmp_path, rollout_file(tmp_path, shift=-0.5))
     assert off["mismatch_kl"] == pytest.approx(gap - 1.5, rel=1e-4)  # k3: ρ − 1 − ln ρ
     assert off["ratio_mean"] == pytest.approx(gap, rel=1e-4)  # off: the ratio is against the rollout's log-probs
