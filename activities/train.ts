@@ -206,6 +206,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           loss: beat.loss,
           entropy: beat.entropy,
           mismatchKl: beat.mismatchKl,
+          cutSamples: beat.cutSamples,
           steps: beat.step,
           wallMs: Date.now() - started,
           resumedFrom,

@@ -40,9 +40,10 @@ describe('a train run directory after its checkpoint is stored', () => {
     expect(await store.has(result.checkpointRef)).toBe(true);
   });
 
-  it("keeps an RL result's entropy and rollout gap (the record above, without them, is what earlier versions wrote)", async () => {
-    await releaseRunDir(runDir, outputDir, { ...result, entropy: 1.5, mismatchKl: 2e-9 });
-    expect(await storedTrainResult(runDir, store)).toEqual({ result: { ...result, entropy: 1.5, mismatchKl: 2e-9 } });
+  it("keeps an RL result's entropy, rollout gap and cut samples (the record above, without them, is what earlier versions wrote)", async () => {
+    const rl = { ...result, entropy: 1.5, mismatchKl: 2e-9, cutSamples: 3 };
+    await releaseRunDir(runDir, outputDir, rl);
+    expect(await storedTrainResult(runDir, store)).toEqual({ result: rl });
   });
 
   it('does not trust a record whose checkpoint left the store', async () => {

@@ -35,6 +35,8 @@ export const StoredTrainResultSchema = z
     entropy: z.number().nullable().optional(),
     /** The rollout engine's gap to the trainer at the last step (RL on step samples); absent likewise. */
     mismatchKl: z.number().nullable().optional(),
+    /** The samples the trainer cut at `max_length` (RL); absent likewise. */
+    cutSamples: z.number().int().nonnegative().nullable().optional(),
     steps: z.number().int().nonnegative(),
     wallMs: z.number().nonnegative(),
     /** The checkpoint a retried attempt resumed from. */

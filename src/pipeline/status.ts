@@ -165,6 +165,7 @@ interface TrainerNumbers {
   loss: number | null;
   entropy?: number | null | undefined;
   mismatchKl?: number | null | undefined;
+  cutSamples?: number | null | undefined;
 }
 
 /**
@@ -184,15 +185,17 @@ export function formatMismatch(kl: number): string {
 }
 
 /**
- * The trainer's last numbers for a note: `, loss 0.4512, entropy 1.2034, mismatch 3.1e-9`, each only when
- * known.
+ * The trainer's last numbers for a note: `, loss 0.4512, entropy 1.2034, mismatch 3.1e-9, 5 samples cut at
+ * max_length`, each only when known (and the cut ones only when there are some).
  */
 export function trainNumbers(t: TrainerNumbers): string {
   const m = trainMetrics({ ...t, steps: 0 });
+  const cut = t.cutSamples ?? 0;
   return [
     m.loss === null ? '' : `, loss ${m.loss.toFixed(4)}`,
     m.entropy === undefined ? '' : `, entropy ${m.entropy.toFixed(4)}`,
     m.mismatchKl === undefined ? '' : `, mismatch ${formatMismatch(m.mismatchKl)}`,
+    cut > 0 ? `, ${cut} sample${cut === 1 ? '' : 's'} cut at max_length` : '',
   ].join('');
 }
 

@@ -122,6 +122,20 @@ describe('trainer events → heartbeats', () => {
     expect(trainMetrics({ loss: null, steps: 3 })).toEqual({ loss: null, steps: 3 }); // a result recorded before either
   });
 
+  it('keeps the count of samples the trainer cut at max_length, and the note names it', () => {
+    const beat = (lines: string[]): TrainHeartbeat =>
+      lines.map(parseTrainerEvent).reduce((b, e) => (e === undefined ? b : nextHeartbeat(b, e)), initialHeartbeat(1));
+    expect(beat(['{"event":"start","command":"sft","total_steps":4}']).cutSamples).toBeNull();
+    const rl = beat([
+      '{"event":"start","command":"rl","total_steps":4,"cut_samples":5}',
+      '{"event":"progress","step":1,"loss":0.1,"mismatch_kl":0.01}',
+    ]);
+    expect(rl).toMatchObject({ cutSamples: 5, mismatchKl: 0.01, totalSteps: 4 });
+    expect(trainNumbers(rl)).toBe(', loss 0.1000, mismatch 0.010, 5 samples cut at max_length');
+    expect(trainNumbers({ loss: 0.1, cutSamples: 1 })).toBe(', loss 0.1000, 1 sample cut at max_length');
+    expect(trainNumbers({ loss: 0.1, cutSamples: 0 })).toBe(', loss 0.1000');
+  });
+
   it('resumes from the newer of the heartbeat checkpoint and the newest complete one on disk', async () => {
     const out = await mkdtemp(path.join(tmpdir(), 'gymflow-resume-'));
     const checkpoint = async (name: string, complete = true): Promise<string> => {

@@ -138,6 +138,8 @@ export const TrainerEventSchema = z.discriminatedUnion('event', [
     resumed_from: z.string().nullable().optional(),
     /** Checkpoints the trainer could not read back and set aside (`<name>.unreadable`), newest first. */
     unreadable_checkpoints: z.array(z.looseObject({ path: z.string(), error: z.string() })).optional(),
+    /** RL: the samples cut at `max_length`. */
+    cut_samples: z.number().optional(),
   }),
   z.looseObject({
     event: z.literal('progress'),
@@ -183,6 +185,8 @@ export interface TrainHeartbeat {
    * docs/trainer.md "Rollout correction"); null before one, and when there is none to report.
    */
   mismatchKl: number | null;
+  /** The samples `max_length` cut (RL's start event); null for commands that do not say. */
+  cutSamples: number | null;
   /** The newest complete checkpoint directory the trainer reported. */
   checkpoint: string | null;
   checkpointStep: number | null;
@@ -194,7 +198,12 @@ export interface TrainHeartbeat {
 export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainHeartbeat {
   switch (event.event) {
     case 'start': {
-      const next = { ...prev, totalSteps: event.total_steps ?? prev.totalSteps, step: event.start_step ?? prev.step };
+      const next = {
+        ...prev,
+        totalSteps: event.total_steps ?? prev.totalSteps,
+        step: event.start_step ?? prev.step,
+        cutSamples: event.cut_samples ?? prev.cutSamples,
+      };
       // What the trainer actually resumed from: an older checkpoint than asked when the newest was unreadable,
       // or none.
       if (event.resumed_from === undefined) return next;
@@ -220,7 +229,7 @@ export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainH
 
 /** Empty heartbeat details for attempt `attempt`. */
 export function initialHeartbeat(attempt: number): TrainHeartbeat {
-  return { step: 0, totalSteps: null, loss: null, entropy: null, mismatchKl: null, checkpoint: null, checkpointStep: null, attempt };
+  return { step: 0, totalSteps: null, loss: null, entropy: null, mismatchKl: null, cutSamples: null, checkpoint: null, checkpointStep: null, attempt };
 }
 
 /** The file the trainer writes last into a checkpoint (trainer/gymflow_trainer/common.py `STATE_FILE`). */
