@@ -229,7 +229,17 @@ export function nextHeartbeat(prev: TrainHeartbeat, event: TrainerEvent): TrainH
 
 /** Empty heartbeat details for attempt `attempt`. */
 export function initialHeartbeat(attempt: number): TrainHeartbeat {
-  return { step: 0, totalSteps: null, loss: null, entropy: null, mismatchKl: null, cutSamples: null, checkpoint: null, checkpointStep: null, attempt };
+  return {
+    step: 0,
+    totalSteps: null,
+    loss: null,
+    entropy: null,
+    mismatchKl: null,
+    cutSamples: null,
+    checkpoint: null,
+    checkpointStep: null,
+    attempt,
+  };
 }
 
 /** The file the trainer writes last into a checkpoint (trainer/gymflow_trainer/common.py `STATE_FILE`). */
