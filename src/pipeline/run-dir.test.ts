@@ -40,7 +40,7 @@ describe('a train run directory after its checkpoint is stored', () => {
     expect(await store.has(result.checkpointRef)).toBe(true);
   });
 
-  it("keeps an RL result's entropy, rollout gap and cut samples (the record above, without them, is what earlier versions wrote)", async () => {
+  it("keeps an RL result's entropy, rollout gap and cut samples (earlier versions wrote the record above, without them)", async () => {
     const rl = { ...result, entropy: 1.5, mismatchKl: 2e-9, cutSamples: 3 };
     await releaseRunDir(runDir, outputDir, rl);
     expect(await storedTrainResult(runDir, store)).toEqual({ result: rl });
