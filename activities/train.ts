@@ -187,31 +187,17 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         failOn(run, `trainer ${o.command} (iteration ${o.iteration}, attempt ${info.attempt})`);
         const finalDir = run.done?.path ?? path.join(outputDir, 'final');
         const parents = [o.datasetRef, ...(o.policy.checkpointRef === undefined ? [] : [o.policy.checkpointRef])];
+        // what the trainer last reported: the checkpoint's metadata and the activity's result both carry it
+        const { loss, entropy, mismatchKl, cutSamples } = beat;
+        const numbers = { steps: beat.step, loss, entropy, mismatchKl, cutSamples };
         const entry = await putTree(ws.store, finalDir, {
           kind: 'checkpoint',
           parents,
           name: `${o.experiment}/iter-${o.iteration}/checkpoint`,
-          meta: {
-            command: o.command,
-            iteration: o.iteration,
-            steps: beat.step,
-            loss: beat.loss,
-            entropy: beat.entropy,
-            mismatchKl: beat.mismatchKl,
-            resumedFrom,
-          },
+          meta: { command: o.command, iteration: o.iteration, ...numbers, resumedFrom },
         });
-        const result: TrainResult = {
-          checkpointRef: entry.ref,
-          loss: beat.loss,
-          entropy: beat.entropy,
-          mismatchKl: beat.mismatchKl,
-          cutSamples: beat.cutSamples,
-          steps: beat.step,
-          wallMs: Date.now() - started,
-          resumedFrom,
-          attempt: info.attempt,
-        };
+        const wallMs = Date.now() - started;
+        const result: TrainResult = { checkpointRef: entry.ref, ...numbers, wallMs, resumedFrom, attempt: info.attempt };
         // The step checkpoints (optimizer state included) are no longer needed once the model is stored.
         await releaseRunDir(runDir, outputDir, result);
         return result;

@@ -168,14 +168,21 @@ interface TrainerNumbers {
   cutSamples?: number | null | undefined;
 }
 
+/** A number the trainer reported, or undefined for one it did not (null) or a record from before it did. */
+function reported(x: number | null | undefined): number | undefined {
+  return x ?? undefined;
+}
+
 /**
  * An iteration's {@link TrainMetrics} from a train result: the RL numbers only when the trainer reported them
  * (results recorded before it did have none).
  */
 export function trainMetrics(t: TrainerNumbers & { steps: number }): TrainMetrics {
   const m: TrainMetrics = { loss: t.loss, steps: t.steps };
-  if (t.entropy !== undefined && t.entropy !== null) m.entropy = t.entropy;
-  if (t.mismatchKl !== undefined && t.mismatchKl !== null) m.mismatchKl = t.mismatchKl;
+  const entropy = reported(t.entropy);
+  const mismatchKl = reported(t.mismatchKl);
+  if (entropy !== undefined) m.entropy = entropy;
+  if (mismatchKl !== undefined) m.mismatchKl = mismatchKl;
   return m;
 }
 
@@ -189,12 +196,13 @@ export function formatMismatch(kl: number): string {
  * max_length`, each only when known (and the cut ones only when there are some).
  */
 export function trainNumbers(t: TrainerNumbers): string {
-  const m = trainMetrics({ ...t, steps: 0 });
+  const entropy = reported(t.entropy);
+  const mismatchKl = reported(t.mismatchKl);
   const cut = t.cutSamples ?? 0;
   return [
-    m.loss === null ? '' : `, loss ${m.loss.toFixed(4)}`,
-    m.entropy === undefined ? '' : `, entropy ${m.entropy.toFixed(4)}`,
-    m.mismatchKl === undefined ? '' : `, mismatch ${formatMismatch(m.mismatchKl)}`,
+    t.loss === null ? '' : `, loss ${t.loss.toFixed(4)}`,
+    entropy === undefined ? '' : `, entropy ${entropy.toFixed(4)}`,
+    mismatchKl === undefined ? '' : `, mismatch ${formatMismatch(mismatchKl)}`,
     cut > 0 ? `, ${cut} sample${cut === 1 ? '' : 's'} cut at max_length` : '',
   ].join('');
 }

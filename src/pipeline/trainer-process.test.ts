@@ -67,6 +67,10 @@ describe('trainer command line', () => {
 });
 
 describe('trainer events → heartbeats', () => {
+  /** The heartbeat after `lines` of trainer output, from attempt 1's empty one. */
+  const beat = (lines: string[]): TrainHeartbeat =>
+    lines.map(parseTrainerEvent).reduce((b, e) => (e === undefined ? b : nextHeartbeat(b, e)), initialHeartbeat(1));
+
   it('tracks step, loss and the newest checkpoint', () => {
     const lines = [
       '{"event":"start","command":"sft","examples":10,"total_steps":3,"start_step":0,"resumed_from":null}',
@@ -94,8 +98,6 @@ describe('trainer events → heartbeats', () => {
   });
 
   it("keeps RL's last reported entropy, and none for a command that reports none", () => {
-    const beat = (lines: string[]): TrainHeartbeat =>
-      lines.map(parseTrainerEvent).reduce((b, e) => (e === undefined ? b : nextHeartbeat(b, e)), initialHeartbeat(1));
     expect(beat(['{"event":"progress","step":1,"loss":0.5}']).entropy).toBeNull();
     const rl = ['{"event":"progress","step":1,"loss":0.1,"entropy":2.5}', '{"event":"progress","step":2,"loss":0.2,"entropy":2.25}'];
     expect(beat(rl)).toMatchObject({ step: 2, entropy: 2.25 });
@@ -106,8 +108,6 @@ describe('trainer events → heartbeats', () => {
   });
 
   it("keeps the last reported gap between the rollout engine's log-probs and the trainer's", () => {
-    const beat = (lines: string[]): TrainHeartbeat =>
-      lines.map(parseTrainerEvent).reduce((b, e) => (e === undefined ? b : nextHeartbeat(b, e)), initialHeartbeat(1));
     expect(beat(['{"event":"progress","step":1,"loss":0.5,"entropy":2.5}']).mismatchKl).toBeNull(); // conversation samples: none
     const rl = [
       '{"event":"progress","step":1,"loss":0.1,"entropy":2.5,"mismatch_kl":3.1e-9}',
@@ -123,8 +123,6 @@ describe('trainer events → heartbeats', () => {
   });
 
   it('keeps the count of samples the trainer cut at max_length, and the note names it', () => {
-    const beat = (lines: string[]): TrainHeartbeat =>
-      lines.map(parseTrainerEvent).reduce((b, e) => (e === undefined ? b : nextHeartbeat(b, e)), initialHeartbeat(1));
     expect(beat(['{"event":"start","command":"sft","total_steps":4}']).cutSamples).toBeNull();
     const rl = beat([
       '{"event":"start","command":"rl","total_steps":4,"cut_samples":5}',

@@ -31,8 +31,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * The closed loop, end to end on this machine: a Temporal dev server (SQLite under `dir`, Web UI), the CPU and
  * GPU workers as child processes, and `trainingLoop` on the demo configuration. Prints the Web UI link, a line
  * per stage change and the per-iteration table (held-out success with its CI, reward, steps, train loss, RL
- * entropy and rollout mismatch, wall time) each time an iteration completes; stops the stack at the end unless `keep`. The run lives
- * in the server's db: a demo interrupted and started again with the same `dir` finds it in the Web UI.
+ * entropy and rollout mismatch, wall time) each time an iteration completes; stops the stack at the end unless
+ * `keep`. The run lives in the server's db: a demo interrupted and started again with the same `dir` finds it
+ * in the Web UI.
  */
 async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
   const config = await loadPipelineConfig(opts.config);
