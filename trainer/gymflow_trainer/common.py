@@ -13,6 +13,10 @@ place, so a killed run leaves complete checkpoints or none):
 Under ``torchrun`` / ``accelerate launch`` (``distributed``) only rank 0 writes checkpoints and the final
 model; every other rank waits at a barrier, so when any rank returns from :func:`save_checkpoint` the
 checkpoint is complete on disk.
+
+With ``optim.carry_state`` the final model directory also holds ``optimizer_state.pt``: AdamW's per-parameter
+state keyed by parameter name (the policy's parameters only: PPO's value head starts fresh with the next run),
+which a run starting from that directory continues (:func:`carry_optimizer_state`).
 """
 
 from __future__ import annotations
@@ -324,14 +328,70 @@ def load_checkpoint(path: str, model: Any, opt: Any, sched: Any, data_digest: st
     return state
 
 
-def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
+#: In a final model directory: the optimizer state a later run carries on from (``optim.carry_state``).
+OPTIMIZER_STATE_FILE = "optimizer_state.pt"
+OPTIMIZER_STATE_FORMAT = "gymflow-optimizer-state/1"
+
+
+def _trainable(model: Any) -> list[tuple[str, torch.nn.Parameter]]:
+    """The parameters :func:`make_optimizer` gives the optimizer, in its order, with their names."""
+    return [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+
+
+def optimizer_state(model: Any, opt: torch.optim.Optimizer) -> dict[str, Any]:
+    """What ``optimizer_state.pt`` holds: each policy parameter's optimizer state (AdamW: step, first and second
+    moments) under the parameter's name, so that it maps onto the same model however it is built next time.
+    PPO's value head (``v_head.*``) is left out: the saved model does not have it."""
+    named = _trainable(model)
+    state = {named[i][0]: {k: v.detach().to("cpu") if torch.is_tensor(v) else v for k, v in s.items()}
+             for i, s in opt.state_dict()["state"].items() if not named[i][0].startswith("v_head.")}
+    return {"format": OPTIMIZER_STATE_FORMAT, "state": state}
+
+
+def carry_optimizer_state(model_dir: str, model: Any, opt: torch.optim.Optimizer) -> Optional[str]:
+    """Loads the ``optimizer_state.pt`` of ``model_dir`` (:func:`optimizer_state`, written with the model) into
+    ``opt``; returns its path, or None when the directory has none (the optimizer then starts from zero moments).
+    Parameters the file does not name (a new value head) start from zero too.
+
+    :raises CheckpointError: the file cannot be read, or it names a parameter this model does not have, or one
+        of another shape (it was saved for another model)."""
+    path = os.path.join(model_dir, OPTIMIZER_STATE_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - torch.load raises many kinds for a garbled file
+        raise CheckpointError(f"{path}: cannot be read ({type(e).__name__}: {e}); delete it to start from fresh moments") from e
+    if not isinstance(saved, dict) or saved.get("format") != OPTIMIZER_STATE_FORMAT or not isinstance(saved.get("state"), dict):
+        raise CheckpointError(f"{path}: is not a gymflow optimizer state (format {OPTIMIZER_STATE_FORMAT})")
+    named = _trainable(model)
+    index = {n: i for i, (n, _) in enumerate(named)}
+    sd = opt.state_dict()
+    for name, s in saved["state"].items():
+        i = index.get(name)
+        if i is None:
+            raise CheckpointError(f"{path}: holds the optimizer state of parameter {name!r}, which this model does not train: "
+                                  "it was saved for another model")
+        shape = tuple(named[i][1].shape)
+        for key, value in s.items():
+            if torch.is_tensor(value) and value.dim() > 0 and tuple(value.shape) != shape:
+                raise CheckpointError(f"{path}: {name}.{key} has shape {tuple(value.shape)}, the parameter has {shape}: "
+                                      "it was saved for another model")
+        sd["state"][i] = s
+    opt.load_state_dict(sd)
+    return path
+
+
+def save_final(out_dir: str, model: Any, tokenizer: Any, opt: Optional[torch.optim.Optimizer] = None) -> str:
     """``<output_dir>/final``: a full model directory (LoRA merged) + tokenizer, loadable by
-    ``from_pretrained`` and by ``export-onnx``."""
+    ``from_pretrained`` and by ``export-onnx``; with ``opt`` (``optim.carry_state``) also the optimizer's
+    state (:func:`optimizer_state`)."""
     final = os.path.join(out_dir, "final")
     if not distributed.is_main():
         distributed.barrier()
         watchdog.beat("the final model")
         return final
+    carried = None if opt is None else optimizer_state(model, opt)  # before policy_only hides the value head
     with _staging(out_dir, "final") as tmp, policy_only(model):
         m = model
         if hasattr(model, "merge_and_unload"):
@@ -339,6 +399,8 @@ def save_final(out_dir: str, model: Any, tokenizer: Any) -> str:
 
             m = copy.deepcopy(model).merge_and_unload()
         m.save_pretrained(tmp)
+        if carried is not None:
+            torch.save(carried, os.path.join(tmp, OPTIMIZER_STATE_FILE))
         save_tokenizer(tokenizer, model, tmp)
         make_portable(tmp)
         if os.path.exists(final):
@@ -516,19 +578,24 @@ def pad_batch(seqs: list[Any], pad_id: int, dev: torch.device) -> dict[str, torc
 
 @dataclass
 class Resumed:
-    """Where :func:`start_training` resumed from (``path``, None: from the start), and the checkpoints it found
-    unreadable on the way (``{"path", "error"}``, newest first)."""
+    """Where :func:`start_training` resumed from (``path``, None: from the start), the checkpoints it found
+    unreadable on the way (``{"path", "error"}``, newest first), and with ``optim.carry_state`` (``carry``) the
+    optimizer state a run from step 0 carried on from (``optimizer_from``, None: zero moments)."""
 
     path: Optional[str] = None
     unreadable: list[dict[str, str]] = field(default_factory=list)
+    carry: bool = False
+    optimizer_from: Optional[str] = None
 
     def fields(self) -> dict[str, Any]:
-        """The ``start`` event's fields: ``resumed_from``, and ``unreadable_checkpoints`` when there were any."""
-        return {"resumed_from": self.path, **({"unreadable_checkpoints": self.unreadable} if self.unreadable else {})}
+        """The ``start`` event's fields: ``resumed_from``, ``unreadable_checkpoints`` when there were any, and
+        ``optimizer_from`` with ``optim.carry_state`` unless the run resumed (its checkpoint has the state)."""
+        return {"resumed_from": self.path, **({"unreadable_checkpoints": self.unreadable} if self.unreadable else {}),
+                **({"optimizer_from": self.optimizer_from} if self.carry and self.path is None else {})}
 
 
 def start_training(
-    model: Any, ocfg: OptimConfig, total_steps: int, resume: Optional[str], data_digest: str
+    model: Any, ocfg: OptimConfig, total_steps: int, resume: Optional[str], data_digest: str, model_dir: Optional[str] = None
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR, int, Resumed]:
     """Optimizer, scheduler, the step to start from, and where it came from. With ``resume`` the checkpoint's
     model, optimizer, scheduler and RNG states are restored, after checking it was made for the same data and the
@@ -538,11 +605,16 @@ def start_training(
     ``<name>.unreadable``: the newest complete checkpoint is what a retry resumes from, and a retry would fail
     on it every time. When it is a step checkpoint, the next older complete one beside it is tried instead, and
     so on, down to the start of training when none can be read. The ``start`` event lists what was skipped, and
-    stderr says so."""
+    stderr says so.
+
+    Training that starts from step 0 with ``ocfg.carry_state`` continues the optimizer state saved beside the
+    model in ``model_dir`` (``model.path``), when there is one (:func:`carry_optimizer_state`); a resumed run
+    has its checkpoint's own."""
     opt = make_optimizer(model, ocfg)
     sched = make_scheduler(opt, ocfg, total_steps)
-    resumed = Resumed()
+    resumed = Resumed(carry=ocfg.carry_state)
     if not resume:
+        _carry(resumed, model_dir, model, opt)
         return opt, sched, 0, resumed
     # Then its older siblings, newest first, when `resume` is a step checkpoint (`checkpoint-N`).
     step = _step_of(resume)
@@ -567,7 +639,18 @@ def start_training(
         break
     if resumed.unreadable:
         _set_aside([u["path"] for u in resumed.unreadable])
+    if resumed.path is None:
+        _carry(resumed, model_dir, model, opt)
     return opt, sched, start, resumed
+
+
+def _carry(resumed: Resumed, model_dir: Optional[str], model: Any, opt: torch.optim.Optimizer) -> None:
+    if not resumed.carry:
+        return
+    resumed.optimizer_from = carry_optimizer_state(model_dir, model, opt) if model_dir else None
+    if resumed.optimizer_from is None:
+        sys.stderr.write(f"optim.carry_state: {model_dir or 'a model built from model.tiny'} has no {OPTIMIZER_STATE_FILE}; "
+                         "the optimizer starts from zero moments\n")
 
 
 def _step_of(checkpoint: str) -> Optional[int]:

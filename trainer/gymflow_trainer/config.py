@@ -130,8 +130,16 @@ class OptimConfig:
     #: Optimizer steps in a row whose gradient norm may be NaN or infinite. Each such step is skipped (no update),
     #: and one more stops the run with ``TrainingDiverged`` (exit 5).
     max_skipped_steps: int = 5
+    #: Carry AdamW's moments from run to run: the final model directory gets ``optimizer_state.pt`` (the
+    #: per-parameter state, keyed by name), and a run whose ``model.path`` holds one starts from it instead of
+    #: from zero moments. For a loop that trains each iteration from the last one's model (the pipeline's RL
+    #: phases): a fresh AdamW's first step moves every weight by ~lr whatever its gradient's size.
+    carry_state: bool = False
 
-    def validate(self, where: str) -> None:
+    def validate(self, where: str, lora: Optional[LoraConfig] = None) -> None:
+        if self.carry_state and lora is not None:
+            raise ConfigError(f"{where}.carry_state does not combine with lora: the adapter is merged into the saved model, "
+                              "and the next run trains a new one, so there is no state to carry")
         if self.lr <= 0:
             raise ConfigError(f"{where}.lr must be > 0")
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
@@ -268,7 +276,7 @@ class SftConfig(CausalLoopConfig):
     def validate(self, where: str = "$") -> None:
         self.validate_causal(where, self.model)
         self.model.validate(f"{where}.model")
-        self.optim.validate(f"{where}.optim")
+        self.optim.validate(f"{where}.optim", self.lora)
         if self.lora is not None:
             self.lora.validate(f"{where}.lora")
         if self.chunk_overlap < 0 or self.chunk_overlap >= self.max_length:
@@ -295,7 +303,7 @@ class DpoConfig(CausalLoopConfig):
     def validate(self, where: str = "$") -> None:
         self.validate_causal(where, self.model)
         self.model.validate(f"{where}.model")
-        self.optim.validate(f"{where}.optim")
+        self.optim.validate(f"{where}.optim", self.lora)
         if self.lora is not None:
             self.lora.validate(f"{where}.lora")
         if self.beta <= 0:
@@ -386,7 +394,7 @@ class RlConfig(CausalLoopConfig):
     def validate(self, where: str = "$") -> None:
         self.validate_causal(where, self.model)
         self.model.validate(f"{where}.model")
-        self.optim.validate(f"{where}.optim")
+        self.optim.validate(f"{where}.optim", self.lora)
         self.loss.validate(f"{where}.loss")
         self.rollout_correction.validate(f"{where}.rollout_correction")
         if self.rollout_correction.level != "off" and self.samples == "conversation":

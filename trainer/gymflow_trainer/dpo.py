@@ -82,7 +82,7 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
     model.train()
     if cfg.compile:  # the reference (copy or precomputed) stays eager
         common.compile_layers(model)
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="dpo", pairs=len(pairs), total_steps=len(steps), start_step=start, **resumed.fields(),
                 device=str(dev), reference=cfg.reference, processes=distributed.world().size)
@@ -126,5 +126,5 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             events.checkpoint(path, done_steps)
     path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
     events.checkpoint(path, len(steps))
-    final = common.save_final(cfg.output_dir, model, tok)
+    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     return {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}

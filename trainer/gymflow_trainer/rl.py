@@ -173,7 +173,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     model.train()
     if cfg.compile:
         common.compile_layers(model)
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), cut_samples=cut,
                 total_steps=len(steps), start_step=start,
@@ -293,5 +293,5 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             events.checkpoint(path, done_steps)
     path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
     events.checkpoint(path, len(steps))
-    final = common.save_final(cfg.output_dir, model, tok)
+    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     return {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}

@@ -510,7 +510,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     steps = common.batch_schedule(len(train), cfg)
     model.to(dev)
     model.train()
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest)
+    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
     # Under torchrun: training forwards through DDP, each rank on its share of a step (as in sft/dpo). DDP has to
     # see the forward, and raw_scores does not go through model.forward, hence the small module around it.
     class _Scorer(torch.nn.Module):
@@ -573,7 +573,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     if distributed.is_main():
         _save_meta(os.path.join(path, "model"), cfg)
     events.checkpoint(path, len(steps))
-    final = common.save_final(cfg.output_dir, model, tok)
+    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     if distributed.is_main():
         _save_meta(final, cfg)
     result: dict[str, Any] = {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}

@@ -134,7 +134,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     if cfg.compile:
         common.compile_layers(model)
     varlen = cfg.packed == "varlen"
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(schedule), resume, digest)
+    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(schedule), resume, digest, cfg.model.path)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,
                 **resumed.fields(), device=str(dev), processes=distributed.world().size,
@@ -177,7 +177,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
             events.checkpoint(path, done_steps)
     path = common.save_checkpoint(cfg.output_dir, len(schedule), model, tok, opt, sched, extra, cfg.keep_last)
     events.checkpoint(path, len(schedule))
-    final = common.save_final(cfg.output_dir, model, tok)
+    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     return {"step": len(schedule), "loss": loss_val, "path": final, "checkpoint": path}
 
 
