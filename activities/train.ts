@@ -156,6 +156,8 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         // Where training really continued from: the trainer's `start` event says, when it had to skip an
         // unreadable checkpoint.
         let resumedFrom = resume ?? null;
+        // With `optim.carry_state`: the model whose optimizer state the trainer continued (null: zero moments).
+        let optimizerFrom: string | null | undefined;
         const report = progressReporter('train', 'steps');
         ctx.heartbeat(beat);
         const idle = setInterval(() => ctx.heartbeat(beat), idleHeartbeatMs(info.heartbeatTimeoutMs));
@@ -173,6 +175,9 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
               beat = nextHeartbeat(beat, event);
               if (event.event === 'start') {
                 if (event.resumed_from !== undefined) resumedFrom = event.resumed_from;
+                if (event.optimizer_from !== undefined) {
+                  optimizerFrom = event.optimizer_from === null ? null : (o.policy.checkpointRef ?? o.policy.checkpointPath ?? null);
+                }
                 for (const u of event.unreadable_checkpoints ?? []) {
                   ctx.log.warn(`training did not resume from ${u.path}, which cannot be read back (${u.error}); it is set aside as ${u.path}.unreadable`);
                 }
@@ -194,7 +199,13 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           kind: 'checkpoint',
           parents,
           name: `${o.experiment}/iter-${o.iteration}/checkpoint`,
-          meta: { command: o.command, iteration: o.iteration, ...numbers, resumedFrom },
+          meta: {
+            command: o.command,
+            iteration: o.iteration,
+            ...numbers,
+            resumedFrom,
+            ...(optimizerFrom === undefined ? {} : { optimizerFrom }),
+          },
         });
         const wallMs = Date.now() - started;
         const result: TrainResult = { checkpointRef: entry.ref, ...numbers, wallMs, resumedFrom, attempt: info.attempt };

@@ -106,14 +106,15 @@ temporal.describe('pipeline on Temporal', () => {
             iterations: 1,
             collect: { agent: 'expert', env: RANDOMIZED_ENV, tasks: 4, shard_size: 2 },
             export: { success_only: true },
-            train: { command: 'sft', config: { max_steps: 2, max_length: 512 } },
+            // both phases carry AdamW's state: the RL iteration continues the moments stored with SFT's model
+            train: { command: 'sft', config: { max_steps: 2, max_length: 512, optim: { carry_state: true } } },
           },
           {
             name: 'rl',
             iterations: 1,
             collect: { agent: 'policy', tasks: 2, group_size: 2, shard_size: 1, max_steps: 2, max_new_tokens: 16 },
             // the whole prompt (byte-level, ~2,300 tokens): no step is cut, so the trainer sees what the policy saw
-            train: { command: 'rl', config: { max_steps: 1, max_length: 4096 } },
+            train: { command: 'rl', config: { max_steps: 1, max_length: 4096, optim: { carry_state: true } } },
           },
         ],
         eval: { tasks: 2, max_steps: 2, max_new_tokens: 16, baseline: true },
@@ -171,6 +172,11 @@ temporal.describe('pipeline on Temporal', () => {
         expect(ref, key).toBeDefined();
         expect((await store.stat(ref as string)).kind, key).toBe(kind);
       }
+      // The optimizer state went with the model: none for SFT (a tiny model built from its config), SFT's for RL.
+      const carriedFrom = async (iteration: number): Promise<unknown> =>
+        (await store.stat(status.history[iteration]?.refs.checkpoint as string)).meta?.['optimizerFrom'];
+      expect(await carriedFrom(1)).toBeNull();
+      expect(await carriedFrom(2)).toBe(status.history[1]?.refs.checkpoint);
       const dataset = await store.stat(status.history[2]?.refs.dataset as string);
       expect(dataset.parents).toEqual([status.history[2]?.refs.scored]);
       expect(await store.getRef(`${c.name}/iter-2/checkpoint`)).toBe(status.history[2]?.refs.checkpoint);

@@ -140,6 +140,8 @@ export const TrainerEventSchema = z.discriminatedUnion('event', [
     unreadable_checkpoints: z.array(z.looseObject({ path: z.string(), error: z.string() })).optional(),
     /** RL: the samples cut at `max_length`. */
     cut_samples: z.number().optional(),
+    /** With `optim.carry_state`: the optimizer state file the run continued from; null: zero moments. */
+    optimizer_from: z.string().nullable().optional(),
   }),
   z.looseObject({
     event: z.literal('progress'),
