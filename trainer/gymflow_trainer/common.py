@@ -108,10 +108,15 @@ def compile_layers(model: Any) -> int:
     return len(layers)
 
 
+def _trainable(model: Any) -> list[tuple[str, torch.nn.Parameter]]:
+    """The trainable parameters with their names, in the order :func:`make_optimizer` gives them to the optimizer."""
+    return [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+
+
 def make_optimizer(model: Any, ocfg: OptimConfig) -> torch.optim.Optimizer:
     """AdamW; on CUDA its fused kernel (one launch for every parameter instead of one per tensor group: the
     same update up to rounding, and its state dict is the same, so a checkpoint resumes either way)."""
-    params = [p for p in model.parameters() if p.requires_grad]
+    params = [p for _, p in _trainable(model)]
     fused = bool(params) and all(p.is_cuda for p in params)
     return torch.optim.AdamW(params, lr=ocfg.lr, betas=(ocfg.betas[0], ocfg.betas[1]), weight_decay=ocfg.weight_decay,
                              fused=fused or None)
@@ -136,7 +141,7 @@ def make_scheduler(opt: torch.optim.Optimizer, ocfg: OptimConfig, total_steps: i
 
 
 def trainable_state(model: Any) -> dict[str, torch.Tensor]:
-    return {n: p.detach().to("cpu").contiguous().clone() for n, p in model.named_parameters() if p.requires_grad}
+    return {n: p.detach().to("cpu").contiguous().clone() for n, p in _trainable(model)}
 
 
 @contextlib.contextmanager
@@ -310,7 +315,7 @@ def load_checkpoint(path: str, model: Any, opt: Any, sched: Any, data_digest: st
     if check:
         check(state)
     tensors = _read(path, TRAINABLE_FILE, lambda: load_file(os.path.join(path, TRAINABLE_FILE)))
-    want = {n for n, p in model.named_parameters() if p.requires_grad}
+    want = {n for n, _ in _trainable(model)}
     if set(tensors) != want:
         raise CheckpointError(f"{path}: its parameters do not match the model (is LoRA on in one and off in the other?)")
     dev = next(model.parameters()).device
@@ -331,11 +336,6 @@ def load_checkpoint(path: str, model: Any, opt: Any, sched: Any, data_digest: st
 #: In a final model directory: the optimizer state a later run carries on from (``optim.carry_state``).
 OPTIMIZER_STATE_FILE = "optimizer_state.pt"
 OPTIMIZER_STATE_FORMAT = "gymflow-optimizer-state/1"
-
-
-def _trainable(model: Any) -> list[tuple[str, torch.nn.Parameter]]:
-    """The parameters :func:`make_optimizer` gives the optimizer, in its order, with their names."""
-    return [(n, p) for n, p in model.named_parameters() if p.requires_grad]
 
 
 def optimizer_state(model: Any, opt: torch.optim.Optimizer) -> dict[str, Any]:
@@ -713,7 +713,7 @@ def optimizer_step(model: Any, opt: torch.optim.Optimizer, sched: Any, max_grad_
     parameters' gradient norm (``max_grad_norm`` <= 0: no clipping, norm still reported), step optimizer and
     scheduler, clear the gradients. A step whose norm is not finite updates nothing but the schedule
     (:class:`SkippedSteps`). Returns ``(grad_norm, lr)`` with the learning rate the step used."""
-    params = [p for p in model.parameters() if p.requires_grad]
+    params = [p for _, p in _trainable(model)]
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, max_grad_norm if max_grad_norm > 0 else float("inf")))
     lr = sched.get_last_lr()[0]
     finite = math.isfinite(grad_norm)
