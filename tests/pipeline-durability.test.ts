@@ -268,7 +268,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
       'durability:serve-crash',
     );
     const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
-    const servers = (): number[] => processesMentioning('gymflow_trainer\0serve').filter((pid) => trainerPids(dir).includes(pid));
+    const servers = (): number[] => processesMentioning('gymflow_trainer\0serve', dir);
     const first = await until(`${id} to collect through its server`, 120_000, async () => {
       const s = await statusOf(id);
       const pids = servers();

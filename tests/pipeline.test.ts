@@ -252,8 +252,8 @@ temporal.describe('pipeline on Temporal', () => {
         }
       }
       expect(status.history[0]?.train?.steps).toBe(1);
-      // Every server was stopped with its stage (cancellation waits for the process group to be gone).
-      expect(processesMentioning('gymflow_trainer\0serve')).toEqual([]);
+      // Every server this test started was stopped with its stage (cancellation waits for the process group to be gone).
+      expect(processesMentioning('gymflow_trainer\0serve', dir)).toEqual([]);
     });
 
     it('fails the stage, naming the command, when the policy server cannot start', { timeout: 90_000 }, async () => {

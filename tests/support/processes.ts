@@ -2,11 +2,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * Live (not zombie) processes, other than this one, whose command line contains `needle`. The arguments in
+ * Live (not zombie) processes, other than this one, whose command line contains `needle` and every one of
+ * `also` (a test's scratch directory: another test's, or a user's, processes do not count). The arguments in
  * `/proc/<pid>/cmdline` are separated by NUL (`'-m\0gymflow_trainer\0serve'`). A killed orphan may linger
  * as a zombie until it is reaped, so zombies do not count.
  */
-export function processesMentioning(needle: string): number[] {
+export function processesMentioning(needle: string, ...also: string[]): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
@@ -14,7 +15,8 @@ export function processesMentioning(needle: string): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       // pid (comm) state …; comm may hold spaces, so the state follows the last ')'.
       if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) found.push(Number(entry));
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(needle) && also.every((s) => cmdline.includes(s))) found.push(Number(entry));
     } catch {
       // gone meanwhile
     }
