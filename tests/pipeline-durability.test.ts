@@ -36,20 +36,9 @@ import { requires } from './support/requires.js';
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
 
-/** Pids of trainer processes whose command line mentions `marker` (the test's scratch directory). */
+/** Live trainer processes whose command line mentions `marker` (the test's scratch directory). */
 function trainerPids(marker: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let cmdline: string;
-    try {
-      cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    } catch {
-      continue; // exited meanwhile
-    }
-    if (cmdline.includes('gymflow_trainer') && cmdline.includes(marker)) pids.push(Number(name));
-  }
-  return pids;
+  return processesMentioning('gymflow_trainer', marker);
 }
 
 /** The highest step of a complete `checkpoint-<step>` directory (it holds `trainer_state.pt`) under `root`, if ≥ `min`. */
