@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The two test suites of `npm test`, side by side: vitest (TypeScript, against the real Temporal dev server,
+# Docker engine and trainer) in the foreground, and the trainer's pytest suite beside it.
+#
+# Why side by side: vitest runs one file at a time, and its suites spend much of their time waiting on the dev
+# server, on timeouts and on subprocesses. On the 2-core CI machine it keeps ~1.2 cores busy on average, so
+# pytest, held to one thread, runs in the other core's slack instead of after vitest.
+#
+# pytest's output goes to a file, printed after vitest's, so the two never interleave. The exit status is
+# vitest's if it failed, else pytest's. GYMFLOW_TEST_SERIAL=1 runs the suites one after the other instead.
+#
+#   bash scripts/test-suites.sh
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PATH="$PWD/node_modules/.bin:$PATH" # vitest, when run without npm
+
+if [[ "${GYMFLOW_TEST_SERIAL:-}" == 1 ]]; then
+  bash scripts/with-tmpdir.sh vitest run && bash scripts/with-tmpdir.sh npm run -s test:trainer
+  exit
+fi
+
+log="$(mktemp "${TMPDIR:-/tmp}/gymflow-pytest-XXXXXX.log")"
+# One thread each for torch's pools: two suites spinning OpenMP teams on two cores slow each other down.
+OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 setsid bash scripts/with-tmpdir.sh npm run -s test:trainer >"$log" 2>&1 &
+pytest_pid=$!
+setsid bash scripts/with-tmpdir.sh vitest run &
+vitest_pid=$!
+# Each suite has its own process group, so an interrupt stops it and everything it started (dev servers,
+# trainers, torchrun's ranks). Both run in the background because `wait` returns on a trapped signal, while a
+# foreground command would hold the trap back until it ended. SIGTERM, not SIGINT: background commands of a
+# script ignore SIGINT.
+stop() {
+  kill -TERM -- "-$vitest_pid" "-$pytest_pid" 2>/dev/null
+  wait
+  rm -f "$log"
+  exit "$1"
+}
+trap 'stop 130' INT
+trap 'stop 143' TERM
+
+wait "$vitest_pid"
+vitest_status=$?
+
+echo
+echo "── trainer tests (pytest, run beside vitest; waiting for it to finish) ──"
+wait "$pytest_pid"
+pytest_status=$?
+cat "$log"
+rm -f "$log"
+
+if ((vitest_status != 0)); then exit "$vitest_status"; fi
+exit "$pytest_status"
