@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The two test suites of `npm test`, side by side: vitest (TypeScript, against the real Temporal dev server,
-# Docker engine and trainer) in the foreground, and the trainer's pytest suite beside it.
+# Docker engine and trainer) and the trainer's pytest suite.
 #
 # Why side by side: vitest runs one file at a time, and its suites spend much of their time waiting on the dev
 # server, on timeouts and on subprocesses. On the 2-core CI machine it keeps ~1.2 cores busy on average, so
@@ -20,7 +20,7 @@ if [[ "${GYMFLOW_TEST_SERIAL:-}" == 1 ]]; then
 fi
 
 log="$(mktemp "${TMPDIR:-/tmp}/gymflow-pytest-XXXXXX.log")"
-# One thread each for torch's pools: two suites spinning OpenMP teams on two cores slow each other down.
+# pytest's torch gets one thread: two suites' OpenMP teams spinning on two cores slow each other down.
 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 setsid bash scripts/with-tmpdir.sh npm run -s test:trainer >"$log" 2>&1 &
 pytest_pid=$!
 setsid bash scripts/with-tmpdir.sh vitest run &
