@@ -13,17 +13,19 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PATH="$PWD/node_modules/.bin:$PATH" # vitest, when run without npm
+vitest=(bash scripts/with-tmpdir.sh vitest run)
+pytest=(bash scripts/with-tmpdir.sh npm run -s test:trainer)
 
 if [[ "${GYMFLOW_TEST_SERIAL:-}" == 1 ]]; then
-  bash scripts/with-tmpdir.sh vitest run && bash scripts/with-tmpdir.sh npm run -s test:trainer
+  "${vitest[@]}" && "${pytest[@]}"
   exit
 fi
 
 log="$(mktemp "${TMPDIR:-/tmp}/gymflow-pytest-XXXXXX.log")"
 # pytest's torch gets one thread: two suites' OpenMP teams spinning on two cores slow each other down.
-OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 setsid bash scripts/with-tmpdir.sh npm run -s test:trainer >"$log" 2>&1 &
+OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 setsid "${pytest[@]}" >"$log" 2>&1 &
 pytest_pid=$!
-setsid bash scripts/with-tmpdir.sh vitest run &
+setsid "${vitest[@]}" &
 vitest_pid=$!
 # Each suite has its own process group, so an interrupt stops it and everything it started (dev servers,
 # trainers, torchrun's ranks). Both run in the background because `wait` returns on a trapped signal, while a
