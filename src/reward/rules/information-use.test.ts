@@ -81,8 +81,7 @@ describe('information-use rule', () => {
   });
 
   it('keeps the first-seen step of a token when a repeated observation is skipped', () => {
-    // Step 1 repeats step 0's observation (scanned once); its tokens stay revealed at step 0, and the
-    // revealed count the rationale reports is unchanged.
+    // Step 1 repeats step 0's observation (scanned once); its tokens stay revealed at step 0.
     const obs = 'def handler_one(): return retry_count';
     const col = column([
       ['file_read', { path: 'a.py' }, obs],
@@ -92,8 +91,37 @@ describe('information-use rule', () => {
     ]);
     expect([...col.scores]).toEqual([Number.NaN, 0, 1, 0]);
     expect(col.refs[2]).toBe(0);
-    // handler_one, return, retry_count; then `nothing` from step 2.
-    expect(col.counts[1]).toBe(3);
-    expect(col.counts[3]).toBe(4);
+    // The steps that use nothing name the first observation that revealed something.
+    expect([col.refs[1], col.refs[3]]).toEqual([0, 0]);
+    expect(informationUseRule.rationale(col.codes[3] ?? 0, col.refs[3] ?? -1, col.counts[3] ?? 0, (p) => p)).toBe('uses none of the tokens earlier observations revealed (the first at step 0)');
+  });
+
+  it('credits a token revealed long before the action that first uses it, and only then', () => {
+    const col = column([
+      // reveals `config_loader` (used at step 3) and `unused_token` (never used)
+      ['search', { pattern: 'load' }, 'config_loader unused_token'],
+      // introduces `own_name`, which its own observation and the next one echo: never revealed
+      ['file_write', { path: 'b.py', content: 'own_name = 1' }, 'wrote own_name'],
+      ['shell', { command: 'grep own_name' }, 'b.py:1: own_name = 1'],
+      ['file_read', { path: 'config_loader' }, 'last observation'],
+    ]);
+    expect([...col.scores]).toEqual([Number.NaN, 0, 0, 1]);
+    expect([...col.codes]).toEqual([InformationUseCode.NOTHING_REVEALED, InformationUseCode.IGNORES, InformationUseCode.IGNORES, InformationUseCode.USES]);
+    expect([col.refs[3], col.counts[3]]).toEqual([0, 1]);
+  });
+
+  it('needs an observation that revealed something, not only one that repeated known tokens', () => {
+    // Step 0's observation only repeats the instruction's and its own action's tokens; step 1's reveals
+    // `fresh_token`, so step 2 is judged and step 1 is not.
+    const col = column(
+      [
+        ['file_read', { path: 'main.py' }, 'main.py: parse_config'],
+        ['file_read', { path: 'lib.py' }, 'fresh_token'],
+        ['file_read', { path: 'other.py' }],
+      ],
+      'The bug is in parse_config.',
+    );
+    expect([...col.codes]).toEqual([InformationUseCode.NOTHING_REVEALED, InformationUseCode.NOTHING_REVEALED, InformationUseCode.IGNORES]);
+    expect(col.refs[2]).toBe(1);
   });
 });

@@ -1,4 +1,3 @@
-import type { TrajectoryStep } from '../../core/trajectory.js';
 import { prepareCalls } from './calls.js';
 import type { RuleContext } from './context.js';
 import { JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, WasmRevealIndex, type RevealIndex } from './token-index.js';
@@ -23,7 +22,8 @@ import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
  * A token the agent introduced itself (first seen in its own action) is never "revealed", even when a later
  * observation echoes it. Observations of invalid actions count: an error message reveals what went wrong.
  *
- * Cost: one pass over each instruction, params and observation character, O(1) table work per token.
+ * Cost: one pass over each instruction, params and observation character, O(1) table work per token; the
+ * WebAssembly index stops reading observations once no later one can change a verdict (token-index.ts).
  */
 
 /** Reason codes of the information-use rule. */
@@ -49,46 +49,28 @@ export function scoreInformationUse(ctx: RuleContext, index: RevealIndex = share
 }
 
 function scoreWith(ctx: RuleContext, index: RevealIndex): RuleColumn {
-  const { steps, instruction } = ctx;
-  const n = steps.length;
+  const n = ctx.steps.length;
   const col = emptyColumn('informationUse', n);
   const { scores, codes, refs, counts } = col;
-  // Distinct tokens run at roughly one per 32–64 characters of text; the table grows if this is low.
-  let chars = instruction.length;
-  for (let i = 0; i < n; i++) chars += (steps[i] as TrajectoryStep).observation.length;
   // The WebAssembly index scans the params it wrote for the redundancy rule's call hashes (calls.ts),
   // writing them now if that rule has not run on this context.
-  const prepared = index instanceof WasmRevealIndex ? index : undefined;
-  if (prepared !== undefined) prepareCalls(ctx, prepared);
-  index.reset((chars >> 5) + 16);
-  index.instruction(instruction);
-  let previousObservation: string | undefined;
+  if (index instanceof WasmRevealIndex) prepareCalls(ctx, index);
+  const { steps, firstReveal } = index.reveal(ctx);
   for (let i = 0; i < n; i++) {
-    const step = steps[i] as TrajectoryStep;
-    const revealedBefore = index.revealed;
-    if (prepared !== undefined) prepared.preparedAction(i);
-    else index.action(i, step.action.params);
-    if (index.used > 0) {
+    const used = steps[3 * i + 1] as number;
+    if (used > 0) {
       scores[i] = 1;
       codes[i] = InformationUseCode.USES;
-      refs[i] = index.from;
-      counts[i] = index.used;
-    } else if (revealedBefore === 0) {
+      refs[i] = steps[3 * i + 2] as number;
+      counts[i] = used;
+    } else if (firstReveal < 0 || firstReveal >= i) {
       codes[i] = InformationUseCode.NOTHING_REVEALED;
-    } else if (index.count === 0) {
+    } else if (steps[3 * i] === 0) {
       codes[i] = InformationUseCode.NO_CONTENT;
     } else {
       scores[i] = 0;
       codes[i] = InformationUseCode.IGNORES;
-      counts[i] = revealedBefore;
-    }
-    // An observation equal to the previous step's (a repeated read or command) can add nothing: every
-    // token in it was recorded when the previous one was scanned. Skipping it is exact, and cheap to test
-    // (`===` on the same string object is a pointer comparison; different lengths differ at once).
-    const observation = step.observation;
-    if (observation !== previousObservation) {
-      index.observation(i, observation);
-      previousObservation = observation;
+      refs[i] = firstReveal;
     }
   }
   return col;
@@ -103,7 +85,7 @@ export const informationUseRule: StepRule = {
       case InformationUseCode.USES:
         return `uses ${count} token${count === 1 ? '' : 's'} revealed by earlier observations (first from step ${label(ref)})`;
       case InformationUseCode.IGNORES:
-        return `uses none of the ${count} token${count === 1 ? '' : 's'} earlier observations revealed`;
+        return `uses none of the tokens earlier observations revealed (the first at step ${label(ref)})`;
       case InformationUseCode.NOTHING_REVEALED:
         return 'no earlier observation revealed anything yet (not applicable)';
       case InformationUseCode.NO_CONTENT:

@@ -7,7 +7,7 @@ import { convertPath } from '../../recorder/convert.js';
 import { trajectory, type StepSpec } from '../__fixtures__/trajectories.js';
 import { prepareRuleContext } from './context.js';
 import { scoreInformationUse } from './information-use.js';
-import { JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, tokensModule, WasmRevealIndex, type RevealIndex } from './token-index.js';
+import { JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, tokensModule, WasmRevealIndex, type RevealIndex, type StepReveals } from './token-index.js';
 import { informativeTokens } from './tokens.js';
 import { requires } from '../../../tests/support/requires.js';
 
@@ -152,15 +152,18 @@ built.describe('WebAssembly reveal index', () => {
 });
 
 it('scores a trajectory the WebAssembly index has no memory for with the JavaScript one', () => {
-  // An index that runs out of memory on the second observation, as the module does past 4 GiB.
+  // An index that runs out of memory, as the module does past 4 GiB.
   class Exhausted extends JsRevealIndex {
-    private observations = 0;
-    override observation(position: number, text: string): void {
-      if (++this.observations === 2) throw new RevealIndexMemoryError();
-      super.observation(position, text);
+    override reveal(): StepReveals {
+      throw new RevealIndexMemoryError();
     }
   }
   const t = trajectory([['search', { pattern: 'x' }, 'found needle_1'], ['file_read', { path: 'needle_1' }, 'text'], ['submit', { answer: 'needle_1' }]], { instruction: 'Go.' });
   expect(columns(t, new Exhausted())).toEqual(columns(t, new JsRevealIndex()));
-  expect(() => columns(t, { ...new JsRevealIndex(), reset: () => { throw new Error('other'); } } as unknown as RevealIndex)).toThrow('other');
+  const failing: RevealIndex = {
+    reveal: () => {
+      throw new Error('other');
+    },
+  };
+  expect(() => columns(t, failing)).toThrow('other');
 });

@@ -1,83 +1,99 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { TrajectoryStep } from '../../core/trajectory.js';
+import type { RuleContext } from './context.js';
 import { HashTable64, type Interner } from './hash.js';
 import { slabArray } from './slab.js';
 import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
 
 /**
- * The information-use rule's index of informative tokens ({@link scanTokens}): for each distinct token,
- * where it was seen first — the task instruction, an action of step k, or the observation of step k.
- * Feed it in trajectory order; after each {@link RevealIndex.action} it tells how many of the action's
- * tokens earlier observations revealed.
+ * The information-use rule's index of informative tokens ({@link scanTokens}): where each distinct token was
+ * seen first — the task instruction, an action of step k, or the observation of step k — and so, for each
+ * step, how many of its action's tokens an earlier observation revealed.
  *
  * Two implementations give the same answers: {@link WasmRevealIndex} (the default; the scanner and the
  * table in WebAssembly with SIMD, `wasm/tokens.c`, built by `scripts/build-wasm.sh`) and {@link JsRevealIndex}
- * (the reference, in JavaScript, used when the module is not built). They hash differently, so one trajectory is always
- * scored by one of them.
+ * (the reference, in JavaScript, used when the module is not built). They reach them differently: the
+ * reference reads the trajectory in order and records every token, the module indexes the actions' tokens
+ * first and only looks the observations' tokens up.
  */
 export interface RevealIndex {
-  /** Empties the index for a new trajectory, sized for about `expectedTokens` distinct tokens. */
-  reset(expectedTokens: number): void;
-  /** Records the task instruction's tokens (never "revealed"). */
-  instruction(text: string): void;
   /**
-   * Scans the values of step `position`'s action params (strings and numbers, at any depth; not keys) and
-   * sets {@link count}, {@link used} and {@link from}.
+   * Indexes a trajectory: its instruction, and every step's action params (the values of strings and
+   * numbers, at any depth; not keys) and observation. The WebAssembly index needs the context's calls
+   * prepared first ({@link WasmRevealIndex.prepareCalls}).
    */
-  action(position: number, params: Record<string, unknown>): void;
-  /** Records the tokens of step `position`'s observation; those seen first here are revealed by it. */
-  observation(position: number, text: string): void;
-  /** Informative tokens in the last action. */
-  readonly count: number;
-  /** Of those, tokens an observation of an earlier step revealed. */
-  readonly used: number;
-  /** The step that revealed the first used token, or -1. */
-  readonly from: number;
-  /** Tokens revealed by observations so far. */
-  readonly revealed: number;
+  reveal(ctx: RuleContext): StepReveals;
 }
 
-// First-appearance codes, the same in both implementations: 1 instruction; 2 + 2k first seen in the action
-// of step k; 3 + 2k first seen in the observation of step k (odd and >= 3: revealed).
+/** What {@link RevealIndex.reveal} found. */
+export interface StepReveals {
+  /**
+   * Three int32 per step, at 3i, 3i + 1 and 3i + 2: the informative tokens of step i's action params, how
+   * many of those an earlier observation revealed, and the step that revealed the first of them (-1: none).
+   * Valid until the index is used again.
+   */
+  readonly steps: Int32Array;
+  /** The first step whose observation revealed a token (first seen there), or -1. */
+  readonly firstReveal: number;
+}
+
+// First-appearance codes of the reference: 1 instruction; 2 + 2k first seen in the action of step k;
+// 3 + 2k first seen in the observation of step k (odd and >= 3: revealed).
 const FROM_INSTRUCTION = 1;
 const MODE_INSTRUCTION = 0;
 const MODE_ACTION = 1;
 const MODE_OBSERVATION = 2;
 const MODE_COLLECT = 3;
 
-/** The reference implementation: {@link scanTokens} into a {@link HashTable64}. */
+/**
+ * The reference implementation, the rule's definition read literally: {@link scanTokens} over the
+ * instruction, then each step's params and observation in order, into a {@link HashTable64} of every
+ * token's first appearance.
+ */
 export class JsRevealIndex implements RevealIndex, TokenSink {
   private readonly table = new HashTable64(1024);
+  private out = new Int32Array(0);
   private mode = MODE_INSTRUCTION;
   private position = 0;
-  count = 0;
-  used = 0;
-  from = -1;
-  revealed = 0;
+  private count = 0;
+  private used = 0;
+  private from = -1;
+  private revealed = 0;
 
-  reset(expectedTokens: number): void {
-    this.table.reset(expectedTokens);
+  reveal(ctx: RuleContext): StepReveals {
+    const { steps, instruction } = ctx;
+    const n = steps.length;
+    // Distinct tokens run at roughly one per 32–64 characters of text; the table grows if this is low.
+    let chars = instruction.length;
+    for (let i = 0; i < n; i++) chars += (steps[i] as TrajectoryStep).observation.length;
+    this.table.reset((chars >> 5) + 16);
     this.revealed = 0;
-  }
-
-  instruction(text: string): void {
+    if (this.out.length < 3 * n) this.out = new Int32Array(3 * n);
+    const out = this.out;
     this.mode = MODE_INSTRUCTION;
-    scanTokens(text, this);
-  }
-
-  action(position: number, params: Record<string, unknown>): void {
-    this.mode = MODE_ACTION;
-    this.position = position;
-    this.count = 0;
-    this.used = 0;
-    this.from = -1;
-    scanParamTokens(params, this);
-  }
-
-  observation(position: number, text: string): void {
-    this.mode = MODE_OBSERVATION;
-    this.position = position;
-    scanTokens(text, this);
+    scanTokens(instruction, this);
+    let firstReveal = -1;
+    let previous: string | undefined;
+    for (let i = 0; i < n; i++) {
+      const step = steps[i] as TrajectoryStep;
+      this.mode = MODE_ACTION;
+      this.position = i;
+      this.count = 0;
+      this.used = 0;
+      this.from = -1;
+      scanParamTokens(step.action.params, this);
+      out[3 * i] = this.count;
+      out[3 * i + 1] = this.used;
+      out[3 * i + 2] = this.from;
+      // An observation equal to the previous step's adds nothing: its tokens were recorded then.
+      if (step.observation === previous) continue;
+      previous = step.observation;
+      this.mode = MODE_OBSERVATION;
+      scanTokens(step.observation, this);
+      if (firstReveal < 0 && this.revealed > 0) firstReveal = i;
+    }
+    return { steps: out, firstReveal };
   }
 
   /** @internal the scanner's callback */
@@ -132,8 +148,10 @@ interface TokensExports {
   memory: WasmMemory;
   reserve(which: number, bytes: number, keep: number): number;
   stats_address(): number;
-  reset(expected: number): number;
+  reset(steps: number, expected: number): number;
   scan(address: number, len: number, mode: number, position: number): number;
+  scan_actions(len: number): number;
+  finish(): number;
   hash_call(members: number, tool: number, seed: number): void;
 }
 
@@ -141,6 +159,7 @@ interface TokensExports {
 const BUFFER_INPUT = 0;
 const BUFFER_ACTIONS = 1;
 const BUFFER_MEMBERS = 2;
+const BUFFER_SPANS = 3;
 
 /** A buffer in the module's memory: which one, where it is now, and how many bytes it has room for. */
 interface Region {
@@ -180,28 +199,40 @@ export interface PreparedCalls {
 /**
  * The WebAssembly implementation (`wasm/tokens.c`, built into {@link TOKENS_WASM}): texts are written
  * into the module's memory as UTF-8 and scanned there, 64 bytes per step of branch-free SIMD
- * classification, with the table in the module's memory too. It halves the information-use rule's time
- * against {@link JsRevealIndex} on code-like text (docs/reward.md, "Cost").
+ * classification, with the table in the module's memory too. It is two to three times faster than
+ * {@link JsRevealIndex} on code-like text (docs/reward.md, "Cost").
+ *
+ * It indexes inside out: the instruction's and every action's tokens go into the table first, and each
+ * observation then only looks its tokens up, marking the action tokens it reveals. Once the first revealing
+ * observation is known and no action token is left that a later observation could reveal first, the
+ * remaining observations are not scanned at all (`wasm/tokens.c` has the argument).
  *
  * It also serves the redundancy rule: {@link prepareCalls} writes a trajectory's action params into the
- * module once, hashes every call there, and {@link preparedAction} later scans a step's params from those
- * same bytes, so the params are read once for both rules.
+ * module once and hashes every call there, and {@link reveal} scans those same bytes for tokens, so the
+ * params are read once for both rules.
  */
 export class WasmRevealIndex implements RevealIndex {
   private readonly wasm: TokensExports;
+  /** The module's memory, and a view of it; renewed when it grows (`views`). */
+  private memory = new ArrayBuffer(0);
   private bytes: Buffer = Buffer.alloc(0);
   private readonly input: Region = { which: BUFFER_INPUT, address: 0, capacity: 0 };
   private readonly actions: Region = { which: BUFFER_ACTIONS, address: 0, capacity: 0 };
   private readonly membersRegion: Region = { which: BUFFER_MEMBERS, address: 0, capacity: 0 };
+  private readonly spansRegion: Region = { which: BUFFER_SPANS, address: 0, capacity: 0 };
   /** The start of the input buffer, for `encodeInto`. */
   private head = new Uint8Array(0);
   private members = new Uint32Array(0);
+  private spans = new Uint32Array(0);
+  private results = new Int32Array(0);
   private stats = new Int32Array(8);
   /** What {@link prepareCalls} last prepared, and for whom. */
   private preparedFor: object | undefined;
   private prepared: PreparedCalls = { hashes: new Int32Array(0), nested: [] };
-  /** Step i's params are bytes [callStart[i], callEnd[i]) of the actions buffer (i < the prepared steps). */
-  private callStart = new Uint32Array(0);
+  /**
+   * Step i's params end at byte callEnd[i] of the actions buffer (i < the prepared steps), and begin where
+   * the previous step's end.
+   */
   private callEnd = new Uint32Array(0);
 
   constructor(module: WasmModule) {
@@ -209,43 +240,51 @@ export class WasmRevealIndex implements RevealIndex {
     this.reserve(this.input, 1 << 16, 0);
     this.reserve(this.actions, 1 << 16, 0);
     this.reserve(this.membersRegion, 1 << 10, 0);
-    this.reset(1024);
+    this.reserve(this.spansRegion, 1 << 10, 0);
+    this.check(this.wasm.reset(0, 1024));
   }
 
-  get count(): number {
-    return this.stats[0] as number;
-  }
-
-  get used(): number {
-    return this.stats[1] as number;
-  }
-
-  get from(): number {
-    return this.stats[2] as number;
-  }
-
-  get revealed(): number {
-    return this.stats[3] as number;
-  }
-
-  reset(expectedTokens: number): void {
-    this.check(this.wasm.reset(Math.min(expectedTokens, 1 << 26)));
-  }
-
-  instruction(text: string): void {
-    this.scanInput(this.writeWhole(text), MODE_INSTRUCTION, 0);
-  }
-
-  action(position: number, params: Record<string, unknown>): void {
-    let end = 0;
-    for (const key in params) {
-      if (Object.prototype.hasOwnProperty.call(params, key)) end = this.writeValue(this.input, params[key], end);
+  /**
+   * {@link RevealIndex.reveal} for the context whose calls {@link prepareCalls} prepared last.
+   *
+   * @throws RevealIndexMemoryError when the module's memory cannot hold the trajectory's tokens.
+   */
+  reveal(ctx: RuleContext): StepReveals {
+    if (this.preparedFor !== ctx) throw new Error('WasmRevealIndex.reveal: prepare the context\'s calls first (prepareCalls)');
+    const { steps, instruction } = ctx;
+    const n = steps.length;
+    // The steps' params lie one after another in the actions buffer; the module is told where each ends.
+    if (4 * n > this.spansRegion.capacity) this.reserve(this.spansRegion, 4 * n, 0);
+    const spans = this.spans;
+    const ends = this.callEnd;
+    for (let i = 0; i < n; i++) spans[i] = ends[i] as number;
+    const actionBytes = n > 0 ? (ends[n - 1] as number) : 0;
+    // The table holds the instruction's and the actions' tokens: about one distinct token per 8 bytes at most.
+    this.check(this.wasm.reset(n, Math.min(((instruction.length + actionBytes) >> 3) + 16, 1 << 26)));
+    this.scanInput(this.writeWhole(instruction), MODE_INSTRUCTION, 0);
+    this.check(this.wasm.scan_actions(actionBytes));
+    let previous: string | undefined;
+    for (let i = 0; i < n; i++) {
+      // An observation equal to the previous step's can reveal nothing: that one was scanned (`===` on the
+      // same string object is a pointer comparison; different lengths differ at once).
+      const observation = (steps[i] as TrajectoryStep).observation;
+      if (observation === previous) continue;
+      previous = observation;
+      this.scanInput(this.writeWhole(observation), MODE_OBSERVATION, i);
+      // Settled: no later observation can change a verdict.
+      if (this.stats[2] === 1) break;
     }
-    this.scanInput(end, MODE_ACTION, position);
-  }
-
-  observation(position: number, text: string): void {
-    this.scanInput(this.writeWhole(text), MODE_OBSERVATION, position);
+    this.check(this.wasm.finish());
+    const stats = this.stats;
+    // The results array moves only when it grows: its view is kept until then, or until memory grows
+    // (`views`). It has 1,024 elements at least, the smallest array the module allocates.
+    const at = stats[0] as number;
+    let results = this.results;
+    if (results.byteOffset !== at || results.length < 3 * n) {
+      results = new Int32Array(this.memory, at, Math.max(3 * n, 1024));
+      this.results = results;
+    }
+    return { steps: results, firstReveal: stats[1] as number };
   }
 
   /**
@@ -255,8 +294,8 @@ export class WasmRevealIndex implements RevealIndex {
    * an array, an object or a value JSON has no form for are listed in `nested` and left for the caller.
    *
    * Done once per `owner` (a rule context): a second call for the same owner returns the same result, and
-   * {@link preparedAction} then scans the prepared bytes. The result stays valid until the next call for
-   * another owner.
+   * {@link reveal} then scans the prepared bytes. The result stays valid until the next call for another
+   * owner.
    *
    * @throws RevealIndexMemoryError when the module's memory cannot hold the params.
    */
@@ -266,19 +305,14 @@ export class WasmRevealIndex implements RevealIndex {
     const n = steps.length;
     const hashes = slabArray(Int32Array, 2 * n);
     const nested: number[] = [];
-    // Where each step's bytes are: read back by `preparedAction` until the next trajectory, so one pair of
-    // arrays serves every trajectory, growing with the longest.
-    if (this.callStart.length < n) {
-      this.callStart = new Uint32Array(Math.max(n, 2 * this.callStart.length));
-      this.callEnd = new Uint32Array(this.callStart.length);
-    }
-    const starts = this.callStart;
+    // Where each step's bytes end: read back by `reveal` until the next trajectory, so one array serves
+    // every trajectory, growing with the longest.
+    if (this.callEnd.length < n) this.callEnd = new Uint32Array(Math.max(n, 2 * this.callEnd.length));
     const ends = this.callEnd;
     const actions = this.actions;
     let end = 0;
     for (let i = 0; i < n; i++) {
       const { tool, params } = (steps[i] as (typeof steps)[number]).action;
-      starts[i] = end;
       let count = 0;
       let plain = true;
       for (const key in params) {
@@ -290,7 +324,7 @@ export class WasmRevealIndex implements RevealIndex {
         let length = 0;
         if (typeof v === 'string' || typeof v === 'number') {
           tag = typeof v === 'string' ? TAG_STRING : TAG_NUMBER;
-          // The bytes `action` would scan; the value's hash covers them without the separator after them.
+          // The bytes `reveal` scans; the value's hash covers them without the separator after them.
           end = this.writeValue(actions, v, end);
           length = end - 1 - start;
         } else if (typeof v === 'boolean') {
@@ -328,15 +362,6 @@ export class WasmRevealIndex implements RevealIndex {
   }
 
   /**
-   * {@link action} for step `position` of the trajectory {@link prepareCalls} last prepared, from the bytes
-   * it wrote (the same bytes `action` would write).
-   */
-  preparedAction(position: number): void {
-    const start = this.callStart[position] as number;
-    this.scan(this.actions.address + start, (this.callEnd[position] as number) - start, MODE_ACTION, position);
-  }
-
-  /**
    * The informative tokens of `text` as strings, found by the WebAssembly scanner (for tests: they must be
    * those of `informativeTokens`).
    */
@@ -363,16 +388,12 @@ export class WasmRevealIndex implements RevealIndex {
     return out;
   }
 
-  private scan(address: number, len: number, mode: number, position: number): void {
-    this.check(this.wasm.scan(address, len, mode, position));
-  }
-
   /**
    * Scans the first `len` bytes of the input buffer. (Its address is read here, after the write that may
    * have moved the buffer.)
    */
   private scanInput(len: number, mode: number, position: number): void {
-    this.scan(this.input.address, len, mode, position);
+    this.check(this.wasm.scan(this.input.address, len, mode, position));
   }
 
   /** Writes `text` as UTF-8 at the start of the input buffer; returns its length in bytes. */
@@ -501,9 +522,12 @@ export class WasmRevealIndex implements RevealIndex {
 
   private views(): void {
     const buffer = this.wasm.memory.buffer;
+    this.memory = buffer;
     this.bytes = Buffer.from(buffer);
     this.head = new Uint8Array(buffer, this.input.address, this.input.capacity);
     this.members = new Uint32Array(buffer, this.membersRegion.address, this.membersRegion.capacity >> 2);
+    this.spans = new Uint32Array(buffer, this.spansRegion.address, this.spansRegion.capacity >> 2);
+    this.results = new Int32Array(0);
     this.stats = new Int32Array(buffer, this.wasm.stats_address(), 8);
   }
 }

@@ -18,6 +18,13 @@
  * multiply, and one probe of an open-addressing table whose slots carry a generation stamp (so a reset
  * for the next trajectory costs O(1)).
  *
+ * The index is built inside out. Only a token that some action uses can make that action score 1, so the
+ * table holds the instruction's and the actions' tokens (all actions are scanned first, `scan_actions`),
+ * and an observation only looks its tokens up: it marks the action tokens it reveals, and inserts nothing.
+ * Which observation revealed anything first is all the rule needs of the rest. Once that is known and no
+ * action token is left that a later observation could still reveal (its first action still ahead, none
+ * revealing it yet), the remaining observations cannot change a verdict, and the caller stops scanning them.
+ *
  * The same module hashes each step's tool call for the redundancy rule (`hash_call`): the params are written
  * here once per trajectory, hashed, and scanned for tokens later from the same bytes.
  *
@@ -69,10 +76,11 @@ static int32_t done(int32_t ok) {
 
 /*
  * Buffers JavaScript writes into (`reserve`): 0 the input of one scan (an instruction, an observation);
- * 1 the action params of a whole trajectory (`hash_call` hashes them, `scan` reads them back step by step);
- * 2 a call's member descriptors (u32, for `hash_call`).
+ * 1 the action params of a whole trajectory (`hash_call` hashes them, `scan_actions` scans them);
+ * 2 a call's member descriptors (u32, for `hash_call`); 3 where each step's params are in buffer 1 (u32
+ * start and end per step, for `scan_actions`).
  */
-enum { BUFFER_INPUT = 0, BUFFER_ACTIONS = 1, BUFFER_MEMBERS = 2, BUFFERS = 3 };
+enum { BUFFER_INPUT = 0, BUFFER_ACTIONS = 1, BUFFER_MEMBERS = 2, BUFFER_SPANS = 3, BUFFERS = 4 };
 
 static uint8_t *buffers[BUFFERS];
 static uint32_t capacities[BUFFERS]; /* usable bytes, PAD more are allocated */
@@ -117,11 +125,11 @@ static int reserve_blocks(uint32_t blocks) {
   return 1;
 }
 
-/* ---- the table: 64-bit token hash -> first-seen code -------------------------------------------- */
+/* ---- the table: 64-bit token hash -> token id ----------------------------------------------------- */
 
 typedef struct {
   uint64_t key;
-  int32_t value;
+  int32_t id;
   uint32_t gen;
 } Slot;
 
@@ -153,33 +161,87 @@ static int table_grow(void) {
   return 1;
 }
 
+/* A u32 array that grows geometrically (by `alloc`, so a grown array leaves its old copy behind). */
+typedef struct {
+  int32_t *at;
+  uint32_t capacity;
+} Array;
+
+/* Room for `n` elements in `a`, keeping the first `keep`; 0 when memory is exhausted. */
+static int array_reserve(Array *a, uint32_t n, uint32_t keep) {
+  if (n <= a->capacity) return 1;
+  uint32_t cap = a->capacity * 2u > n ? a->capacity * 2u : n;
+  if (cap < 1024u) cap = 1024u;
+  uint32_t p = alloc(cap * 4u);
+  if (p == 0) return 0;
+  int32_t *next = (int32_t *)(uintptr_t)p;
+  for (uint32_t i = 0; i < keep; i++) next[i] = a->at[i];
+  a->at = next;
+  a->capacity = cap;
+  return 1;
+}
+
+/* Per token id: the step whose action it was first seen in (-1: the instruction), and the observation that
+ * revealed it (-1: none). */
+static Array token_first, token_revealed;
+static uint32_t tokens;
+/* Per step: ids of the informative tokens of its action, in order (`action_ids`, step i's run ending at
+ * `action_end[i]`), and how many tokens first seen in its action no observation has revealed yet. */
+static Array action_ids, action_end, unrevealed_at;
+static uint32_t action_tokens;
+/* While `scan_actions` runs: where each step's params end in the actions buffer. */
+static const uint32_t *action_span_end;
+/* Per step, written by `finish`: informative tokens of the action, those revealed by an earlier
+ * observation, and the step that revealed the first of them (-1: none). */
+static Array results;
+
+/* The steps of the trajectory, the first observation that revealed a token (-1: none yet), the next step
+ * whose action tokens the observations scanned so far have passed, and how many tokens first seen in the
+ * actions of later steps are still unrevealed. */
+static uint32_t steps;
+static int32_t first_reveal;
+static uint32_t passed;
+static uint32_t pending;
+
 /* ---- results --------------------------------------------------------------------------------- */
 
 /*
- * Read by JavaScript after each scan (`stats_address`): [0] informative tokens in the last action scan,
- * [1] of those, tokens revealed at an earlier step, [2] the step that revealed the first used one (-1: none),
- * [3] tokens first seen in an observation since the last reset, [4] tokens written by `collect` mode,
- * [5] 1 when memory ran out (the scan stopped); [6], [7] the low and high halves of `hash_call`'s hash.
+ * Read by JavaScript (`stats_address`): [0] the address of `finish`'s results, [1] the first observation
+ * that revealed a token (-1: none), [2] 1 when no observation after the last one scanned can change a
+ * verdict, [4] tokens written by `collect` mode, [5] 1 when memory ran out (the scan stopped); [6], [7]
+ * the low and high halves of `hash_call`'s hash.
  */
 static int32_t stats[8];
 
 __attribute__((export_name("stats_address"))) uint32_t stats_address(void) { return (uint32_t)(uintptr_t)stats; }
 
 /*
- * Empties the table for a new trajectory, sized for `expected` distinct tokens (it grows beyond that as
- * needed). Returns as `scan` does.
+ * Empties the index for a new trajectory of `n` steps, sized for `expected` distinct instruction and
+ * action tokens (it grows beyond that as needed). Returns as `scan` does.
  */
-__attribute__((export_name("reset"))) int32_t reset(uint32_t expected) {
+__attribute__((export_name("reset"))) int32_t reset(uint32_t n, uint32_t expected) {
   uint32_t capacity = 1024u;
   while (capacity < expected * 2u && capacity < (1u << 28)) capacity *= 2u;
-  stats[3] = 0;
+  stats[1] = -1;
+  stats[2] = 0;
   stats[5] = 0;
   slot_count = 0;
+  tokens = 0;
+  action_tokens = 0;
+  steps = n;
+  first_reveal = -1;
+  passed = 0;
+  pending = 0;
   generation++;
   if (generation == 0) {
     /* wrapped after 2^32 resets: stale stamps could alias, so clear them */
     for (uint32_t i = 0; i <= slot_mask && slots != 0; i++) slots[i].gen = 0;
     generation = 1;
+  }
+  if (!array_reserve(&action_end, n, 0) || !array_reserve(&unrevealed_at, n, 0)) return done(0);
+  for (uint32_t i = 0; i < n; i++) {
+    unrevealed_at.at[i] = 0;
+    action_end.at[i] = -1;
   }
   if (slots == 0 || slot_mask + 1u < capacity) return done(table_alloc(capacity));
   return done(1);
@@ -283,20 +345,32 @@ static inline uint32_t mask16(v128_t v) { return (uint32_t)wasm_i8x16_bitmask(v)
  * offsets go after `address + len` instead (for tests). Returns 0 when memory ran out,
  * 2 when it grew, else 1.
  */
-__attribute__((export_name("scan"))) int32_t scan(uint32_t address, uint32_t len, int32_t mode, int32_t position) {
-  if (mode == MODE_ACTION) {
-    stats[0] = 0;
-    stats[1] = 0;
-    stats[2] = -1;
-  }
+
+/* Tokens first seen in the action of step `passed` can no longer be revealed once the observations up to
+ * step `upto - 1` are scanned: drops them from `pending` for every step up to `upto`. */
+static void pass_to(uint32_t upto) {
+  for (; passed <= upto && passed < steps; passed++) pending -= (uint32_t)unrevealed_at.at[passed];
+}
+
+/* Whether no observation after those scanned can change a verdict (see the module documentation). */
+static inline int settled(void) { return first_reveal >= 0 && pending == 0; }
+
+/*
+ * Scans the `len` bytes at `address` (inside one of the buffers) for informative tokens, by `mode`:
+ * - instruction: each token goes into the table (first seen in the instruction);
+ * - action (step `position`): each token goes into the table, first seen here unless it was already there,
+ *   and its id is appended to the step's list;
+ * - observation (step `position`): each token is looked up; one not in the table, or one first seen in a
+ *   later step's action and not revealed before, is revealed here (see the module documentation);
+ * - collect: the tokens' [start, end) byte offsets go after `address + len` (for tests).
+ * Returns 0 when memory ran out, 2 when it grew, else 1.
+ */
+static int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t position) {
   stats[4] = 0;
-  if (len == 0) return done(1);
+  if (len == 0) return 1;
   const uint8_t *text = (const uint8_t *)(uintptr_t)address;
   uint32_t blocks = (len + 63u) >> 6;
-  if (!reserve_blocks(blocks + 1u)) {
-    stats[5] = 1;
-    return done(0);
-  }
+  if (!reserve_blocks(blocks + 1u)) return 0;
 
   const v128_t c0 = wasm_i8x16_splat('0'), c10 = wasm_i8x16_splat(10);
   const v128_t ca = wasm_i8x16_splat('a'), c26 = wasm_i8x16_splat(26), c20 = wasm_i8x16_splat(0x20);
@@ -377,45 +451,139 @@ __attribute__((export_name("scan"))) int32_t scan(uint32_t address, uint32_t len
       }
       uint64_t key = hash_bytes(text + start, n);
       if (key == 0) key = 1;
-      if ((slot_count + 1u) * 2u > slot_mask + 1u && !table_grow()) {
-        stats[5] = 1;
-        return done(0);
-      }
       uint32_t k = (uint32_t)key & slot_mask;
+      if (mode == MODE_OBSERVATION) {
+        for (;;) {
+          Slot *s = &slots[k];
+          if (s->gen != generation) {
+            /* in no action nor the instruction: first seen in an observation, this one or an earlier one */
+            if (first_reveal < 0) first_reveal = position;
+            break;
+          }
+          if (s->key == key) {
+            int32_t id = s->id;
+            int32_t first = token_first.at[id];
+            if (first > position && token_revealed.at[id] < 0) {
+              token_revealed.at[id] = position;
+              unrevealed_at.at[first]--;
+              pending--;
+              if (first_reveal < 0) first_reveal = position;
+              if (pending == 0 && first_reveal >= 0) return 1;
+            }
+            break;
+          }
+          k = (k + 1u) & slot_mask;
+        }
+        continue;
+      }
+      if (mode == MODE_ACTION) {
+        /* the step whose params hold the token: tokens never cross a step's end (values end in a separator) */
+        while (start >= action_span_end[position]) action_end.at[position++] = (int32_t)action_tokens;
+      }
       Slot *s;
       for (;;) {
         s = &slots[k];
         if (s->gen != generation) {
           /* first sight */
+          if ((slot_count + 1u) * 2u > slot_mask + 1u) {
+            if (!table_grow()) return 0;
+            k = (uint32_t)key & slot_mask;
+            continue;
+          }
+          if (!array_reserve(&token_first, tokens + 1u, tokens) || !array_reserve(&token_revealed, tokens + 1u, tokens)) return 0;
           s->gen = generation;
           s->key = key;
+          s->id = (int32_t)tokens;
           slot_count++;
+          token_first.at[tokens] = mode == MODE_ACTION ? position : -1;
+          token_revealed.at[tokens] = -1;
+          tokens++;
           if (mode == MODE_ACTION) {
-            stats[0]++;
-            s->value = 2 + 2 * position;
-          } else if (mode == MODE_OBSERVATION) {
-            s->value = 3 + 2 * position;
-            stats[3]++;
-          } else {
-            s->value = 1;
+            unrevealed_at.at[position]++;
+            pending++;
           }
           break;
         }
-        if (s->key == key) {
-          if (mode == MODE_ACTION) {
-            stats[0]++;
-            int32_t v = s->value;
-            if ((v & 1) == 1 && v >= 3) {
-              stats[1]++;
-              if (stats[2] < 0) stats[2] = (v - 3) >> 1;
-            }
-          }
-          break;
-        }
+        if (s->key == key) break;
         k = (k + 1u) & slot_mask;
+      }
+      if (mode == MODE_ACTION) {
+        if (!array_reserve(&action_ids, action_tokens + 1u, action_tokens)) return 0;
+        action_ids.at[action_tokens++] = s->id;
       }
     }
   }
   stats[4] = found;
+  return 1;
+}
+
+/*
+ * Scans the `len` bytes at `address`: the instruction, an observation (of step `position`, in step order,
+ * after `scan_actions`), or collect mode (see `scan_text`; actions are scanned by `scan_actions`). An observation scan updates stats[1] and stats[2]. Returns 0 when memory ran
+ * out, 2 when it grew, else 1.
+ */
+__attribute__((export_name("scan"))) int32_t scan(uint32_t address, uint32_t len, int32_t mode, int32_t position) {
+  if (mode == MODE_OBSERVATION) {
+    pass_to((uint32_t)position);
+    if (settled()) {
+      stats[2] = 1;
+      return done(1);
+    }
+  }
+  int32_t ok = scan_text(address, len, mode, position);
+  if (!ok) stats[5] = 1;
+  if (mode == MODE_OBSERVATION) {
+    /* the next observation can reveal only tokens first seen after its own step */
+    pass_to((uint32_t)position + 1u);
+    stats[1] = first_reveal;
+    stats[2] = settled();
+  }
+  return done(ok);
+}
+
+/*
+ * Scans the action params of every step, after the instruction and before any observation: the first
+ * `len` bytes of buffer 1, where step i's params end at byte `ends[i]` of buffer 3 (u32). The steps'
+ * params lie one after another, so one scan reads them all. Returns as `scan` does.
+ */
+__attribute__((export_name("scan_actions"))) int32_t scan_actions(uint32_t len) {
+  action_span_end = (const uint32_t *)(uintptr_t)buffers[BUFFER_SPANS];
+  int32_t ok = scan_text((uint32_t)(uintptr_t)buffers[BUFFER_ACTIONS], len, MODE_ACTION, 0);
+  if (!ok) {
+    stats[5] = 1;
+    return done(0);
+  }
+  /* the steps after the last token's */
+  uint32_t i = steps;
+  while (i > 0 && action_end.at[i - 1] < 0) action_end.at[--i] = (int32_t)action_tokens;
+  return done(1);
+}
+
+/*
+ * After the observations: for each step, its action's informative tokens, how many of them an earlier
+ * observation revealed, and which step revealed the first of those (-1: none), as three i32 per step at
+ * the address in stats[0]. Returns as `scan` does.
+ */
+__attribute__((export_name("finish"))) int32_t finish(void) {
+  if (!array_reserve(&results, 3u * steps, 0)) return done(0);
+  int32_t *out = results.at;
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < steps; i++) {
+    uint32_t end = (uint32_t)action_end.at[i];
+    int32_t used = 0, from = -1;
+    out[3 * i] = (int32_t)(end - j);
+    for (; j < end; j++) {
+      int32_t revealed = token_revealed.at[action_ids.at[j]];
+      if (revealed >= 0) {
+        /* revealed before its first action, so by a step before this one */
+        if (from < 0) from = revealed;
+        used++;
+      }
+    }
+    out[3 * i + 1] = used;
+    out[3 * i + 2] = from;
+  }
+  stats[0] = (int32_t)(uintptr_t)out;
+  stats[1] = first_reveal;
   return done(1);
 }
