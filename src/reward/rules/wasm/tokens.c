@@ -37,6 +37,8 @@
 #define PAGE 65536u
 /* Bytes past the input's end that loads may touch: the last 64-byte block and an 8-byte hash load. */
 #define PAD 80u
+/* 64-byte blocks classified at a time before they are walked (2 KiB of text). */
+#define CHUNK_BLOCKS 32u
 
 extern unsigned char __heap_base;
 
@@ -183,7 +185,7 @@ static int array_reserve(Array *a, uint32_t n, uint32_t keep) {
 
 /* Per token id: the step whose action it was first seen in (-1: the instruction), and the observation that
  * revealed it (-1: none). */
-static Array token_first, token_revealed;
+static Array token_state; /* per id: [2 id] first, [2 id + 1] revealed */
 static uint32_t tokens;
 /* Per step: ids of the informative tokens of its action, in order (`action_ids`, step i's run ending at
  * `action_end[i]`), and how many tokens first seen in its action no observation has revealed yet. */
@@ -376,140 +378,149 @@ static int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t p
   const v128_t ca = wasm_i8x16_splat('a'), c26 = wasm_i8x16_splat(26), c20 = wasm_i8x16_splat(0x20);
   const v128_t cu = wasm_i8x16_splat('_'), cdot = wasm_i8x16_splat('.'), cslash = wasm_i8x16_splat('/');
   const v128_t cdash = wasm_i8x16_splat('-');
-  uint64_t any_high = 0;
-  for (uint32_t b = 0; b < blocks; b++) {
-    uint64_t word = 0, join = 0, mark = 0, high = 0;
-    for (uint32_t q = 0; q < 4u; q++) {
-      v128_t v = wasm_v128_load(text + b * 64u + q * 16u);
-      v128_t digit = wasm_u8x16_lt(wasm_i8x16_sub(v, c0), c10);
-      v128_t alpha = wasm_u8x16_lt(wasm_i8x16_sub(wasm_v128_or(v, c20), ca), c26);
-      v128_t under = wasm_i8x16_eq(v, cu);
-      v128_t j = wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(v, cdot), wasm_i8x16_eq(v, cslash)), wasm_i8x16_eq(v, cdash));
-      v128_t dm = wasm_v128_or(digit, under);
-      /* bytes >= 0x80 have their top bit set: the bitmask of v itself */
-      uint32_t h16 = mask16(v);
-      word |= (uint64_t)(mask16(wasm_v128_or(dm, alpha)) | h16) << (q * 16u);
-      high |= (uint64_t)h16 << (q * 16u);
-      join |= (uint64_t)mask16(j) << (q * 16u);
-      mark |= (uint64_t)mask16(wasm_v128_or(dm, j)) << (q * 16u);
-    }
-    uint32_t valid = len - b * 64u;
-    if (valid < 64u) {
-      uint64_t keep = (1ull << valid) - 1ull;
-      word &= keep;
-      join &= keep;
-      mark &= keep;
-      high &= keep;
-    }
-    block_word[b] = word;
-    block_join[b] = join;
-    block_mark[b] = mark;
-    block_high[b] = high;
-    any_high |= high;
-  }
-  block_word[blocks] = 0;
 
   uint32_t *collected = (uint32_t *)(uintptr_t)(((uint32_t)(uintptr_t)text + len + 3u) & ~3u);
   int32_t found = 0;
   int32_t in_token = 0;
   uint32_t start = 0;
   uint64_t carry_word = 0, carry_member = 0;
-  for (uint32_t b = 0; b <= blocks; b++) {
-    uint64_t word = block_word[b];
-    uint64_t member = 0;
-    if (b < blocks) {
-      uint64_t before = (word << 1) | carry_word;
-      uint64_t after = (word >> 1) | (block_word[b + 1] << 63);
-      member = word | (block_join[b] & before & after);
+  uint64_t any_high = 0;
+  /* Classify a chunk of blocks, then walk it while its masks are still in the nearest cache (a long text,
+   * such as all the actions of a trajectory, would otherwise be classified whole before any walking). The
+   * walk of block b needs block b + 1's word, so the last block of a chunk is walked with the next one. */
+  uint32_t b = 0;
+  for (uint32_t c = 0; c < blocks; c += CHUNK_BLOCKS) {
+    uint32_t chunk_end = c + CHUNK_BLOCKS < blocks ? c + CHUNK_BLOCKS : blocks;
+    for (uint32_t x = c; x < chunk_end; x++) {
+      uint64_t word = 0, join = 0, mark = 0, high = 0;
+      for (uint32_t q = 0; q < 4u; q++) {
+        v128_t v = wasm_v128_load(text + x * 64u + q * 16u);
+        v128_t digit = wasm_u8x16_lt(wasm_i8x16_sub(v, c0), c10);
+        v128_t alpha = wasm_u8x16_lt(wasm_i8x16_sub(wasm_v128_or(v, c20), ca), c26);
+        v128_t under = wasm_i8x16_eq(v, cu);
+        v128_t j = wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(v, cdot), wasm_i8x16_eq(v, cslash)), wasm_i8x16_eq(v, cdash));
+        v128_t dm = wasm_v128_or(digit, under);
+        /* bytes >= 0x80 have their top bit set: the bitmask of v itself */
+        uint32_t h16 = mask16(v);
+        word |= (uint64_t)(mask16(wasm_v128_or(dm, alpha)) | h16) << (q * 16u);
+        high |= (uint64_t)h16 << (q * 16u);
+        join |= (uint64_t)mask16(j) << (q * 16u);
+        mark |= (uint64_t)mask16(wasm_v128_or(dm, j)) << (q * 16u);
+      }
+      uint32_t valid = len - x * 64u;
+      if (valid < 64u) {
+        uint64_t keep = (1ull << valid) - 1ull;
+        word &= keep;
+        join &= keep;
+        mark &= keep;
+        high &= keep;
+      }
+      block_word[x] = word;
+      block_join[x] = join;
+      block_mark[x] = mark;
+      block_high[x] = high;
+      any_high |= high;
     }
-    carry_word = word >> 63;
-    uint64_t edges = member ^ ((member << 1) | carry_member);
-    carry_member = member >> 63;
-    while (edges) {
-      uint32_t at = b * 64u + (uint32_t)__builtin_ctzll(edges);
-      edges &= edges - 1ull;
-      if (!in_token) {
-        start = at;
-        in_token = 1;
-        continue;
+    if (chunk_end == blocks) block_word[blocks] = 0;
+    uint32_t walk_end = chunk_end == blocks ? blocks + 1u : chunk_end - 1u;
+    for (; b < walk_end; b++) {
+      uint64_t word = block_word[b];
+      uint64_t member = 0;
+      if (b < blocks) {
+        uint64_t before = (word << 1) | carry_word;
+        uint64_t after = (word >> 1) | (block_word[b + 1] << 63);
+        member = word | (block_join[b] & before & after);
       }
-      in_token = 0;
-      /* token [start, at) */
-      uint32_t n = at - start;
-      if (n < 2u) continue;
-      if (any_high != 0 && any_in(block_high, start, at)) {
-        uint32_t units = utf16_length(text, start, at);
-        if (units < 2u || (units < 4u && !any_in(block_mark, start, at))) continue;
-      } else if (n < 4u && !any_in(block_mark, start, at)) {
-        continue;
-      }
-      if (mode == MODE_COLLECT) {
-        collected[2 * found] = start;
-        collected[2 * found + 1] = at;
-        found++;
-        continue;
-      }
-      uint64_t key = hash_bytes(text + start, n);
-      if (key == 0) key = 1;
-      uint32_t k = (uint32_t)key & slot_mask;
-      if (mode == MODE_OBSERVATION) {
-        for (;;) {
-          Slot *s = &slots[k];
-          if (s->gen != generation) {
-            /* in no action nor the instruction: first seen in an observation, this one or an earlier one */
-            if (first_reveal < 0) first_reveal = position;
-            break;
-          }
-          if (s->key == key) {
-            int32_t id = s->id;
-            int32_t first = token_first.at[id];
-            if (first > position && token_revealed.at[id] < 0) {
-              token_revealed.at[id] = position;
-              unrevealed_at.at[first]--;
-              pending--;
+      carry_word = word >> 63;
+      uint64_t edges = member ^ ((member << 1) | carry_member);
+      carry_member = member >> 63;
+      while (edges) {
+        uint32_t at = b * 64u + (uint32_t)__builtin_ctzll(edges);
+        edges &= edges - 1ull;
+        if (!in_token) {
+          start = at;
+          in_token = 1;
+          continue;
+        }
+        in_token = 0;
+        /* token [start, at) */
+        uint32_t n = at - start;
+        if (n < 2u) continue;
+        if (any_high != 0 && any_in(block_high, start, at)) {
+          uint32_t units = utf16_length(text, start, at);
+          if (units < 2u || (units < 4u && !any_in(block_mark, start, at))) continue;
+        } else if (n < 4u && !any_in(block_mark, start, at)) {
+          continue;
+        }
+        if (mode == MODE_COLLECT) {
+          collected[2 * found] = start;
+          collected[2 * found + 1] = at;
+          found++;
+          continue;
+        }
+        uint64_t key = hash_bytes(text + start, n);
+        if (key == 0) key = 1;
+        uint32_t k = (uint32_t)key & slot_mask;
+        if (mode == MODE_OBSERVATION) {
+          for (;;) {
+            Slot *s = &slots[k];
+            if (s->gen != generation) {
+              /* in no action nor the instruction: first seen in an observation, this one or an earlier one */
               if (first_reveal < 0) first_reveal = position;
-              if (pending == 0 && first_reveal >= 0) return 1;
+              break;
+            }
+            if (s->key == key) {
+              int32_t id = s->id;
+              int32_t *state = token_state.at + 2 * id;
+              int32_t first = state[0];
+              if (first > position && state[1] < 0) {
+                state[1] = position;
+                unrevealed_at.at[first]--;
+                pending--;
+                if (first_reveal < 0) first_reveal = position;
+                if (pending == 0 && first_reveal >= 0) return 1;
+              }
+              break;
+            }
+            k = (k + 1u) & slot_mask;
+          }
+          continue;
+        }
+        if (mode == MODE_ACTION) {
+          /* the step whose params hold the token: tokens never cross a step's end (values end in a separator) */
+          while (start >= action_span_end[position]) action_end.at[position++] = (int32_t)action_tokens;
+        }
+        Slot *s;
+        for (;;) {
+          s = &slots[k];
+          if (s->gen != generation) {
+            /* first sight */
+            if ((slot_count + 1u) * 2u > slot_mask + 1u) {
+              if (!table_grow()) return 0;
+              k = (uint32_t)key & slot_mask;
+              continue;
+            }
+            if (!array_reserve(&token_state, 2u * tokens + 2u, 2u * tokens)) return 0;
+            s->gen = generation;
+            s->key = key;
+            s->id = (int32_t)tokens;
+            slot_count++;
+            token_state.at[2 * tokens] = mode == MODE_ACTION ? position : -1;
+            token_state.at[2 * tokens + 1] = -1;
+            tokens++;
+            if (mode == MODE_ACTION) {
+              unrevealed_at.at[position]++;
+              pending++;
             }
             break;
           }
+          if (s->key == key) break;
           k = (k + 1u) & slot_mask;
         }
-        continue;
-      }
-      if (mode == MODE_ACTION) {
-        /* the step whose params hold the token: tokens never cross a step's end (values end in a separator) */
-        while (start >= action_span_end[position]) action_end.at[position++] = (int32_t)action_tokens;
-      }
-      Slot *s;
-      for (;;) {
-        s = &slots[k];
-        if (s->gen != generation) {
-          /* first sight */
-          if ((slot_count + 1u) * 2u > slot_mask + 1u) {
-            if (!table_grow()) return 0;
-            k = (uint32_t)key & slot_mask;
-            continue;
-          }
-          if (!array_reserve(&token_first, tokens + 1u, tokens) || !array_reserve(&token_revealed, tokens + 1u, tokens)) return 0;
-          s->gen = generation;
-          s->key = key;
-          s->id = (int32_t)tokens;
-          slot_count++;
-          token_first.at[tokens] = mode == MODE_ACTION ? position : -1;
-          token_revealed.at[tokens] = -1;
-          tokens++;
-          if (mode == MODE_ACTION) {
-            unrevealed_at.at[position]++;
-            pending++;
-          }
-          break;
+        if (mode == MODE_ACTION) {
+          if (!array_reserve(&action_ids, action_tokens + 1u, action_tokens)) return 0;
+          action_ids.at[action_tokens++] = s->id;
         }
-        if (s->key == key) break;
-        k = (k + 1u) & slot_mask;
-      }
-      if (mode == MODE_ACTION) {
-        if (!array_reserve(&action_ids, action_tokens + 1u, action_tokens)) return 0;
-        action_ids.at[action_tokens++] = s->id;
       }
     }
   }
@@ -573,7 +584,7 @@ __attribute__((export_name("finish"))) int32_t finish(void) {
     int32_t used = 0, from = -1;
     out[3 * i] = (int32_t)(end - j);
     for (; j < end; j++) {
-      int32_t revealed = token_revealed.at[action_ids.at[j]];
+      int32_t revealed = token_state.at[2 * action_ids.at[j] + 1];
       if (revealed >= 0) {
         /* revealed before its first action, so by a step before this one */
         if (from < 0) from = revealed;
