@@ -55,17 +55,17 @@ function scoreWith(ctx: RuleContext, index: RevealIndex): RuleColumn {
   // The WebAssembly index scans the params it wrote for the redundancy rule's call hashes (calls.ts),
   // writing them now if that rule has not run on this context.
   if (index instanceof WasmRevealIndex) prepareCalls(ctx, index);
-  const { steps, firstReveal } = index.reveal(ctx);
+  const { steps: reveals, firstReveal } = index.reveal(ctx);
   for (let i = 0; i < n; i++) {
-    const used = steps[3 * i + 1] as number;
+    const used = reveals[3 * i + 1] as number;
     if (used > 0) {
       scores[i] = 1;
       codes[i] = InformationUseCode.USES;
-      refs[i] = steps[3 * i + 2] as number;
+      refs[i] = reveals[3 * i + 2] as number;
       counts[i] = used;
     } else if (firstReveal < 0 || firstReveal >= i) {
       codes[i] = InformationUseCode.NOTHING_REVEALED;
-    } else if (steps[3 * i] === 0) {
+    } else if (reveals[3 * i] === 0) {
       codes[i] = InformationUseCode.NO_CONTENT;
     } else {
       scores[i] = 0;

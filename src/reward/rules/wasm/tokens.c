@@ -79,8 +79,8 @@ static int32_t done(int32_t ok) {
 /*
  * Buffers JavaScript writes into (`reserve`): 0 the input of one scan (an instruction, an observation);
  * 1 the action params of a whole trajectory (`hash_call` hashes them, `scan_actions` scans them);
- * 2 a call's member descriptors (u32, for `hash_call`); 3 where each step's params are in buffer 1 (u32
- * start and end per step, for `scan_actions`).
+ * 2 a call's member descriptors (u32, for `hash_call`); 3 where each step's params end in buffer 1 (u32
+ * per step, for `scan_actions`).
  */
 enum { BUFFER_INPUT = 0, BUFFER_ACTIONS = 1, BUFFER_MEMBERS = 2, BUFFER_SPANS = 3, BUFFERS = 4 };
 
@@ -163,7 +163,7 @@ static int table_grow(void) {
   return 1;
 }
 
-/* A u32 array that grows geometrically (by `alloc`, so a grown array leaves its old copy behind). */
+/* An int32 array that grows geometrically (by `alloc`, so a grown array leaves its old copy behind). */
 typedef struct {
   int32_t *at;
   uint32_t capacity;
@@ -183,9 +183,9 @@ static int array_reserve(Array *a, uint32_t n, uint32_t keep) {
   return 1;
 }
 
-/* Per token id: the step whose action it was first seen in (-1: the instruction), and the observation that
- * revealed it (-1: none). */
-static Array token_state; /* per id: [2 id] first, [2 id + 1] revealed */
+/* Per token id, side by side at [2 id] and [2 id + 1]: the step whose action it was first seen in (-1: the
+ * instruction), and the observation that revealed it (-1: none). */
+static Array token_state;
 static uint32_t tokens;
 /* Per step: ids of the informative tokens of its action, in order (`action_ids`, step i's run ending at
  * `action_end[i]`), and how many tokens first seen in its action no observation has revealed yet. */
@@ -360,12 +360,13 @@ static inline int settled(void) { return first_reveal >= 0 && pending == 0; }
 /*
  * Scans the `len` bytes at `address` (inside one of the buffers) for informative tokens, by `mode`:
  * - instruction: each token goes into the table (first seen in the instruction);
- * - action (step `position`): each token goes into the table, first seen here unless it was already there,
- *   and its id is appended to the step's list;
+ * - action (the params of every step, from `scan_actions`; `position` is the first step): each token goes
+ *   into the table, first seen in the step whose params hold it unless it was already there, and its id is
+ *   appended to that step's list;
  * - observation (step `position`): each token is looked up; one not in the table, or one first seen in a
  *   later step's action and not revealed before, is revealed here (see the module documentation);
  * - collect: the tokens' [start, end) byte offsets go after `address + len` (for tests).
- * Returns 0 when memory ran out, 2 when it grew, else 1.
+ * Returns 0 when memory ran out, else 1.
  */
 static int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t position) {
   stats[4] = 0;
