@@ -37,7 +37,8 @@ def test_sparse_logits_give_the_full_loss_and_gradient(tmp_path):
         model.zero_grad()
         (ref * w).sum().backward()
         for g, r in zip(got, [p.grad for p in model.parameters()]):
-            assert torch.allclose(g, r, atol=1e-5)
+            # float32 sums in another order: ~1e-6 relative apart on gradients of magnitude ~5
+            torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-5)
 
 
 def test_rl_and_dpo_log_probs_take_logits_only_where_trained():
