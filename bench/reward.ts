@@ -15,17 +15,16 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runBench, writeReport } from './report.js';
 import { getProfile } from '../src/core/profiles/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { isConversionProblem } from '../src/recorder/adapter.js';
 import { convertFile, convertPath } from '../src/recorder/convert.js';
+import { FIXTURES } from '../src/recorder/__fixtures__/fixtures.js';
 import { runRules } from '../src/reward/rules/run.js';
 import { scoreTrajectoryRules } from '../src/reward/score.js';
 import { syntheticTrajectory } from './synthetic-trajectories.js';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
 const QUICK = process.argv.includes('--quick');
 /**
  * The issue's lengths (50, 500 and 2,000 steps), and 5: the length of a tool-use episode, which is what an RL
@@ -153,14 +152,9 @@ function benchSynthetic(): RuleRow[] {
   });
 }
 
-/** The agent-log fixtures: `GYMFLOW_FIXTURES`, else `../shared/fixtures/agent-logs` beside the repository. */
-function fixturesDir(): string {
-  return process.env['GYMFLOW_FIXTURES'] ?? path.join(HERE, '..', '..', 'shared', 'fixtures', 'agent-logs');
-}
-
 /** The rule layer on every converted agent-log fixture (real logs: longer observations and params). */
 async function benchAgentLogs(): Promise<RuleRow | { measured: false; reason: string }> {
-  const dir = fixturesDir();
+  const dir = FIXTURES;
   if (!existsSync(dir)) return { measured: false, reason: `no agent-log fixtures at ${dir} (set GYMFLOW_FIXTURES)` };
   const pool: Trajectory[] = [];
   for await (const item of convertPath(dir)) if (!isConversionProblem(item)) pool.push(item);
@@ -184,7 +178,7 @@ interface RecorderResult {
  * ~50 MB, then converted one by one.
  */
 async function benchRecorderConversion(): Promise<RecorderResult> {
-  const dir = path.join(fixturesDir(), 'claude-code');
+  const dir = path.join(FIXTURES, 'claude-code');
   if (!existsSync(dir)) return { measured: false, reason: `no claude-code fixtures at ${dir} (set GYMFLOW_FIXTURES)` };
   const sources = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => path.join(dir, f));
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'gymflow-bench-recorder-'));

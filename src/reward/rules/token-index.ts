@@ -254,12 +254,14 @@ export class WasmRevealIndex implements RevealIndex {
     const { steps, instruction } = ctx;
     const n = steps.length;
     // The steps' params lie one after another in the actions buffer; the module is told where each ends.
+    // (`prepareCalls` keeps the ends in JavaScript: its writes may grow memory, which detaches any view.)
     if (4 * n > this.spansRegion.capacity) this.reserve(this.spansRegion, 4 * n, 0);
     const spans = this.spans;
     const ends = this.callEnd;
     for (let i = 0; i < n; i++) spans[i] = ends[i] as number;
     const actionBytes = n > 0 ? (ends[n - 1] as number) : 0;
-    // The table holds the instruction's and the actions' tokens: about one distinct token per 8 bytes at most.
+    // The table holds the instruction's and the actions' tokens, sized for one distinct token per 8 bytes
+    // (it grows past that).
     this.check(this.wasm.reset(n, Math.min(((instruction.length + actionBytes) >> 3) + 16, 1 << 26)));
     this.scanInput(this.writeWhole(instruction), MODE_INSTRUCTION, 0);
     this.check(this.wasm.scan_actions(actionBytes));
