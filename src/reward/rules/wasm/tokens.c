@@ -205,6 +205,9 @@ static int32_t first_reveal;
 static uint32_t passed;
 static uint32_t pending;
 
+/* The state an observation's lookup reads for a token in no slot: first seen in no action, so none to reveal. */
+static int32_t no_token_state[2] = {-1, -1};
+
 /* ---- results --------------------------------------------------------------------------------- */
 
 /*
@@ -463,27 +466,35 @@ static int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t p
         if (key == 0) key = 1;
         uint32_t k = (uint32_t)key & slot_mask;
         if (mode == MODE_OBSERVATION) {
+          /*
+           * Branch-free for the two common outcomes, an empty slot (a token of no action) and the token's
+           * own slot with nothing to reveal: which of them it is would otherwise be a coin-flip branch per
+           * token. A slot that is neither (another key: a collision) moves on to the next.
+           */
           for (;;) {
-            Slot *s = &slots[k];
-            if (s->gen != generation) {
-              /* in no action nor the instruction: first seen in an observation, this one or an earlier one */
+            const Slot *s = &slots[k];
+            int live = s->gen == generation;
+            int same = live & (s->key == key);
+            if (live & !same) {
+              k = (k + 1u) & slot_mask;
+              continue;
+            }
+            /* in no action nor the instruction: first seen in an observation, this one or an earlier one */
+            first_reveal = (!live & (first_reveal < 0)) ? position : first_reveal;
+            /* the token's state, or one that reveals nothing (chosen by a mask: `?:` would become a branch
+             * again; an empty slot's id is stale, so its address is computed but never read) */
+            uintptr_t pick = (uintptr_t)0 - (uintptr_t)same;
+            uintptr_t own = (uintptr_t)token_state.at + 8u * (uint32_t)s->id;
+            int32_t *state = (int32_t *)((pick & own) | (~pick & (uintptr_t)no_token_state));
+            int32_t first = state[0];
+            if (first > position && state[1] < 0) {
+              state[1] = position;
+              unrevealed_at.at[first]--;
+              pending--;
               if (first_reveal < 0) first_reveal = position;
-              break;
+              if (pending == 0) return 1;
             }
-            if (s->key == key) {
-              int32_t id = s->id;
-              int32_t *state = token_state.at + 2 * id;
-              int32_t first = state[0];
-              if (first > position && state[1] < 0) {
-                state[1] = position;
-                unrevealed_at.at[first]--;
-                pending--;
-                if (first_reveal < 0) first_reveal = position;
-                if (pending == 0 && first_reveal >= 0) return 1;
-              }
-              break;
-            }
-            k = (k + 1u) & slot_mask;
+            break;
           }
           continue;
         }
