@@ -19,11 +19,11 @@ import { runBench, writeReport } from './report.js';
 import { getProfile } from '../src/core/profiles/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { isConversionProblem } from '../src/recorder/adapter.js';
-import { convertFile, convertPath } from '../src/recorder/convert.js';
+import { convertFile } from '../src/recorder/convert.js';
 import { FIXTURES } from '../src/recorder/__fixtures__/fixtures.js';
 import { runRules } from '../src/reward/rules/run.js';
 import { scoreTrajectoryRules } from '../src/reward/score.js';
-import { syntheticTrajectory } from './synthetic-trajectories.js';
+import { agentLogPool, syntheticPool } from './reward-pools.js';
 
 const QUICK = process.argv.includes('--quick');
 /**
@@ -34,8 +34,6 @@ const LENGTHS = [5, 50, 500, 2000];
 const REPETITIONS = QUICK ? 3 : 9;
 /** Steps scored per repetition (the pool of trajectories is cycled until this many). */
 const STEPS_PER_REP = QUICK ? 50_000 : 300_000;
-/** Distinct trajectories per length (cycled), so caches cannot remember one trajectory. */
-const POOL_STEPS = 100_000;
 const TARGET_STEPS_PER_SECOND = 1_000_000;
 
 interface RuleRow {
@@ -146,19 +144,13 @@ function measure(kind: RuleRow['pool'], pool: readonly Trajectory[]): RuleRow {
 }
 
 function benchSynthetic(): RuleRow[] {
-  return LENGTHS.map((length) => {
-    const count = Math.max(2, Math.floor(POOL_STEPS / length));
-    return measure('synthetic', Array.from({ length: count }, (_, i) => syntheticTrajectory(length, 1000 * length + i)));
-  });
+  return LENGTHS.map((length) => measure('synthetic', syntheticPool(length)));
 }
 
 /** The rule layer on every converted agent-log fixture (real logs: longer observations and params). */
 async function benchAgentLogs(): Promise<RuleRow | { measured: false; reason: string }> {
-  const dir = FIXTURES;
-  if (!existsSync(dir)) return { measured: false, reason: `no agent-log fixtures at ${dir} (set GYMFLOW_FIXTURES)` };
-  const pool: Trajectory[] = [];
-  for await (const item of convertPath(dir)) if (!isConversionProblem(item)) pool.push(item);
-  if (pool.length === 0) return { measured: false, reason: `no trajectory converted from ${dir}` };
+  const pool = await agentLogPool();
+  if (!Array.isArray(pool)) return { measured: false, ...pool };
   return measure('agent-logs', pool);
 }
 
