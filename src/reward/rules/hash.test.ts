@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HashTable64, Hasher, Interner, hashParams, sameAction } from './hash.js';
+import { Rng } from '../../core/rng.js';
+import { HashTable64, Hasher, Interner, hashParams, safeCanonicalJson, sameAction, sameFlatParams } from './hash.js';
 
 function key(tool: string, params: Record<string, unknown>, interner = new Interner()): string {
   const h = new Hasher();
@@ -44,6 +45,43 @@ describe('hashing', () => {
   it('confirms matches exactly', () => {
     expect(sameAction({ tool: 't', params: { a: 1, b: 2 } }, { tool: 't', params: { b: 2, a: 1 } })).toBe(true);
     expect(sameAction({ tool: 't', params: { a: 1 } }, { tool: 't', params: { a: 2 } })).toBe(false);
+  });
+
+  it('compares flat params as their canonical JSON does, without building it', () => {
+    // values that are equal or not under JSON in ways === does not see (-0, NaN, nested values, undefined)
+    const VALUES: unknown[] = ['a', 'b', '', '0', 0, -0, 1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, true, false, null, undefined, [1], { x: 1 }];
+    const KEYS = ['path', 'content', 'x', 'y'];
+    const rng = new Rng(3);
+    const randomParams = (): Record<string, unknown> => {
+      const params: Record<string, unknown> = {};
+      for (const k of rng.shuffle(KEYS)) if (rng.next() < 0.6) params[k] = rng.pick(VALUES);
+      return params;
+    };
+    let decided = 0;
+    let equal = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const a = randomParams();
+      // half the pairs start as a reordered copy, so equal pairs are common
+      const b = rng.next() < 0.5 ? Object.fromEntries(rng.shuffle(Object.entries(a))) : randomParams();
+      if (rng.next() < 0.3) b[rng.pick(KEYS)] = rng.pick(VALUES);
+      const flat = sameFlatParams(a, b);
+      const canonical = safeCanonicalJson(a) === safeCanonicalJson(b);
+      if (flat === undefined) continue;
+      decided++;
+      if (canonical) equal++;
+      expect(flat, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`).toBe(canonical);
+      expect(sameAction({ tool: 't', params: a }, { tool: 't', params: b })).toBe(canonical);
+    }
+    expect(decided).toBeGreaterThan(5_000);
+    expect(equal).toBeGreaterThan(1_000);
+    // inherited members are not the object's own (JSON leaves them out)
+    const inherited = Object.create({ x: 1 }) as Record<string, unknown>;
+    expect(sameFlatParams(inherited, {})).toBe(true);
+    inherited['y'] = 1;
+    expect(sameFlatParams({ x: 1 }, inherited)).toBe(false);
+    expect(sameFlatParams({ x: 0 }, { x: -0 })).toBe(true);
+    expect(sameFlatParams({ x: 1, y: undefined }, { x: 1 })).toBe(true);
+    expect(sameFlatParams({ x: Number.NaN }, { x: null })).toBeUndefined();
   });
 
   it('interns strings to stable ids', () => {

@@ -189,7 +189,40 @@ export function safeCanonicalJson(value: unknown): string {
 /** Exact equality of two actions under the canonical-JSON equivalence (used to confirm a hash match). */
 export function sameAction(a: { tool: string; params: Record<string, unknown> }, b: { tool: string; params: Record<string, unknown> }): boolean {
   if (a === b) return true;
-  return a.tool === b.tool && safeCanonicalJson(a.params) === safeCanonicalJson(b.params);
+  if (a.tool !== b.tool) return false;
+  return sameFlatParams(a.params, b.params) ?? safeCanonicalJson(a.params) === safeCanonicalJson(b.params);
+}
+
+/** Defined members of a params object whose values are all JSON scalars (string, finite number, boolean, null), else -1. */
+function flatMembers(params: Record<string, unknown>): number {
+  let n = 0;
+  for (const key in params) {
+    if (!Object.prototype.hasOwnProperty.call(params, key)) continue;
+    const v = params[key];
+    if (v === undefined) continue;
+    if (typeof v === 'string' || typeof v === 'boolean' || v === null || (typeof v === 'number' && Number.isFinite(v))) n++;
+    else return -1;
+  }
+  return n;
+}
+
+/**
+ * Whether two params objects have equal canonical JSON, decided without building it when both are flat
+ * (every defined value a string, a finite number, a boolean or null: most tool calls): then they are equal
+ * when they have the same defined members with `===` values. `undefined` when either is not flat.
+ */
+export function sameFlatParams(a: Record<string, unknown>, b: Record<string, unknown>): boolean | undefined {
+  const members = flatMembers(a);
+  if (members < 0) return undefined;
+  const other = flatMembers(b);
+  if (other < 0) return undefined;
+  if (members !== other) return false;
+  for (const key in a) {
+    if (!Object.prototype.hasOwnProperty.call(a, key)) continue;
+    const v = a[key];
+    if (v !== undefined && (!Object.prototype.hasOwnProperty.call(b, key) || b[key] !== v)) return false;
+  }
+  return true;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { TrajectoryStep } from '../../core/trajectory.js';
 import type { RuleContext } from './context.js';
 import { callHashes } from './calls.js';
-import { HashTable64, safeCanonicalJson } from './hash.js';
+import { HashTable64, safeCanonicalJson, sameFlatParams } from './hash.js';
 import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
 
 /**
@@ -49,6 +49,8 @@ export const RedundancyCode = {
 function sameCall(a: TrajectoryStep, b: TrajectoryStep, cache: Map<TrajectoryStep, string>): boolean {
   if (a.action.tool !== b.action.tool) return false;
   if (a.action.params === b.action.params) return true;
+  const flat = sameFlatParams(a.action.params, b.action.params);
+  if (flat !== undefined) return flat;
   let ca = cache.get(a);
   if (ca === undefined) {
     ca = safeCanonicalJson(a.action.params);
