@@ -26,7 +26,7 @@ const sharedHasher = new Hasher();
  * @throws RevealIndexMemoryError when the module's memory cannot hold the params.
  */
 export function prepareCalls(ctx: RuleContext, index: WasmRevealIndex): PreparedCalls {
-  return index.prepareCalls(ctx, ctx.steps, SEED_CALL, ctx.interner);
+  return index.prepareCalls(ctx, ctx.steps, SEED_CALL);
 }
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TrajectoryStep } from '../../core/trajectory.js';
 import type { RuleContext } from './context.js';
-import { HashTable64, type Interner } from './hash.js';
+import { HashTable64 } from './hash.js';
 import { slabArray } from './slab.js';
 import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
 
@@ -188,6 +188,34 @@ function isWellFormed(text: string): boolean {
   return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
+/**
+ * Ids of tool names and param keys for {@link WasmRevealIndex.prepareCalls}'s call hashes, kept from one
+ * trajectory to the next: they are a few dozen strings, which a table per trajectory would spend most of
+ * its time learning again. Ids only need to agree within a trajectory, so past {@link NAME_IDS_LIMIT} names
+ * (logs with generated tool names or keys) the table starts afresh before the next one.
+ */
+class NameIds {
+  private readonly ids = new Map<string, number>();
+
+  /** Starts a trajectory. */
+  begin(): void {
+    if (this.ids.size >= NAME_IDS_LIMIT) this.ids.clear();
+  }
+
+  /** The id of a name, assigning the next one on first sight. */
+  id(name: string): number {
+    const ids = this.ids;
+    let id = ids.get(name);
+    if (id === undefined) {
+      id = ids.size + 1;
+      ids.set(name, id);
+    }
+    return id;
+  }
+}
+
+const NAME_IDS_LIMIT = 4096;
+
 /** The call hashes of a trajectory's steps ({@link WasmRevealIndex.prepareCalls}). */
 export interface PreparedCalls {
   /** Step i's hash as two int32 lanes at [2i] and [2i + 1]; 0, 0 for the steps listed in `nested`. */
@@ -234,6 +262,7 @@ export class WasmRevealIndex implements RevealIndex {
    * the previous step's end.
    */
   private callEnd = new Uint32Array(0);
+  private readonly names = new NameIds();
 
   constructor(module: WasmModule) {
     this.wasm = new (wasmApi().Instance)(module).exports as TokensExports;
@@ -292,7 +321,7 @@ export class WasmRevealIndex implements RevealIndex {
   /**
    * Writes the action params of every step into the module's memory and hashes each call (tool name and
    * params; key order and `undefined` members ignored: equal canonical JSON, equal hash), with `seed`
-   * choosing the hash family and the tool names and keys entering as their `ids`. Steps whose params hold
+   * choosing the hash family and the tool names and keys entering as their ids ({@link NameIds}). Steps whose params hold
    * an array, an object or a value JSON has no form for are listed in `nested` and left for the caller.
    *
    * Done once per `owner` (a rule context): a second call for the same owner returns the same result, and
@@ -301,9 +330,11 @@ export class WasmRevealIndex implements RevealIndex {
    *
    * @throws RevealIndexMemoryError when the module's memory cannot hold the params.
    */
-  prepareCalls(owner: object, steps: readonly { action: { tool: string; params: Record<string, unknown> } }[], seed: number, ids: Interner): PreparedCalls {
+  prepareCalls(owner: object, steps: readonly { action: { tool: string; params: Record<string, unknown> } }[], seed: number): PreparedCalls {
     if (this.preparedFor === owner) return this.prepared;
     this.preparedFor = undefined;
+    const ids = this.names;
+    ids.begin();
     const n = steps.length;
     const hashes = slabArray(Int32Array, 2 * n);
     const nested: number[] = [];
