@@ -321,8 +321,9 @@ export class WasmRevealIndex implements RevealIndex {
   /**
    * Writes the action params of every step into the module's memory and hashes each call (tool name and
    * params; key order and `undefined` members ignored: equal canonical JSON, equal hash), with `seed`
-   * choosing the hash family and the tool names and keys entering as their ids ({@link NameIds}). Steps whose params hold
-   * an array, an object or a value JSON has no form for are listed in `nested` and left for the caller.
+   * choosing the hash family and the tool names and keys entering as ids ({@link NameIds}). Steps whose
+   * params hold an array, an object or a value JSON has no form for are listed in `nested` and left for the
+   * caller.
    *
    * Done once per `owner` (a rule context): a second call for the same owner returns the same result, and
    * {@link reveal} then scans the prepared bytes. The result stays valid until the next call for another
