@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TrajectoryStep } from '../../core/trajectory.js';
 import type { RuleContext } from './context.js';
-import { HashTable64 } from './hash.js';
+import { HashTable64, Interner } from './hash.js';
 import { slabArray } from './slab.js';
 import { scanParamTokens, scanTokens, type TokenSink } from './tokens.js';
 
@@ -189,31 +189,9 @@ function isWellFormed(text: string): boolean {
 }
 
 /**
- * Ids of tool names and param keys for {@link WasmRevealIndex.prepareCalls}'s call hashes, kept from one
- * trajectory to the next: they are a few dozen strings, which a table per trajectory would spend most of
- * its time learning again. Ids only need to agree within a trajectory, so past {@link NAME_IDS_LIMIT} names
- * (logs with generated tool names or keys) the table starts afresh before the next one.
+ * Tool names and param keys past which {@link WasmRevealIndex.prepareCalls} starts its table of their ids
+ * afresh (logs with generated tool names or keys).
  */
-class NameIds {
-  private readonly ids = new Map<string, number>();
-
-  /** Starts a trajectory. */
-  begin(): void {
-    if (this.ids.size >= NAME_IDS_LIMIT) this.ids.clear();
-  }
-
-  /** The id of a name, assigning the next one on first sight. */
-  id(name: string): number {
-    const ids = this.ids;
-    let id = ids.get(name);
-    if (id === undefined) {
-      id = ids.size + 1;
-      ids.set(name, id);
-    }
-    return id;
-  }
-}
-
 const NAME_IDS_LIMIT = 4096;
 
 /** The call hashes of a trajectory's steps ({@link WasmRevealIndex.prepareCalls}). */
@@ -262,7 +240,12 @@ export class WasmRevealIndex implements RevealIndex {
    * the previous step's end.
    */
   private callEnd = new Uint32Array(0);
-  private readonly names = new NameIds();
+  /**
+   * Ids of tool names and param keys for the call hashes, kept from one trajectory to the next: they are a
+   * few dozen strings, which a table per trajectory would spend most of its time learning again. Ids only
+   * need to agree within a trajectory.
+   */
+  private names = new Interner();
 
   constructor(module: WasmModule) {
     this.wasm = new (wasmApi().Instance)(module).exports as TokensExports;
@@ -321,7 +304,7 @@ export class WasmRevealIndex implements RevealIndex {
   /**
    * Writes the action params of every step into the module's memory and hashes each call (tool name and
    * params; key order and `undefined` members ignored: equal canonical JSON, equal hash), with `seed`
-   * choosing the hash family and the tool names and keys entering as ids ({@link NameIds}). Steps whose
+   * choosing the hash family and the tool names and keys entering as ids (`names`). Steps whose
    * params hold an array, an object or a value JSON has no form for are listed in `nested` and left for the
    * caller.
    *
@@ -334,8 +317,8 @@ export class WasmRevealIndex implements RevealIndex {
   prepareCalls(owner: object, steps: readonly { action: { tool: string; params: Record<string, unknown> } }[], seed: number): PreparedCalls {
     if (this.preparedFor === owner) return this.prepared;
     this.preparedFor = undefined;
+    if (this.names.size >= NAME_IDS_LIMIT) this.names = new Interner();
     const ids = this.names;
-    ids.begin();
     const n = steps.length;
     const hashes = slabArray(Int32Array, 2 * n);
     const nested: number[] = [];
