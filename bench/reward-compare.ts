@@ -19,6 +19,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DomainProfile } from '../src/core/profiles/profile.js';
 import { getProfile } from '../src/core/profiles/registry.js';
@@ -145,7 +146,7 @@ interface PoolResult {
   ratios: number[];
 }
 
-function comparePool(label: string, pool: readonly Trajectory[], base: Version, change: Version, rounds: number): PoolResult {
+async function comparePool(label: string, pool: readonly Trajectory[], base: Version, change: Version, rounds: number): Promise<PoolResult> {
   const checked = Math.min(CHECKED, pool.length);
   let verdictsDiffer = 0;
   for (let i = 0; i < checked; i++) {
@@ -185,6 +186,8 @@ function comparePool(label: string, pool: readonly Trajectory[], base: Version, 
     baseNs.push(b);
     changeNs.push(c);
     ratios.push(c / b);
+    // between rounds, let a Ctrl-C reach its handler (which removes the worktree)
+    await nextTurn();
   }
   const sorted = [...ratios].sort((x, y) => x - y);
   const median = (xs: readonly number[]): number => quantile([...xs].sort((x, y) => x - y), 0.5);
@@ -214,6 +217,12 @@ async function main(): Promise<void> {
   }
   const dirty = git(['status', '--porcelain']) !== '';
   const worktree = baseWorktree(commit);
+  const interrupted = (): void => {
+    worktree.dispose();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     const base = await loadBase(worktree.dir);
     const change: Version = { run: runRules, profile: getProfile('coding') };
@@ -230,7 +239,7 @@ async function main(): Promise<void> {
     console.log('| --- | ---: | ---: | ---: | :---: | --- |');
     const results: PoolResult[] = [];
     for (const [label, pool] of pools) {
-      const r = comparePool(label, pool, base, change, options.rounds);
+      const r = await comparePool(label, pool, base, change, options.rounds);
       results.push(r);
       const same = r.verdictsDiffer === 0 ? `same on ${r.checked}` : `**differ on ${r.verdictsDiffer} of ${r.checked}**`;
       console.log(`| ${label} | ${r.baseNsPerStep} | ${r.changeNsPerStep} | ${r.ratio.toFixed(3)} | ${r.ratioQ1.toFixed(3)}–${r.ratioQ3.toFixed(3)} | ${same} |`);
@@ -239,6 +248,8 @@ async function main(): Promise<void> {
     console.log('ratio = this tree\'s time per step over the base\'s in the same round (< 1: faster).');
     await writeReport('reward-compare', { base: options.base, baseCommit: commit, uncommittedChanges: dirty, rounds: options.rounds, turnSteps: TURN_STEPS, pools: results });
   } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
     worktree.dispose();
   }
 }
