@@ -24,6 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DomainProfile } from '../src/core/profiles/profile.js';
 import { getProfile } from '../src/core/profiles/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
+import { quantileSorted } from '../src/eval/stats/descriptive.js';
 import { runRules, type RuleRun } from '../src/reward/rules/run.js';
 import { runBench, writeReport } from './report.js';
 import { agentLogPool, syntheticPool } from './reward-pools.js';
@@ -126,10 +127,6 @@ function verdicts(run: Pick<RuleRun, 'columns'>): string {
   return JSON.stringify(run.columns.map((c) => [c.rubric, Array.from(c.scores), Array.from(c.codes), Array.from(c.refs), Array.from(c.counts)]));
 }
 
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
-}
-
 interface PoolResult {
   pool: string;
   stepsPerTrajectory: number;
@@ -189,8 +186,8 @@ async function comparePool(label: string, pool: readonly Trajectory[], base: Ver
     // between rounds, let a Ctrl-C reach its handler (which removes the worktree)
     await nextTurn();
   }
-  const sorted = [...ratios].sort((x, y) => x - y);
-  const median = (xs: readonly number[]): number => quantile([...xs].sort((x, y) => x - y), 0.5);
+  const sorted = (xs: readonly number[]): number[] => [...xs].sort((x, y) => x - y);
+  const median = (xs: readonly number[]): number => quantileSorted(sorted(xs), 0.5);
   const steps = pool.reduce((a, t) => a + t.steps.length, 0);
   return {
     pool: label,
@@ -200,9 +197,9 @@ async function comparePool(label: string, pool: readonly Trajectory[], base: Ver
     checked,
     baseNsPerStep: Math.round(median(baseNs)),
     changeNsPerStep: Math.round(median(changeNs)),
-    ratio: quantile(sorted, 0.5),
-    ratioQ1: quantile(sorted, 0.25),
-    ratioQ3: quantile(sorted, 0.75),
+    ratio: median(ratios),
+    ratioQ1: quantileSorted(sorted(ratios), 0.25),
+    ratioQ3: quantileSorted(sorted(ratios), 0.75),
     ratios: ratios.map((x) => Math.round(x * 1000) / 1000),
   };
 }
