@@ -24,6 +24,11 @@
  * Which observation revealed anything first is all the rule needs of the rest. Once that is known and no
  * action token is left that a later observation could still reveal (its first action still ahead, none
  * revealing it yet), the remaining observations cannot change a verdict, and the caller stops scanning them.
+ * Until then, once the first reveal is known, an observation's token matters only if it is one of those
+ * pending action tokens: a counting filter of them (a byte per slot, by a one-multiply sketch of the token's
+ * bytes) turns away nearly every other token before its informative test, hash and probe.
+ *
+ * `scan_text` is inlined into one copy per mode, so the observation loop carries none of the others' code.
  *
  * The same module hashes each step's tool call for the redundancy rule (`hash_call`): the params are written
  * here once per trajectory, hashed, and scanned for tokens later from the same bytes.
@@ -205,6 +210,28 @@ static int32_t first_reveal;
 static uint32_t passed;
 static uint32_t pending;
 
+/*
+ * A counting filter of the pending tokens (first seen in a later step's action and not revealed yet: the
+ * only ones an observation can still reveal), by their `sketch`: a byte per slot counts the pending tokens
+ * whose sketch lands there (saturating at 255, never decremented then). Once the first reveal is known,
+ * an observation's token whose slot counts 0 is not pending, so it can change nothing and is neither
+ * hashed nor looked up. `token_sketch` keeps each token's sketch by id (those of the instruction too,
+ * unused). The action tokens' ids run from `instruction_tokens` in the order of their first steps, so
+ * `drop_id` walks them as the scan passes those steps.
+ */
+static Array token_sketch, filter;
+static uint32_t filter_shift;
+static uint32_t instruction_tokens, drop_id;
+/* The filter's bytes in use (they are all 0 between trajectories unless `filter_dirty`: `finish` takes every
+ * token back out instead of clearing them), and whether a slot saturated or a trajectory was left unfinished. */
+static uint32_t filter_bytes;
+static int filter_dirty, filter_saturated;
+
+static inline void filter_drop(uint32_t id) {
+  uint8_t *c = (uint8_t *)filter.at + ((uint32_t)token_sketch.at[id] >> filter_shift);
+  if (*c != 255u) (*c)--;
+}
+
 /* The state an observation's lookup reads for a token in no slot: first seen in no action, so none to reveal. */
 static int32_t no_token_state[2] = {-1, -1};
 
@@ -288,6 +315,19 @@ static inline uint64_t fmix64(uint64_t h) {
   return h;
 }
 
+/*
+ * A cheap 32-bit summary of a token's `len` (>= 1) bytes for the filter: its first and last 8 bytes (all of
+ * them up to 16) and its length, one multiply. Branch-free; reads 8 bytes from `p` as `hash_bytes` does.
+ */
+static inline uint32_t sketch(const uint8_t *p, uint32_t len) {
+  uint32_t head = len < 8u ? len : 8u;
+  uint64_t first = load64(p) & (~0ull >> (64u - 8u * head));
+  uint32_t long_token = len > 8u;
+  uint64_t last = load64(p + (long_token ? len - 8u : 0u)) & (0ull - (uint64_t)long_token);
+  uint64_t x = first + ((last << 29) | (last >> 35)) + len;
+  return (uint32_t)((x * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
 /* `hash_bytes`, also for no bytes. */
 static inline uint64_t hash_span(const uint8_t *p, uint32_t len) {
   return len == 0u ? 0x2545f4914f6cdd1dull : hash_bytes(p, len);
@@ -355,6 +395,8 @@ static inline uint32_t mask16(v128_t v) { return (uint32_t)wasm_i8x16_bitmask(v)
  * step `upto - 1` are scanned: drops them from `pending` for every step up to `upto`. */
 static void pass_to(uint32_t upto) {
   for (; passed <= upto && passed < steps; passed++) pending -= (uint32_t)unrevealed_at.at[passed];
+  for (; drop_id < tokens && (uint32_t)token_state.at[2u * drop_id] < passed; drop_id++)
+    if (token_state.at[2u * drop_id + 1u] < 0) filter_drop(drop_id);
 }
 
 /* Whether no observation after those scanned can change a verdict (see the module documentation). */
@@ -371,7 +413,7 @@ static inline int settled(void) { return first_reveal >= 0 && pending == 0; }
  * - collect: the tokens' [start, end) byte offsets go after `address + len` (for tests).
  * Returns 0 when memory ran out, else 1.
  */
-static int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t position) {
+static inline __attribute__((always_inline)) int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t position) {
   stats[4] = 0;
   if (len == 0) return 1;
   const uint8_t *text = (const uint8_t *)(uintptr_t)address;
@@ -449,6 +491,12 @@ static int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t p
         in_token = 0;
         /* token [start, at) */
         uint32_t n = at - start;
+        if (mode == MODE_OBSERVATION && first_reveal >= 0) {
+          /* The first reveal is known: only a pending token can matter, and the filter says whether this
+           * may be one. Checked before the informative test, whose outcome would be a hard-to-predict
+           * branch per token: the filter's is nearly always "no" (a pending token is informative). */
+          if (((const uint8_t *)filter.at)[sketch(text + start, n) >> filter_shift] == 0u) continue;
+        }
         if (n < 2u) continue;
         if (any_high != 0 && any_in(block_high, start, at)) {
           uint32_t units = utf16_length(text, start, at);
@@ -489,6 +537,7 @@ static int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t p
             int32_t first = state[0];
             if (first > position && state[1] < 0) {
               state[1] = position;
+              filter_drop((uint32_t)s->id);
               unrevealed_at.at[first]--;
               pending--;
               if (first_reveal < 0) first_reveal = position;
@@ -512,7 +561,8 @@ static int32_t scan_text(uint32_t address, uint32_t len, int32_t mode, int32_t p
               k = (uint32_t)key & slot_mask;
               continue;
             }
-            if (!array_reserve(&token_state, 2u * tokens + 2u, 2u * tokens)) return 0;
+            if (!array_reserve(&token_state, 2u * tokens + 2u, 2u * tokens) || !array_reserve(&token_sketch, tokens + 1u, tokens)) return 0;
+            token_sketch.at[tokens] = (int32_t)sketch(text + start, n);
             s->gen = generation;
             s->key = key;
             s->id = (int32_t)tokens;
@@ -553,7 +603,9 @@ __attribute__((export_name("scan"))) int32_t scan(uint32_t address, uint32_t len
       return done(1);
     }
   }
-  int32_t ok = scan_text(address, len, mode, position);
+  int32_t ok = mode == MODE_OBSERVATION ? scan_text(address, len, MODE_OBSERVATION, position)
+              : mode == MODE_INSTRUCTION ? scan_text(address, len, MODE_INSTRUCTION, position)
+                                         : scan_text(address, len, MODE_COLLECT, position);
   if (!ok) stats[5] = 1;
   if (mode == MODE_OBSERVATION) {
     /* the next observation can reveal only tokens first seen after its own step */
@@ -571,6 +623,7 @@ __attribute__((export_name("scan"))) int32_t scan(uint32_t address, uint32_t len
  */
 __attribute__((export_name("scan_actions"))) int32_t scan_actions(uint32_t len) {
   action_span_end = (const uint32_t *)(uintptr_t)buffers[BUFFER_SPANS];
+  instruction_tokens = tokens;
   int32_t ok = scan_text((uint32_t)(uintptr_t)buffers[BUFFER_ACTIONS], len, MODE_ACTION, 0);
   if (!ok) {
     stats[5] = 1;
@@ -579,6 +632,33 @@ __attribute__((export_name("scan_actions"))) int32_t scan_actions(uint32_t len) 
   /* the steps after the last token's */
   uint32_t i = steps;
   while (i > 0 && action_end.at[i - 1] < 0) action_end.at[--i] = (int32_t)action_tokens;
+  /* the filter of the pending tokens, all the actions' tokens for now: 8 slots per token, at least 256 */
+  uint32_t slots_log2 = 8u;
+  while ((1u << slots_log2) < 8u * (tokens - instruction_tokens) && slots_log2 < 28u) slots_log2++;
+  uint32_t bytes = 1u << slots_log2;
+  if (filter_dirty) {
+    for (uint32_t w = 0; w < filter_bytes >> 2; w++) filter.at[w] = 0;
+    filter_dirty = 0;
+  }
+  if (bytes > filter.capacity * 4u) {
+    /* fresh memory: the bump allocator hands out bytes never used, and linear memory starts zeroed */
+    if (!array_reserve(&filter, bytes >> 2, 0)) {
+      stats[5] = 1;
+      return done(0);
+    }
+  }
+  filter_shift = 32u - slots_log2;
+  filter_bytes = bytes;
+  filter_dirty = 1;
+  uint8_t *f = (uint8_t *)filter.at;
+  int saturated = 0;
+  for (uint32_t id = instruction_tokens; id < tokens; id++) {
+    uint8_t *c = f + ((uint32_t)token_sketch.at[id] >> filter_shift);
+    if (*c != 255u) (*c)++;
+    else saturated = 1;
+  }
+  filter_saturated = saturated;
+  drop_id = instruction_tokens;
   return done(1);
 }
 
@@ -588,6 +668,10 @@ __attribute__((export_name("scan_actions"))) int32_t scan_actions(uint32_t len) 
  * the address in stats[0]. Returns as `scan` does.
  */
 __attribute__((export_name("finish"))) int32_t finish(void) {
+  /* the tokens still in the filter leave it, so it is all 0 again for the next trajectory */
+  for (; drop_id < tokens; drop_id++)
+    if (token_state.at[2u * drop_id + 1u] < 0) filter_drop(drop_id);
+  if (!filter_saturated) filter_dirty = 0;
   if (!array_reserve(&results, 3u * steps, 0)) return done(0);
   int32_t *out = results.at;
   uint32_t j = 0;
