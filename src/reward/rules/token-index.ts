@@ -211,7 +211,8 @@ export interface PreparedCalls {
  * It indexes inside out: the instruction's and every action's tokens go into the table first, and each
  * observation then only looks its tokens up, marking the action tokens it reveals. Once the first revealing
  * observation is known and no action token is left that a later observation could reveal first, the
- * remaining observations are not scanned at all (`wasm/tokens.c` has the argument).
+ * remaining observations are not scanned at all (`wasm/tokens.c` has the argument); until then, a filter of
+ * the action tokens still pending turns nearly every other observation token away before any table work.
  *
  * It also serves the redundancy rule: {@link prepareCalls} writes a trajectory's action params into the
  * module once and hashes every call there, and {@link reveal} scans those same bytes for tokens, so the
