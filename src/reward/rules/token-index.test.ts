@@ -122,6 +122,31 @@ built.describe('WebAssembly reveal index', () => {
     }
   });
 
+  it('finds late reveals among observations full of tokens that cannot matter, trajectory after trajectory', () => {
+    // Once the first reveal is known the module checks an observation's tokens against a filter of the
+    // pending action tokens (first seen in a later action, not revealed yet). Here most observation tokens
+    // are either in no action or in an action already passed, a few pending ones come late, and the
+    // trajectories are scored in an interleaved order, so a filter left dirty by one would show in the next.
+    const rng = new Rng(13);
+    const vocabulary = Array.from({ length: 300 }, (_, i) => `name_${i}`);
+    const word = (): string => vocabulary[Math.floor(rng.next() * vocabulary.length)] as string;
+    const make = (steps: number): Trajectory => {
+      const specs: StepSpec[] = [];
+      for (let i = 0; i < steps; i++) {
+        const observation = Array.from({ length: 40 }, () => (rng.next() < 0.5 ? word() : `noise${Math.floor(rng.next() * 1e6)}`)).join(' ');
+        // Actions use the vocabulary, and now and then a token an observation reveals only later.
+        const content = rng.next() < 0.2 ? `late_${i + 3} ${word()}` : `${word()} ${word()}`;
+        specs.push(['file_write', { path: `f${i % 7}.py`, content }, rng.next() < 0.1 ? `${observation} late_${i + 5}` : observation]);
+      }
+      return trajectory(specs, { instruction: 'Use what you learn.' });
+    };
+    const pool = [make(200), make(60), make(5), make(400)];
+    for (const k of [0, 1, 2, 3, 1, 0, 3, 2, 2, 0]) {
+      const t = pool[k] as Trajectory;
+      expect(columns(t, wasm()), `trajectory ${k}`).toEqual(columns(t, new JsRevealIndex()));
+    }
+  });
+
   it('scores like the JavaScript reference on the converted agent-log fixtures', async () => {
     const converted = await collect(convertPath(FIXTURES));
     expect(converted.trajectories.length).toBeGreaterThan(10);
