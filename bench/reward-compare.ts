@@ -188,6 +188,7 @@ async function comparePool(label: string, pool: readonly Trajectory[], base: Ver
   }
   const sorted = (xs: readonly number[]): number[] => [...xs].sort((x, y) => x - y);
   const median = (xs: readonly number[]): number => quantileSorted(sorted(xs), 0.5);
+  const byRatio = sorted(ratios);
   const steps = pool.reduce((a, t) => a + t.steps.length, 0);
   return {
     pool: label,
@@ -197,9 +198,9 @@ async function comparePool(label: string, pool: readonly Trajectory[], base: Ver
     checked,
     baseNsPerStep: Math.round(median(baseNs)),
     changeNsPerStep: Math.round(median(changeNs)),
-    ratio: median(ratios),
-    ratioQ1: quantileSorted(sorted(ratios), 0.25),
-    ratioQ3: quantileSorted(sorted(ratios), 0.75),
+    ratio: quantileSorted(byRatio, 0.5),
+    ratioQ1: quantileSorted(byRatio, 0.25),
+    ratioQ3: quantileSorted(byRatio, 0.75),
     ratios: ratios.map((x) => Math.round(x * 1000) / 1000),
   };
 }
