@@ -62,12 +62,14 @@ def gae(
     observation tokens between two assistant turns are not actions and are skipped), and after the last
     one ``V = 0`` and ``A = 0`` (the episode ended). Masked positions get advantage 0 and return 0.
     """
-    B, T = rewards.shape
+    B = rewards.size(0)
     m = mask.to(values.dtype)
     adv = torch.zeros_like(values)
-    next_v = torch.zeros(B, dtype=values.dtype)
-    next_a = torch.zeros(B, dtype=values.dtype)
-    for t in reversed(range(T)):
+    next_v = torch.zeros(B, dtype=values.dtype, device=values.device)
+    next_a = torch.zeros(B, dtype=values.dtype, device=values.device)
+    # Only the columns where some row acts: elsewhere nothing changes. The prompt and the observations are most
+    # of an agent's sequence, and on a GPU each column costs a handful of kernel launches.
+    for t in reversed(torch.nonzero(m.any(0)).flatten().tolist()):
         mt = m[:, t]
         delta = rewards[:, t] + gamma * next_v - values[:, t]
         a = delta + gamma * lam * next_a

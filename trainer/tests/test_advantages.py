@@ -44,6 +44,17 @@ def test_gae_skips_masked_positions():
     assert close(adv, [0.35, 0.0, 0.3]) and close(ret, [0.85, 0.0, 1.0])
 
 
+def test_gae_rows_of_a_batch_are_independent_of_each_others_masks():
+    # A shared prompt (columns 0-1 masked in both rows) and an observation masked in one row only: each row
+    # gets what it gets alone (the worked examples above, shifted right by the prompt).
+    rewards = torch.tensor([[0.0, 0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0, 1.0]])
+    values = torch.tensor([[9.0, 9.0, 0.5, 0.6, 0.7], [9.0, 9.0, 0.5, 0.6, 0.7]])
+    mask = torch.tensor([[0.0, 0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0, 1.0]])
+    adv, ret = gae(rewards, values, mask, gamma=1.0, lam=0.5)
+    assert close(adv, [0.0, 0.0, 0.225, 0.25, 0.3, 0.0, 0.0, 0.35, 0.0, 0.3])
+    assert close(ret, [0.0, 0.0, 0.725, 0.85, 1.0, 0.0, 0.0, 0.85, 0.0, 1.0])
+
+
 def test_gae_discounted_return():
     # γ = 0.9, λ = 1, V = 0, rewards [1, 1]: A1 = 1; A0 = 1 + 0.9·1 = 1.9 (the discounted return)
     adv, ret = gae(torch.tensor([[1.0, 1.0]]), torch.zeros(1, 2), torch.ones(1, 2), gamma=0.9, lam=1.0)
