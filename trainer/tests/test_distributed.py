@@ -23,7 +23,8 @@ from test_rl import rl_file
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCHRUN = os.path.join(os.path.dirname(sys.executable), "torchrun")
-ENV = dict(os.environ, PYTHONPATH=TRAINER_DIR, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+# On the CPU even on a GPU host: two ranks on one GPU are refused by design, and gloo is what these tests cover.
+ENV = dict(os.environ, PYTHONPATH=TRAINER_DIR, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="")
 for _k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
     ENV.pop(_k, None)
 
@@ -37,7 +38,7 @@ def _cmd(command, cfg, procs, *extra):
 
 
 def launch(command, cfg, procs, *extra, timeout=120):
-    if procs == 1:  # the reference run: the same CLI, in this process (saves an interpreter start)
+    if procs == 1 and not torch.cuda.is_available():  # the reference: the same CLI, in this process (saves an interpreter start)
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             rc = cli.main([command, "--config", str(cfg), *extra])

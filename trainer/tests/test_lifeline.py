@@ -19,7 +19,8 @@ from gymflow_trainer import lifeline
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCHRUN = os.path.join(os.path.dirname(sys.executable), "torchrun")
-ENV = dict(os.environ, PYTHONPATH=TRAINER_DIR, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+# On the CPU even on a GPU host: two torchrun ranks on one GPU are refused by design.
+ENV = dict(os.environ, PYTHONPATH=TRAINER_DIR, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES="")
 for _k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", lifeline.LIFELINE_ENV):
     ENV.pop(_k, None)
 LIFELINE = dict(ENV, **{lifeline.LIFELINE_ENV: "stdin"})

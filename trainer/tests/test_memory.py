@@ -62,13 +62,18 @@ def final_weights(out):
     return load_file(os.path.join(out, ckpt, "trainable.safetensors"))
 
 
-def assert_same_weights(a, b, atol=1e-5):
+# CUDA's kernels add a piece's terms in another order than the whole batch's (they pick their reduction by shape):
+# DPO's and the reward model's pieces were up to 1.3e-5 (4e-5 in other runs) from the whole on an H100.
+ATOL = 1e-4 if torch.cuda.is_available() else 1e-5
+
+
+def assert_same_weights(a, b, atol=ATOL):
     """Equal up to summation order. Adam moves a weight by ~lr whatever its gradient's size, so rounding noise in
     near-zero gradients (GRPO's first, on-policy step) shows as ~1e-5; an error in how pieces add up moves weights
     by a good part of lr (1e-2)."""
     assert a.keys() == b.keys()
     for k in a:
-        torch.testing.assert_close(a[k], b[k], rtol=0, atol=atol, msg=k)
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=atol, msg=lambda m: f"{k}: {m}")
 
 
 def sft_run(tmp_path, out, **kw):
