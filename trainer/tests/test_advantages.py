@@ -55,6 +55,28 @@ def test_gae_rows_of_a_batch_are_independent_of_each_others_masks():
     assert close(ret, [0.0, 0.0, 0.725, 0.85, 1.0, 0.0, 0.0, 0.85, 0.0, 1.0])
 
 
+def test_gae_matches_the_recursion_on_long_rows():
+    # The recursion as written, one row and one acting position at a time, against rows of hundreds of positions
+    # (many rounds of the doubling scan), random masks, a row that never acts, and γλ < 1.
+    torch.manual_seed(0)
+    B, T, gamma, lam = 5, 700, 0.99, 0.95
+    values, rewards = torch.randn(B, T, dtype=torch.float64), torch.randn(B, T, dtype=torch.float64)
+    mask = (torch.rand(B, T) < 0.4).to(torch.float64)
+    mask[:, :50] = 0  # the prompt
+    mask[3] = 0
+    adv, ret = gae(rewards, values, mask, gamma=gamma, lam=lam)
+    want = torch.zeros(B, T, dtype=torch.float64)
+    for b in range(B):
+        next_v = next_a = 0.0
+        for t in reversed(range(T)):
+            if mask[b, t]:
+                next_a = float(rewards[b, t]) + gamma * next_v - float(values[b, t]) + gamma * lam * next_a
+                next_v = float(values[b, t])
+                want[b, t] = next_a
+    torch.testing.assert_close(adv, want, rtol=0, atol=1e-9)
+    torch.testing.assert_close(ret, (want + values) * mask, rtol=0, atol=1e-9)
+
+
 def test_gae_discounted_return():
     # γ = 0.9, λ = 1, V = 0, rewards [1, 1]: A1 = 1; A0 = 1 + 0.9·1 = 1.9 (the discounted return)
     adv, ret = gae(torch.tensor([[1.0, 1.0]]), torch.zeros(1, 2), torch.ones(1, 2), gamma=0.9, lam=1.0)
