@@ -232,6 +232,11 @@ static inline void filter_drop(uint32_t id) {
   if (*c != 255u) (*c)--;
 }
 
+/* Token `id`, no longer pending because its step was passed, leaves the filter unless a reveal took it out. */
+static inline void filter_pass(uint32_t id) {
+  if (token_state.at[2u * id + 1u] < 0) filter_drop(id);
+}
+
 /* The state an observation's lookup reads for a token in no slot: first seen in no action, so none to reveal. */
 static int32_t no_token_state[2] = {-1, -1};
 
@@ -395,8 +400,7 @@ static inline uint32_t mask16(v128_t v) { return (uint32_t)wasm_i8x16_bitmask(v)
  * step `upto - 1` are scanned: drops them from `pending` for every step up to `upto`. */
 static void pass_to(uint32_t upto) {
   for (; passed <= upto && passed < steps; passed++) pending -= (uint32_t)unrevealed_at.at[passed];
-  for (; drop_id < tokens && (uint32_t)token_state.at[2u * drop_id] < passed; drop_id++)
-    if (token_state.at[2u * drop_id + 1u] < 0) filter_drop(drop_id);
+  for (; drop_id < tokens && (uint32_t)token_state.at[2u * drop_id] < passed; drop_id++) filter_pass(drop_id);
 }
 
 /* Whether no observation after those scanned can change a verdict (see the module documentation). */
@@ -669,8 +673,7 @@ __attribute__((export_name("scan_actions"))) int32_t scan_actions(uint32_t len) 
  */
 __attribute__((export_name("finish"))) int32_t finish(void) {
   /* the tokens still in the filter leave it, so it is all 0 again for the next trajectory */
-  for (; drop_id < tokens; drop_id++)
-    if (token_state.at[2u * drop_id + 1u] < 0) filter_drop(drop_id);
+  for (; drop_id < tokens; drop_id++) filter_pass(drop_id);
   if (!filter_saturated) filter_dirty = 0;
   if (!array_reserve(&results, 3u * steps, 0)) return done(0);
   int32_t *out = results.at;
