@@ -12,7 +12,7 @@ interface Reported {
  * Runs `calls` ([milliseconds since the start, done, total]) through a reporter inside an activity context
  * whose heartbeats and progress signals are recorded (the client only records the signal).
  */
-async function report(calls: readonly [number, number, number][], options?: ProgressReporterOptions): Promise<Reported> {
+async function report(calls: readonly [number, number, number][], options?: ProgressReporterOptions, info: { isLocal?: boolean } = {}): Promise<Reported> {
   const out: Reported = { beats: [], signals: [] };
   const client = {
     withAbortSignal: <T>(_signal: AbortSignal, fn: () => T): T => fn(),
@@ -24,7 +24,7 @@ async function report(calls: readonly [number, number, number][], options?: Prog
       }),
     },
   } as unknown as Client;
-  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' } }, { client });
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' }, ...info }, { client });
   env.on('heartbeat', (details: unknown) => out.beats.push(details));
   const start = Date.now();
   await env.run(async () => {
@@ -79,5 +79,12 @@ describe('progressReporter', () => {
     // units at 2.0 s and 4.0 s, then the last (4.9 s)
     expect(r.signals.map((s) => s.done)).toEqual([21, 41, 50]);
     expect(r.beats).toHaveLength(50);
+  });
+
+  it('in a local activity sends no heartbeat, only the signals', async () => {
+    const calls: [number, number, number][] = Array.from({ length: 50 }, (_, i) => [i * 100, i + 1, 50]);
+    const r = await report(calls, { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 }, { isLocal: true });
+    expect(r.beats).toEqual([]);
+    expect(r.signals.map((s) => s.done)).toEqual([21, 41, 50]);
   });
 });

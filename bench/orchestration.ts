@@ -1,18 +1,21 @@
 /**
  * What Temporal costs the pipeline's collection: episodes per second of `gymflow/tool-use-v0` with the expert
  * agent (1,000 episodes by default) through the real stack — a Temporal dev server, a worker, a workflow
- * that fans the episodes out as `collectShard` activities in shards (`bench/orchestration-workflow.ts`) —
- * against the very same activity functions called one shard after another in a plain loop (in an activity
- * context from `@temporalio/testing`'s `MockActivityEnvironment`, so heartbeats work; no server).
+ * that fans the episodes out in shards (`bench/orchestration-workflow.ts`), once as `collectShard` activities
+ * and once as local activities (`collect.shard_execution: local`) — against the very same activity functions
+ * called in a plain loop (in an activity context from `@temporalio/testing`'s `MockActivityEnvironment`, so
+ * heartbeats work; no server).
  *
  * Both sides store every shard in a fresh artifact store, like the pipeline does. The worker runs in this
  * process, so both sides have the same single JS thread. Each side is warmed up first (the worker's
- * bundle, V8), then measured `--repeats` times alternately (9 for `expert`, 3 for `tiny`); the median run is reported with the ratio
- * Temporal / plain (target >= 0.9), and the median of the per-round ratios (each Temporal run against the
- * plain run just before it), which is steadier on a machine whose load drifts.
+ * bundle, V8), then measured `--repeats` rounds (9 for `expert`, 3 for `tiny`), each in the order plain,
+ * Temporal with activities, plain one by one, Temporal with local activities, so every Temporal run follows
+ * a plain one (the server idle meanwhile, as it is between a pipeline's stages). The median run of each is
+ * reported with the ratio Temporal / plain (target >= 0.9), and the median of the per-round ratios (each
+ * Temporal run against the round's plain run in parallel), which is steadier on a machine whose load drifts.
  *
  * The plain loop is measured twice: shards in parallel (the same episodes in flight as the workflow runs
- * them; the ratio the target is about) and shards one by one.
+ * them; the ratios the target is about) and shards one by one.
  *
  * Two workloads (`--agent`):
  * - `expert` (default): the scripted expert, ~0.3 ms of work per episode — what Temporal adds per run
@@ -42,7 +45,7 @@ import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { freePort, startDevServer } from '../src/pipeline/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../src/pipeline/search-attributes.js';
-import { collectBench } from './orchestration-workflow.js';
+import { collectBench, type CollectBenchInput } from './orchestration-workflow.js';
 import { runBench, writeReport } from './report.js';
 import { buildTinyModel } from './tiny-model.js';
 
@@ -155,43 +158,54 @@ async function main(): Promise<void> {
       workflowsPath: fileURLToPath(new URL('./orchestration-workflow.ts', import.meta.url)),
       activities,
     });
-    const temporal = async (n: number): Promise<Run> => {
+    const temporal = async (n: number, execution: CollectBenchInput['execution']): Promise<Run> => {
       const shards = shardInputs(n, shardSize, store, seed++, work);
       const t0 = process.hrtime.bigint();
-      const r = await client.workflow.execute(collectBench, { taskQueue, workflowId: `bench-${randomUUID()}`, args: [{ shards }] });
+      const r = await client.workflow.execute(collectBench, { taskQueue, workflowId: `bench-${randomUUID()}`, args: [{ shards, execution }] });
       return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, episodes: r.episodes, successes: r.successes };
     };
 
     const runs = await worker.runUntil(async () => {
       await plain(warmupEpisodes, true);
       await plain(warmupEpisodes, false);
-      await temporal(warmupEpisodes);
-      const r = { parallel: [] as Run[], sequential: [] as Run[], temporal: [] as Run[] };
+      await temporal(warmupEpisodes, 'activity');
+      await temporal(warmupEpisodes, 'local');
+      const r = { parallel: [] as Run[], sequential: [] as Run[], temporal: [] as Run[], temporalLocal: [] as Run[] };
       for (let i = 0; i < repeats; i++) {
         r.parallel.push(await plain(episodes, true));
+        r.temporal.push(await temporal(episodes, 'activity'));
         r.sequential.push(await plain(episodes, false));
-        r.temporal.push(await temporal(episodes));
+        r.temporalLocal.push(await temporal(episodes, 'local'));
       }
       return r;
     });
 
-    for (const r of [...runs.parallel, ...runs.sequential, ...runs.temporal]) {
+    for (const r of Object.values(runs).flat()) {
       if (r.episodes !== episodes) throw new Error(`a run collected ${r.episodes} episodes, expected ${episodes}`);
     }
     const mpar = median(runs.parallel);
     const mseq = median(runs.sequential);
-    const mt = median(runs.temporal);
     const rate = (r: Run): number => r.episodes / r.seconds;
-    const ratio = rate(mt) / rate(mpar);
-    const ratioSequential = rate(mt) / rate(mseq);
-    const roundRatios = runs.temporal.map((t, i) => rate(t) / rate(runs.parallel[i] as Run)).sort((a, b) => a - b);
-    const ratioPerRound = roundRatios[Math.floor(roundRatios.length / 2)] as number;
+    /** A Temporal mode's median run and its ratios to the plain loop. */
+    const ratios = (temporalRuns: Run[]) => {
+      const mt = median(temporalRuns);
+      const roundRatios = temporalRuns.map((t, i) => rate(t) / rate(runs.parallel[i] as Run)).sort((a, b) => a - b);
+      return {
+        median: mt,
+        ratio: rate(mt) / rate(mpar),
+        ratioSequential: rate(mt) / rate(mseq),
+        ratioPerRound: roundRatios[Math.floor(roundRatios.length / 2)] as number,
+      };
+    };
+    const activity = ratios(runs.temporal);
+    const local = ratios(runs.temporalLocal);
     const shards = Math.ceil(episodes / shardSize);
     const row = (mode: string, r: Run) => ({ mode, episodes: r.episodes, shards, seconds: r.seconds, perSecond: rate(r), success: r.successes / r.episodes });
     const rows = [
       row('plain loop, shards in parallel', mpar),
       row('plain loop, shards one by one', mseq),
-      row('Temporal (dev server + worker)', mt),
+      row('Temporal, shards as activities', activity.median),
+      row('Temporal, shards as local activities', local.median),
     ];
     const agentLabel = tiny ? `untrained tiny model through local: (${work.maxSteps} turns x ${work.maxNewTokens} tokens at most)` : 'expert agent';
     console.log(`\n${ENV}, ${agentLabel}, ${episodes} episodes in ${shards} shards of ${shardSize}; median of ${repeats} runs each\n`);
@@ -205,9 +219,14 @@ async function main(): Promise<void> {
         { key: 'success', align: 'right' },
       ]),
     );
-    console.log(`\nratio Temporal / plain (shards in parallel, the same work in flight): ${ratio.toFixed(3)} (target >= 0.9)${ratio >= 0.9 ? '' : '  BELOW TARGET'}`);
-    console.log(`median of the per-round ratios (Temporal / plain in parallel): ${ratioPerRound.toFixed(3)}`);
-    console.log(`ratio Temporal / plain (shards one by one): ${ratioSequential.toFixed(3)}`);
+    for (const [label, r] of [
+      ['activities', activity],
+      ['local activities', local],
+    ] as const) {
+      console.log(`\nshards as ${label}: ratio Temporal / plain (shards in parallel, the same work in flight): ${r.ratio.toFixed(3)} (target >= 0.9)${r.ratio >= 0.9 ? '' : '  BELOW TARGET'}`);
+      console.log(`  median of the per-round ratios (Temporal / plain in parallel): ${r.ratioPerRound.toFixed(3)}`);
+      console.log(`  ratio Temporal / plain (shards one by one): ${r.ratioSequential.toFixed(3)}`);
+    }
     await writeReport(tiny ? 'orchestration-tiny' : 'orchestration', {
       env: ENV,
       agent: tiny ? { tiny: TINY, maxSteps: work.maxSteps, maxNewTokens: work.maxNewTokens } : 'expert',
@@ -215,9 +234,10 @@ async function main(): Promise<void> {
       shardSize,
       repeats,
       results: rows,
-      ratio,
-      ratioSequential,
-      ratioPerRound,
+      ratio: activity.ratio,
+      ratioSequential: activity.ratioSequential,
+      ratioPerRound: activity.ratioPerRound,
+      local: { ratio: local.ratio, ratioSequential: local.ratioSequential, ratioPerRound: local.ratioPerRound },
       runs,
     });
   } finally {

@@ -180,9 +180,9 @@ describe('gymflow pipeline: pure parts', () => {
     const smoke = await loadPipelineConfig(join(repoRoot, 'examples', 'smoke.yaml'));
     expect(smoke.max_iterations).toBe(1);
     const demo = await loadPipelineConfig(join(repoRoot, 'examples', 'demo.yaml'));
-    expect(demo.phases.map((p) => [p.name, p.train.command, p.collect.agent])).toEqual([
-      ['sft', 'sft', 'expert'],
-      ['rl', 'rl', 'policy'],
+    expect(demo.phases.map((p) => [p.name, p.train.command, p.collect.agent, p.collect.shard_execution])).toEqual([
+      ['sft', 'sft', 'expert', 'local'],
+      ['rl', 'rl', 'policy', 'activity'],
     ]);
   });
 });

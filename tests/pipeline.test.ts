@@ -303,6 +303,27 @@ temporal.describe('pipeline on Temporal', () => {
       expect(await handle.query(pipelineStatusQuery)).toMatchObject({ state: 'completed', stopReason: 'target', iteration: 1, maxIterations: 3 });
     });
 
+    it('runs shards as local activities with collect.shard_execution: local', { timeout: 120_000 }, async () => {
+      if (!env) throw new Error('no test environment');
+      const c = config({
+        collect: { agent: 'expert', tasks: 4, shard_size: 2, shard_execution: 'local' },
+        train: { command: 'sft', config: { max_steps: 1, max_length: 256 } },
+        eval: { agent: 'expert', tasks: 2, baseline: false },
+        max_iterations: 1,
+      });
+      const handle = await env.client.workflow.start(pipeline, { taskQueue: cpuQueue, workflowId: `${c.name}-${randomUUID()}`, args: [c] });
+      const result = await handle.result();
+      expect(result.metrics?.rollouts).toMatchObject({ episodes: 4, success: 1 });
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status.stages.collect).toMatchObject({ state: 'done', note: '2/2 shards' });
+      // The shards are local-activity markers in the history, never scheduled through the server; the rest are activities.
+      const events = (await handle.fetchHistory()).events ?? [];
+      const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+      expect(scheduled).not.toContain('collectShard');
+      expect(scheduled).toEqual(expect.arrayContaining(['planTasks', 'scoreRollouts', 'train']));
+      expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(2);
+    });
+
     it('pipeline (one pass): pauses before the next activity, resumes, and a finish-mode cancel lets the running training finish', { timeout: 120_000 }, async () => {
       if (!env) throw new Error('no test environment');
       // 40 steps: enough that the training is still running when the cancel lands on a loaded machine (the

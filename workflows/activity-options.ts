@@ -2,7 +2,7 @@
  * Every timeout and retry policy of the pipeline's activities, in one place, each with the reason for it.
  * Workflows create one `proxyActivities` binding per policy from these.
  */
-import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 
 /** Error types no retry can fix (set by the activities: see `activities/common.ts`). */
 export const NON_RETRYABLE_TYPES = ['CONFIG_ERROR', 'SCHEMA_ERROR', 'REGISTRY_ERROR', 'TASK_ERROR', 'DATA_ERROR', 'CHECKPOINT_ERROR', 'TRAINING_DIVERGED', 'TRAINER_OUT_OF_MEMORY'];
@@ -29,14 +29,28 @@ export const STORE_OPTIONS: ActivityOptions = {
 
 /**
  * One rollout shard: episodes in an environment (a sandbox container, a local policy). Idempotent — a
- * retried shard recollects with the same seeds. Heartbeats after every episode; an episode can take a
- * while (a sandbox test run), so 5 minutes without one means the worker is gone. Cancellation waits for
- * the episodes in flight to finish, so no sandbox is left half-used.
+ * retried shard recollects with the same seeds. Heartbeats its progress (at most every 100 ms); an episode
+ * can take a while (a sandbox test run), so 5 minutes without one means the worker is gone. Cancellation
+ * waits for the episodes in flight to finish, so no sandbox is left half-used.
  */
-export const SHARD_OPTIONS: ActivityOptions = {
+export const SHARD_OPTIONS = {
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '5 minutes',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+} satisfies ActivityOptions;
+
+/**
+ * One rollout shard as a local activity (`collect.shard_execution: local`): run by the worker that runs the
+ * workflow, recorded in the history when the workflow task completes. The same limits and retries as
+ * {@link SHARD_OPTIONS}, less the heartbeat timeout: a local activity cannot heartbeat (the SDK keeps the
+ * workflow task alive instead, and a lost worker shows as a workflow task timeout, after which another worker
+ * runs the shard again). Retries that back off longer than a minute wait on a workflow timer.
+ */
+export const LOCAL_SHARD_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: SHARD_OPTIONS.startToCloseTimeout,
+  retry: SHARD_OPTIONS.retry,
+  localRetryThreshold: '1 minute',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
 

@@ -12,6 +12,7 @@ import {
   condition,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -32,7 +33,17 @@ import {
   type PolicyState,
   type StageName,
 } from '../src/pipeline/status.js';
-import { AWAIT_SERVER_OPTIONS, CHECK_OPTIONS, EVAL_OPTIONS, GPU_SETUP_OPTIONS, SERVE_OPTIONS, SHARD_OPTIONS, STORE_OPTIONS, trainOptions } from './activity-options.js';
+import {
+  AWAIT_SERVER_OPTIONS,
+  CHECK_OPTIONS,
+  EVAL_OPTIONS,
+  GPU_SETUP_OPTIONS,
+  LOCAL_SHARD_OPTIONS,
+  SERVE_OPTIONS,
+  SHARD_OPTIONS,
+  STORE_OPTIONS,
+  trainOptions,
+} from './activity-options.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal } from './messages.js';
 
 /** Thrown inside a workflow when a `cancel` signal stops it; caught at the top to complete gracefully. */
@@ -51,6 +62,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
   const gpuChecks = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: gpu });
   const store = proxyActivities<PipelineActivities>({ ...STORE_OPTIONS, taskQueue: cpu });
   const shards = proxyActivities<PipelineActivities>({ ...SHARD_OPTIONS, taskQueue: cpu });
+  const localShards = proxyLocalActivities<PipelineActivities>(LOCAL_SHARD_OPTIONS);
   const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, taskQueue: cpu });
   const gpuSetup = proxyActivities<PipelineActivities>({ ...GPU_SETUP_OPTIONS, taskQueue: gpu });
   const train = proxyActivities<PipelineActivities>({ ...trainOptions(trainTimeout, trainHeartbeatTimeout), taskQueue: gpu });
@@ -61,6 +73,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
     checkTrainerConfigs: gpuChecks.checkTrainerConfigs,
     planTasks: store.planTasks,
     collectShard: shards.collectShard,
+    collectShardLocally: localShards.collectShard,
     scoreRollouts: store.scoreRollouts,
     exportTrainingData: store.exportTrainingData,
     evaluatePolicy: evals.evaluatePolicy,
@@ -400,6 +413,8 @@ export class PipelineRunner {
     refs.tasks = this.status.artifacts.tasks = this.status.stages.tasks.ref = plan.ref;
 
     const shards = planShards(plan.tasks, c.shard_size, seed);
+    // `shard_execution` is absent from configurations parsed before it existed (replayed histories): activities then.
+    const collectShard = c.shard_execution === 'local' ? a.collectShardLocally : a.collectShard;
     const episodes = plan.tasks.length * c.group_size;
     let shardsDone = 0;
     const collected = await this.stage(
@@ -408,7 +423,7 @@ export class PipelineRunner {
         this.withServedPolicy('collect', policy, c.agent === 'policy', (served) =>
           Promise.all(
             shards.map(async (shard) => {
-              const r = await a.collectShard({
+              const r = await collectShard({
                 envId,
                 agent: c.agent,
                 policy,

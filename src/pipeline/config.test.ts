@@ -110,7 +110,7 @@ describe('pipeline configuration', () => {
     );
     const [a, b] = c.phases;
     // Top-level fields reach a phase that does not set them; schema defaults fill the rest.
-    expect(a?.collect).toEqual({ agent: 'expert', split: 'train', tasks: 3, group_size: 1, shard_size: 8, concurrency: 4, temperature: 1 });
+    expect(a?.collect).toEqual({ agent: 'expert', split: 'train', tasks: 3, group_size: 1, shard_size: 8, shard_execution: 'activity', concurrency: 4, temperature: 1 });
     expect(a?.export).toEqual({ format: 'sft', success_only: true, dedup: false, min_margin: 0.5 });
     expect(a?.train).toEqual({ command: 'sft', config: { max_steps: 2 }, launcher: 'auto', timeout: '6h', heartbeat_timeout: '2m' });
     // A phase's own fields win over the top level (train.config is one field: replaced, not deep-merged).
@@ -121,6 +121,13 @@ describe('pipeline configuration', () => {
     const main = parsePipelineConfig({ name: 'x', env: 'e', policy: { init: { tiny: {} } }, collect: { tasks: 5 }, train: { command: 'sft' }, max_iterations: 1 }, 't');
     expect(main.phases[0]?.collect).toMatchObject({ agent: 'policy', tasks: 5, shard_size: 8 });
     expect(main.phases[0]?.train).toMatchObject({ timeout: '24h', heartbeat_timeout: '2m', config: {} });
+  });
+
+  it('runs shards as activities unless collect.shard_execution says local', () => {
+    const base = { name: 'x', env: 'e', policy: { init: { tiny: {} } }, train: { command: 'sft' }, max_iterations: 1 };
+    const p = parsePipelineConfig({ ...base, collect: { agent: 'expert' }, phases: [{ name: 'a', iterations: 1, collect: { shard_execution: 'local' } }, { name: 'b' }] }, 't');
+    expect(p.phases.map((phase) => phase.collect.shard_execution)).toEqual(['local', 'activity']);
+    expect(() => parsePipelineConfig({ ...base, collect: { shard_execution: 'remote' } }, 't')).toThrow('t $.collect.shard_execution: Invalid option: expected one of "activity"|"local"');
   });
 
   it('takes train.heartbeat_timeout as a duration of at least 10 s, from the top level or the phase', () => {

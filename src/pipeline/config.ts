@@ -113,6 +113,13 @@ export const CollectSectionSchema = z
     group_size: positiveInt.default(1),
     /** Groups per shard: each shard is one activity; shards run in parallel on the CPU workers. */
     shard_size: positiveInt.default(8),
+    /**
+     * How a shard runs: `activity` (an activity any CPU worker may take, heartbeating its progress) or `local`
+     * (a local activity in the worker that runs the workflow: no round trip through the server per shard,
+     * but no spreading across workers and no heartbeats). `local` suits shards of milliseconds, such as a
+     * scripted expert in an in-process environment; anything that takes minutes belongs in `activity`.
+     */
+    shard_execution: z.enum(['activity', 'local']).default('activity'),
     /** Episodes in flight inside one shard. */
     concurrency: positiveInt.default(4),
     /** Step limit of every episode (default: the environment's). */
