@@ -81,10 +81,9 @@ describe('progressReporter', () => {
     expect(r.beats).toHaveLength(50);
   });
 
-  it('in a local activity sends no heartbeat, only the signals', async () => {
+  it('in a local activity sends neither heartbeats nor signals', async () => {
     const calls: [number, number, number][] = Array.from({ length: 50 }, (_, i) => [i * 100, i + 1, 50]);
     const r = await report(calls, { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 }, { isLocal: true });
-    expect(r.beats).toEqual([]);
-    expect(r.signals.map((s) => s.done)).toEqual([21, 41, 50]);
+    expect(r).toEqual({ beats: [], signals: [] });
   });
 });

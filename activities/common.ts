@@ -76,15 +76,19 @@ export interface ProgressReporterOptions {
 
 /**
  * Reports progress: a heartbeat with `details` every call (or at most every `heartbeatIntervalMs`, and on the
- * last unit; none in a local activity) and a `stage_progress` signal to the workflow that started the activity at most every 2 s
- * (the first after `firstSignalAfterMs`), plus one on the last unit once any was sent. The signal is
+ * last unit) and a `stage_progress` signal to the workflow that started the activity at most every 2 s (the
+ * first after `firstSignalAfterMs`), plus one on the last unit once any was sent. The signal is
  * best-effort: the activity never fails because of it.
+ *
+ * A local activity reports nothing. It cannot heartbeat, and its results reach the history only when the
+ * workflow task that waits for it completes: a signal from it lands during that task, the server can reject
+ * the completion (an unhandled command), and the SDK runs the local activities again. Shards of 40 s that
+ * signalled did so every time and never finished.
  */
 export function progressReporter(stage: StageName, unit: string, options: ProgressReporterOptions = {}): (done: number, total: number, details?: unknown, note?: string) => void {
   const ctx = Context.current();
   const heartbeatInterval = options.heartbeatIntervalMs ?? 0;
-  // A local activity cannot heartbeat (the SDK would drop it): only the signals report its progress.
-  const beats = !ctx.info.isLocal;
+  if (ctx.info.isLocal) return () => undefined;
   let lastBeat = -Infinity;
   /** When the next signal may go (the last unit's may go earlier once one was sent). */
   let nextSignal = Date.now() + (options.firstSignalAfterMs ?? 0);
@@ -93,7 +97,7 @@ export function progressReporter(stage: StageName, unit: string, options: Progre
   return (done, total, details, note) => {
     const now = Date.now();
     const last = done >= total;
-    if (beats && (last || now - lastBeat >= heartbeatInterval)) {
+    if (last || now - lastBeat >= heartbeatInterval) {
       ctx.heartbeat(details ?? { done, total });
       lastBeat = now;
     }

@@ -1,0 +1,76 @@
+/**
+ * `progressReporter` inside real activities on a real Temporal dev server: an activity's `stage_progress`
+ * signals reach its workflow; a local activity sends none. A signal from a local activity arrives while the
+ * workflow task that waits for it is open, so the server can reject the task's completion (an unhandled
+ * command) and the SDK runs the local activity again: 40-second shards that signalled did so every time and
+ * never finished.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { progressReporter } from '../activities/common.js';
+import { progressWorkflow, type ProgressActivities } from './support/progress-workflow.js';
+import { requires } from './support/requires.js';
+import { startLocalTemporal, type LocalTemporal } from './support/temporal.js';
+
+const temporal = requires.temporal();
+
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed or instantiated
+}
+
+/** Every unit reported at once, signals from the first unit on (the reporter's 2 s spacing still holds). */
+const activities: ProgressActivities = {
+  async reportProgress(units) {
+    const report = progressReporter('collect', 'episodes', { firstSignalAfterMs: 0 });
+    for (let done = 1; done <= units; done++) {
+      report(done, units);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return units;
+  },
+};
+
+temporal.describe('progressReporter on a Temporal dev server', () => {
+  let local: LocalTemporal | undefined;
+  let dataDir: string | undefined;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'gymflow-progress-'));
+    local = await startLocalTemporal({ dbFilename: join(dataDir, 'temporal.db') });
+  });
+
+  afterAll(async () => {
+    await local?.teardown();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('signals from an activity, and a local activity completes without signals or failed workflow tasks', { timeout: 90_000 }, async () => {
+    if (!local) throw new Error('test environment did not start');
+    const { env } = local;
+    const taskQueue = `progress-${randomUUID()}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowsPath: fileURLToPath(new URL('./support/progress-workflow.ts', import.meta.url)),
+      activities,
+    });
+    await worker.runUntil(async () => {
+      const remote = await env.client.workflow.execute(progressWorkflow, { taskQueue, workflowId: `progress-${randomUUID()}`, args: ['activity', 5] });
+      // the first unit's and the last one's (the others fall within 2 s of the first)
+      expect(remote).toEqual({ done: 5, signals: [1, 5] });
+
+      const handle = await env.client.workflow.start(progressWorkflow, { taskQueue, workflowId: `progress-${randomUUID()}`, args: ['local', 5] });
+      expect(await handle.result()).toEqual({ done: 5, signals: [] });
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+    });
+  });
+});
