@@ -116,8 +116,9 @@ export const CollectSectionSchema = z
     /**
      * How a shard runs: `activity` (an activity any CPU worker may take, heartbeating its progress) or `local`
      * (a local activity in the worker that runs the workflow: no round trip through the server per shard,
-     * but no spreading across workers and no heartbeats). `local` suits shards of milliseconds, such as a
-     * scripted expert in an in-process environment; anything that takes minutes belongs in `activity`.
+     * but no spreading across workers, no heartbeats or progress, and status queries wait while shards run).
+     * `local` suits shards of milliseconds, such as a scripted expert in an in-process environment; anything
+     * that takes seconds belongs in `activity` (docs/operations.md §9).
      */
     shard_execution: z.enum(['activity', 'local']).default('activity'),
     /** Episodes in flight inside one shard. */
