@@ -87,8 +87,8 @@ export interface ProgressReporterOptions {
  */
 export function progressReporter(stage: StageName, unit: string, options: ProgressReporterOptions = {}): (done: number, total: number, details?: unknown, note?: string) => void {
   const ctx = Context.current();
-  const heartbeatInterval = options.heartbeatIntervalMs ?? 0;
   if (ctx.info.isLocal) return () => undefined;
+  const heartbeatInterval = options.heartbeatIntervalMs ?? 0;
   let lastBeat = -Infinity;
   /** When the next signal may go (the last unit's may go earlier once one was sent). */
   let nextSignal = Date.now() + (options.firstSignalAfterMs ?? 0);
