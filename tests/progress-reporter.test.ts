@@ -6,16 +6,13 @@
  * never finished.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { progressReporter } from '../activities/common.js';
 import { progressWorkflow, type ProgressActivities } from './support/progress-workflow.js';
 import { requires } from './support/requires.js';
-import { startLocalTemporal, type LocalTemporal } from './support/temporal.js';
+import { useLocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
 
@@ -38,22 +35,10 @@ const activities: ProgressActivities = {
 };
 
 temporal.describe('progressReporter on a Temporal dev server', () => {
-  let local: LocalTemporal | undefined;
-  let dataDir: string | undefined;
-
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'gymflow-progress-'));
-    local = await startLocalTemporal({ dbFilename: join(dataDir, 'temporal.db') });
-  });
-
-  afterAll(async () => {
-    await local?.teardown();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
+  const local = useLocalTemporal('gymflow-progress-');
 
   it('signals from an activity, and a local activity completes without signals or failed workflow tasks', { timeout: 90_000 }, async () => {
-    if (!local) throw new Error('test environment did not start');
-    const { env } = local;
+    const { env } = local();
     const taskQueue = `progress-${randomUUID()}`;
     const worker = await Worker.create({
       connection: env.nativeConnection,

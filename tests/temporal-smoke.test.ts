@@ -3,17 +3,14 @@
  * `workflows/smoke.ts`, runs it, answers `pipeline_status`, takes an update and a signal, runs an activity.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import * as activities from '../activities/smoke.js';
 import { finishSignal, pipelineStatusQuery, setNoteUpdate, smokeWorkflow } from '../workflows/smoke.js';
 import { requires } from './support/requires.js';
-import { startLocalTemporal, type LocalTemporal } from './support/temporal.js';
+import { useLocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
 
@@ -26,22 +23,10 @@ try {
 }
 
 temporal.describe('Temporal dev server smoke', () => {
-  let local: LocalTemporal | undefined;
-  let dataDir: string | undefined;
-
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'gymflow-temporal-'));
-    local = await startLocalTemporal({ dbFilename: join(dataDir, 'temporal.db') });
-  });
-
-  afterAll(async () => {
-    await local?.teardown();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
+  const local = useLocalTemporal('gymflow-temporal-');
 
   it('runs a workflow with query, update, signal and activity', { timeout: 90_000 }, async () => {
-    if (!local) throw new Error('test environment did not start');
-    const { env } = local;
+    const { env } = local();
     const client = env.client;
     const taskQueue = `smoke-${randomUUID()}`;
     const worker = await Worker.create({

@@ -51,7 +51,7 @@ export const LOCAL_SHARD_OPTIONS: LocalActivityOptions = {
   startToCloseTimeout: SHARD_OPTIONS.startToCloseTimeout,
   retry: SHARD_OPTIONS.retry,
   localRetryThreshold: '1 minute',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  cancellationType: SHARD_OPTIONS.cancellationType,
 };
 
 /** Evaluation: like a shard (episodes, heartbeats per episode), all of the eval split in one activity. */

@@ -3,7 +3,11 @@
  * installed into `.venv/` by `scripts/setup.sh`), the repository root, a free TCP port for a dev server, and
  * a test environment on a dev server of its own. The implementations are the ones `gymflow dev` uses.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll } from 'vitest';
 import { freePort, startDevServer, type DevServer } from '../../src/pipeline/dev-server.js';
 import type { SearchAttributeSpec } from '../../src/pipeline/temporal-cli.js';
 
@@ -39,4 +43,26 @@ export async function startLocalTemporal(options: { dbFilename: string; searchAt
     await server.stop();
     throw err;
   }
+}
+
+/**
+ * A dev server of its own for the tests of the enclosing `describe`: started by `beforeAll` with its database in
+ * a fresh temporary directory (named from `prefix`), stopped and the directory removed by `afterAll`. Returns a
+ * getter for the tests, which throws if the server did not start.
+ */
+export function useLocalTemporal(prefix: string): () => LocalTemporal {
+  let local: LocalTemporal | undefined;
+  let dataDir: string | undefined;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), prefix));
+    local = await startLocalTemporal({ dbFilename: join(dataDir, 'temporal.db') });
+  });
+  afterAll(async () => {
+    await local?.teardown();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!local) throw new Error('test environment did not start');
+    return local;
+  };
 }
