@@ -13,3 +13,5 @@ export * from './wrappers/index.js';
 export * from './profiles/index.js';
 export * from './schema-sample.js';
 export * from './check-env.js';
+export * from './jsonl-file.js';
+export * from './output-file.js';

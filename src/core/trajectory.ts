@@ -169,6 +169,21 @@ export function trajectoryId(t: Omit<Trajectory, 'id'> | Trajectory): string {
   });
 }
 
+/**
+ * Validates one trajectory value: the schema (via core's `parseTrajectory`) and the content id
+ * (`id` must equal `trajectoryId` of the record, since the store addresses trajectories by it).
+ * Throws a `SchemaError` naming `place` and the JSON path.
+ */
+export function checkTrajectory(value: unknown, place: string): Trajectory {
+  const t = parseTrajectory(value, place);
+  const expected = trajectoryId(t);
+  if (t.id !== expected) {
+    const issue = `${place} $.id: does not match the trajectory's content (expected ${expected})`;
+    throw new SchemaError(issue, [issue]);
+  }
+  return t;
+}
+
 /** Builds a trajectory from its parts, computing its id, and validates it. */
 export function makeTrajectory(parts: Omit<Trajectory, 'id' | 'schemaVersion'>): Trajectory {
   const withVersion = { schemaVersion: TRAJECTORY_SCHEMA_VERSION, ...parts } as const;

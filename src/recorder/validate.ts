@@ -1,7 +1,8 @@
 import type { ConversionProblem } from './adapter.js';
 import { formatProblem } from './adapter.js';
-import { checkTrajectory } from './adapters/gymflow.js';
-import { jsonlProblem, streamJsonl } from './jsonl.js';
+import { checkTrajectory } from '../core/trajectory.js';
+import { streamJsonl } from '../core/jsonl-file.js';
+import { jsonlProblem } from './jsonl.js';
 
 /** The outcome of validating a trajectory JSONL file. */
 export interface ValidationReport {

@@ -5,7 +5,8 @@ import { feedAnthropicAssistantBlocks, feedAnthropicUserContent } from '../anthr
 import type { StepDraft } from '../assemble.js';
 import { assembleTrajectory, finalizeSteps, RESPOND_TOOL } from '../assemble.js';
 import { ConversationSteps } from '../conversation.js';
-import { anyJson, jsonlProblem, streamJsonl } from '../jsonl.js';
+import { anyJson, streamJsonl } from '../../core/jsonl-file.js';
+import { jsonlProblem } from '../jsonl.js';
 import type { PathProblem } from '../openai-messages.js';
 import { terminated, truncated, unfinished } from '../outcome.js';
 import type { JsonObject } from '../values.js';

@@ -1,8 +1,7 @@
-import type { Trajectory } from '../../core/trajectory.js';
-import { parseTrajectory, trajectoryId } from '../../core/trajectory.js';
-import { SchemaError } from '../../core/errors.js';
+import { checkTrajectory } from '../../core/trajectory.js';
 import type { ConversionItem, ConvertContext, LogAdapter, LogSample } from '../adapter.js';
-import { jsonlProblem, streamJsonl } from '../jsonl.js';
+import { streamJsonl } from '../../core/jsonl-file.js';
+import { jsonlProblem } from '../jsonl.js';
 import { isRecord } from '../values.js';
 
 /**
@@ -24,21 +23,6 @@ function detectGymflow(sample: LogSample): number {
   }
   if (first !== undefined) return 0;
   return /^\s*\{"schemaVersion"\s*:/.test(sample.head) ? 0.8 : 0;
-}
-
-/**
- * Validates one trajectory value: the schema (via core's `parseTrajectory`) and the content id
- * (`id` must equal `trajectoryId` of the record, since the store addresses trajectories by it).
- * Throws a `SchemaError` naming `place` and the JSON path.
- */
-export function checkTrajectory(value: unknown, place: string): Trajectory {
-  const t = parseTrajectory(value, place);
-  const expected = trajectoryId(t);
-  if (t.id !== expected) {
-    const issue = `${place} $.id: does not match the trajectory's content (expected ${expected})`;
-    throw new SchemaError(issue, [issue]);
-  }
-  return t;
 }
 
 async function* convertGymflow(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {

@@ -2,7 +2,8 @@ import type { ConversionItem, ConvertContext, LogAdapter, LogSample } from '../a
 import { problem } from '../adapter.js';
 import { assembleTrajectory } from '../assemble.js';
 import { ConversationSteps } from '../conversation.js';
-import { anyJson, jsonlProblem, streamJsonl } from '../jsonl.js';
+import { anyJson, streamJsonl } from '../../core/jsonl-file.js';
+import { jsonlProblem } from '../jsonl.js';
 import { actionBookkeeping, actionToCall, openHandsOutcome } from '../openhands-actions.js';
 import type { JsonObject } from '../values.js';
 import { isRecord, joinText, num, omitKeys, rec, str, toIsoTimestamp } from '../values.js';

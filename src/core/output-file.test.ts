@@ -1,0 +1,55 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from './errors.js';
+import { AtomicFile, assertNotAnInput, writeFileAtomically } from './output-file.js';
+
+describe('AtomicFile', () => {
+  it('shows nothing under the target until commit, then the whole text, and creates the directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    const target = join(dir, 'new', 'deeper', 'out.jsonl');
+    const file = await AtomicFile.open(target);
+    await file.write('a\n');
+    await file.write('b'.repeat(2 << 20));
+    expect(readdirSync(join(dir, 'new', 'deeper'))).toEqual([expect.stringMatching(/^\.out\.jsonl\.\d+\.[0-9a-f]+\.tmp$/)]);
+    await file.commit();
+    expect(readFileSync(target, 'utf8')).toBe(`a\n${'b'.repeat(2 << 20)}`);
+    expect(readdirSync(join(dir, 'new', 'deeper'))).toEqual(['out.jsonl']);
+  });
+
+  it('keeps an existing target on abort and leaves no temporary file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    const target = join(dir, 'kept.jsonl');
+    writeFileSync(target, 'earlier work\n');
+    const file = await AtomicFile.open(target);
+    await file.write('half of the new');
+    await file.abort();
+    expect(readFileSync(target, 'utf8')).toBe('earlier work\n');
+    expect(readdirSync(dir)).toEqual(['kept.jsonl']);
+  });
+
+  it('names the target, not a temporary file, when it cannot be written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    mkdirSync(join(dir, 'adir'));
+    writeFileSync(join(dir, 'afile'), '');
+    await expect(writeFileAtomically(join(dir, 'adir'), 'x')).rejects.toThrow(new ConfigError(`cannot write ${join(dir, 'adir')}: is a directory`));
+    await expect(writeFileAtomically(join(dir, 'afile', 'x.json'), 'x')).rejects.toThrow(/^cannot write .*afile\/x\.json: /);
+    expect(readdirSync(dir).sort()).toEqual(['adir', 'afile']);
+    expect(readdirSync(join(dir, 'adir'))).toEqual([]);
+  });
+});
+
+describe('assertNotAnInput', () => {
+  it('refuses an output that is an input, through a link too, and allows stdout and other files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    const log = join(dir, 'log.jsonl');
+    writeFileSync(log, '{}\n');
+    symlinkSync(log, join(dir, 'link.jsonl'));
+    await expect(assertNotAnInput(log, [join(dir, 'other'), log])).rejects.toThrow(`-o ${log}: is the input ${log}; writing it would replace what is being read`);
+    await expect(assertNotAnInput(join(dir, 'link.jsonl'), [log])).rejects.toThrow(/is the input/);
+    await expect(assertNotAnInput(join(dir, '.', 'log.jsonl'), [log], '--out')).rejects.toThrow(/^--out /);
+    await expect(assertNotAnInput('-', [log])).resolves.toBeUndefined();
+    await expect(assertNotAnInput(join(dir, 'new.jsonl'), [log, dir])).resolves.toBeUndefined();
+  });
+});

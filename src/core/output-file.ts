@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdir, open, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { Writable } from 'node:stream';
+import { ConfigError } from './errors.js';
+
+/**
+ * Output files that appear complete or not at all, for every command that writes one (`record convert`,
+ * `reward score|calibrate|preferences`, the exporters). Text goes to a hidden temporary file beside the
+ * target (a dotfile, so a directory walk skips it); `commit` flushes it, syncs it to disk and renames it
+ * over the target; `abort`, or any failure, removes it and leaves an existing target as it was. The target's
+ * directory is created. Errors name the target, never the temporary file.
+ */
+
+/** Text is handed to the file in chunks of about this many characters. */
+const FLUSH_CHARS = 1 << 20;
+
+/** Where an {@link OutputFile} writes: a file written atomically, or a stream (`-`: stdout). */
+export interface OutputSink {
+  /** The target as the user gave it (`-` for stdout), for messages. */
+  readonly name: string;
+  /** Appends text (buffered; respects the stream's back-pressure). */
+  write(text: string): Promise<void>;
+  /** Makes the output final: a file is renamed into place; a stream is left open. */
+  commit(): Promise<void>;
+  /** Drops what was written: a file's temporary copy is removed and an existing target kept. */
+  abort(): Promise<void>;
+}
+
+/** An error about writing `name`, naming it (and not a temporary file) with the system's reason. */
+function writeError(name: string, err: unknown): ConfigError {
+  const e = err as NodeJS.ErrnoException;
+  const reason = e.code === 'EISDIR' ? 'is a directory' : e.code === 'ENOTDIR' ? 'a parent of it is not a directory' : e.code === 'EACCES' ? 'permission denied' : e.message;
+  return new ConfigError(`cannot write ${name}: ${reason}`);
+}
+
+/** A file written atomically (see the module documentation). */
+export class AtomicFile implements OutputSink {
+  private buffer = '';
+  private done = false;
+
+  private constructor(
+    readonly name: string,
+    private readonly target: string,
+    private readonly tmp: string,
+    private readonly handle: FileHandle,
+  ) {}
+
+  /**
+   * Opens the temporary file of `target`, creating the target's directory.
+   *
+   * @throws ConfigError naming `target` when it cannot be written (a directory, no permission, …).
+   */
+  static async open(target: string): Promise<AtomicFile> {
+    const abs = path.resolve(target);
+    const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      if ((await stat(abs).catch(() => undefined))?.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+      await mkdir(path.dirname(abs), { recursive: true });
+      return new AtomicFile(target, abs, tmp, await open(tmp, 'w'));
+    } catch (err) {
+      throw writeError(target, err);
+    }
+  }
+
+  async write(text: string): Promise<void> {
+    this.buffer += text;
+    if (this.buffer.length >= FLUSH_CHARS) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.buffer === '') return;
+    const chunk = this.buffer;
+    this.buffer = '';
+    try {
+      await this.handle.write(chunk);
+    } catch (err) {
+      throw writeError(this.name, err);
+    }
+  }
+
+  async commit(): Promise<void> {
+    if (this.done) return;
+    try {
+      await this.flush();
+      try {
+        await this.handle.sync();
+        await this.handle.close();
+        this.done = true;
+        await rename(this.tmp, this.target);
+      } catch (err) {
+        throw writeError(this.name, err);
+      }
+    } catch (err) {
+      await this.abort();
+      throw err;
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (!this.done) {
+      this.done = true;
+      await this.handle.close().catch(() => undefined);
+    }
+    this.buffer = '';
+    await rm(this.tmp, { force: true });
+  }
+}
+
+/** Writes to a stream that stays open (stdout for `-o -`). */
+class StreamSink implements OutputSink {
+  constructor(
+    readonly name: string,
+    private readonly stream: Writable,
+  ) {}
+
+  async write(text: string): Promise<void> {
+    if (!this.stream.write(text)) await once(this.stream, 'drain');
+  }
+
+  async commit(): Promise<void> {}
+
+  async abort(): Promise<void> {}
+}
+
+/** An output for `target`: stdout for `-`, a given stream, or an {@link AtomicFile}. */
+export async function openOutput(target: string | Writable): Promise<OutputSink> {
+  if (typeof target !== 'string') return new StreamSink('<stream>', target);
+  if (target === '-') return new StreamSink('stdout', process.stdout);
+  return AtomicFile.open(target);
+}
+
+/** Writes `text` to `target` atomically ({@link AtomicFile}). */
+export async function writeFileAtomically(target: string, text: string): Promise<void> {
+  const file = await AtomicFile.open(target);
+  await file.write(text);
+  await file.commit();
+}
+
+/** The real path of `p`; for a path that does not exist yet, its directory's real path and its name. */
+export async function realPathOf(p: string): Promise<string> {
+  const abs = path.resolve(p);
+  try {
+    return await realpath(abs);
+  } catch {
+    return path.join(await realpath(path.dirname(abs)).catch(() => path.dirname(abs)), path.basename(abs));
+  }
+}
+
+/**
+ * Refuses an output that would overwrite one of the command's inputs (`record convert log.jsonl -o
+ * log.jsonl` would replace the log it reads). Links are resolved; `-` (stdout) is always allowed.
+ *
+ * @param flag The option that named the output, for the message (`-o`).
+ * @throws ConfigError naming both paths.
+ */
+export async function assertNotAnInput(out: string, inputs: readonly string[], flag = '-o'): Promise<void> {
+  if (out === '-') return;
+  const target = await realPathOf(out);
+  for (const input of inputs) {
+    if ((await realPathOf(input)) === target) throw new ConfigError(`${flag} ${out}: is the input ${input}; writing it would replace what is being read (choose another output file)`);
+  }
+}
