@@ -59,4 +59,51 @@ describe('gymflow reward', () => {
     expect(noKey.status).toBe(1);
     expect(noKey.stderr).toMatch(/ANTHROPIC_API_KEY/);
   });
+
+  it('reads what it can of a damaged scored file, never writes over its input, and writes scores to stdout', () => {
+    const scored = join(dir, 'scored-2.jsonl');
+    expect(gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', scored).status).toBe(0);
+    const good = readFileSync(scored, 'utf8').trim().split('\n');
+    // A BOM, a cut line and a line whose id is not its content's: the other three lines still count.
+    const forged = { ...(JSON.parse(good[3] as string) as object), id: (JSON.parse(good[0] as string) as { id: string }).id };
+    const damaged = join(dir, 'damaged.jsonl');
+    writeFileSync(damaged, `\uFEFF${good[0]}\n${good[1]!.slice(0, 50)}\n${good[2]}\n${JSON.stringify(forged)}\n${good[1]}\n`);
+    const board = gymflow('reward', 'leaderboard', damaged, '--by', 'agent', '--json');
+    expect(board.status).toBe(1);
+    expect((JSON.parse(board.stdout) as { n: number }[]).reduce((a, r) => a + r.n, 0)).toBe(3);
+    expect(board.stderr).toContain(`${damaged}:2 $: invalid JSON`);
+    expect(board.stderr).toContain(`${damaged}:4 $.id: does not match the trajectory's content`);
+
+    const before = readFileSync(scored, 'utf8');
+    const self = gymflow('reward', 'preferences', scored, '-o', scored);
+    expect([self.status, self.stderr]).toEqual([1, expect.stringMatching(/-o .*scored-2\.jsonl: is the input/)]);
+    expect(readFileSync(scored, 'utf8')).toBe(before);
+
+    const piped = gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', '-');
+    expect(piped.status).toBe(0);
+    expect(piped.stdout).toBe(before);
+    expect(piped.stderr).toMatch(/^scored 4 trajectories into stdout; skipped 0$/m);
+  });
+
+  it('infers the calibration level from the labels and names a judge config that is no object', () => {
+    const scored = join(dir, 'scored-3.jsonl');
+    expect(gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', scored).status).toBe(0);
+    const trajectories = readFileSync(scored, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; steps: { index: number; reward: { score: number } }[] });
+    const labels = trajectories.flatMap((t) => t.steps.map((s) => JSON.stringify({ trajectoryId: t.id, stepIndex: s.index, score: s.reward.score > 0.5 ? 5 : 1 })));
+    const labelsPath = join(dir, 'step-labels.jsonl');
+    writeFileSync(labelsPath, `${labels.join('\n')}\n`);
+    const fit = gymflow('reward', 'calibrate', '--labels', labelsPath, '--scored', scored, '-o', join(dir, 'cal.json'), '--json');
+    expect(fit.status).toBe(0);
+    expect(JSON.parse(fit.stdout)).toMatchObject({ level: 'step', ignored: 0, unmatched: 0 });
+    const asTrajectories = gymflow('reward', 'calibrate', '--labels', labelsPath, '--scored', scored, '-o', join(dir, 'cal2.json'), '--level', 'trajectory');
+    expect(asTrajectories.stderr).toMatch(/step-level label\(s\) were left out at level trajectory \(choose level step\)/);
+
+    const judgeConfig = join(dir, 'judge.json');
+    writeFileSync(judgeConfig, 'null');
+    const nul = gymflow('reward', 'score', runs, '--domain', 'coding', '--judge-config', judgeConfig, '-o', join(dir, 'x.jsonl'));
+    expect([nul.status, nul.stderr.trim()]).toEqual([1, `gymflow: --judge-config ${judgeConfig} $: expected a JSON object of judge settings, got null`]);
+    writeFileSync(judgeConfig, '\uFEFF{"provider":"openai","model":"m","concurrency":0}');
+    const field = gymflow('reward', 'score', runs, '--domain', 'coding', '--judge-config', judgeConfig, '-o', join(dir, 'x.jsonl'));
+    expect(field.stderr).toContain(`${judgeConfig} $.concurrency`);
+  });
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -82,6 +82,45 @@ describe('gymflow CLI', () => {
     expect(bad.stdout).toContain('2/3 valid trajectories');
     const diff = gymflow('record', 'diff', out, broken, '--index-a', '2', '--index-b', '1', '--json');
     expect(JSON.parse(diff.stdout)).toMatchObject({ identical: true });
+  });
+
+  it('never lets a conversion overwrite its input or lose an earlier output, and says what went wrong', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
+    const fixtures = process.env.GYMFLOW_FIXTURES ?? join(repoRoot, '..', 'shared', 'fixtures', 'agent-logs');
+    const logs = join(dir, 'logs');
+    cpSync(join(fixtures, 'swe-agent'), logs, { recursive: true });
+    const log = join(logs, readdirSync(logs).find((f) => f.endsWith('.traj')) as string);
+    const raw = readFileSync(log, 'utf8');
+    const self = gymflow('record', 'convert', log, '-o', log);
+    expect([self.status, self.stderr.trim()]).toEqual([1, `gymflow: -o ${log}: is the input ${log}; writing it would replace what is being read (choose another output file)`]);
+    expect(readFileSync(log, 'utf8')).toBe(raw);
+    // An output inside the directory converted is never read back in, on the first run or the next.
+    const inside = join(logs, 'out.jsonl');
+    for (let run = 0; run < 2; run++) {
+      const r = gymflow('record', 'convert', logs, '-o', inside);
+      expect([r.status, r.stderr]).toEqual([0, expect.stringMatching(/converted 4 trajectories/)]);
+      expect(readFileSync(inside, 'utf8').trim().split('\n')).toHaveLength(4);
+    }
+    const missing = gymflow('record', 'convert', join(dir, 'nope'), '-o', inside);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/cannot read path \(ENOENT[\s\S]*converted 0 trajectories .*; nothing written to .*out\.jsonl/);
+    expect(readFileSync(inside, 'utf8').trim().split('\n')).toHaveLength(4);
+    const nested = gymflow('record', 'convert', log, '-o', join(dir, 'new', 'dir', 'x.jsonl'));
+    expect(nested.status).toBe(0);
+    expect(readdirSync(join(dir, 'new', 'dir'))).toEqual(['x.jsonl']);
+    const isDir = gymflow('record', 'convert', log, '-o', logs);
+    expect([isDir.status, isDir.stderr.trim()]).toEqual([1, `gymflow: cannot write ${logs}: is a directory`]);
+    // `diff` passes on why a file has no trajectory; `detect` names the path it could not read.
+    const truncated = join(dir, 'cut.traj');
+    writeFileSync(truncated, raw.slice(0, 200));
+    const diff = gymflow('record', 'diff', truncated, log);
+    expect(diff.status).toBe(1);
+    expect(diff.stderr).toContain(`${truncated}: has 0 trajectories, no trajectory at index 0; 1 problem(s):\n  ${truncated}`);
+    expect(gymflow('record', 'detect', logs).stderr.trim()).toBe(`gymflow: ${logs}: cannot read (EISDIR: illegal operation on a directory, read)`);
+    // A reader that goes away ends the command quietly.
+    const piped = spawnSync('bash', ['-c', `set -o pipefail; node ${join(repoRoot, 'bin', 'gymflow.js')} record convert ${JSON.stringify(fixtures)} -o - 2>${join(dir, 'err')} | head -c 100 >/dev/null`]);
+    expect(piped.status).toBe(0);
+    expect(readFileSync(join(dir, 'err'), 'utf8')).not.toMatch(/Unhandled|EPIPE|\n\s+at /);
   });
 
   it('checks a profile file and reports every problem with its JSON path', () => {

@@ -44,6 +44,13 @@ export function buildProgram(): Command {
 }
 
 async function main(): Promise<void> {
+  // A reader that went away (`gymflow … | head`) ends the command quietly, as it ends any Unix tool; what was
+  // already written to files is complete (they are written atomically).
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    reportError(err, process.argv.includes('--verbose'));
+    process.exit(1);
+  });
   registerBuiltinEnvs();
   await buildProgram().parseAsync(process.argv);
 }

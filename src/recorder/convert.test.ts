@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -47,7 +48,7 @@ describe('convertFile / convertPath', () => {
     const out = join(dir, 'out.jsonl');
     const seen: string[] = [];
     const summary = await writeJsonl(convertPath(fixture('openhands')), out, { onProblem: (p) => seen.push(p.message) });
-    expect(summary).toEqual({ written: 5, problems: 0 });
+    expect(summary).toEqual({ written: 5, problems: 0, committed: true });
     expect(seen).toEqual([]);
     const report = await validateFile(out);
     expect(report).toMatchObject({ records: 5, valid: 5, problems: [] });
@@ -59,5 +60,24 @@ describe('convertFile / convertPath', () => {
       'neubig/pr-viewer#5',
       'neubig/pr-viewer#1',
     ]);
+  });
+
+  it('follows links in a directory, enters a linked cycle once, reports a dangling link, and leaves out the output', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gymflow-walk-'));
+    const logs = join(dir, 'logs');
+    await mkdir(join(logs, 'sub'), { recursive: true });
+    const swe = readdirSync(fixture('swe-agent')).filter((f) => f.endsWith('.traj')).sort();
+    await copyFile(fixture(`swe-agent/${swe[0]}`), join(logs, 'a.traj'));
+    await copyFile(fixture(`swe-agent/${swe[1]}`), join(dir, 'outside.traj'));
+    await symlink(join(dir, 'outside.traj'), join(logs, 'b.traj'));
+    await symlink(logs, join(logs, 'sub', 'loop'));
+    await symlink(join(dir, 'gone.traj'), join(logs, 'c.traj'));
+    // An earlier output inside the directory (here a copy of a trajectory file) must not be read back.
+    const out = join(logs, 'out.jsonl');
+    await writeJsonl(convertFile(join(logs, 'a.traj')), out);
+    const c = await collect(convertPath(logs, {}, { exclude: [out] }));
+    expect(c.trajectories.map((t) => (t.metadata.source as { file: string }).file)).toEqual([join(logs, 'a.traj'), join(logs, 'b.traj')]);
+    expect(c.problems.map((p) => [p.file, p.severity, p.message])).toEqual([[join(logs, 'c.traj'), 'warning', expect.stringMatching(/^skipped: cannot read file \(ENOENT/)]]);
+    expect((await collect(convertPath(logs))).trajectories).toHaveLength(3);
   });
 });

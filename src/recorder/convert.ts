@@ -1,5 +1,6 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { realPathOf } from '../core/output-file.js';
 import type { ConversionItem, ConvertOptions, LogAdapter } from './adapter.js';
 import { problem } from './adapter.js';
 import { detectFormat } from './detect.js';
@@ -46,11 +47,20 @@ export async function* convertFile(path: string, options: ConvertOptions = {}): 
   }
 }
 
+/** How {@link convertPath} walks a directory. */
+export interface WalkOptions {
+  /**
+   * Files to leave out wherever the walk meets them (links resolved): the output being written, when it
+   * lies inside the directory converted, so a run never reads its own output back in.
+   */
+  exclude?: readonly string[];
+}
+
 /**
- * Converts a file, or every file under a directory (recursively, in sorted order, skipping dotfiles).
- * In a directory, files no adapter recognises are reported as warnings and skipped.
+ * Converts a file, or every file under a directory (recursively, in sorted order, skipping dotfiles and
+ * following links). In a directory, files no adapter recognises are reported as warnings and skipped.
  */
-export async function* convertPath(path: string, options: ConvertOptions = {}): AsyncGenerator<ConversionItem> {
+export async function* convertPath(path: string, options: ConvertOptions = {}, walk: WalkOptions = {}): AsyncGenerator<ConversionItem> {
   let info;
   try {
     info = await stat(path);
@@ -62,11 +72,14 @@ export async function* convertPath(path: string, options: ConvertOptions = {}): 
     yield* convertFile(path, options);
     return;
   }
+  const exclude = new Set(await Promise.all((walk.exclude ?? []).map(realPathOf)));
   for await (const file of walkFiles(path)) {
+    if (exclude.has(await realPathOf(file))) continue;
     if (options.format === undefined) {
-      const detection = await detectFormat(file).catch(() => undefined);
-      if (!detection?.adapter) {
-        yield problem(file, '$', 'skipped: not a recognised agent log', { severity: 'warning' });
+      const detection = await detectFormat(file).catch((err: unknown) => err as Error);
+      if (detection instanceof Error || !detection.adapter) {
+        const why = detection instanceof Error ? `cannot read file (${detection.message})` : 'not a recognised agent log';
+        yield problem(file, '$', `skipped: ${why}`, { severity: 'warning' });
         continue;
       }
       yield* convertFile(file, { ...options, format: detection.adapter.name });
@@ -76,13 +89,22 @@ export async function* convertPath(path: string, options: ConvertOptions = {}): 
   }
 }
 
-/** The regular files under `dir`, depth first, sorted by name, without dotfiles. */
-export async function* walkFiles(dir: string): AsyncGenerator<string> {
+/**
+ * The regular files under `dir`, depth first, sorted by name, without dotfiles. Links to files and
+ * directories are followed, and a directory already on the way down (a link cycle) is not entered again.
+ * A dangling link is yielded like a file, so that reading it reports the problem.
+ */
+export async function* walkFiles(dir: string, ancestors: ReadonlySet<string> = new Set()): AsyncGenerator<string> {
+  const real = await realpath(dir);
+  if (ancestors.has(real)) return;
+  const below = new Set(ancestors).add(real);
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
     const full = join(dir, entry.name);
-    if (entry.isDirectory()) yield* walkFiles(full);
-    else if (entry.isFile()) yield full;
+    const kind = entry.isSymbolicLink() ? await stat(full).catch(() => undefined) : entry;
+    if (kind === undefined) yield full;
+    else if (kind.isDirectory()) yield* walkFiles(full, below);
+    else if (kind.isFile()) yield full;
   }
 }

@@ -1,4 +1,4 @@
-import { access, mkdtemp, readFile } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -23,7 +23,7 @@ describe('writeJsonl', () => {
     const out = join(dir, 'o.jsonl');
     const seen: string[] = [];
     const items: ConversionItem[] = [t, problem('f', '$', 'bad'), t];
-    expect(await writeJsonl(items, out, { onProblem: (p) => seen.push(p.message) })).toEqual({ written: 2, problems: 1 });
+    expect(await writeJsonl(items, out, { onProblem: (p) => seen.push(p.message) })).toEqual({ written: 2, problems: 1, committed: true });
     expect(seen).toEqual(['bad']);
     expect(await readFile(out, 'utf8')).toBe(`${JSON.stringify(t)}\n${JSON.stringify(t)}\n`);
     await expect(access(`${out}.partial`)).rejects.toThrow();
@@ -44,5 +44,21 @@ describe('writeJsonl', () => {
     stream.on('data', (c: Buffer) => chunks.push(c.toString()));
     await writeJsonl([t], stream);
     expect(chunks.join('')).toBe(`${JSON.stringify(t)}\n`);
+  });
+
+  it('keeps an existing output when a conversion fails or, with keepWhenEmpty, converts nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gymflow-w-'));
+    const out = join(dir, 'o.jsonl');
+    await writeFile(out, 'earlier\n');
+    async function* failing(): AsyncGenerator<ConversionItem> {
+      yield t;
+      throw new Error('source broke');
+    }
+    await expect(writeJsonl(failing(), out)).rejects.toThrow('source broke');
+    expect(await writeJsonl([problem('f', '$', 'cannot read')], out, { keepWhenEmpty: true })).toEqual({ written: 0, problems: 1, committed: false });
+    expect(await readFile(out, 'utf8')).toBe('earlier\n');
+    expect(await readdir(dir)).toEqual(['o.jsonl']);
+    expect(await writeJsonl([], out)).toEqual({ written: 0, problems: 0, committed: true });
+    expect(await readFile(out, 'utf8')).toBe('');
   });
 });

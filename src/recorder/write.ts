@@ -1,7 +1,5 @@
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
+import { openOutput } from '../core/output-file.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { ConversionItem, ConversionProblem } from './adapter.js';
 import { isConversionProblem } from './adapter.js';
@@ -12,13 +10,22 @@ export interface WriteSummary {
   written: number;
   /** Problems seen (passed to `onProblem`, not written). */
   problems: number;
+  /**
+   * Whether the output was written. With `keepWhenEmpty` and no trajectory, it was not: an existing file
+   * at the path is left as it was.
+   */
+  committed: boolean;
 }
 
 /**
  * Streams trajectories to a JSONL file (one per line), holding one record at a time and respecting
  * back-pressure. Problems in the stream go to `onProblem` (they are not written). A path is written
- * atomically: to `<path>.partial`, renamed into place at the end, removed on failure. A `Writable`
- * (e.g. `process.stdout`) is written to and left open.
+ * atomically (`openOutput`: a hidden temporary file beside it, renamed into place at the end, removed on
+ * failure, so an existing file survives any failure); `-` or a `Writable` (e.g. `process.stdout`) is
+ * written to and left open.
+ *
+ * @param options.keepWhenEmpty When nothing was converted, write nothing (`committed: false`) rather than
+ *   replace the path with an empty file: a failed conversion must not wipe an earlier one.
  *
  * @example
  * ```ts
@@ -28,11 +35,10 @@ export interface WriteSummary {
 export async function writeJsonl(
   items: AsyncIterable<ConversionItem> | Iterable<ConversionItem> | AsyncIterable<Trajectory>,
   out: string | Writable,
-  options: { onProblem?: (problem: ConversionProblem) => void } = {},
+  options: { onProblem?: (problem: ConversionProblem) => void; keepWhenEmpty?: boolean } = {},
 ): Promise<WriteSummary> {
-  const summary: WriteSummary = { written: 0, problems: 0 };
-  const target = typeof out === 'string' ? `${out}.partial` : undefined;
-  const stream: Writable = target !== undefined ? createWriteStream(target, { encoding: 'utf8' }) : (out as Writable);
+  const summary: WriteSummary = { written: 0, problems: 0, committed: false };
+  const sink = await openOutput(out);
   try {
     for await (const item of items as AsyncIterable<ConversionItem>) {
       if (isConversionProblem(item)) {
@@ -40,20 +46,18 @@ export async function writeJsonl(
         options.onProblem?.(item);
         continue;
       }
-      if (!stream.write(`${JSON.stringify(item)}\n`)) await once(stream, 'drain');
+      await sink.write(`${JSON.stringify(item)}\n`);
       summary.written += 1;
     }
-    if (target !== undefined && typeof out === 'string') {
-      stream.end();
-      await once(stream, 'finish');
-      await rename(target, out);
-    }
   } catch (err) {
-    if (target !== undefined) {
-      stream.destroy();
-      await rm(target, { force: true });
-    }
+    await sink.abort();
     throw err;
   }
+  if (summary.written === 0 && options.keepWhenEmpty === true) {
+    await sink.abort();
+    return summary;
+  }
+  await sink.commit();
+  summary.committed = true;
   return summary;
 }

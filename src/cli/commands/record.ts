@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
+import { assertNotAnInput } from '../../core/output-file.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { trajectoryJsonSchema } from '../../core/trajectory.js';
 import type { ConversionProblem } from '../../recorder/adapter.js';
@@ -26,7 +27,9 @@ export function recordCommand(program: Command): Command {
     .description(`detect an agent log's format (${adapterNames().join(', ')})`)
     .option('--json', 'print JSON')
     .action(async (file: string, opts: { json?: boolean }) => {
-      const d = await detectFormat(file);
+      const d = await detectFormat(file).catch((err: unknown) => {
+        throw new ConfigError(`${file}: cannot read (${(err as Error).message})`);
+      });
       if (opts.json) return printJson({ file, format: d.adapter?.name ?? null, confidence: d.confidence, candidates: d.candidates });
       if (!d.adapter) throw new ConfigError(`${file}: format not recognised (candidates: ${d.candidates.map((c) => `${c.name} ${c.confidence}`).join(', ') || 'none'})`);
       console.log(`${file}: ${d.adapter.name} (confidence ${d.confidence})`);
@@ -35,7 +38,7 @@ export function recordCommand(program: Command): Command {
   record
     .command('convert <path>')
     .description('convert an agent log (a file or a directory, recursively) into trajectories, streaming')
-    .requiredOption('-o, --out <file>', "output JSONL file ('-' for stdout); written atomically")
+    .requiredOption('-o, --out <file>', "output JSONL file ('-' for stdout); written atomically, and left as it was when nothing converts")
     .option('--format <name>', `force an adapter: ${adapterNames().join(', ')}`)
     .option('--model <name>', 'model name for logs that do not record it')
     .action(async (path: string, opts: { out: string; format?: string; model?: string }) => {
@@ -47,10 +50,14 @@ export function recordCommand(program: Command): Command {
         if (p.severity === 'error') errors += 1;
         console.error(formatProblem(p));
       };
-      const items = convertPath(path, { ...(opts.format ? { format: opts.format } : {}), ...(opts.model ? { model: opts.model } : {}) });
-      const summary = await writeJsonl(items, opts.out === '-' ? process.stdout : opts.out, { onProblem });
-      console.error(`converted ${summary.written} trajectories from ${path}${opts.out === '-' ? '' : ` to ${opts.out}`}; ${summary.problems} problem(s), ${errors} error(s)`);
-      if (errors > 0) process.exitCode = 1;
+      await assertNotAnInput(opts.out, [path]);
+      const options = { ...(opts.format ? { format: opts.format } : {}), ...(opts.model ? { model: opts.model } : {}) };
+      // The output may lie inside the directory converted: the walk leaves it out.
+      const items = convertPath(path, options, { exclude: opts.out === '-' ? [] : [opts.out] });
+      const summary = await writeJsonl(items, opts.out, { onProblem, keepWhenEmpty: true });
+      const where = opts.out === '-' ? '' : summary.committed ? ` to ${opts.out}` : `; nothing written to ${opts.out}`;
+      console.error(`converted ${summary.written} trajectories from ${path}${where}; ${summary.problems} problem(s), ${errors} error(s)`);
+      if (errors > 0 || summary.written === 0) process.exitCode = 1;
     });
 
   record
@@ -83,12 +90,21 @@ export function recordCommand(program: Command): Command {
   return record;
 }
 
+/** Problems quoted in full when a file has no trajectory at the index asked for. */
+const DIFF_PROBLEMS_SHOWN = 5;
+
 async function nthTrajectory(file: string, index: number): Promise<Trajectory> {
   let i = 0;
+  const problems: ConversionProblem[] = [];
   for await (const item of convertFile(file)) {
-    if (isConversionProblem(item)) continue;
+    if (isConversionProblem(item)) {
+      problems.push(item);
+      continue;
+    }
     if (i === index) return item;
     i += 1;
   }
-  throw new ConfigError(`${file}: has ${i} trajectories, no trajectory at index ${index}`);
+  const shown = problems.slice(0, DIFF_PROBLEMS_SHOWN).map((p) => `\n  ${formatProblem(p)}`);
+  const more = problems.length > shown.length ? `\n  … and ${problems.length - shown.length} more` : '';
+  throw new ConfigError(`${file}: has ${i} trajectories, no trajectory at index ${index}${problems.length > 0 ? `; ${problems.length} problem(s):` : ''}${shown.join('')}${more}`);
 }

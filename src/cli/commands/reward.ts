@@ -1,11 +1,13 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ConfigError } from '../../core/errors.js';
+import { stripBom } from '../../core/jsonl-file.js';
+import { assertNotAnInput, writeFileAtomically } from '../../core/output-file.js';
 import { getProfile, listProfiles } from '../../core/profiles/index.js';
 import { fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from '../../reward/calibration/index.js';
 import type { JudgeConfigInput } from '../../reward/judge/config.js';
-import { createJudge } from '../../reward/judge/config.js';
+import { createJudge, parseJudgeConfig } from '../../reward/judge/config.js';
 import { listRubrics } from '../../reward/judge/rubrics.js';
 import { leaderboard, type LeaderboardGrouping } from '../../reward/leaderboard.js';
 import { OnnxRewardModel } from '../../reward/learned/onnx-reward-model.js';
@@ -57,19 +59,38 @@ function parseRange(value: string): [number, number] {
 function judgeConfigFrom(opts: ScoreOpts): JudgeConfigInput | undefined {
   let config: Record<string, unknown> = {};
   if (opts.judgeConfig) {
+    let value: unknown;
     try {
-      config = JSON.parse(readFileSync(opts.judgeConfig, 'utf8')) as Record<string, unknown>;
+      value = JSON.parse(stripBom(readFileSync(opts.judgeConfig, 'utf8')));
     } catch (err) {
       throw new ConfigError(`--judge-config ${opts.judgeConfig}: ${(err as Error).message}`);
     }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new ConfigError(`--judge-config ${opts.judgeConfig} $: expected a JSON object of judge settings, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+    }
+    config = { ...(value as Record<string, unknown>) };
   }
   if (opts.judge) config.provider = opts.judge;
   if (opts.model) config.model = opts.model;
   if (opts.judgeBaseUrl) config.baseURL = opts.judgeBaseUrl;
   if (Object.keys(config).length === 0) return undefined;
-  if (config.provider === undefined) throw new ConfigError('--model or --judge-config given without a provider: add --judge anthropic|openai');
+  if (config.provider === undefined) {
+    throw new ConfigError(`${opts.judgeConfig ? `--judge-config ${opts.judgeConfig} names no provider` : '--model given without a provider'}: add --judge anthropic|openai`);
+  }
   if (config.model === undefined) throw new ConfigError(`--judge ${String(config.provider)} needs --model`);
-  return config as JudgeConfigInput;
+  // Validated here so that a bad field is reported with the file it came from.
+  return parseJudgeConfig(config, opts.judgeConfig ?? 'judge flags');
+}
+
+/**
+ * Prints the problems of the lines a command left out of a trajectory file (on stderr, so `--json` output
+ * stays parseable) and makes the command exit non-zero, as `score` does for the lines it skips.
+ */
+function reportSkipped(errors: readonly string[]): void {
+  if (errors.length === 0) return;
+  for (const e of errors) console.error(e);
+  console.error(`${errors.length} problem(s); the lines with them were left out`);
+  process.exitCode = 1;
 }
 
 /** `gymflow reward …`: the process reward model on trajectory files. */
@@ -80,7 +101,7 @@ export function rewardCommand(program: Command): void {
     .command('score <file>')
     .description('score every step of every trajectory (rules; LLM judge and calibration when configured)')
     .requiredOption('--domain <name>', 'domain profile whose rubric weights apply (gymflow profiles)')
-    .requiredOption('-o, --out <file>', 'scored JSONL (written atomically)')
+    .requiredOption('-o, --out <file>', "scored JSONL, written atomically ('-' for stdout; may be the input file)")
     .option('--judge <provider>', 'LLM judge provider: anthropic | openai (any OpenAI-compatible server)')
     .option('--model <name>', 'judge model')
     .option('--judge-base-url <url>', 'judge API base URL (e.g. http://localhost:8000/v1 for vLLM)')
@@ -108,11 +129,13 @@ export function rewardCommand(program: Command): void {
         await rewardModel?.release();
       }
       const usage = judge?.usage();
-      if (opts.json) printJson({ ...summary, judge: usage ?? null });
+      // With `-o -` the scored trajectories are stdout, so the summary goes to stderr.
+      const say = opts.out === '-' ? console.error : console.log;
+      if (opts.json) say(JSON.stringify({ ...summary, judge: usage ?? null }, null, 2));
       else {
         for (const e of summary.errors) console.error(e);
-        console.log(`scored ${summary.scored} trajectories into ${opts.out}; skipped ${summary.skipped}`);
-        if (usage) console.log(`judge: ${usage.requests} requests, ${usage.cacheHits} cache hits, ${usage.inputTokens}+${usage.outputTokens} tokens, $${usage.costUsd.toFixed(4)}, ${usage.failures} failures`);
+        say(`scored ${summary.scored} trajectories into ${opts.out === '-' ? 'stdout' : opts.out}; skipped ${summary.skipped}`);
+        if (usage) say(`judge: ${usage.requests} requests, ${usage.cacheHits} cache hits, ${usage.inputTokens}+${usage.outputTokens} tokens, $${usage.costUsd.toFixed(4)}, ${usage.failures} failures`);
       }
       if (summary.skipped > 0) process.exitCode = 1;
     });
@@ -123,15 +146,17 @@ export function rewardCommand(program: Command): void {
     .requiredOption('--labels <file>', 'human labels JSONL: {"trajectoryId", "stepIndex"?, "score"}')
     .requiredOption('--scored <file>', 'scored trajectories JSONL (from `gymflow reward score`)')
     .requiredOption('-o, --out <file>', 'where to save the calibration (JSON)')
-    .option('--level <level>', 'step | trajectory', 'trajectory')
+    .option('--level <level>', 'step | trajectory (default: the labels\' own level, when they are all of one)')
     .option('--label-range <min,max>', 'scale of the human labels, mapped onto [0, 1] (e.g. 1,5)', parseRange)
     .option('--json', 'print the report as JSON')
-    .action(async (opts: { labels: string; scored: string; out: string; level: string; labelRange?: [number, number]; json?: boolean }) => {
-      if (opts.level !== 'step' && opts.level !== 'trajectory') throw new ConfigError(`--level ${opts.level}: expected step or trajectory`);
-      const { calibration, report } = await fitCalibrationFromFiles(opts.labels, opts.scored, {
-        level: opts.level,
+    .action(async (opts: { labels: string; scored: string; out: string; level?: string; labelRange?: [number, number]; json?: boolean }) => {
+      if (opts.level !== undefined && opts.level !== 'step' && opts.level !== 'trajectory') throw new ConfigError(`--level ${opts.level}: expected step or trajectory`);
+      await assertNotAnInput(opts.out, [opts.labels, opts.scored]);
+      const { calibration, report, errors } = await fitCalibrationFromFiles(opts.labels, opts.scored, {
+        ...(opts.level !== undefined ? { level: opts.level } : {}),
         ...(opts.labelRange ? { labelRange: opts.labelRange } : {}),
       });
+      reportSkipped(errors);
       await saveCalibration(opts.out, calibration);
       if (opts.json) return printJson(report);
       const ci = (i: { estimate: number; lo: number; hi: number }): string => `${formatNumber(i.estimate)} [${formatNumber(i.lo)}, ${formatNumber(i.hi)}]`;
@@ -153,13 +178,16 @@ export function rewardCommand(program: Command): void {
   reward
     .command('preferences <file>')
     .description('(chosen, rejected) pairs from scored trajectories of the same task, by score margin')
-    .requiredOption('-o, --out <file>', 'pairs JSONL')
+    .requiredOption('-o, --out <file>', 'pairs JSONL (written atomically)')
     .option('--min-margin <x>', 'smallest score difference kept', parseUnit, 0.1)
     .option('--max-pairs-per-task <n>', 'cap per task (largest margins kept)', parsePositiveInteger, 4)
     .option('--json', 'print the statistics as JSON')
     .action(async (file: string, opts: { out: string; minMargin: number; maxPairsPerTask: number; json?: boolean }) => {
-      const { pairs, stats } = buildPreferences(await readTrajectoriesFile(file), { minMargin: opts.minMargin, maxPairsPerTask: opts.maxPairsPerTask });
-      writeFileSync(opts.out, pairs.map((p) => JSON.stringify(p)).join('\n') + (pairs.length ? '\n' : ''));
+      await assertNotAnInput(opts.out, [file]);
+      const { trajectories, errors } = await readTrajectoriesFile(file);
+      reportSkipped(errors);
+      const { pairs, stats } = buildPreferences(trajectories, { minMargin: opts.minMargin, maxPairsPerTask: opts.maxPairsPerTask });
+      await writeFileAtomically(opts.out, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
       if (opts.json) return printJson(stats);
       console.log(`${stats.pairs} pairs from ${stats.trajectories} trajectories over ${stats.tasks} tasks (dropped: ${stats.droppedTies} ties, ${stats.droppedBelowMargin} below margin, ${stats.droppedByCap} over the cap); written to ${opts.out}`);
     });
@@ -171,7 +199,9 @@ export function rewardCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (file: string, opts: { by: string; json?: boolean }) => {
       if (!['agent', 'model', 'task'].includes(opts.by)) throw new ConfigError(`--by ${opts.by}: expected agent, model or task`);
-      const rows = leaderboard(await readTrajectoriesFile(file), { by: opts.by as LeaderboardGrouping });
+      const { trajectories, errors } = await readTrajectoriesFile(file);
+      reportSkipped(errors);
+      const rows = leaderboard(trajectories, { by: opts.by as LeaderboardGrouping });
       if (opts.json) return printJson(rows);
       const ci = (i: { estimate: number; lo: number; hi: number }): string => `${formatNumber(i.estimate)} [${formatNumber(i.lo)}, ${formatNumber(i.hi)}]`;
       console.log(

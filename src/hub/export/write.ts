@@ -1,5 +1,6 @@
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { AtomicFile, writeFileAtomically } from '../../core/output-file.js';
 import { pathExists } from '../store/atomic.js';
 import { ExportError } from '../errors.js';
 
@@ -9,48 +10,27 @@ import { ExportError } from '../errors.js';
  * place.
  */
 
-/** Writes JSON Lines (one record per line) atomically. */
+/** Writes JSON Lines (one record per line) atomically (`AtomicFile`); returns the records written. */
 export async function writeJsonl(file: string, records: Iterable<unknown>): Promise<number> {
-  const tmp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-  const fh = await open(tmp, 'w');
+  const out = await AtomicFile.open(file);
   let n = 0;
   try {
-    let buf = '';
     for (const r of records) {
-      buf += `${JSON.stringify(r)}\n`;
+      await out.write(`${JSON.stringify(r)}\n`);
       n++;
-      if (buf.length > 1 << 20) {
-        await fh.write(buf);
-        buf = '';
-      }
     }
-    await fh.write(buf);
-    await fh.sync();
+    await out.commit();
   } catch (err) {
-    await fh.close();
-    await rm(tmp, { force: true });
+    await out.abort();
     throw err;
   }
-  await fh.close();
-  await rename(tmp, file);
   return n;
 }
 
 /** Writes a text file atomically. */
 export async function writeText(file: string, text: string): Promise<void> {
-  const tmp = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-  const fh = await open(tmp, 'w');
-  try {
-    await fh.writeFile(text);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, file);
+  await writeFileAtomically(file, text);
 }
-
 
 /**
  * Builds a directory with `fill(tmpDir)` beside `dest`, then renames it into place. An existing

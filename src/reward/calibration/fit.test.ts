@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, SchemaError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import { makeTrajectory, type Trajectory } from '../../core/trajectory.js';
-import { fitCalibration, fitCalibrationFromFiles, loadCalibration, saveCalibration } from './fit.js';
+import { fitCalibration, fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from './fit.js';
 import { parseHumanLabels, type HumanLabel } from './labels.js';
 import { pairLabels } from './pairing.js';
 
@@ -151,12 +151,22 @@ describe('fitting a calibration', () => {
     for (const a of [0, 0.33, 0.5, 1]) expect(back.apply(a)).toBe(calibration.apply(a));
   });
 
-  it('names bad trajectory lines and refuses too few matches', async () => {
+  it('leaves out and names bad trajectory lines, reads the rest, and refuses too few matches', async () => {
     const scoredPath = join(dir, 'bad.jsonl');
-    writeFileSync(scoredPath, `${JSON.stringify(trajectories[0])}\n{"id":1}\n`);
+    // A BOM, a line that is no trajectory, and one whose id is not its content's.
+    const forged = { ...trajectories[2], id: trajectories[1]!.id };
+    writeFileSync(scoredPath, `\uFEFF${JSON.stringify(trajectories[0])}\n{"id":1}\n${JSON.stringify(forged)}\n${JSON.stringify(trajectories[1])}\n`);
+    const read = await readTrajectoriesFile(scoredPath);
+    expect(read.trajectories.map((t) => t.id)).toEqual([trajectories[0]!.id, trajectories[1]!.id]);
+    expect(read.errors[0]).toMatch(/bad\.jsonl:2 \$\.schemaVersion: /);
+    expect(read.errors.at(-1)).toMatch(/bad\.jsonl:3 \$\.id: does not match the trajectory's content/);
     const labelsPath = join(dir, 'l2.jsonl');
-    writeFileSync(labelsPath, `${JSON.stringify(labels[0])}\n`);
-    await expect(fitCalibrationFromFiles(labelsPath, scoredPath)).rejects.toThrow(/bad\.jsonl:2 \$\.id/);
+    writeFileSync(labelsPath, `\uFEFF${JSON.stringify(labels[0])}\n`);
+    await expect(fitCalibrationFromFiles(labelsPath, scoredPath)).rejects.toThrow(/at least 2 labelled steps.*matched 1 of 1/);
     expect(() => fitCalibration(labels.slice(0, 1), trajectories)).toThrow(/at least 2 labelled steps.*matched 1 of 1/);
+  });
+
+  it('says which level to choose when every label is of the other one', () => {
+    expect(() => fitCalibration(labels, trajectories, { level: 'trajectory' })).toThrow(/240 step-level label\(s\) were left out at level trajectory \(choose level step\)/);
   });
 });

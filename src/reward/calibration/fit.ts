@@ -1,9 +1,8 @@
-import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
+import { readFile } from 'node:fs/promises';
 import { ConfigError, SchemaError } from '../../core/errors.js';
-import { parseJsonlLines, parseTrajectory, type Trajectory } from '../../core/trajectory.js';
+import { stripBom, streamJsonl } from '../../core/jsonl-file.js';
+import { writeFileAtomically } from '../../core/output-file.js';
+import { checkTrajectory, type Trajectory } from '../../core/trajectory.js';
 import type { BootstrapOptions } from '../stats.js';
 import { mean, pearson } from '../stats.js';
 import { agreementStats, type AgreementStats } from './agreement.js';
@@ -70,9 +69,11 @@ export function fitCalibration(labels: readonly HumanLabel[], trajectories: Iter
   const { pairs } = paired;
   if (pairs.length < 2) {
     const why = paired.unmatched.slice(0, 3).map((u) => `${u.trajectoryId}${u.stepIndex !== undefined ? `#${u.stepIndex}` : ''}: ${u.reason}`);
+    const other = paired.level === 'step' ? 'trajectory' : 'step';
     throw new ConfigError(
       `calibration needs at least 2 labelled ${paired.level}s with automatic scores; matched ${pairs.length} of ${labels.length} labels` +
-        (why.length > 0 ? ` (e.g. ${why.join('; ')})` : ''),
+        (why.length > 0 ? ` (e.g. ${why.join('; ')})` : '') +
+        (paired.ignored > 0 ? `; ${paired.ignored} ${other}-level label(s) were left out at level ${paired.level} (choose level ${other})` : ''),
     );
   }
   const auto = pairs.map((p) => p.auto);
@@ -114,59 +115,65 @@ function rescaleLabels(labels: readonly HumanLabel[], [lo, hi]: readonly [number
   });
 }
 
-/**
- * Reads a JSONL file of (scored) trajectories. Any invalid line makes it throw one {@link SchemaError}
- * naming `file:line $.path` for every problem.
- */
-export async function readTrajectoriesFile(path: string): Promise<Trajectory[]> {
-  const stream = createReadStream(path, { encoding: 'utf8' });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  const text: string[] = [];
-  try {
-    for await (const line of lines) text.push(line);
-  } catch (err) {
-    throw new SchemaError(`${path}: cannot read trajectories: ${(err as Error).message}`);
-  } finally {
-    lines.close();
-    stream.destroy();
-  }
-  const out: Trajectory[] = [];
-  const issues: string[] = [];
-  for (const rec of parseJsonlLines(text, path, parseTrajectory)) {
-    if (rec.ok) out.push(rec.value);
-    else issues.push(...rec.errors);
-  }
-  if (issues.length > 0) throw new SchemaError(`${path}: ${issues.length} problem(s) in trajectory lines:\n${issues.join('\n')}`, issues);
-  return out;
+/** The trajectories of a JSONL file, and the lines left out. */
+export interface TrajectoriesRead {
+  trajectories: Trajectory[];
+  /**
+   * Every problem of the lines left out (not JSON, not a trajectory, or an `id` that is not the record's
+   * content id), as `file:line $.path: message`.
+   */
+  errors: string[];
 }
 
 /**
- * {@link fitCalibration} from a labels JSONL file and a scored-trajectories JSONL file.
+ * Reads a JSONL file of (scored) trajectories, streaming. A bad line is left out and reported in `errors`;
+ * the rest of the file is read.
+ *
+ * @throws SchemaError when the file itself cannot be read.
+ */
+export async function readTrajectoriesFile(path: string): Promise<TrajectoriesRead> {
+  const read: TrajectoriesRead = { trajectories: [], errors: [] };
+  try {
+    for await (const rec of streamJsonl(path, path, checkTrajectory)) {
+      if (rec.ok) read.trajectories.push(rec.value);
+      else read.errors.push(...rec.errors);
+    }
+  } catch (err) {
+    throw new SchemaError(`${path}: cannot read trajectories: ${(err as Error).message}`);
+  }
+  return read;
+}
+
+/**
+ * {@link fitCalibration} from a labels JSONL file and a scored-trajectories JSONL file. Bad lines of the
+ * scored file are left out and listed in `errors` ({@link readTrajectoriesFile}); bad label lines are an
+ * error ({@link readHumanLabels}).
  *
  * @example
  * ```ts
- * const { calibration, report } = await fitCalibrationFromFiles('labels.jsonl', 'scored.jsonl', { level: 'step' });
+ * const { calibration, report, errors } = await fitCalibrationFromFiles('labels.jsonl', 'scored.jsonl', { level: 'step' });
  * await saveCalibration('calibration.json', calibration);
  * ```
  */
-export async function fitCalibrationFromFiles(labelsPath: string, scoredPath: string, options: FitCalibrationOptions = {}): Promise<CalibrationResult> {
-  const [labels, trajectories] = await Promise.all([readHumanLabels(labelsPath), readTrajectoriesFile(scoredPath)]);
-  return fitCalibration(labels, trajectories, options);
+export async function fitCalibrationFromFiles(
+  labelsPath: string,
+  scoredPath: string,
+  options: FitCalibrationOptions = {},
+): Promise<CalibrationResult & { errors: string[] }> {
+  const [labels, scored] = await Promise.all([readHumanLabels(labelsPath), readTrajectoriesFile(scoredPath)]);
+  return { ...fitCalibration(labels, scored.trajectories, options), errors: scored.errors };
 }
 
-/** Writes a calibration's JSON (pretty, trailing newline) atomically: temp file then rename. */
+/** Writes a calibration's JSON (pretty, trailing newline) atomically (`writeFileAtomically`). */
 export async function saveCalibration(path: string, calibration: IsotonicCalibration): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(calibration.toJSON(), null, 2)}\n`, 'utf8');
-  await rename(tmp, path);
+  await writeFileAtomically(path, `${JSON.stringify(calibration.toJSON(), null, 2)}\n`);
 }
 
 /** Reads a calibration JSON file written by {@link saveCalibration}; errors name the file and JSON path. */
 export async function loadCalibration(path: string): Promise<IsotonicCalibration> {
   let value: unknown;
   try {
-    value = JSON.parse(await readFile(path, 'utf8'));
+    value = JSON.parse(stripBom(await readFile(path, 'utf8')));
   } catch (err) {
     throw new SchemaError(`${path}: cannot read calibration: ${(err as Error).message}`);
   }

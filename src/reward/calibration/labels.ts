@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { SchemaError } from '../../core/errors.js';
+import { stripBom } from '../../core/jsonl-file.js';
 import { formatZodIssues, parseJsonlLines } from '../../core/trajectory.js';
 
 /**
@@ -45,7 +46,7 @@ export function parseHumanLabel(value: unknown, place: string): HumanLabel {
 export function parseHumanLabels(text: string, file: string): HumanLabel[] {
   const labels: HumanLabel[] = [];
   const issues: string[] = [];
-  for (const rec of parseJsonlLines(text.split(/\r?\n/), file, parseHumanLabel)) {
+  for (const rec of parseJsonlLines(stripBom(text).split(/\r?\n/), file, parseHumanLabel)) {
     if (rec.ok) labels.push(rec.value);
     else issues.push(...rec.errors);
   }
