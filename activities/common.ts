@@ -94,17 +94,8 @@ export function progressReporter(stage: StageName, unit: string, options: Progre
   let nextSignal = Date.now() + (options.firstSignalAfterMs ?? 0);
   let signalled = false;
   let pending: Promise<void> | undefined;
-  return (done, total, details, note) => {
-    const now = Date.now();
-    const last = done >= total;
-    if (last || now - lastBeat >= heartbeatInterval) {
-      ctx.heartbeat(details ?? { done, total });
-      lastBeat = now;
-    }
-    if (pending !== undefined || (now < nextSignal && !(last && signalled))) return;
-    nextSignal = now + PROGRESS_SIGNAL_INTERVAL_MS;
-    signalled = true;
-    const progress: StageProgress = { stage, done, total, unit, key: ctx.info.activityId, ...(note === undefined ? {} : { note }) };
+  let queuedLast: StageProgress | undefined;
+  const send = (progress: StageProgress): void => {
     const execution = ctx.info.workflowExecution;
     if (execution === undefined) return;
     try {
@@ -115,9 +106,30 @@ export function progressReporter(stage: StageName, unit: string, options: Progre
         .catch(() => undefined)
         .finally(() => {
           pending = undefined;
+          const next = queuedLast;
+          queuedLast = undefined;
+          if (next !== undefined) send(next);
         });
     } catch {
       // No client (a test environment without one): heartbeats still carry the progress.
     }
+  };
+  return (done, total, details, note) => {
+    const now = Date.now();
+    const last = done >= total;
+    if (last || now - lastBeat >= heartbeatInterval) {
+      ctx.heartbeat(details ?? { done, total });
+      lastBeat = now;
+    }
+    if (now < nextSignal && !(last && signalled)) return;
+    const progress: StageProgress = { stage, done, total, unit, key: ctx.info.activityId, ...(note === undefined ? {} : { note }) };
+    if (pending !== undefined) {
+      // The last unit's signal waits for the one in flight rather than being lost (the status would stay short of the total).
+      if (last && signalled) queuedLast = progress;
+      return;
+    }
+    nextSignal = now + PROGRESS_SIGNAL_INTERVAL_MS;
+    signalled = true;
+    send(progress);
   };
 }

@@ -62,6 +62,16 @@ async function writeExpertCorpus(envId: string, file: string): Promise<void> {
   await writeFile(file, trajectories.map((t) => JSON.stringify(toSftRecord(t, lookup))).join('\n') + '\n');
 }
 
+/** Creates `dir` (a directory the configuration names) if needed; a configuration failure naming `field` if it cannot be one. */
+async function checkDirectory(dir: string | undefined, field: string): Promise<void> {
+  if (dir === undefined) return;
+  const problem = await mkdir(dir, { recursive: true }).then(
+    async () => ((await stat(dir)).isDirectory() ? undefined : 'not a directory'),
+    (err: NodeJS.ErrnoException) => (err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'it or a parent of it is a file, not a directory' : err.message),
+  );
+  if (problem !== undefined) throw configFailure(`pipeline config ${field}: ${dir}: ${problem}`);
+}
+
 /** Setup activities; `defaults` are the worker's store and work directory. */
 export function createSetupActivities(defaults: WorkspaceDefaults) {
   return {
@@ -98,6 +108,9 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
             throw new ConfigError(`pipeline config $.reward.profile: ${(err as Error).message}`);
           }
         }
+        // A store or work directory that cannot be one fails here, naming its field, not in the first stage.
+        await checkDirectory(config.store, '$.store');
+        await checkDirectory(config.work_dir, '$.work_dir');
         // policy.init.path is checked by preparePolicy, on the GPU worker whose disk it names.
         return config;
       });

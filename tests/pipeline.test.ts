@@ -7,6 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -353,7 +354,7 @@ temporal.describe('pipeline on Temporal', () => {
       expect(status.cancel).toMatchObject({ mode: 'finish', reason: 'test', stage: 'train', activity: 'finished' });
     });
 
-    it('retries a training whose trainer was killed, resuming from the heartbeat checkpoint; an abort-mode cancel then kills it', { timeout: 150_000 }, async () => {
+    it('retries a training whose trainer was killed, resuming from the heartbeat checkpoint; an abort after a graceful cancel then kills it', { timeout: 150_000 }, async () => {
       const handle = await start(expertLoop(100_000));
       await waitFor(handle, 'a checkpoint', (s) => s.stage === 'train' && (s.stages.train.progress?.done ?? 0) >= 2);
       const runDir = path.join(dir, 'work', 'runs', handle.workflowId);
@@ -366,13 +367,20 @@ temporal.describe('pipeline on Temporal', () => {
       expect(resumed.stages.train.state).toBe('running');
       expect(processesMentioning(runDir).length).toBeGreaterThan(0);
 
+      // A hand-sent progress signal without its fields is dropped, not a failed workflow task.
+      await handle.signal('stage_progress');
+      // A graceful cancel, then an abort: the abort still stops the training, which would otherwise run on.
+      await handle.signal(cancelSignal, { mode: 'finish' });
+      await waitFor(handle, 'the graceful cancel', (s) => s.cancel?.mode === 'finish' && s.stages.train.state === 'running');
       await handle.signal(cancelSignal, { mode: 'abort' });
       const result = await handle.result();
       expect(result.stopReason).toBe('cancelled');
       const status = await handle.query(pipelineStatusQuery);
       expect(status.state).toBe('cancelled');
       expect(status.stages.train.state).toBe('cancelled');
-      expect(status.cancel).toMatchObject({ mode: 'abort', stage: 'train', activity: 'cancelled' });
+      expect(status.cancel).toMatchObject({ mode: 'abort', stage: 'train', activity: 'cancelled', escalatedAt: expect.any(String) });
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
       // WAIT_CANCELLATION_COMPLETED: by the time the workflow saw the cancellation, the trainer's group was gone.
       expect(processesMentioning(runDir)).toEqual([]);
     });
@@ -417,9 +425,24 @@ temporal.describe('pipeline on Temporal', () => {
       (badTrainer.phases[0] as { train: { config: Record<string, unknown> } }).train.config['bogus'] = 1;
       expect(await failure(badTrainer)).toMatch(/\$\.train\.config: trainer rejected the configuration: .*unknown key 'bogus'/);
 
+      // A store that cannot be a directory is named as the field it came from, not as a file-system error later.
+      const aFile = path.join(dir, 'a-file');
+      writeFileSync(aFile, '');
+      const badStore = { ...expertLoop(1), store: aFile };
+      expect(await failure(badStore)).toMatch(new RegExp(`\\$\\.store: ${aFile}: it or a parent of it is a file, not a directory`));
+
       // A raw, unvalidated document straight into the workflow: the checkConfig activity names the field.
       const raw = { name: 'raw', env: ENV, task_queues: { cpu: cpuQueue, gpu: gpuQueue }, policy: { init: { tiny: TINY } }, train: { command: 'sft' }, collect: { group_size: 0 }, max_iterations: 1 };
       expect(await failure(raw)).toMatch(/\$\.collect\.group_size: Too small/);
+      // An input that is no configuration at all (a hand-written `--input-file`) fails the run at once, instead
+      // of a TypeError failing every workflow task forever.
+      for (const [args, got] of [[[null], 'null'], [[], 'no input'], [['smoke.yaml'], 'a string']] as const) {
+        if (!env) throw new Error('no test environment');
+        const handle = await env.client.workflow.start('trainingLoop', { taskQueue: cpuQueue, workflowId: `bad-input-${randomUUID()}`, args: [...args] });
+        const err = (await handle.result().catch((e: unknown) => e)) as WorkflowFailedError;
+        expect(err).toBeInstanceOf(WorkflowFailedError);
+        expect(err.cause).toMatchObject({ type: 'CONFIG_ERROR', message: `trainingLoop input [0] $: expected the pipeline configuration (a JSON object), got ${got}` });
+      }
       // No retries of a configuration error: seconds, not minutes.
       expect(Date.now() - started).toBeLessThan(45_000);
     });

@@ -24,11 +24,11 @@ try {
 
 /** Every unit reported at once, signals from the first unit on (the reporter's 2 s spacing still holds). */
 const activities: ProgressActivities = {
-  async reportProgress(units) {
+  async reportProgress(units, gapMs) {
     const report = progressReporter('collect', 'episodes', { firstSignalAfterMs: 0 });
     for (let done = 1; done <= units; done++) {
       report(done, units);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
     }
     return units;
   },
@@ -51,6 +51,9 @@ temporal.describe('progressReporter on a Temporal dev server', () => {
       const remote = await env.client.workflow.execute(progressWorkflow, { taskQueue, workflowId: `progress-${randomUUID()}`, args: ['activity', 5] });
       // the first unit's and the last one's (the others fall within 2 s of the first)
       expect(remote).toEqual({ done: 5, signals: [1, 5] });
+      // All units at once: the last unit comes while the first unit's signal is still in flight, and follows it.
+      const burst = await env.client.workflow.execute(progressWorkflow, { taskQueue, workflowId: `progress-${randomUUID()}`, args: ['activity', 5, 0] });
+      expect(burst).toEqual({ done: 5, signals: [1, 5] });
 
       const handle = await env.client.workflow.start(progressWorkflow, { taskQueue, workflowId: `progress-${randomUUID()}`, args: ['local', 5] });
       expect(await handle.result()).toEqual({ done: 5, signals: [] });

@@ -10,6 +10,7 @@
 import { pathToFileURL } from 'node:url';
 import { cpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/pipeline/dev-server.js';
+import { DEFAULT_TASK_QUEUES } from '../src/pipeline/plan.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';
@@ -20,7 +21,7 @@ export const WORKFLOWS_PATH = new URL('../workflows/index.ts', import.meta.url).
 /** Runs the CPU worker until it shuts down. */
 export async function runWorker(options: WorkerOptions = {}): Promise<void> {
   const defaults = { store: options.store, workDir: options.workDir };
-  await runGymflowWorker(options, { taskQueue: 'gymflow', shutdownGraceMs: 30_000 }, () => ({
+  await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.cpu, shutdownGraceMs: 30_000 }, () => ({
     workflowsPath: WORKFLOWS_PATH,
     activities: cpuActivities(defaults),
   }));

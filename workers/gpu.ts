@@ -13,6 +13,7 @@
 import { pathToFileURL } from 'node:url';
 import { gpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/pipeline/dev-server.js';
+import { DEFAULT_TASK_QUEUES } from '../src/pipeline/plan.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';
@@ -20,7 +21,7 @@ export type { WorkerOptions } from './worker.js';
 /** Runs the GPU worker until it shuts down. */
 export async function runWorker(options: WorkerOptions = {}): Promise<void> {
   const defaults = { store: options.store, workDir: options.workDir, ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }) };
-  await runGymflowWorker(options, { taskQueue: 'gymflow-gpu', shutdownGraceMs: 60_000 }, () => ({
+  await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.gpu, shutdownGraceMs: 60_000 }, () => ({
     activities: gpuActivities(defaults),
   }));
 }

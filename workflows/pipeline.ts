@@ -7,7 +7,7 @@ import { allHandlersFinished, condition } from '@temporalio/workflow';
 import type { PipelineConfig } from '../src/pipeline/config.js';
 import { phaseOf } from '../src/pipeline/plan.js';
 import type { IterationMetrics, PolicyState, StopReason } from '../src/pipeline/status.js';
-import { PipelineRunner, PipelineStopped } from './runner.js';
+import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
 
 /** Optional start point of a pass. */
 export interface PassInput {
@@ -25,7 +25,9 @@ export interface PassResult {
 }
 
 /** One pass of the pipeline (see the module comment). */
-export async function pipeline(config: PipelineConfig, input: PassInput = {}): Promise<PassResult> {
+export async function pipeline(config: PipelineConfig, given: PassInput | null = {}): Promise<PassResult> {
+  requireConfigObject(config, 'pipeline');
+  const input = given ?? {}; // `[config, null]` from a hand-written input file: the defaults
   const iteration = input.iteration ?? 1;
   let runner = new PipelineRunner('pipeline', config, {
     iteration,

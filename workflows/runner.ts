@@ -11,6 +11,8 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -20,7 +22,7 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { PipelineActivities } from '../activities/index.js';
 import type { PipelineConfig } from '../src/pipeline/config.js';
-import { iterationSeed, needsOnnxPolicy, phaseOf, planShards, refsToPrune, servedPolicy, type ServedPolicy } from '../src/pipeline/plan.js';
+import { DEFAULT_TASK_QUEUES, iterationSeed, needsOnnxPolicy, phaseOf, planShards, refsToPrune, servedPolicy, type ServedPolicy } from '../src/pipeline/plan.js';
 import { SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
 import {
   bestOf,
@@ -44,7 +46,33 @@ import {
   STORE_OPTIONS,
   trainOptions,
 } from './activity-options.js';
-import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal } from './messages.js';
+import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal, type CancelRequest, type StageProgress } from './messages.js';
+
+/**
+ * Fails the run at once, without retries, when its input is not a configuration object (`temporal workflow
+ * start` with no input, `null`, a string): the handlers and the setup read its fields before the
+ * configuration check runs as an activity, and a TypeError there would fail every workflow task, forever.
+ */
+export function requireConfigObject(config: unknown, workflow: string): asserts config is PipelineConfig {
+  if (typeof config === 'object' && config !== null && !Array.isArray(config)) return;
+  const got = config === undefined ? 'no input' : config === null ? 'null' : Array.isArray(config) ? 'an array' : `a ${typeof config}`;
+  throw ApplicationFailure.create({ message: `${workflow} input [0] $: expected the pipeline configuration (a JSON object), got ${got}`, type: 'CONFIG_ERROR', nonRetryable: true });
+}
+
+/** Whether a `stage_progress` payload has the fields the status copies (a hand-sent signal may not). */
+function isStageProgress(p: unknown, stages: PipelineStatus['stages']): p is StageProgress {
+  if (typeof p !== 'object' || p === null) return false;
+  const q = p as Record<string, unknown>;
+  return typeof q.stage === 'string' && Object.hasOwn(stages, q.stage) && typeof q.done === 'number' && typeof q.total === 'number' && typeof q.unit === 'string';
+}
+
+/** The mode of a `cancel` request; a missing or unknown one (a hand-sent signal) is the graceful `finish`. */
+function cancelMode(request: CancelRequest | undefined): CancelStatus['mode'] {
+  const mode: unknown = request?.mode;
+  if (mode === undefined || mode === 'finish' || mode === 'abort') return mode ?? 'finish';
+  log.warn(`cancel: unknown mode ${JSON.stringify(mode)}; finishing gracefully (modes: finish, abort)`);
+  return 'finish';
+}
 
 /** Thrown inside a workflow when a `cancel` signal stops it; caught at the top to complete gracefully. */
 export class PipelineStopped extends Error {
@@ -138,16 +166,32 @@ export class PipelineRunner {
       if (this.status.state === 'paused') this.status.state = 'running';
     });
     setHandler(cancelSignal, (request) => {
-      if (this.status.cancel) return;
-      const cancel: CancelStatus = { mode: request?.mode ?? 'finish', requestedAt: new Date().toISOString() };
-      if (request?.reason !== undefined) cancel.reason = request.reason;
+      const mode = cancelMode(request);
+      const earlier = this.status.cancel;
+      if (earlier) {
+        // A graceful cancel can still become an abort (a long training the user stops waiting for); any
+        // other repeat changes nothing. Histories from before this rule ignored every repeat.
+        if (earlier.mode === 'finish' && mode === 'abort' && patched('cancel-finish-escalates-to-abort')) {
+          earlier.mode = 'abort';
+          earlier.escalatedAt = new Date().toISOString();
+          this.scope?.cancel();
+        }
+        return;
+      }
+      const cancel: CancelStatus = { mode, requestedAt: new Date().toISOString() };
+      if (typeof request?.reason === 'string') cancel.reason = request.reason;
       if (this.running) cancel.stage = this.running;
       else cancel.activity = 'none';
       this.status.cancel = cancel;
       this.status.state = 'cancelling';
       if (cancel.mode === 'abort') this.scope?.cancel();
     });
-    setHandler(stageProgressSignal, (p) => {
+    setHandler(stageProgressSignal, (p: unknown) => {
+      // A malformed payload (a hand-sent signal) is dropped: throwing here would fail every workflow task.
+      if (!isStageProgress(p, this.status.stages)) {
+        log.warn(`stage_progress: ignored a payload without stage, done, total and unit: ${JSON.stringify(p) ?? 'nothing'}`);
+        return;
+      }
       const stage = this.status.stages[p.stage];
       if (this.running !== p.stage) return; // a late signal of a finished stage
       if (p.stage === 'collect' && p.key !== undefined) {
@@ -258,7 +302,11 @@ export class PipelineRunner {
    * queue) and prepares the initial policy. Returns the validated configuration and the policy.
    */
   static async setup(raw: PipelineConfig): Promise<PipelineConfig> {
-    const { checkConfig } = bindActivities(raw, '1h');
+    // A hand-written input may lack the defaults the check fills in, the task queues included.
+    const given = (raw as { task_queues?: Partial<PipelineConfig['task_queues']> }).task_queues;
+    const queue = (name: unknown, fallback: string): string => (typeof name === 'string' && name !== '' ? name : fallback);
+    const queues = { cpu: queue(given?.cpu, DEFAULT_TASK_QUEUES.cpu), gpu: queue(given?.gpu, DEFAULT_TASK_QUEUES.gpu) };
+    const { checkConfig } = bindActivities({ ...raw, task_queues: queues }, '1h');
     return checkConfig(raw);
   }
 

@@ -9,7 +9,7 @@ import { allHandlersFinished, condition, continueAsNew } from '@temporalio/workf
 import type { PipelineConfig } from '../src/pipeline/config.js';
 import { phaseOf } from '../src/pipeline/plan.js';
 import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PolicyState, type StopReason } from '../src/pipeline/status.js';
-import { PipelineRunner, PipelineStopped } from './runner.js';
+import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
 
 /** What a finished loop returns. */
 export interface LoopResult {
@@ -33,7 +33,10 @@ export interface LoopResult {
  * const status = await handle.query(pipelineStatusQuery);
  * ```
  */
-export async function trainingLoop(config: PipelineConfig, state?: LoopState): Promise<LoopResult> {
+export async function trainingLoop(config: PipelineConfig, state?: LoopState | null): Promise<LoopResult> {
+  requireConfigObject(config, 'trainingLoop');
+  // `temporal workflow start --input-file` with `[config, null]` starts afresh, like `[config]`.
+  if (state === null) state = undefined;
   const first = state === undefined;
   let validated = config;
   const provisional: LoopState = state ?? {

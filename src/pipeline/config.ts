@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import { DEFAULT_TASK_QUEUES } from './plan.js';
 
 /**
  * The pipeline configuration (docs/pipeline.md, "Pipeline configuration"): what `trainingLoop` and `pipeline`
@@ -294,9 +295,9 @@ const RawConfigSchema = z
     /** Base seed of task order and episode seeds. */
     seed: z.number().int().default(0),
     task_queues: z
-      .object({ cpu: z.string().min(1).default('gymflow'), gpu: z.string().min(1).default('gymflow-gpu') })
+      .object({ cpu: z.string().min(1).default(DEFAULT_TASK_QUEUES.cpu), gpu: z.string().min(1).default(DEFAULT_TASK_QUEUES.gpu) })
       .strict()
-      .default({ cpu: 'gymflow', gpu: 'gymflow-gpu' }),
+      .default(DEFAULT_TASK_QUEUES),
     policy: z
       .object({
         /** The trainer's model section for the first iteration: `{ tiny: {...} }` or `{ path: DIR }`. */

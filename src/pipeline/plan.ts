@@ -11,6 +11,9 @@ import { bestOf, type IterationMetrics, type PolicyState } from './status.js';
 /** Stream tag of the per-iteration collection seeds. */
 const ITERATION_STREAM = 0x17e7;
 
+/** The task queues of a configuration that names none: the CPU workers' and the GPU worker's (`workers/`). */
+export const DEFAULT_TASK_QUEUES = { cpu: 'gymflow', gpu: 'gymflow-gpu' } as const;
+
 /**
  * The phase that iteration `iteration` (1-based) belongs to, and its index. Iterations past the last
  * phase's end stay in the last phase.

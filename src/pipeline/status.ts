@@ -91,6 +91,8 @@ export interface CancelStatus {
   stage?: StageName;
   /** What happened to the running activity: it finished, was cancelled, or none was running. */
   activity?: 'finished' | 'cancelled' | 'none';
+  /** When a later `abort` turned this `finish` request into an abort (`mode` is then `abort`). */
+  escalatedAt?: string;
 }
 
 /** Why the loop stopped. */

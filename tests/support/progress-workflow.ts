@@ -5,21 +5,21 @@
 import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import { stageProgressSignal, type StageProgress } from '../../workflows/messages.js';
 
-/** The activity the test worker registers: reports `units` units of progress, then returns `units`. */
+/** The activity the test worker registers: reports `units` units of progress `gapMs` apart, then returns `units`. */
 export interface ProgressActivities {
-  reportProgress(units: number): Promise<number>;
+  reportProgress(units: number, gapMs: number): Promise<number>;
 }
 
 const remote = proxyActivities<ProgressActivities>({ startToCloseTimeout: '1 minute' });
 const local = proxyLocalActivities<ProgressActivities>({ startToCloseTimeout: '1 minute' });
 
 /** Runs the activity (`execution`), then waits briefly for signals still in flight; returns what arrived. */
-export async function progressWorkflow(execution: 'activity' | 'local', units: number): Promise<{ done: number; signals: number[] }> {
+export async function progressWorkflow(execution: 'activity' | 'local', units: number, gapMs = 20): Promise<{ done: number; signals: number[] }> {
   const signals: number[] = [];
   setHandler(stageProgressSignal, (p: StageProgress) => {
     signals.push(p.done);
   });
-  const done = await (execution === 'local' ? local : remote).reportProgress(units);
+  const done = await (execution === 'local' ? local : remote).reportProgress(units, gapMs);
   // The last unit's signal may arrive after the activity's completion: wait for it (an activity's only).
   if (execution === 'activity') await condition(() => signals.at(-1) === units, '10 seconds');
   return { done, signals };
