@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowNotFoundError, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
@@ -10,6 +10,7 @@ import { SearchAttributeKeys } from '../../pipeline/search-attributes.js';
 import { continuation, parseRunInput, type ClosedRun } from '../../pipeline/continuation.js';
 import { formatMismatch, STAGES, type IterationMetrics, type LoopState, type PipelineStatus } from '../../pipeline/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
+import { fullMessage } from '../errors.js';
 import { printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';
 
@@ -101,7 +102,10 @@ export async function startPipeline(
     });
     return { workflowId, runId: handle.firstExecutionRunId, handle };
   } catch (err) {
-    const message = (err as Error).message ?? '';
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new ConfigError(`a run with workflow id '${workflowId}' is already running: choose another --id, or follow it with \`gymflow pipeline status ${workflowId}\``);
+    }
+    const message = fullMessage(err);
     if (/search attribute/i.test(message)) {
       throw new ConfigError(
         `${message}: gymflow's search attributes are not registered on this namespace; \`gymflow dev\` registers them, on a cluster run \`temporal operator search-attribute create\` (docs/operations.md)`,
@@ -126,18 +130,35 @@ export async function closedRun(client: Client, workflowId: string, where: { add
   return { workflowId, type: described.type, status, startTime: described.startTime, config, state, result };
 }
 
+/** gRPC's status code of a call that ran out of time (`@grpc/grpc-js` `status.DEADLINE_EXCEEDED`). */
+const GRPC_DEADLINE_EXCEEDED = 4;
+
+/** A run's answer to `pipeline_status`, or why there is none. */
+export type StatusAnswer = { status: PipelineStatus; problem?: undefined } | { status?: undefined; problem: string };
+
 /**
  * Asks a run for its `pipeline_status`. A query needs a worker to answer (for a closed run too: it replays
- * the history), so this gives up after `timeoutMs` and returns `undefined` instead of hanging.
+ * the history), so this gives up after `timeoutMs` instead of hanging, and says so; any other failure (a
+ * workflow task that keeps failing, a query the workflow does not know) is passed on as it is.
+ *
+ * @param taskQueue The run's task queue, named in the no-worker message.
  */
-export async function queryStatus(client: Client, workflowId: string, timeoutMs = 15_000): Promise<PipelineStatus | undefined> {
+export async function askStatus(client: Client, workflowId: string, timeoutMs = 15_000, taskQueue?: string): Promise<StatusAnswer> {
   const handle = client.workflow.getHandle(workflowId);
   try {
-    return await client.connection.withDeadline(Date.now() + timeoutMs, () => handle.query(pipelineStatusQuery));
+    return { status: await client.connection.withDeadline(Date.now() + timeoutMs, () => handle.query(pipelineStatusQuery)) };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw err;
-    return undefined;
+    if ((err as { cause?: { code?: unknown } }).cause?.code === GRPC_DEADLINE_EXCEEDED) {
+      return { problem: `no worker answered the pipeline_status query within ${timeoutMs / 1000} s: is a worker polling task queue ${taskQueue ?? 'gymflow'}?` };
+    }
+    return { problem: `the pipeline_status query failed: ${fullMessage(err)}` };
   }
+}
+
+/** {@link askStatus}'s status, `undefined` when there is none. */
+export async function queryStatus(client: Client, workflowId: string, timeoutMs = 15_000): Promise<PipelineStatus | undefined> {
+  return (await askStatus(client, workflowId, timeoutMs)).status;
 }
 
 function pct(v: number | undefined): string {
@@ -300,6 +321,11 @@ function parseWorkflowType(value: string): PipelineWorkflowType {
   return value as PipelineWorkflowType;
 }
 
+function parseWorkflowId(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('expected a workflow id, got an empty one');
+  return value;
+}
+
 function parseLimit(value: string): number {
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive integer, got '${value}'`);
@@ -312,19 +338,21 @@ function withConnect(cmd: Command): Command {
     .option('--namespace <ns>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE, else default)');
 }
 
-/** Prints one line to stderr whenever the stage, iteration or state changes, until `done` resolves. */
-async function followProgress(client: Client, workflowId: string, done: Promise<unknown>, everyMs = 2000): Promise<void> {
+/**
+ * Prints one line to stderr whenever the stage, iteration or state changes, until `done` resolves; and why,
+ * when the run gives no status (no worker polling its task queue, a failing workflow task).
+ */
+async function followProgress(client: Client, workflowId: string, done: Promise<unknown>, taskQueue: string, everyMs = 2000): Promise<void> {
   let last = '';
   let finished = false;
   void done.finally(() => (finished = true)).catch(() => undefined);
   while (!finished) {
-    const s = await queryStatus(client, workflowId, 5000).catch(() => undefined);
-    if (s) {
-      const p = s.progress ? ` ${s.progress.done}/${s.progress.total} ${s.progress.unit}` : '';
-      const line = `iteration ${s.iteration}/${s.maxIterations}  ${s.state}  ${s.stage}${p}`;
-      if (line !== last) process.stderr.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
-      last = line;
-    }
+    const answer: StatusAnswer = await askStatus(client, workflowId, 5000, taskQueue).catch((err: unknown) => ({ problem: fullMessage(err) }));
+    const s = answer.status;
+    const p = s?.progress ? ` ${s.progress.done}/${s.progress.total} ${s.progress.unit}` : '';
+    const line = s ? `iteration ${s.iteration}/${s.maxIterations}  ${s.state}  ${s.stage}${p}` : `no status: ${answer.problem ?? ''}`;
+    if (line !== last && !finished) process.stderr.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
+    last = line;
     await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, everyMs))]);
   }
 }
@@ -349,7 +377,7 @@ async function reportStarted(
   }
   if (!opts.json) process.stderr.write(`started ${started.workflow} ${workflowId} (run ${runId}); waiting for it to finish\n`);
   const result = handle.result();
-  if (!opts.json) await followProgress(client, workflowId, result);
+  if (!opts.json) await followProgress(client, workflowId, result, started.taskQueue);
   let failure: Error | undefined;
   try {
     await result;
@@ -374,7 +402,7 @@ export function pipelineCommand(program: Command): void {
   withConnect(pipeline.command('start'))
     .description('validate CONFIG locally, then start a trainingLoop (or one pipeline pass) for it')
     .argument('<config>', 'pipeline configuration (YAML or JSON)')
-    .option('--id <workflow-id>', 'workflow id (default: <name>-<yyyymmdd-hhmmss>)')
+    .option('--id <workflow-id>', 'workflow id (default: <name>-<yyyymmdd-hhmmss>)', parseWorkflowId)
     .option('--workflow <type>', 'trainingLoop | pipeline (one pass)', parseWorkflowType, 'trainingLoop')
     .option('--wait', 'wait for the run to finish, printing progress; exit 1 unless it completed')
     .option('--json', 'print JSON')
@@ -391,7 +419,7 @@ export function pipelineCommand(program: Command): void {
     .argument('<workflow-id>', 'the run to continue')
     .argument('[config]', 'an amended configuration (same name, env and store); default: the run\'s own')
     .option('--max-iterations <n>', 'raise (or set) max_iterations', parseLimit)
-    .option('--id <workflow-id>', 'workflow id of the continuation (default: the same id, as a new run of it)')
+    .option('--id <workflow-id>', 'workflow id of the continuation (default: the same id, as a new run of it)', parseWorkflowId)
     .option('--wait', 'wait for the run to finish, printing progress; exit 1 unless it completed')
     .option('--json', 'print JSON')
     .action(async (id: string, file: string | undefined, opts: ConnectOptions & { maxIterations?: number; id?: string; wait?: boolean; json?: boolean }) => {
@@ -412,12 +440,12 @@ export function pipelineCommand(program: Command): void {
     .action(async (id: string, opts: ConnectOptions & { json?: boolean }) => {
       await withClient(opts, async (client, where) => {
         const described = await orNotFound(client, id, where, () => client.workflow.getHandle(id).describe());
-        const status = await orNotFound(client, id, where, () => queryStatus(client, id));
-        if (opts.json) return printJson({ workflowId: id, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null });
+        const { status, problem } = await orNotFound(client, id, where, () => askStatus(client, id, 15_000, described.taskQueue));
+        if (opts.json) return printJson({ workflowId: id, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null, ...(problem === undefined ? {} : { problem }) });
         if (status) console.log(formatStatus(status, described));
         else {
           console.log(`${id}: ${described.status.name} (${described.type}, started ${described.startTime.toISOString()})`);
-          console.log(`no worker answered the pipeline_status query within 15 s: is a worker polling task queue ${described.taskQueue}?`);
+          console.log(problem);
           process.exitCode = 1;
         }
       });
@@ -433,9 +461,12 @@ export function pipelineCommand(program: Command): void {
       .option('--json', 'print JSON')
       .action(async (id: string, opts: ConnectOptions & { json?: boolean }) => {
         await withClient(opts, async (client, where) => {
+          const before = (await orNotFound(client, id, where, () => askStatus(client, id, 5000))).status;
           await orNotFound(client, id, where, () => client.workflow.getHandle(id).signal(signal), name);
-          if (opts.json) printJson({ workflowId: id, signal: name });
-          else console.log(`sent ${name} to ${id}`);
+          // A signal that changes nothing is still sent (the run may change meanwhile), but the user hears it.
+          const unchanged = before === undefined ? undefined : name === 'pause' ? before.paused : !before.paused;
+          if (opts.json) printJson({ workflowId: id, signal: name, ...(unchanged === undefined ? {} : { changed: !unchanged }) });
+          else console.log(`sent ${name} to ${id}${unchanged ? `; it was ${name === 'pause' ? 'already paused' : 'not paused'}, so nothing changes` : ''}`);
         });
       });
   }
@@ -451,14 +482,18 @@ export function pipelineCommand(program: Command): void {
       await withClient(opts, async (client, where) => {
         const handle = client.workflow.getHandle(id);
         const request = { mode: opts.abort ? ('abort' as const) : ('finish' as const), ...(opts.reason === undefined ? {} : { reason: opts.reason }) };
+        const earlier = (await orNotFound(client, id, where, () => askStatus(client, id, 5000))).status?.cancel;
         await orNotFound(client, id, where, () => handle.signal(cancelSignal, request), 'cancel');
+        // Only a graceful cancel followed by an abort changes anything once a cancel was requested.
+        const note =
+          earlier === undefined ? '' : earlier.mode === 'finish' && request.mode === 'abort' ? '; it turns the earlier graceful cancel into an abort' : `; a ${earlier.mode} cancel was already requested at ${earlier.requestedAt}, so nothing changes`;
         let final: string | undefined;
         if (opts.wait) {
           await handle.result().catch(() => undefined);
           final = (await handle.describe()).status.name;
         }
         if (opts.json) printJson({ workflowId: id, signal: 'cancel', ...request, ...(final === undefined ? {} : { status: final }) });
-        else console.log(`sent cancel (${request.mode}) to ${id}${final === undefined ? '' : `; it is now ${final}`}`);
+        else console.log(`sent cancel (${request.mode}) to ${id}${note}${final === undefined ? '' : `; it is now ${final}`}`);
       });
     });
 
