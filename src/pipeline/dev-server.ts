@@ -9,7 +9,7 @@
  * `kill -9` included ({@link parentDeathPrefix}), so none outlives `gymflow dev` holding its ports.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -394,6 +394,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await ensurePortFree(ip, port, 'Temporal gRPC frontend (--port)');
   if (!options.headless) await ensurePortFree(ip, uiPort, 'Temporal Web UI (--ui-port)');
   mkdirSync(dirname(options.dbFilename), { recursive: true });
+  const releaseDb = claimDatabase(options.dbFilename);
 
   const args = [
     'server',
@@ -411,7 +412,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...Object.entries({ ...DEFAULT_DYNAMIC_CONFIG, ...options.dynamicConfig }).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
     ...searchAttributeFlags(options.searchAttributes ?? []),
   ];
-  const child = spawnManaged('temporal dev server', binary, args, options.logFile === undefined ? {} : { logFile: options.logFile });
+  let child: ManagedChild;
+  try {
+    child = spawnManaged('temporal dev server', binary, args, options.logFile === undefined ? {} : { logFile: options.logFile });
+  } catch (err) {
+    releaseDb();
+    throw err;
+  }
+  void child.exited.then(releaseDb);
   const server = new DevServer(child, { ...options, ip, port, uiPort });
   await waitUntilServing(server, binary, options.readyTimeoutMs ?? 60_000);
   await ensureSearchAttributes(server.address, options.searchAttributes ?? [], {
@@ -419,6 +427,47 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
   });
   return server;
+}
+
+/** Whether process `pid` exists (signal 0 checks without sending; EPERM: it exists, under another user). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Claims a dev server's database file, so that two servers never share one: they would fight over its
+ * shards (`Shard is owned by …`, `Failed to update shard`, aborted starts). The claim is `<db>.lock` holding
+ * the pid of the process that started the server; a claim whose process is gone (killed with -9) is taken
+ * over. Returns the release, which the server's exit calls.
+ *
+ * @throws ConfigError when a live process holds the claim.
+ */
+export function claimDatabase(db: string): () => void {
+  const lock = `${db}.lock`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        rmSync(lock, { force: true });
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(`cannot claim the database ${db}: ${(err as Error).message}`);
+      const holder = Number(readFileSync(lock, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+        throw new ConfigError(`the database ${db} is in use by another Temporal dev server (started by pid ${holder}): give this one another --db, or stop that one`);
+      }
+      rmSync(lock, { force: true });
+    }
+  }
+  throw new ConfigError(`cannot claim the database ${db}: ${lock} keeps coming back`);
 }
 
 /** Which worker program: `workers/cpu.ts` (task queue `gymflow`) or `workers/gpu.ts` (`gymflow-gpu`). */

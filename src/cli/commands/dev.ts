@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { ConfigError } from '../../core/errors.js';
 import {
   ensurePortFree,
   startDevServer,
@@ -43,6 +44,7 @@ function describeExit(s: ExitStatus): string {
 export async function runDev(opts: DevOptions, out: NodeJS.WritableStream = process.stdout): Promise<number> {
   const binary = requireTemporalBinary();
   const uiPort = opts.uiPort ?? opts.port + 1000;
+  if (!opts.headless && uiPort > 65_535) throw new ConfigError(`the Web UI would listen on port ${uiPort} (--port ${opts.port} + 1000), above 65535: pass --ui-port, or --headless`);
   // Refuse before starting anything, so nothing has to be torn down.
   await ensurePortFree(opts.ip, opts.port, 'Temporal gRPC frontend (--port)');
   if (!opts.headless) await ensurePortFree(opts.ip, uiPort, 'Temporal Web UI (--ui-port)');
