@@ -16,7 +16,7 @@ import { ConfigError } from './errors.js';
 /** Text is handed to the file in chunks of about this many characters. */
 const FLUSH_CHARS = 1 << 20;
 
-/** Where an {@link OutputFile} writes: a file written atomically, or a stream (`-`: stdout). */
+/** Where {@link openOutput} writes: a file written atomically, or a stream (`-`: stdout). */
 export interface OutputSink {
   /** The target as the user gave it (`-` for stdout), for messages. */
   readonly name: string;
@@ -134,7 +134,12 @@ export async function openOutput(target: string | Writable): Promise<OutputSink>
 /** Writes `text` to `target` atomically ({@link AtomicFile}). */
 export async function writeFileAtomically(target: string, text: string): Promise<void> {
   const file = await AtomicFile.open(target);
-  await file.write(text);
+  try {
+    await file.write(text);
+  } catch (err) {
+    await file.abort();
+    throw err;
+  }
   await file.commit();
 }
 

@@ -14,6 +14,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError, GymflowError } from '../core/errors.js';
+import { processAlive } from '../hub/store/atomic.js';
 import { repoRoot, requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
 
 /** How a child process ended. */
@@ -429,16 +430,6 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   return server;
 }
 
-/** Whether process `pid` exists (signal 0 checks without sending; EPERM: it exists, under another user). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Claims a dev server's database file, so that two servers never share one: they would fight over its
  * shards (`Shard is owned by …`, `Failed to update shard`, aborted starts). The claim is `<db>.lock` holding
@@ -461,7 +452,7 @@ export function claimDatabase(db: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(`cannot claim the database ${db}: ${(err as Error).message}`);
       const holder = Number(readFileSync(lock, 'utf8').trim());
-      if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+      if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) {
         throw new ConfigError(`the database ${db} is in use by another Temporal dev server (started by pid ${holder}): give this one another --db, or stop that one`);
       }
       rmSync(lock, { force: true });

@@ -1,21 +1,12 @@
 import type Docker from 'dockerode';
 import { hostname } from 'node:os';
+import { processAlive } from '../hub/store/atomic.js';
 import { LABEL_DETACHED, LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_SANDBOX } from './config.js';
 
 /** What {@link gcSandboxes} did. */
 export interface GcReport {
   removed: string[];
   kept: string[];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -32,7 +23,7 @@ export async function gcSandboxes(docker: Docker, options: { all?: boolean } = {
       const pid = Number(labels[LABEL_OWNER_PID]);
       const orphan =
         options.all === true ||
-        (labels[LABEL_DETACHED] !== '1' && labels[LABEL_OWNER_HOST] === me && (!Number.isInteger(pid) || (pid !== process.pid && !alive(pid))));
+        (labels[LABEL_DETACHED] !== '1' && labels[LABEL_OWNER_HOST] === me && (!Number.isInteger(pid) || (pid !== process.pid && !processAlive(pid))));
       if (!orphan) {
         report.kept.push(c.Id);
         return;

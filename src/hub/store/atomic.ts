@@ -165,7 +165,8 @@ function parseTempName(name: string): { host: string; pid: number } | undefined 
   return { host: m[1] as string, pid: Number(m[2]) };
 }
 
-function processAlive(pid: number): boolean {
+/** Whether process `pid` exists on this host (signal 0 checks without sending anything). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
