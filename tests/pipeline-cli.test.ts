@@ -146,6 +146,9 @@ describe('gymflow pipeline: pure parts', () => {
     expect(text).toContain('last error  [collect] TimeoutFailure: worker lost');
     expect(text).toContain('best        success 0.250 at iteration 0   policy sha256:bbbbbbbbbbbb   checkpoint sha256:cccccccccccc');
     expect(text).not.toContain('retention');
+    // A pause still waiting shows; after the run ended, or while it is paused, it says nothing new.
+    expect(formatStatus({ ...sampleStatus(), paused: true })).toContain('state       running (paused)   stage');
+    for (const state of ['paused', 'cancelled'] as const) expect(formatStatus({ ...sampleStatus(), state, paused: true })).toContain(`state       ${state}   stage`);
     expect(formatStatus({ ...sampleStatus(), retention: { pruned: [`sha256:${'d'.repeat(64)}`, `sha256:${'e'.repeat(64)}`] } })).toContain('retention   pruned 2 model artifacts after this iteration');
     // RL iterations show the policy's entropy and the rollout engine's gap beside the train loss; SFT ones leave them empty
     const base = sampleStatus();

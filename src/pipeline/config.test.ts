@@ -66,6 +66,11 @@ describe('pipeline configuration', () => {
     const msg = (err as Error).message;
     expect(msg).toContain(`${p}:13 $.phases[1].collect.group_size`);
     expect(msg).toMatch(new RegExp(`${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:9 \\$\\.phases\\[0\\]\\.collect: .*bogus`));
+    // A key in a block mapping: its own line, not the line of the mapping that holds it.
+    const block = await file(`${DEMO}policy_note:\n  a: 1\n`.replace('eval: { tasks: 10, baseline: true }', 'eval:\n  tasks: 10\n  baseline: true\n  heldout: yes'));
+    const blockMsg = ((await loadPipelineConfig(block).catch((e: unknown) => e)) as Error).message;
+    expect(blockMsg).toContain(`${block}:21 $: Unrecognized key: "policy_note"`);
+    expect(blockMsg).toContain(`${block}:18 $.eval: Unrecognized key: "heldout"`);
   });
 
   it('rejects cross-field mistakes: format vs command, reserved trainer keys, rl without groups, open middle phase', () => {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { DEFAULT_TASK_QUEUES } from './plan.js';
@@ -388,6 +388,9 @@ export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfi
   return { ...rest, phases, max_iterations: max_iterations ?? Math.max(fixed, 1) };
 });
 
+/** A path element that asks a line lookup for the line of the key that follows it, not of its value. */
+const KEY = Symbol('key');
+
 /** One problem as `source[:line] $.path: message`. */
 function issueLine(source: string, path: readonly PropertyKey[], message: string, lineOf?: (path: readonly PropertyKey[]) => number | undefined): string {
   const jsonPath = `$${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}`;
@@ -412,7 +415,10 @@ export function parsePipelineConfig(value: unknown, source: string): PipelineCon
 function parseWithLines(value: unknown, source: string, lineOf: ((path: readonly PropertyKey[]) => number | undefined) | undefined): PipelineConfig {
   const result = PipelineConfigSchema.safeParse(value);
   if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => issueLine(source, issue.path, issue.message, lineOf));
+  // An unknown key is reported on its own line (zod puts the issue on the mapping that holds it).
+  const lines = result.error.issues.map((issue) =>
+    issueLine(source, issue.path, issue.message, lineOf === undefined ? undefined : (p) => (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined ? lineOf([...p, KEY, issue.keys[0]]) : undefined) ?? lineOf(p)),
+  );
   throw new ConfigError(`invalid pipeline configuration:\n  ${lines.join('\n  ')}`);
 }
 
@@ -436,6 +442,13 @@ export async function loadPipelineConfig(path: string): Promise<PipelineConfig> 
     throw new ConfigError(`${path}${pos ? `:${pos.line}` : ''}: not valid YAML: ${first?.message ?? 'parse error'}`);
   }
   const lineOf = (p: readonly PropertyKey[]): number | undefined => {
+    if (p.at(-2) === KEY) {
+      // The line of the key itself in the mapping at the path before it.
+      const map = doc.getIn(p.slice(0, -2) as unknown[], true);
+      const pair = isMap(map) ? map.items.find((item) => isScalar(item.key) && item.key.value === p.at(-1)) : undefined;
+      const range = isScalar(pair?.key) ? pair.key.range : undefined;
+      return range ? counter.linePos(range[0]).line : undefined;
+    }
     // The deepest node that exists on the path (a missing key points at its parent mapping).
     for (let n = p.length; n >= 0; n--) {
       const node = doc.getIn(p.slice(0, n) as unknown[], true) as YamlNode | undefined;

@@ -185,6 +185,9 @@ export function bestRefs(best: { iteration: number }, history: readonly Iteratio
   return history.find((h) => h.iteration === best.iteration)?.refs ?? {};
 }
 
+/** States after which a run does nothing more. */
+const ENDED: ReadonlySet<PipelineStatus['state']> = new Set(['cancelled', 'completed', 'failed']);
+
 /**
  * The readable form of a `pipeline_status` answer: a header (state, stage, iteration, progress, best, what
  * retention pruned), one row per stage of the current pass, then the metrics history (one row per finished
@@ -196,7 +199,8 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
   if (info) lines.push(`workflow    ${info.workflowId} (${status.workflow}, run ${status.run}, ${info.status.name})`);
   lines.push(`experiment  ${status.experiment}   env ${status.env}`);
   lines.push(
-    `state       ${status.state}${status.paused ? ' (paused)' : ''}   stage ${status.stage}${progress ? ` ${progress}` : ''}   iteration ${status.iteration}/${status.maxIterations}` +
+    // `paused` outlives the run's end (it is carried, not cleared): after it, only the end state matters.
+    `state       ${status.state}${status.paused && status.state !== 'paused' && !ENDED.has(status.state) ? ' (paused)' : ''}   stage ${status.stage}${progress ? ` ${progress}` : ''}   iteration ${status.iteration}/${status.maxIterations}` +
       `${status.phase ? `   phase ${status.phase}` : ''}${status.algorithm ? `   algorithm ${status.algorithm}` : ''}`,
   );
   if (status.best) {
