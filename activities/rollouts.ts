@@ -266,6 +266,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
             trajectories,
             out,
             force: true,
+            allowEmpty: true, // reported below, naming the stage's field
             seed: o.seed,
             tools: registryToolLookup(),
             filters: {

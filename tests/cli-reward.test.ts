@@ -44,6 +44,11 @@ describe('gymflow reward', () => {
 
     const board = JSON.parse(gymflow('reward', 'leaderboard', scored, '--by', 'agent', '--json').stdout) as { key: string; n: number }[];
     expect(board.map((row) => [row.key, row.n])).toEqual([['tool-use-expert', 2], ['random', 2]]);
+    // A group of one trajectory prints no interval; groups of more do.
+    const single = gymflow('reward', 'leaderboard', scored, '--by', 'model').stdout;
+    expect(single).not.toMatch(/\[—\]/);
+    writeFileSync(join(dir, 'one.jsonl'), `${readFileSync(scored, 'utf8').split('\n')[0]}\n`);
+    expect(gymflow('reward', 'leaderboard', join(dir, 'one.jsonl')).stdout).toMatch(/ 1 +\d\.\d+ \[—\] /);
   });
 
   it('refuses bad input with a clear message and never calls a judge unless asked', () => {

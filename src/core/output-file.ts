@@ -131,6 +131,28 @@ export async function openOutput(target: string | Writable): Promise<OutputSink>
   return AtomicFile.open(target);
 }
 
+/**
+ * Checks, before any work, that `target` could be written as a file: not a directory, and no parent of it a
+ * file. (`-`, stdout, always can.) Commands that run for minutes, or spend money, check this first.
+ *
+ * @throws ConfigError naming `target`.
+ */
+export async function checkOutputPath(target: string): Promise<void> {
+  if (target === '-') return;
+  const abs = path.resolve(target);
+  const info = await stat(abs).catch(() => undefined);
+  if (info?.isDirectory()) throw new ConfigError(`cannot write ${target}: is a directory`);
+  if (info !== undefined) return;
+  for (let dir = path.dirname(abs); ; dir = path.dirname(dir)) {
+    const parent = await stat(dir).catch(() => undefined);
+    if (parent !== undefined) {
+      if (!parent.isDirectory()) throw new ConfigError(`cannot write ${target}: ${dir} is a file, not a directory`);
+      return;
+    }
+    if (path.dirname(dir) === dir) return;
+  }
+}
+
 /** Writes `text` to `target` atomically ({@link AtomicFile}). */
 export async function writeFileAtomically(target: string, text: string): Promise<void> {
   const file = await AtomicFile.open(target);

@@ -2,6 +2,7 @@ import { writeJsonl } from './export/write.js';
 import path from 'node:path';
 import type { Agent } from '../core/agent.js';
 import { ConfigError, GymflowError } from '../core/errors.js';
+import { checkOutputPath } from '../core/output-file.js';
 import { RetriesExhaustedError } from '../core/retry.js';
 import { make, spec } from '../core/registry.js';
 import { runEpisode } from '../core/rollout.js';
@@ -130,6 +131,12 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   const seed = options.seed ?? 0;
   const makeEnv = (): AgentEnv => make(options.envId, options.maxSteps === undefined ? {} : { maxEpisodeSteps: options.maxSteps });
 
+  // Where the set goes is checked before any episode runs (episodes may cost money): the file, the name and
+  // the parents, which are resolved to refs like every other ref argument.
+  if (options.out !== undefined) await checkOutputPath(options.out);
+  if (options.store !== undefined && options.name !== undefined) await options.store.checkName(options.name);
+  const parents = options.store === undefined ? [] : await Promise.all((options.parents ?? []).map((p) => (options.store as ArtifactStore).resolve(p)));
+
   // The task list, from the caller or the environment; the agent spec is checked before any episode.
   const probe = makeEnv();
   let tasks: TaskInfo[] | undefined;
@@ -137,6 +144,12 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     const listed = probe.listTasks?.(options.split ?? 'train');
     if (options.tasks !== undefined) {
       const all = new Map((probe.listTasks?.() ?? []).map((t) => [t.id, t]));
+      // An environment that lists its tasks knows every id; one that lists none takes any.
+      const unknown = all.size > 0 ? options.tasks.filter((id) => !all.has(id)) : [];
+      if (unknown.length > 0) {
+        const known = [...all.keys()];
+        throw new ConfigError(`unknown task id${unknown.length > 1 ? 's' : ''} ${unknown.map((id) => `'${id}'`).join(', ')} for ${options.envId}; known: ${known.slice(0, 5).join(', ')}${known.length > 5 ? `, … (${known.length} in all)` : ''}`);
+      }
       tasks = options.tasks.map((id) => all.get(id) ?? { id, domain: envSpec.domain, instruction: '' });
     } else if (listed !== undefined && listed.length > 0) {
       tasks = listed;
@@ -214,7 +227,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     );
     const set = await putTrajectories(options.store, trajectories, {
       kind: options.rewardFn ? 'scored-trajectories' : 'trajectories',
-      parents: [taskSet.ref, ...(options.parents ?? [])],
+      parents: [taskSet.ref, ...parents],
       meta: { envId: options.envId, agent: options.agent, seed, groupSize: options.groupSize ?? 1, summary: { ...summary } },
       ...(options.name === undefined ? {} : { name: options.name }),
     });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import { ConfigError } from '../../core/errors.js';
 import { getProfile } from '../../core/profiles/index.js';
 import { spec } from '../../core/registry.js';
 import type { Split } from '../../core/types.js';
@@ -115,6 +116,7 @@ export function collectCommand(program: Command): void {
     .action(async (opts: CollectOpts) => {
       const profile = opts.score ? getProfile(spec(opts.env).domain) : undefined;
       const toFile = isFileOutput(opts.out);
+      if (toFile && opts.parent !== undefined) throw new ConfigError(`--parent records lineage in the store; -o ${opts.out} is a file (give a ref name to store the set)`);
       const store = toFile ? undefined : await openStore(opts);
       const ac = new AbortController();
       const onSigint = (): void => {

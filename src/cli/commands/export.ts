@@ -89,10 +89,12 @@ export function exportCommand(program: Command): void {
       const trajectories: Trajectory[] = [];
       const parents: string[] = [];
       const sources: string[] = [];
+      const files: string[] = [];
       for (const spec of opts.in) {
         const { trajectories: ts, source } = await loadTrajectoriesFrom(spec, store);
         trajectories.push(...ts);
         sources.push(source.kind === 'ref' ? source.ref : source.path);
+        if (source.kind === 'file') files.push(source.path);
         if (source.kind === 'ref') parents.push(source.ref);
         else if (store && opts.name !== undefined) parents.push((await store.putFile(source.path, { kind: 'trajectories' })).ref);
       }
@@ -105,6 +107,7 @@ export function exportCommand(program: Command): void {
         format: opts.format,
         trajectories,
         out: opts.out,
+        inputs: files,
         filters,
         seed: opts.seed,
         tools: registryToolLookup(),
@@ -135,7 +138,9 @@ export function exportCommand(program: Command): void {
       const notes = Object.entries(report.notes)
         .map(([k, n]) => `${k}=${n}`)
         .join(' ');
-      console.log(`${report.format}${report.format === 'hf' ? `(${report.record})` : ''}: ${report.input} trajectories in, ${report.kept} kept, ${report.records} records (${splits})${notes ? `; ${notes}` : ''}`);
-      console.log(`wrote ${report.out}${stored ? `; stored ${stored} as ${opts.name}` : ''}`);
+      // With `-o -` the records are stdout, so the summary goes to stderr.
+      const say = report.out === '-' ? console.error : console.log;
+      say(`${report.format}${report.format === 'hf' ? `(${report.record})` : ''}: ${report.input} trajectories in, ${report.kept} kept, ${report.records} records (${splits})${notes ? `; ${notes}` : ''}`);
+      say(`wrote ${report.out === '-' ? 'stdout' : report.out}${stored ? `; stored ${stored} as ${opts.name}` : ''}`);
     });
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -87,7 +87,10 @@ describe('gymflow collect / export / store', () => {
     const file = path.join(dir, 'mixed.jsonl');
     await run('collect', '--env', 'gymflow/tool-use-v0', '--agent', 'random', '-n', '8', '--group-size', '3', '--max-steps', '3', '-o', file, '--no-progress', '--json');
     expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(24);
-    for (const format of ['sft', 'rl', 'benchmark', 'dpo']) {
+    // The random agent solves no task: a benchmark has no record and DPO no pair, which is an error, not an empty file.
+    await expect(run('export', '--format', 'benchmark', '--in', file, '-o', path.join(dir, 'benchmark.jsonl'))).rejects.toThrow(/0 benchmark records \(unsolvedTasks=8\)/);
+    await expect(run('export', '--format', 'dpo', '--in', file, '-o', path.join(dir, 'dpo.jsonl'), '--min-margin', '0.01')).rejects.toThrow(/0 dpo records \(pairs=0/);
+    for (const format of ['sft', 'rl']) {
       const out = path.join(dir, `${format}.jsonl`);
       const report = JSON.parse(await run('export', '--format', format, '--in', file, '-o', out, '--min-margin', '0.01', '--json')) as { records: number; format: string };
       expect(report.format).toBe(format);
@@ -96,6 +99,47 @@ describe('gymflow collect / export / store', () => {
     }
     await expect(run('export', '--format', 'sft', '--in', file, '-o', path.join(dir, 'sft.jsonl'))).rejects.toThrow(/already exists/);
     await expect(run('export', '--format', 'sft', '--in', file, '-o', path.join(dir, 'x'), '--split-by-task', 'train=0.5')).rejects.toThrow(/sum to 0.5/);
+    // --force never deletes an input, the working directory or a device; -o - is stdout.
+    const raw = await readFile(file, 'utf8');
+    await expect(run('export', '--format', 'hf', '--in', file, '-o', dir, '--force')).rejects.toThrow(`output ${dir} holds the input ${file}; --force would delete it`);
+    await expect(run('export', '--format', 'sft', '--in', file, '-o', file, '--force')).rejects.toThrow(`output ${file} is the input ${file}`);
+    const cwd = process.cwd();
+    const outer = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-cwd-'));
+    await mkdir(path.join(outer, 'sub'));
+    try {
+      process.chdir(path.join(outer, 'sub'));
+      await expect(run('export', '--format', 'hf', '--in', file, '-o', outer, '--force')).rejects.toThrow(`output ${outer} is or holds the working directory`);
+    } finally {
+      process.chdir(cwd);
+    }
+    await expect(run('export', '--format', 'sft', '--in', file, '-o', '/dev/null', '--force')).rejects.toThrow('output /dev/null is not a regular file or a directory; it is never replaced');
+    expect(await readFile(file, 'utf8')).toBe(raw);
+    const piped = await run('export', '--format', 'sft', '--in', file, '-o', '-');
+    expect(piped.trim().split('\n').length).toBeGreaterThan(0);
+    expect(JSON.parse(piped.split('\n')[0] as string)).toHaveProperty('messages');
+    await expect(run('export', '--format', 'sft', '--in', file, '-o', path.join(dir, 'none.jsonl'), '--min-reward', '2')).rejects.toThrow(/^nothing to export: 24 trajectories in, 0 kept by the filters/);
+  }, 60_000);
+
+  it('checks the output, the name, the parents and the task ids before the first episode', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-pre-'));
+    const base = ['collect', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '2', '--no-progress', '--json'];
+    await expect(run(...base, '-o', `${root}/`)).rejects.toThrow(`cannot write ${root}/: is a directory`);
+    const aFile = path.join(root, 'a-file');
+    await mkdir(path.join(root, 'x'));
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(aFile, '');
+    await expect(run(...base, '-o', path.join(aFile, 'x.jsonl'))).rejects.toThrow(`cannot write ${path.join(aFile, 'x.jsonl')}: ${aFile} is a file, not a directory`);
+    await expect(run(...base, '-o', path.join(root, 'x.jsonl'), '--task', 'nope')).rejects.toThrow(/^unknown task id 'nope' for gymflow\/tool-use-v0; known: tool-train-/);
+    await expect(run(...base, '-o', path.join(root, 'x.jsonl'), '--parent', 'runs/a')).rejects.toThrow(/--parent records lineage in the store/);
+    const store = path.join(root, 'store');
+    const first = JSON.parse(await run(...base, '-o', 'runs/a', '--store', store)) as { ref: string };
+    await expect(run(...base, '-o', 'runs', '--store', store)).rejects.toThrow(`cannot name 'runs': it is a folder of names in store ${store} (runs/…); choose another name`);
+    await expect(run(...base, '-o', 'runs/a/b', '--store', store)).rejects.toThrow(`cannot name 'runs/a/b': 'runs/a' is already a name in store ${store}, so it cannot hold others`);
+    await expect(run(...base, '-o', 'runs/b', '--store', store, '--parent', 'nosuch')).rejects.toThrow(/nosuch/);
+    // A parent given by name is stored as the ref it names.
+    await run(...base, '-o', 'runs/c', '--store', store, '--parent', 'runs/a');
+    const tree = JSON.parse(await run('store', 'lineage', 'runs/c', '--store', store, '--json')) as LineageNode;
+    expect(tree.parents.map((p) => p.ref)).toContain(first.ref);
   }, 60_000);
 
   it('names the file and line of an invalid input record', async () => {

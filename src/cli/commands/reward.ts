@@ -206,7 +206,8 @@ export function rewardCommand(program: Command): void {
       const ci = (i: { estimate: number; lo: number; hi: number }): string => `${formatNumber(i.estimate)} [${formatNumber(i.lo)}, ${formatNumber(i.hi)}]`;
       console.log(
         formatTable(
-          rows.map((r, i) => ({ rank: i + 1, key: r.key, n: r.n, score: ci(r.meanScore), success: ci(r.successRate) })),
+          // One trajectory has no spread to resample: its bootstrap interval would claim certainty.
+          rows.map((r, i) => ({ rank: i + 1, key: r.key, n: r.n, score: r.n < 2 ? `${formatNumber(r.meanScore.estimate)} [—]` : ci(r.meanScore), success: ci(r.successRate) })),
           [{ key: 'rank', align: 'right' }, { key: 'key', header: opts.by }, { key: 'n', align: 'right' }, { key: 'score', header: 'mean score [95% CI]' }, { key: 'success', header: 'success [95% Wilson]' }],
         ),
       );

@@ -213,7 +213,12 @@ describe('exportDataset', () => {
     const withEmpty = await exportDataset({ format: 'rl', trajectories: [...pool, empty], out: path.join(dir, 'rl-empty.jsonl'), tools });
     expect(withEmpty).toMatchObject({ input: pool.length + 1, records: rl.records, notes: { groups: rl.records, noSteps: 1 } });
     expect((await readJsonl(path.join(dir, 'rl-empty.jsonl'))).map((r) => RlRecordSchema.parse(r).group_size)).toEqual(rlRows.map((r) => r.group_size));
-    const sftEmpty = await exportDataset({ format: 'sft', trajectories: [empty], out: path.join(dir, 'sft-empty.jsonl'), tools });
+    // No records at all: an error that says why, and nothing written; `allowEmpty` writes the empty file.
+    await expect(exportDataset({ format: 'sft', trajectories: [empty], out: path.join(dir, 'sft-empty.jsonl'), tools })).rejects.toThrow(
+      'nothing to export: 1 trajectories in, 0 kept by the filters, 0 sft records (noSteps=1); nothing was written',
+    );
+    await expect(readFile(path.join(dir, 'sft-empty.jsonl'))).rejects.toThrow(/ENOENT/);
+    const sftEmpty = await exportDataset({ format: 'sft', trajectories: [empty], out: path.join(dir, 'sft-empty.jsonl'), tools, allowEmpty: true });
     expect(sftEmpty).toMatchObject({ records: 0, notes: { noSteps: 1 } });
     const bench = await exportDataset({ format: 'benchmark', trajectories: pool, out: path.join(dir, 'bench.jsonl') });
     const benchRows = (await readJsonl(path.join(dir, 'bench.jsonl'))).map((r) => BenchmarkRecordSchema.parse(r));

@@ -1,6 +1,8 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
 import { SchemaError } from '../../core/errors.js';
+import { realPathOf } from '../../core/output-file.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { formatZodIssues } from '../../core/trajectory.js';
 import { ExportError } from '../errors.js';
@@ -48,8 +50,19 @@ export interface ExportOptions {
   tools?: ToolLookup;
   /** DPO only: builds preference pairs from the (max-steps-filtered) trajectories. */
   pairs?: (trajectories: readonly Trajectory[]) => TrajectoryPair[];
-  /** Replace an existing output. */
+  /**
+   * Replace an existing output. Never one that is, or holds, an input or the working directory, nor anything
+   * but a regular file or a directory (a device such as `/dev/stdout`, a socket).
+   */
   force?: boolean;
+  /** The files the trajectories were read from: an output that is one of them, or holds one, is refused. */
+  inputs?: readonly string[];
+  /**
+   * Write a dataset with no records (default false: that is an error, and nothing is written, so a filter
+   * that keeps nothing never replaces a good dataset with an empty one). The pipeline's export stage reports
+   * an empty dataset itself.
+   */
+  allowEmpty?: boolean;
   /** Validate every record against its schema before writing (default true). */
   validate?: boolean;
   /** For the dataset card. */
@@ -175,6 +188,18 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
   const splits = new Map([...bySplit.entries()].map(([s, rs]) => [s, rs.map((r) => r.record)] as const));
   if (o.validate ?? true) for (const [s, rs] of splits) validateRecords(record, rs, s);
 
+  const records = built.records.length;
+  if (records === 0 && o.allowEmpty !== true) {
+    const notes = Object.entries(built.notes).map(([k, n]) => ` ${k}=${n}`).join('');
+    throw new ExportError(`nothing to export: ${o.trajectories.length} trajectories in, ${built.kept} kept by the filters, 0 ${record} records${notes ? ` (${notes.trim()})` : ''}; nothing was written`);
+  }
+  const toDirectory = o.format === 'hf' || o.splits !== undefined;
+  if (o.out === '-') {
+    if (toDirectory) throw new ExportError(`-o -: ${o.format === 'hf' ? 'an hf dataset' : 'a split export'} is a directory; only a single-file export can go to stdout`);
+    await writeJsonl('-', splits.get('train') ?? []);
+    return report(o, record, built, splits, '-', []);
+  }
+  await guardOutput(o.out, o.inputs ?? [], o.force ?? false);
   const out = path.resolve(o.out);
   const files: string[] = [];
   if (o.format === 'hf') {
@@ -194,6 +219,17 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
     await writeJsonl(out, splits.get('train') ?? []);
     files.push(out);
   }
+  return report(o, record, built, splits, out, files);
+}
+
+function report(
+  o: ExportOptions,
+  record: RecordFormat,
+  built: { kept: number; records: readonly unknown[]; notes: Record<string, number> },
+  splits: ReadonlyMap<string, readonly unknown[]>,
+  out: string,
+  files: string[],
+): ExportReport {
   return {
     format: o.format,
     record,
@@ -205,4 +241,22 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
     records: built.records.length,
     notes: built.notes,
   };
+}
+
+/**
+ * Refuses an output that `--force` must not replace: one that is an input or holds one (a directory output
+ * replaces the whole directory), one that is or holds the working directory, and anything that is neither a
+ * regular file nor a directory (`/dev/stdout` would be swapped for a regular file).
+ */
+async function guardOutput(out: string, inputs: readonly string[], force: boolean): Promise<void> {
+  const info = await stat(out).catch(() => undefined);
+  if (info === undefined) return;
+  if (!info.isFile() && !info.isDirectory()) throw new ExportError(`output ${out} is not a regular file or a directory; it is never replaced (use -o - for stdout)`);
+  if (!force) return; // without --force an existing output is refused anyway (checkWritable, writeDirAtomic)
+  const target = await realPathOf(out);
+  const inside = (p: string): boolean => p === target || p.startsWith(target.endsWith(path.sep) ? target : `${target}${path.sep}`);
+  for (const input of inputs) {
+    if (inside(await realPathOf(input))) throw new ExportError(`output ${out} ${info.isDirectory() ? 'holds' : 'is'} the input ${input}; --force would delete it (choose another output)`);
+  }
+  if (info.isDirectory() && inside(await realPathOf(process.cwd()))) throw new ExportError(`output ${out} is or holds the working directory; --force would delete it (choose another output)`);
 }

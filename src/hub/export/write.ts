@@ -1,6 +1,6 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { AtomicFile, writeFileAtomically } from '../../core/output-file.js';
+import { openOutput, writeFileAtomically } from '../../core/output-file.js';
 import { pathExists } from '../store/atomic.js';
 import { ExportError } from '../errors.js';
 
@@ -10,9 +10,9 @@ import { ExportError } from '../errors.js';
  * place.
  */
 
-/** Writes JSON Lines (one record per line) atomically (`AtomicFile`); returns the records written. */
+/** Writes JSON Lines (one record per line) atomically (`openOutput`; `-` is stdout); returns the records written. */
 export async function writeJsonl(file: string, records: Iterable<unknown>): Promise<number> {
-  const out = await AtomicFile.open(file);
+  const out = await openOutput(file);
   let n = 0;
   try {
     for (const r of records) {

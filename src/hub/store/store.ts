@@ -291,9 +291,26 @@ export class ArtifactStore {
     return refs;
   }
 
+  /**
+   * Throws a {@link StoreError} unless `name` can name an artifact: a valid name that is not a folder of
+   * other names (`runs` while `runs/expert` exists) and has no name as a folder (`runs/expert/x` while
+   * `runs/expert` exists). Commands that run for a while check this before they start.
+   */
+  async checkName(name: string): Promise<void> {
+    assertName(name);
+    const segments = name.split('/');
+    for (let i = 1; i <= segments.length; i++) {
+      const prefix = segments.slice(0, i).join('/');
+      const info = await stat(refPath(this.root, prefix)).catch(() => undefined);
+      if (info === undefined) return;
+      if (i < segments.length && !info.isDirectory()) throw new StoreError(`cannot name '${name}': '${prefix}' is already a name in store ${this.root}, so it cannot hold others`);
+      if (i === segments.length && info.isDirectory()) throw new StoreError(`cannot name '${name}': it is a folder of names in store ${this.root} (${name}/…); choose another name`);
+    }
+  }
+
   /** Points `refs/<name>` at an artifact of this store (atomically replacing an earlier target). */
   async setRef(name: string, ref: string): Promise<void> {
-    assertName(name);
+    await this.checkName(name);
     assertRef(ref);
     if (!(await this.has(ref))) throw new StoreError(`cannot name '${name}': artifact ${ref} is not in store ${this.root}`);
     const dest = refPath(this.root, name);
