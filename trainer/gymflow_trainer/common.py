@@ -270,6 +270,17 @@ def list_checkpoints(out_dir: str) -> list[str]:
     return [d for _, d in sorted(found)]
 
 
+def refuse_other_run(out_dir: str) -> None:
+    """A run that starts from step 0 needs an output directory without step checkpoints. Another run's would be
+    rotated together with its own (``keep_last`` counts them all), a later ``resume_from: latest`` would pick the
+    newest of either, and ``final/`` would be overwritten: the directory would end up mixing two runs."""
+    existing = list_checkpoints(out_dir)
+    if existing:
+        names = ", ".join(os.path.basename(c) for c in existing[-3:])
+        raise ConfigError(f"output_dir {out_dir} already holds the checkpoints of a run ({names}): resume it with "
+                          "resume_from: latest (--resume-from latest), or give this run an output_dir of its own")
+
+
 def resolve_resume(resume_from: Optional[str], out_dir: str) -> Optional[str]:
     """``latest`` → the newest complete checkpoint in ``out_dir`` (None when there is none); a path → itself."""
     if not resume_from:
@@ -318,9 +329,13 @@ def load_checkpoint(path: str, model: Any, opt: Any, sched: Any, data_digest: st
     want = {n for n, _ in _trainable(model)}
     if set(tensors) != want:
         raise CheckpointError(f"{path}: its parameters do not match the model (is LoRA on in one and off in the other?)")
+    params = dict(model.named_parameters())
+    shapes = [f"{n} {tuple(t.shape)} in the checkpoint, {tuple(params[n].shape)} in the model" for n, t in tensors.items() if t.shape != params[n].shape]
+    if shapes:
+        raise CheckpointError(f"{path}: was written for a model of another shape ({shapes[0]}{f'; {len(shapes) - 1} more' if len(shapes) > 1 else ''}); "
+                              "resume with the configuration it was made with, or start without resume_from")
     dev = next(model.parameters()).device
     with torch.no_grad():
-        params = dict(model.named_parameters())
         for n, t in tensors.items():
             params[n].copy_(t.to(dev))
     opt.load_state_dict(state["optimizer"])
@@ -788,6 +803,8 @@ def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
     dev = device()
     digest = file_digest(cfg.data)
     resume = resolve_resume(cfg.resume_from, cfg.output_dir)
+    if resume is None:
+        refuse_other_run(cfg.output_dir)
     distributed.check_same(resume, "the checkpoint to resume from")  # every rank loads the same one
     model, tok = load_model_and_tokenizer(cfg.model, cfg.lora)
     return dev, digest, resume, model, tok

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import types
 import typing
@@ -573,6 +574,9 @@ def _convert(value: Any, tp: Any, path: str, file: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{file}: {path} must be a number (got {value!r})")
+        # YAML's .nan and .inf pass every `<= 0` check, and an infinite learning rate trains NaN weights.
+        if not math.isfinite(value):
+            raise ConfigError(f"{file}: {path} must be a finite number (got {value!r})")
         return float(value)
     if tp is str:
         if not isinstance(value, str):

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
-from .chat import render
+from .chat import ROLES, render
 from .errors import DataError
 
 IGNORE = -100
@@ -60,7 +60,16 @@ def iter_jsonl(path: str, what: str = "dataset") -> Iterator[tuple[int, dict[str
     except OSError as e:
         raise DataError(f"{path}: cannot read the {what} ({e.strerror})") from e
     with fh:
-        for n, line in enumerate(fh, 1):
+        n = 0
+        lines = iter(fh)
+        while True:
+            try:
+                line = next(lines)
+            except StopIteration:
+                return
+            except UnicodeDecodeError as e:
+                raise DataError(f"{path}:{n + 1}: not valid UTF-8 ({e.reason} at a byte near this line); convert the file to UTF-8") from e
+            n += 1
             if not line.strip():
                 continue
             try:
@@ -100,7 +109,28 @@ def _messages(rec: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]
     for i, m in enumerate(msgs):
         if not isinstance(m, dict) or not isinstance(m.get(f("role")), str) or not isinstance(m.get(f("content")), str):
             raise DataError(f"{where}: $.{f(key)}[{i}]: expected an object with string '{f('role')}' and '{f('content')}'")
+        at = f"{where}: $.{f(key)}[{i}]"
+        if m[f("role")] not in ROLES:
+            raise DataError(f"{at}.{f('role')}: unknown role {m[f('role')]!r} (known: {', '.join(ROLES)})")
+        # `"train": "false"` is a truthy string: the message would be trained on.
+        if f("train") in m and not isinstance(m[f("train")], bool):
+            raise DataError(f"{at}.{f('train')}: expected true or false, got {m[f('train')]!r}")
+        number(m, "step_reward", at, required=False)
     return msgs
+
+
+def number(rec: dict[str, Any], key: str, where: str, required: bool, default: float = 0.0) -> float:
+    """The finite number at field ``key`` of a record; ``default`` when it is absent or null and not
+    ``required``. A string, a boolean or NaN (which Python's ``json`` reads) is a :class:`DataError` naming the
+    field: a NaN reward would silently turn whole steps into skipped ones."""
+    v = rec.get(f(key))
+    if v is None:
+        if required:
+            raise DataError(f"{where}.{f(key)}: missing; expected a number")
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise DataError(f"{where}.{f(key)}: expected a finite number, got {v!r}")
+    return float(v)
 
 
 def _plain(msgs: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
@@ -245,7 +275,7 @@ def load_sft(
                 w = max(float(m[f("step_reward")]), 0.0) / mean
             weights.append(w)
         tk = tokenize_messages(tokenizer, _plain(msgs), trained, weights, system=system)
-        reward = float(rec.get(f("reward"), 0.0) or 0.0)
+        reward = number(rec, "reward", f"{where}: $", required=False)
         if len(tk.input_ids) <= max_length:
             out.append(SftExample(tk.input_ids, tk.labels, tk.weights, reward, ri))
             continue
@@ -332,6 +362,7 @@ def load_dpo(path: str, tokenizer: Any, max_length: int, system: bool = True) ->
     nothing trained is left).
     """
     out = []
+    identical = 0
     for rec in read_jsonl(path):
         where = f"{path}:{rec['__line__']}"
         prompt = _messages(rec, "prompt", where)
@@ -346,7 +377,12 @@ def load_dpo(path: str, tokenizer: Any, max_length: int, system: bool = True) ->
             if all(x == IGNORE for x in tk.labels):
                 raise DataError(f"{where}: the {key} continuation has no trained tokens within max_length {max_length}")
             pair.append(tk)
+        if pair[0].input_ids == pair[1].input_ids:
+            identical += 1
         out.append(DpoExample(pair[0], pair[1]))
+    if identical:
+        # Such a pair's loss has no gradient: it teaches nothing, and a dataset of them trains nothing at all.
+        warn_stderr(f"{path}: {identical} of {len(out)} pairs have the same chosen and rejected continuation; they teach nothing")
     return out
 
 
@@ -387,7 +423,8 @@ def load_rl(path: str, tokenizer: Any, max_length: int, system: bool = True) -> 
             cut = len(tk.input_ids) > max_length
             if cut:
                 tk = Tokenized(tk.input_ids[:max_length], tk.labels[:max_length], tk.weights[:max_length])
-            out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, None, f"{gid}/{mi}",
+            at = f"{where}: $.{f('group')}[{mi}]"
+            out.append(RlSample(tk, number(mem, "reward", at, required=True), number(mem, "advantage", at, required=False), gid, None, f"{gid}/{mi}",
                                 cut))
     return out
 
@@ -458,8 +495,8 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
                 labels = [IGNORE] * len(prompt) + comp
                 old = [0.0] * (len(prompt) - 1) + lp
                 tk = Tokenized(ids, labels, [1.0] * len(ids))
-                out.append(RlSample(tk, float(mem.get(f("reward"), 0.0)), float(mem.get(f("advantage"), 0.0)), gid, old, f"{gid}/{mi}",
-                                    cut))
+                out.append(RlSample(tk, number(mem, "reward", here, required=True), number(mem, "advantage", here, required=False), gid, old,
+                                    f"{gid}/{mi}", cut))
     return out
 
 

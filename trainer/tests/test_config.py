@@ -44,6 +44,9 @@ def test_unknown_key_names_key_path_and_file(tmp_path):
         ({"output_dir": "o", "model": {"path": "/m"}}, r"\$\.data is required"),
         ({"data": "d", "output_dir": "o", "model": {"tiny": {"hidden_size": 30}}}, r"divisible by num_attention_heads"),
         ({"data": "d", "output_dir": "o", "model": {"path": "/m"}, "mask_observations": 1}, r"must be true or false"),
+        # YAML's .inf and .nan slip past `lr <= 0`; an infinite learning rate trained NaN weights
+        ({"data": "d", "output_dir": "o", "model": {"path": "/m"}, "optim": {"lr": float("inf")}}, r"\$\.optim\.lr must be a finite number \(got inf\)"),
+        ({"data": "d", "output_dir": "o", "model": {"path": "/m"}, "optim": {"max_grad_norm": float("nan")}}, r"\$\.optim\.max_grad_norm must be a finite number"),
     ],
 )
 def test_bad_values(tmp_path, doc, message):

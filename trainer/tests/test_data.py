@@ -1,5 +1,7 @@
 """Loaders: chat-template tokenisation, loss masks, step weights, chunking, curriculum."""
 
+import json
+
 import pytest
 
 from conftest import conversation, msg, sft_record, write_jsonl
@@ -70,6 +72,46 @@ def test_bad_record_names_file_and_line(tokenizer, tmp_path):
     p.write_text("{not json}\n")
     with pytest.raises(DataError, match=r"d\.jsonl:1: not valid JSON"):
         load_sft(str(p), tokenizer, 4096)
+
+
+def test_bad_message_fields_and_numbers_are_named(tokenizer, tmp_path):
+    p = tmp_path / "d.jsonl"
+    user = {"role": "user", "content": "x"}
+    for msg, match in [
+        ({"role": "bot", "content": "y"}, r"d\.jsonl:1: \$\.messages\[1\]\.role: unknown role 'bot'"),
+        # a truthy string: the message would have been trained on
+        ({"role": "assistant", "content": "y", "train": "false"}, r"\$\.messages\[1\]\.train: expected true or false, got 'false'"),
+        ({"role": "assistant", "content": "y", "step_reward": "high"}, r"\$\.messages\[1\]\.step_reward: expected a finite number, got 'high'"),
+    ]:
+        p.write_text(json.dumps({"messages": [user, msg]}) + "\n")
+        with pytest.raises(DataError, match=match):
+            load_sft(str(p), tokenizer, 4096)
+    p.write_text(json.dumps({"messages": [user, {"role": "assistant", "content": "y"}], "reward": float("nan")}) + "\n")
+    with pytest.raises(DataError, match=r"d\.jsonl:1: \$\.reward: expected a finite number, got nan"):
+        load_sft(str(p), tokenizer, 4096)
+    p.write_bytes(b'{"messages": [{"role": "user", "content": "caf\xe9"}]}\n')
+    with pytest.raises(DataError, match=r"d\.jsonl:1: not valid UTF-8"):
+        load_sft(str(p), tokenizer, 4096)
+
+
+def test_dpo_pairs_without_a_difference_are_counted_on_stderr(tokenizer, tmp_path, capsys):
+    prompt = [{"role": "user", "content": "x"}]
+    same, other = [{"role": "assistant", "content": "y"}], [{"role": "assistant", "content": "z"}]
+    p = write_jsonl(tmp_path / "p.jsonl", [{"prompt": prompt, "chosen": same, "rejected": same}, {"prompt": prompt, "chosen": same, "rejected": other}])
+    assert len(load_dpo(p, tokenizer, 4096)) == 2
+    assert "p.jsonl: 1 of 2 pairs have the same chosen and rejected continuation; they teach nothing" in capsys.readouterr().err
+
+
+def test_an_rl_member_needs_a_finite_reward(tokenizer, tmp_path):
+    p = tmp_path / "g.jsonl"
+    conv = [{"role": "user", "content": "x"}]
+    member = {"completion": [{"role": "assistant", "content": "y"}]}
+    for extra, match in [({}, r"g\.jsonl:1: \$\.group\[0\]\.reward: missing"), ({"reward": None}, r"reward: missing"),
+                         ({"reward": "good"}, r"reward: expected a finite number, got 'good'"), ({"reward": float("nan")}, r"got nan"),
+                         ({"reward": 1.0, "advantage": "x"}, r"\$\.group\[0\]\.advantage: expected a finite number")]:
+        p.write_text(json.dumps({"task_id": "t", "prompt": conv, "group": [{**member, **extra}]}) + "\n")
+        with pytest.raises(DataError, match=match):
+            load_rl(str(p), tokenizer, 4096)
 
 
 def test_chunking_cuts_at_step_boundaries_with_untrained_overlap(tokenizer):

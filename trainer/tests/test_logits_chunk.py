@@ -117,9 +117,9 @@ def test_a_negative_chunk_is_refused():
 
 def test_sft_with_lora_and_checkpointing_trains_as_without_chunks(tmp_path):
     data = dataset(tmp_path)
-    for kw in ({}, {"lora": {"r": 4, "alpha": 8}}, {"packing": True}):
-        a, _ = run_sft(make_cfg(tmp_path, data, out="a", batch_size=3, max_steps=2, **kw))
-        b, _ = run_sft(make_cfg(tmp_path, data, out="b", batch_size=3, max_steps=2, logits_chunk=CHUNK, **kw))
+    for i, kw in enumerate(({}, {"lora": {"r": 4, "alpha": 8}}, {"packing": True})):
+        a, _ = run_sft(make_cfg(tmp_path, data, out=f"a{i}", batch_size=3, max_steps=2, **kw))
+        b, _ = run_sft(make_cfg(tmp_path, data, out=f"b{i}", batch_size=3, max_steps=2, logits_chunk=CHUNK, **kw))
         assert b["loss"] == pytest.approx(a["loss"], rel=1e-5)
     cfg = make_cfg(tmp_path, data, out="c", batch_size=3, max_steps=2, logits_chunk=CHUNK)
     cfg.model.gradient_checkpointing = True

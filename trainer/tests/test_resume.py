@@ -154,3 +154,24 @@ def test_what_a_killed_save_left_is_removed_when_training_starts(tmp_path, capfd
     # The dead writer's leftovers are gone; a directory a running process may still be writing stays.
     assert left == [f".checkpoint-6.tmp-{live.pid}"]
     assert f"removed what interrupted saves left in {out}: .checkpoint-4.tmp-{dead}, .final.tmp-{dead}" in capfd.readouterr().err
+
+
+def test_a_fresh_run_refuses_a_directory_with_another_runs_checkpoints(tmp_path):
+    from gymflow_trainer.errors import ConfigError
+
+    sft_run(tmp_path, "shared", max_steps=4)
+    # Starting over there would rotate the first run's checkpoints away and mix the two in final/.
+    with pytest.raises(ConfigError, match=r"output_dir .*shared already holds the checkpoints of a run \(checkpoint-2, checkpoint-4\): resume it"):
+        sft_run(tmp_path, "shared", max_steps=4, optim={"lr": 5e-3})
+    _, start = sft_run(tmp_path, "shared", max_steps=4, resume_from="latest")
+    assert start["start_step"] == 4
+
+
+def test_resuming_into_a_model_of_another_shape_names_the_parameter(tmp_path):
+    from gymflow_trainer.errors import CheckpointError
+
+    sft_run(tmp_path, "small", max_steps=2)
+    wide = {**TINY, "hidden_size": 2 * TINY["hidden_size"], "intermediate_size": 2 * TINY.get("intermediate_size", 64)}
+    with pytest.raises(CheckpointError, match=r"checkpoint-2: was written for a model of another shape \(.* in the checkpoint, .* in the model"):
+        sft_run(tmp_path, "wide", max_steps=2, model={"tiny": wide}, resume_from=os.path.join(str(tmp_path / "small"), "checkpoint-2"))
+

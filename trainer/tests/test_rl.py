@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+import tempfile
 
 from conftest import Capture, TINY, conversation, write_jsonl
 from gymflow_trainer import rl
@@ -127,7 +128,9 @@ def rollout_file(tmp_path, shift=0.0, with_logprobs=True):
 
 
 def run_rollout(tmp_path, data, **kw):
-    doc = {"data": data, "output_dir": str(tmp_path / "out"), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 8, "max_steps": 1}
+    # A fresh output directory per run: a run never starts over another run's checkpoints.
+    out = tempfile.mkdtemp(dir=tmp_path, prefix="out-")
+    doc = {"data": data, "output_dir": out, "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 8, "max_steps": 1}
     doc.update(kw)
     cfg = from_dict(RlConfig, doc)
     cfg.validate()
