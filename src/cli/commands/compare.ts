@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, SchemaError } from '../../core/errors.js';
+import { writeFileAtomically } from '../../core/output-file.js';
 import { compare, type CompareResult, type PrimaryTest } from '../../eval/compare.js';
 import { formatInterval, formatP, formatValue } from '../../eval/format.js';
 import { compareToMarkdown } from '../../eval/markdown.js';
@@ -104,7 +105,7 @@ export function compareCommand(program: Command): void {
         confidence: results[0]?.confidence ?? 0.95,
         ...(labels ? { labels } : {}),
       });
-      if (opts.markdown) writeFileSync(opts.markdown, compareToMarkdown(report));
+      if (opts.markdown) await writeFileAtomically(opts.markdown, compareToMarkdown(report));
       if (opts.json) return printJson(report);
       console.log(formatCompareTables(report));
       if (opts.markdown) console.log(`markdown written to ${opts.markdown}`);

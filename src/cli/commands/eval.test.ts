@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -58,5 +58,12 @@ describe('gymflow eval', () => {
     await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--confidence', '95')).rejects.toThrow(/between 0 and 1/);
     await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'genius', '-n', '2')).rejects.toThrow(/unknown agent 'genius'/);
     await expect(run('eval', '--env', 'gymflow/nope-v0', '--agent', 'expert')).rejects.toThrow(/'gymflow\/nope-v0' is not registered/);
+    // Where the result goes is checked before the episodes run.
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-eval-out-'));
+    writeFileSync(join(dir, 'a-file'), '');
+    await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '2', '--out', dir)).rejects.toThrow(`cannot write ${dir}: is a directory`);
+    await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '2', '--markdown', join(dir, 'a-file', 'r.md'))).rejects.toThrow(/a-file is a file, not a directory/);
+    await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '2', '--out', join(dir, 'new', 'r.json'));
+    expect(readdirSync(join(dir, 'new'))).toEqual(['r.json']);
   });
 });

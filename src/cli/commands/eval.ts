@@ -1,6 +1,6 @@
-import { writeFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
+import { checkOutputPath, writeFileAtomically } from '../../core/output-file.js';
 import { make, spec } from '../../core/registry.js';
 import type { Split, TaskInfo } from '../../core/types.js';
 import { assertMetadataField, successBy, type BreakdownRow } from '../../eval/breakdown.js';
@@ -68,6 +68,9 @@ export function evalCommand(program: Command): void {
       spec(opts.env); // fails early with the list of registered ids
       const by = opts.by === undefined ? undefined : { field: opts.by, tasks: await splitTasks(opts.env, opts.split) };
       if (by) assertMetadataField(by.tasks, by.field); // before the episodes run
+      // The outputs and the name too: the episodes may take hours, or cost money.
+      for (const file of [opts.out, opts.markdown]) if (file !== undefined) await checkOutputPath(file);
+      if (opts.save !== undefined) await (await openStore(opts)).checkName(opts.save);
       const result = await evaluate({
         envId: opts.env,
         agent: opts.agent,
@@ -79,9 +82,9 @@ export function evalCommand(program: Command): void {
         resamples: opts.resamples,
         confidence: opts.confidence,
       });
-      if (opts.out) writeFileSync(opts.out, `${JSON.stringify(result, null, 2)}\n`);
+      if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(result, null, 2)}\n`);
       const saved = opts.save ? await (await openStore(opts)).putJson(result, { kind: 'eval', name: opts.save }) : undefined;
-      if (opts.markdown) writeFileSync(opts.markdown, toMarkdown(result));
+      if (opts.markdown) await writeFileAtomically(opts.markdown, toMarkdown(result));
       const breakdown = by && { field: by.field, rows: successBy(result.episodes, by.tasks, by.field, result.confidence) };
       if (opts.json) return printJson(breakdown ? { ...result, breakdown } : result);
       console.log(formatEvalTable(result));

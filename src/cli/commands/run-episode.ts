@@ -1,5 +1,5 @@
-import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { checkOutputPath, writeFileAtomically } from '../../core/output-file.js';
 import { make, spec } from '../../core/registry.js';
 import { runEpisode } from '../../core/rollout.js';
 import { resolveAgent } from '../../policy/specs.js';
@@ -28,6 +28,7 @@ export function runEpisodeCommand(program: Command): void {
     .action(async (opts: RunEpisodeOpts) => {
       spec(opts.env); // fails early with the list of registered ids
       const agent = resolveAgent(opts.agent, opts.env, opts.seed === undefined ? {} : { seed: opts.seed });
+      if (opts.out !== undefined) await checkOutputPath(opts.out);
       const env = make(opts.env);
       try {
         const t = await runEpisode(env, agent, {
@@ -35,7 +36,7 @@ export function runEpisodeCommand(program: Command): void {
           ...(opts.seed === undefined ? {} : { seed: opts.seed }),
           ...(opts.task === undefined ? {} : { task: opts.task }),
         });
-        if (opts.out) writeFileSync(opts.out, `${JSON.stringify(t)}\n`);
+        if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(t)}\n`);
         if (opts.json) return printJson(t);
         const ret = t.steps.reduce((a, s) => a + (s.envReward ?? 0), 0);
         console.log(`${t.envId} task=${t.task.id} agent=${t.agent.name} steps=${t.steps.length} success=${t.outcome.success} score=${t.outcome.score} return=${ret} reason=${t.outcome.reason}`);

@@ -75,7 +75,8 @@ export function storeCommand(program: Command): void {
     .action(async (opts: { store?: string; kind?: string; json?: boolean }) => {
       const s = await openStore(opts);
       const entries = await s.list(opts.kind === undefined ? {} : { kind: opts.kind });
-      const refs = await s.listRefs();
+      const { refs, bad } = await s.scanRefs();
+      for (const b of bad) console.error(`warning: ${b.path} holds no ref (${b.message}); left out`);
       if (opts.json) return printJson({ root: s.root, artifacts: entries, refs });
       const names = new Map<string, string[]>();
       for (const r of refs) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);

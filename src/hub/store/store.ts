@@ -478,8 +478,18 @@ export class ArtifactStore {
     return assertRef(text.trim(), `refs/${name}`);
   }
 
-  /** Every ref name and its target, sorted by name. */
+  /**
+   * Every ref name and its target, sorted by name. A ref file that holds no ref (edited by hand, cut short) is
+   * left out, so one bad file does not hide the rest; {@link scanRefs} lists them, and `gc` refuses to run
+   * while there is one (it could not know what that name keeps alive).
+   */
   async listRefs(): Promise<{ name: string; ref: string }[]> {
+    return (await this.scanRefs()).refs;
+  }
+
+  /** {@link listRefs}, and the ref files that hold no ref, with why. */
+  async scanRefs(): Promise<{ refs: { name: string; ref: string }[]; bad: { name: string; path: string; message: string }[] }> {
+    const bad: { name: string; path: string; message: string }[] = [];
     const out: { name: string; ref: string }[] = [];
     const walk = async (dir: string, prefix: string): Promise<void> => {
       let entries;
@@ -493,13 +503,19 @@ export class ArtifactStore {
         const name = prefix ? `${prefix}/${e.name}` : e.name;
         if (e.isDirectory()) await walk(path.join(dir, e.name), name);
         else if (e.isFile()) {
-          const ref = await this.getRef(name);
+          let ref: string | undefined;
+          try {
+            ref = await this.getRef(name);
+          } catch (err) {
+            if (!(err instanceof StoreError)) throw err;
+            bad.push({ name, path: refPath(this.root, name), message: err.message });
+          }
           if (ref) out.push({ name, ref });
         }
       }
     };
     await walk(path.join(this.root, 'refs'), '');
-    return out.sort((a, b) => a.name.localeCompare(b.name));
+    return { refs: out.sort((a, b) => a.name.localeCompare(b.name)), bad };
   }
 
   /**
@@ -526,6 +542,7 @@ export class ArtifactStore {
       if (hits.length > 1) throw new StoreError(`ref prefix '${spec}' is ambiguous in store ${this.root}: ${hits.length} artifacts match`);
       throw new StoreError(`no artifact with ref prefix '${spec}' in store ${this.root}`);
     }
+    if (/^sha256:[0-9a-f]{0,5}$/.test(spec)) throw new StoreError(`ref prefix '${spec}' is too short: give at least 6 hex digits after sha256:`);
     if (!/^[A-Za-z0-9]/.test(spec) || spec.includes(':')) {
       throw new StoreError(`'${spec}' is neither a ref (sha256:…) nor a ref name`);
     }
@@ -589,7 +606,10 @@ export class ArtifactStore {
     const now = Date.now();
     const temps = dryRun ? { removed: [] } : await cleanTempFiles(this.root, { staleMs: Math.min(this.staleTempMs, graceMs), now });
 
-    const refs = await this.listRefs();
+    const { refs, bad } = await this.scanRefs();
+    if (bad[0] !== undefined) {
+      throw new StoreError(`gc: ${bad[0].path} holds no ref (${bad[0].message}); what it names cannot be kept alive. Fix it (gymflow store tag) or remove it first`);
+    }
     const indexFiles = await this.indexFiles();
     // Recently written entries are roots too: their writer may be about to name them.
     const young = indexFiles.filter((f) => now - f.mtimeMs < graceMs).map((f) => f.ref);
@@ -868,7 +888,9 @@ export class ArtifactStore {
 
   private async listRefsLenient(problems: VerifyProblem[]): Promise<{ name: string; ref: string }[]> {
     try {
-      return await this.listRefs();
+      const { refs, bad } = await this.scanRefs();
+      for (const b of bad) problems.push({ code: 'dangling-ref', path: b.path, message: `refs/${b.name} holds no ref: ${b.message}` });
+      return refs;
     } catch (err) {
       problems.push({ code: 'dangling-ref', path: path.join(this.root, 'refs'), message: (err as Error).message });
       return [];
