@@ -117,7 +117,7 @@ export function collectCommand(program: Command): void {
       const profile = opts.score ? getProfile(spec(opts.env).domain) : undefined;
       const toFile = isFileOutput(opts.out);
       if (toFile && opts.parent !== undefined) throw new ConfigError(`--parent records lineage in the store; -o ${opts.out} is a file (give a ref name to store the set)`);
-      const store = toFile ? undefined : await openStore(opts);
+      const store = toFile ? undefined : await openStore(opts, true);
       const ac = new AbortController();
       const onSigint = (): void => {
         process.stderr.write('\ninterrupted: finishing the episodes in flight (Ctrl-C again to quit now)\n');

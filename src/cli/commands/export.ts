@@ -84,8 +84,15 @@ export function exportCommand(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (opts: ExportOpts) => {
       if (opts.record !== undefined && opts.format !== 'hf') throw new ExportError('--record is only for --format hf (the other formats are their own record format)');
-      const needsStore = opts.name !== undefined || !(await Promise.all(opts.in.map(isFile))).every(Boolean);
-      const store: ArtifactStore | undefined = needsStore ? await openStore(opts) : undefined;
+      const areFiles = await Promise.all(opts.in.map(isFile));
+      const needsStore = opts.name !== undefined || !areFiles.every(Boolean);
+      const store: ArtifactStore | undefined = needsStore
+        ? await openStore(opts, opts.name !== undefined).catch((err: unknown) => {
+            // Most often a mistyped file name, which was then looked up as a ref name.
+            const spec = opts.in[areFiles.indexOf(false)];
+            throw spec === undefined ? err : new ExportError(`--in ${spec}: not a file, and not a ref in a store (${(err as Error).message})`);
+          })
+        : undefined;
       const trajectories: Trajectory[] = [];
       const parents: string[] = [];
       const sources: string[] = [];

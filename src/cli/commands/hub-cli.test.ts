@@ -142,6 +142,21 @@ describe('gymflow collect / export / store', () => {
     expect(tree.parents.map((p) => p.ref)).toContain(first.ref);
   }, 60_000);
 
+  it('reads only from a store that exists, and names a store path that cannot be one', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-nostore-'));
+    const missing = path.join(dir, 'nostore');
+    await expect(run('store', 'ls', '--store', missing)).rejects.toThrow(`no artifact store at ${missing}: pass --store DIR`);
+    await expect(run('export', '--format', 'sft', '--in', path.join(dir, 'typo.jsonl'), '-o', path.join(dir, 'o.jsonl'), '--store', missing)).rejects.toThrow(
+      `--in ${path.join(dir, 'typo.jsonl')}: not a file, and not a ref in a store (no artifact store at ${missing}`,
+    );
+    expect(await readdir(dir)).toEqual([]);
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(path.join(dir, 'a-file'), '');
+    await expect(run('collect', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '1', '-o', 'x', '--no-progress', '--store', path.join(dir, 'a-file'))).rejects.toThrow(
+      `cannot open the artifact store ${path.join(dir, 'a-file')}: it, or a folder on its path, is a file`,
+    );
+  });
+
   it('names the file and line of an invalid input record', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-bad-'));
     const file = path.join(dir, 'bad.jsonl');

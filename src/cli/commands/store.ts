@@ -1,7 +1,9 @@
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import { StoreError } from '../../hub/errors.js';
 import { checkoutArtifact } from '../../hub/store/checkout.js';
-import { shortRef } from '../../hub/store/layout.js';
+import { resolveStoreRoot, shortRef } from '../../hub/store/layout.js';
 import { ArtifactStore, type IndexEntry, type LineageNode } from '../../hub/store/store.js';
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
@@ -31,9 +33,17 @@ export function withStoreOption(cmd: Command): Command {
   return cmd.option('--store <dir>', 'artifact store root (default: $GYMFLOW_STORE, else .gymflow/store)');
 }
 
-/** Opens the store named by `--store`, `$GYMFLOW_STORE` or the default. */
-export async function openStore(opts: { store?: string }): Promise<ArtifactStore> {
-  return ArtifactStore.open(opts.store === undefined ? {} : { root: opts.store });
+/**
+ * Opens the store named by `--store`, `$GYMFLOW_STORE` or the default. Only commands that store something
+ * (`create`: collect, `export --name`, `eval --save`) create it; reading from one that is not there is an error,
+ * rather than an empty store made as a side effect of a typo.
+ */
+export async function openStore(opts: { store?: string }, create = false): Promise<ArtifactStore> {
+  const root = resolveStoreRoot(opts.store);
+  if (!create && !(await stat(root).catch(() => undefined))?.isDirectory()) {
+    throw new StoreError(`no artifact store at ${root}: pass --store DIR or set $GYMFLOW_STORE (a store is created by collect, export --name or eval --save)`);
+  }
+  return ArtifactStore.open({ root });
 }
 
 function lineageLines(node: LineageNode, prefix = '', last = true, root = true): string[] {

@@ -202,7 +202,13 @@ export class ArtifactStore {
   /** Opens (creating if needed) the store at `options.root` / `$GYMFLOW_STORE` / `.gymflow/store`. */
   static async open(options: OpenStoreOptions = {}): Promise<ArtifactStore> {
     const store = new ArtifactStore(resolveStoreRoot(options.root), options.staleTempMs ?? 3_600_000);
-    for (const dir of ['objects', 'index', 'refs', TMP_DIR]) await ensureDir(path.join(store.root, dir));
+    try {
+      for (const dir of ['objects', 'index', 'refs', TMP_DIR]) await ensureDir(path.join(store.root, dir));
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      const why = e.code === 'ENOTDIR' || e.code === 'EEXIST' ? 'it, or a folder on its path, is a file' : e.code === 'EACCES' ? 'permission denied' : e.message;
+      throw new StoreError(`cannot open the artifact store ${store.root}: ${why}`);
+    }
     await cleanTempFiles(store.root, { staleMs: store.staleTempMs });
     return store;
   }
