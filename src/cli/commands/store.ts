@@ -128,6 +128,7 @@ export function storeCommand(program: Command): void {
     .description('write an artifact out (ref, prefix or name): a tree (checkpoint, ONNX policy, dataset) as the directory DEST, a trajectory set as JSONL trajectories, anything else byte for byte; DEST must not exist')
     .option('--json', 'print JSON')
     .action(async (spec: string, dest: string, opts: { store?: string; json?: boolean }) => {
+      if (dest.trim() === '') throw new StoreError('checkout: DEST is empty; give the file or directory to write');
       const s = await openStore(opts);
       const { entry, files, bytes, trajectories } = await checkoutArtifact(s, await s.resolve(spec), dest);
       if (opts.json) return printJson({ ref: entry.ref, kind: entry.kind, format: entry.format, dest, files, bytes, ...(trajectories === undefined ? {} : { trajectories }) });

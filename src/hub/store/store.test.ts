@@ -92,6 +92,7 @@ describe('ArtifactStore', () => {
     expect((await store.verify()).problems).toEqual([expect.objectContaining({ code: 'dangling-ref', message: expect.stringMatching(/^refs\/mytag holds no ref/) })]);
     await expect(store.checkName('runs')).rejects.toThrow(/it is a folder of names/);
     await expect(store.checkName('mytag/x')).rejects.toThrow(/'mytag' is already a name/);
+    await expect(store.deleteRef('runs')).rejects.toThrow(/cannot remove 'runs': it is a folder of names/);
   });
 
   it('walks lineage: dataset ← scored ← trajectories ← task set + checkpoint', async () => {

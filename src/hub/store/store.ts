@@ -331,6 +331,7 @@ export class ArtifactStore {
       await unlink(file);
     } catch (err) {
       if (isErrno(err, 'ENOENT')) return false;
+      if (isErrno(err, 'EISDIR') || isErrno(err, 'EPERM')) throw new StoreError(`cannot remove '${name}': it is a folder of names in store ${this.root}, not a name (see gymflow store ls)`);
       throw err;
     }
     await fsyncDir(path.dirname(file));
