@@ -12,6 +12,7 @@ import type { AgentEnv, Split, TaskInfo } from '../core/types.js';
 import { Recorder, type AgentInfo } from '../core/wrappers/recorder.js';
 import { resolveAgent, type ResolveAgentOptions } from '../policy/specs.js';
 import { planEpisodes, type EpisodePlan } from './seeds.js';
+import { isRef } from './store/layout.js';
 import type { ArtifactStore } from './store/store.js';
 import { putTrajectories } from './store/trajectory-set.js';
 
@@ -135,7 +136,8 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   // the parents, which are resolved to refs like every other ref argument.
   if (options.out !== undefined) await checkOutputPath(options.out);
   if (options.store !== undefined && options.name !== undefined) await options.store.checkName(options.name);
-  const parents = options.store === undefined ? [] : await Promise.all((options.parents ?? []).map((p) => (options.store as ArtifactStore).resolve(p)));
+  // A full ref stays as given (a parent may live in another store); a name or a prefix must resolve here.
+  const parents = options.store === undefined ? [] : await Promise.all((options.parents ?? []).map((p) => (isRef(p) ? p : (options.store as ArtifactStore).resolve(p))));
 
   // The task list, from the caller or the environment; the agent spec is checked before any episode.
   const probe = makeEnv();
