@@ -807,6 +807,12 @@ def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
         refuse_other_run(cfg.output_dir)
     distributed.check_same(resume, "the checkpoint to resume from")  # every rank loads the same one
     model, tok = load_model_and_tokenizer(cfg.model, cfg.lora)
+    context = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    max_length = getattr(cfg, "max_length", None)
+    if isinstance(context, int) and isinstance(max_length, int) and max_length > context and distributed.is_main():
+        # Positions past the context were never trained; the ONNX export and `serve` keep the model's context.
+        sys.stderr.write(f"warning: max_length {max_length} is more than the model's context ({context} positions, "
+                         "config.max_position_embeddings); longer rows train positions the model will not serve\n")
     return dev, digest, resume, model, tok
 
 

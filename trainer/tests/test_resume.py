@@ -175,3 +175,9 @@ def test_resuming_into_a_model_of_another_shape_names_the_parameter(tmp_path):
     with pytest.raises(CheckpointError, match=r"checkpoint-2: was written for a model of another shape \(.* in the checkpoint, .* in the model"):
         sft_run(tmp_path, "wide", max_steps=2, model={"tiny": wide}, resume_from=os.path.join(str(tmp_path / "small"), "checkpoint-2"))
 
+
+def test_a_max_length_past_the_models_context_is_warned_about(tmp_path, capfd):
+    sft_run(tmp_path, "ctx", max_steps=1, max_length=256, model={"tiny": {**TINY, "max_position_embeddings": 64}})
+    assert "warning: max_length 256 is more than the model's context (64 positions" in capfd.readouterr().err
+    sft_run(tmp_path, "ctx-ok", max_steps=1, max_length=64, model={"tiny": {**TINY, "max_position_embeddings": 64}})
+    assert "max_position_embeddings" not in capfd.readouterr().err

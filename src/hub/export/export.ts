@@ -188,10 +188,9 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
   const splits = new Map([...bySplit.entries()].map(([s, rs]) => [s, rs.map((r) => r.record)] as const));
   if (o.validate ?? true) for (const [s, rs] of splits) validateRecords(record, rs, s);
 
-  const records = built.records.length;
-  if (records === 0 && o.allowEmpty !== true) {
-    const notes = Object.entries(built.notes).map(([k, n]) => ` ${k}=${n}`).join('');
-    throw new ExportError(`nothing to export: ${o.trajectories.length} trajectories in, ${built.kept} kept by the filters, 0 ${record} records${notes ? ` (${notes.trim()})` : ''}; nothing was written`);
+  if (built.records.length === 0 && o.allowEmpty !== true) {
+    const notes = Object.entries(built.notes).map(([k, n]) => `${k}=${n}`).join(' ');
+    throw new ExportError(`nothing to export: ${o.trajectories.length} trajectories in, ${built.kept} kept by the filters, 0 ${record} records${notes ? ` (${notes})` : ''}; nothing was written`);
   }
   const toDirectory = o.format === 'hf' || o.splits !== undefined;
   if (o.out === '-') {
