@@ -69,8 +69,8 @@ function isStageProgress(p: unknown, stages: PipelineStatus['stages']): p is Sta
 /** The mode of a `cancel` request; a missing or unknown one (a hand-sent signal) is the graceful `finish`. */
 function cancelMode(request: CancelRequest | undefined): CancelStatus['mode'] {
   const mode: unknown = request?.mode;
-  if (mode === undefined || mode === 'finish' || mode === 'abort') return mode ?? 'finish';
-  log.warn(`cancel: unknown mode ${JSON.stringify(mode)}; finishing gracefully (modes: finish, abort)`);
+  if (mode === 'finish' || mode === 'abort') return mode;
+  if (mode !== undefined) log.warn(`cancel: unknown mode ${JSON.stringify(mode)}; finishing gracefully (modes: finish, abort)`);
   return 'finish';
 }
 
@@ -303,10 +303,8 @@ export class PipelineRunner {
    */
   static async setup(raw: PipelineConfig): Promise<PipelineConfig> {
     // A hand-written input may lack the defaults the check fills in, the task queues included.
-    const given = (raw as { task_queues?: Partial<PipelineConfig['task_queues']> }).task_queues;
-    const queue = (name: unknown, fallback: string): string => (typeof name === 'string' && name !== '' ? name : fallback);
-    const queues = { cpu: queue(given?.cpu, DEFAULT_TASK_QUEUES.cpu), gpu: queue(given?.gpu, DEFAULT_TASK_QUEUES.gpu) };
-    const { checkConfig } = bindActivities({ ...raw, task_queues: queues }, '1h');
+    const cpu: unknown = (raw as { task_queues?: { cpu?: unknown } }).task_queues?.cpu;
+    const { checkConfig } = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: typeof cpu === 'string' && cpu !== '' ? cpu : DEFAULT_TASK_QUEUES.cpu });
     return checkConfig(raw);
   }
 

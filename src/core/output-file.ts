@@ -53,10 +53,10 @@ export class AtomicFile implements OutputSink {
    * @throws ConfigError naming `target` when it cannot be written (a directory, no permission, …).
    */
   static async open(target: string): Promise<AtomicFile> {
+    await checkOutputPath(target);
     const abs = path.resolve(target);
     const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
-      if ((await stat(abs).catch(() => undefined))?.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
       await mkdir(path.dirname(abs), { recursive: true });
       return new AtomicFile(target, abs, tmp, await open(tmp, 'w'));
     } catch (err) {

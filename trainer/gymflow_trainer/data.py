@@ -59,26 +59,21 @@ def iter_jsonl(path: str, what: str = "dataset") -> Iterator[tuple[int, dict[str
         fh = open(path, encoding="utf-8")
     except OSError as e:
         raise DataError(f"{path}: cannot read the {what} ({e.strerror})") from e
+    n = 0
     with fh:
-        n = 0
-        lines = iter(fh)
-        while True:
-            try:
-                line = next(lines)
-            except StopIteration:
-                return
-            except UnicodeDecodeError as e:
-                raise DataError(f"{path}:{n + 1}: not valid UTF-8 ({e.reason} at a byte near this line); convert the file to UTF-8") from e
-            n += 1
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(f"{path}:{n}: not valid JSON ({e.msg})") from e
-            if not isinstance(rec, dict):
-                raise DataError(f"{path}:{n}: expected a JSON object")
-            yield n, rec
+        try:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise DataError(f"{path}:{n}: not valid JSON ({e.msg})") from e
+                if not isinstance(rec, dict):
+                    raise DataError(f"{path}:{n}: expected a JSON object")
+                yield n, rec
+        except UnicodeDecodeError as e:  # raised by reading the next block, so the line is approximate
+            raise DataError(f"{path}:{n + 1}: not valid UTF-8 ({e.reason} at a byte near this line); convert the file to UTF-8") from e
 
 
 def read_jsonl(path: str, what: str = "dataset") -> list[dict[str, Any]]:
@@ -107,9 +102,9 @@ def _messages(rec: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]
     if not isinstance(msgs, list) or not msgs:
         raise DataError(f"{where}: ${'.' + f(key)}: expected a non-empty list of messages")
     for i, m in enumerate(msgs):
-        if not isinstance(m, dict) or not isinstance(m.get(f("role")), str) or not isinstance(m.get(f("content")), str):
-            raise DataError(f"{where}: $.{f(key)}[{i}]: expected an object with string '{f('role')}' and '{f('content')}'")
         at = f"{where}: $.{f(key)}[{i}]"
+        if not isinstance(m, dict) or not isinstance(m.get(f("role")), str) or not isinstance(m.get(f("content")), str):
+            raise DataError(f"{at}: expected an object with string '{f('role')}' and '{f('content')}'")
         if m[f("role")] not in ROLES:
             raise DataError(f"{at}.{f('role')}: unknown role {m[f('role')]!r} (known: {', '.join(ROLES)})")
         # `"train": "false"` is a truthy string: the message would be trained on.

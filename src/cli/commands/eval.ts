@@ -70,7 +70,8 @@ export function evalCommand(program: Command): void {
       if (by) assertMetadataField(by.tasks, by.field); // before the episodes run
       // The outputs and the name too: the episodes may take hours, or cost money.
       for (const file of [opts.out, opts.markdown]) if (file !== undefined) await checkOutputPath(file);
-      if (opts.save !== undefined) await (await openStore(opts, true)).checkName(opts.save);
+      const store = opts.save === undefined ? undefined : await openStore(opts, true);
+      if (store !== undefined && opts.save !== undefined) await store.checkName(opts.save);
       const result = await evaluate({
         envId: opts.env,
         agent: opts.agent,
@@ -83,7 +84,7 @@ export function evalCommand(program: Command): void {
         confidence: opts.confidence,
       });
       if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(result, null, 2)}\n`);
-      const saved = opts.save ? await (await openStore(opts, true)).putJson(result, { kind: 'eval', name: opts.save }) : undefined;
+      const saved = store !== undefined && opts.save !== undefined ? await store.putJson(result, { kind: 'eval', name: opts.save }) : undefined;
       if (opts.markdown) await writeFileAtomically(opts.markdown, toMarkdown(result));
       const breakdown = by && { field: by.field, rows: successBy(result.episodes, by.tasks, by.field, result.confidence) };
       if (opts.json) return printJson(breakdown ? { ...result, breakdown } : result);

@@ -1,8 +1,9 @@
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { writeFileAtomically } from '../../core/output-file.js';
 import { ExportError } from '../errors.js';
 import { recordJsonSchema, type RecordFormat } from './schemas.js';
-import { writeJsonl, writeText } from './write.js';
+import { writeJsonl } from './write.js';
 
 /**
  * The Hugging Face dataset layout that `datasets.load_dataset(dir)` reads without a loading script:
@@ -148,7 +149,7 @@ export async function writeHfDataset(dir: string, splits: ReadonlyMap<string, re
       files.push(name);
     }
   }
-  await writeText(path.join(dir, 'README.md'), datasetCard(counts, options));
+  await writeFileAtomically(path.join(dir, 'README.md'), datasetCard(counts, options));
   files.push('README.md');
   return files;
 }

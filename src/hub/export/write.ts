@@ -1,6 +1,6 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { openOutput, writeFileAtomically } from '../../core/output-file.js';
+import { openOutput } from '../../core/output-file.js';
 import { pathExists } from '../store/atomic.js';
 import { ExportError } from '../errors.js';
 
@@ -25,11 +25,6 @@ export async function writeJsonl(file: string, records: Iterable<unknown>): Prom
     throw err;
   }
   return n;
-}
-
-/** Writes a text file atomically. */
-export async function writeText(file: string, text: string): Promise<void> {
-  await writeFileAtomically(file, text);
 }
 
 /**

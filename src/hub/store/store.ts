@@ -178,6 +178,13 @@ const IO_CONCURRENCY = 16;
  */
 const FILE_IO_CONCURRENCY = 4;
 
+/** A ref file that holds no ref (edited by hand, cut short): its name, file and why ({@link ArtifactStore.scanRefs}). */
+export interface BadRef {
+  name: string;
+  path: string;
+  message: string;
+}
+
 /**
  * An opened store. Opening creates the directories and removes temp files of dead writers.
  *
@@ -495,8 +502,8 @@ export class ArtifactStore {
   }
 
   /** {@link listRefs}, and the ref files that hold no ref, with why. */
-  async scanRefs(): Promise<{ refs: { name: string; ref: string }[]; bad: { name: string; path: string; message: string }[] }> {
-    const bad: { name: string; path: string; message: string }[] = [];
+  async scanRefs(): Promise<{ refs: { name: string; ref: string }[]; bad: BadRef[] }> {
+    const bad: BadRef[] = [];
     const out: { name: string; ref: string }[] = [];
     const walk = async (dir: string, prefix: string): Promise<void> => {
       let entries;
