@@ -84,6 +84,14 @@ describe('gymflow reward', () => {
     expect([self.status, self.stderr]).toEqual([1, expect.stringMatching(/-o .*scored-2\.jsonl: is the input/)]);
     expect(readFileSync(scored, 'utf8')).toBe(before);
 
+    // Scoring the damaged file in place would drop its bad lines for good: it is left as it was.
+    const damagedText = readFileSync(damaged, 'utf8');
+    const inPlace = gymflow('reward', 'score', damaged, '--domain', 'tool-use', '-o', damaged);
+    expect(inPlace.status).toBe(1);
+    expect(inPlace.stderr).toContain(`${damaged}:2 $: invalid JSON`);
+    expect(inPlace.stderr).toMatch(/left .*damaged\.jsonl unchanged: scoring it in place would drop its 2 invalid line\(s\)/);
+    expect(readFileSync(damaged, 'utf8')).toBe(damagedText);
+
     const piped = gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', '-');
     expect(piped.status).toBe(0);
     expect(piped.stdout).toBe(before);

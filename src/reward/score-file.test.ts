@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -59,7 +59,7 @@ describe('scoreFile', () => {
     const profile = getProfile('advisory');
     const out = path.join(dir, 'out.jsonl');
     const summary = await scoreFile(input, out, { profile, judge, concurrency: 8 });
-    expect(summary).toEqual({ scored: 20, skipped: 0, errors: [] });
+    expect(summary).toEqual({ scored: 20, skipped: 0, errors: [], written: true });
     expect(calls).toBe(20);
     const order = (await readFile(out, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { task: { instruction: string } }).task.instruction);
     expect(order).toEqual(Array.from({ length: 20 }, (_, i) => `task ${i}`));
@@ -94,9 +94,28 @@ describe('scoreFile', () => {
   it('can score a file in place', async () => {
     const file = path.join(dir, 'runs.jsonl');
     await writeFile(file, `${good(1)}\n${good(2)}\n`);
-    expect(await scoreFile(file, file, { profile: coding })).toEqual({ scored: 2, skipped: 0, errors: [] });
+    expect(await scoreFile(file, file, { profile: coding })).toEqual({ scored: 2, skipped: 0, errors: [], written: true });
     const lines = (await readFile(file, 'utf8')).trim().split('\n');
     expect(lines.every((l) => (JSON.parse(l) as { reward?: unknown }).reward !== undefined)).toBe(true);
+  });
+
+  it('leaves a file with an invalid line unchanged instead of scoring it in place, which would drop the line', async () => {
+    const file = path.join(dir, 'runs.jsonl');
+    const text = `${good(1)}\n{truncated\n${good(2)}\n`;
+    await writeFile(file, text);
+    const link = path.join(dir, 'link.jsonl');
+    await symlink(file, link);
+    for (const out of [file, link]) {
+      const summary = await scoreFile(file, out, { profile: coding, label: 'runs.jsonl' });
+      expect(summary).toMatchObject({ scored: 2, skipped: 1, written: false });
+      expect(summary.errors[0]).toMatch(/^runs\.jsonl:2 \$: invalid JSON/);
+      expect(await readFile(file, 'utf8')).toBe(text);
+    }
+    expect((await readdir(dir)).sort()).toEqual(['link.jsonl', 'runs.jsonl']);
+    // Into another file, the valid lines are written as usual.
+    const other = path.join(dir, 'scored.jsonl');
+    expect(await scoreFile(file, other, { profile: coding })).toMatchObject({ scored: 2, skipped: 1, written: true });
+    expect((await readFile(other, 'utf8')).trim().split('\n')).toHaveLength(2);
   });
 
   it('rejects a bad concurrency', async () => {

@@ -1,6 +1,6 @@
 import { ConfigError } from '../core/errors.js';
 import { streamJsonl } from '../core/jsonl-file.js';
-import { openOutput } from '../core/output-file.js';
+import { openOutput, realPathOf } from '../core/output-file.js';
 import { checkTrajectory, type Trajectory } from '../core/trajectory.js';
 import { scoreTrajectory } from './score.js';
 import type { ScoreOptions } from './types.js';
@@ -29,6 +29,11 @@ export interface ScoreFileSummary {
   skipped: number;
   /** Every problem of the skipped lines, as `file:line $.path: message`. */
   errors: string[];
+  /**
+   * Whether the output was written. It is not when `outPath` is the input and lines were skipped: rewriting
+   * the input would lose those lines for good, so it is left as it was.
+   */
+  written: boolean;
 }
 
 /**
@@ -37,8 +42,9 @@ export interface ScoreFileSummary {
  * Invalid lines (not JSON, not a trajectory, or an `id` that is not the content id of the record, which
  * calibration and preferences match trajectories by) are skipped and reported in the summary; the rest of
  * the file goes on. The output is written atomically ({@link openOutput}): a crash or an error never leaves
- * a half-written file under the final name, nor touches an existing one. `inPath` may equal `outPath`;
- * `outPath` `-` writes to stdout.
+ * a half-written file under the final name, nor touches an existing one. `inPath` may equal `outPath`
+ * (scored in place), unless a line is skipped: then nothing is written (`written: false`), since the new file
+ * would lose that line. `outPath` `-` writes to stdout.
  *
  * @throws ConfigError when the input cannot be read or `concurrency` is not a positive integer; errors of
  *   the judge or the calibration propagate (nothing is written then).
@@ -61,8 +67,9 @@ export async function scoreFile(inPath: string, outPath: string, options: ScoreF
   if (options.learned !== undefined) scoreOptions.learned = options.learned;
   if (options.referenceSteps !== undefined) scoreOptions.referenceSteps = options.referenceSteps;
 
+  const inPlace = outPath !== '-' && (await realPathOf(outPath)) === (await realPathOf(inPath));
   const out = await openOutput(outPath);
-  const summary: ScoreFileSummary = { scored: 0, skipped: 0, errors: [] };
+  const summary: ScoreFileSummary = { scored: 0, skipped: 0, errors: [], written: false };
   const inFlight: Promise<Trajectory>[] = [];
   const emitOldest = async (): Promise<void> => {
     const next = inFlight.shift();
@@ -85,7 +92,12 @@ export async function scoreFile(inPath: string, outPath: string, options: ScoreF
       if (inFlight.length >= concurrency) await emitOldest();
     }
     while (inFlight.length > 0) await emitOldest();
+    if (inPlace && summary.skipped > 0) {
+      await out.abort();
+      return summary;
+    }
     await out.commit();
+    summary.written = true;
     return summary;
   } catch (err) {
     // Settle what is still running so no rejection goes unhandled, then drop the partial output.

@@ -134,7 +134,8 @@ export function rewardCommand(program: Command): void {
       if (opts.json) say(JSON.stringify({ ...summary, judge: usage ?? null }, null, 2));
       else {
         for (const e of summary.errors) console.error(e);
-        say(`scored ${summary.scored} trajectories into ${opts.out === '-' ? 'stdout' : opts.out}; skipped ${summary.skipped}`);
+        if (summary.written) say(`scored ${summary.scored} trajectories into ${opts.out === '-' ? 'stdout' : opts.out}; skipped ${summary.skipped}`);
+        else console.error(`left ${file} unchanged: scoring it in place would drop its ${summary.skipped} invalid line(s); fix them, or write the ${summary.scored} valid trajectories elsewhere with -o OTHER.jsonl`);
         if (usage) say(`judge: ${usage.requests} requests, ${usage.cacheHits} cache hits, ${usage.inputTokens}+${usage.outputTokens} tokens, $${usage.costUsd.toFixed(4)}, ${usage.failures} failures`);
       }
       if (summary.skipped > 0) process.exitCode = 1;
