@@ -2,9 +2,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { anyJson, readLines, stripBom, streamJsonl } from './jsonl-file.js';
+import { anyJson, findInvalidUtf8, readLines, stripBom, streamJsonl } from './jsonl-file.js';
 
-async function tempFile(content: string): Promise<string> {
+async function tempFile(content: string | Buffer): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'gymflow-jsonl-'));
   const path = join(dir, 'f.jsonl');
   await writeFile(path, content);
@@ -47,5 +47,30 @@ describe('streamJsonl', () => {
 
   it('drops a byte-order mark only at the start', () => {
     expect([stripBom('\uFEFF{}'), stripBom('{}\uFEFF'), stripBom('')]).toEqual(['{}', '{}\uFEFF', '']);
+  });
+});
+
+describe('findInvalidUtf8', () => {
+  const at = async (...parts: (string | number[])[]): Promise<unknown> => findInvalidUtf8(await tempFile(Buffer.concat(parts.map((p) => Buffer.from(p as string)))));
+
+  it('finds nothing in UTF-8, a character split between two read chunks included', async () => {
+    expect(await at('')).toBeUndefined();
+    expect(await at('plain\nü € 𝄞\n')).toBeUndefined();
+    // The read stream's chunks are 64 KiB: the 4-byte character straddles the first boundary.
+    expect(await at('x'.repeat(65_534), '𝄞 and more\n')).toBeUndefined();
+  });
+
+  it('gives the byte and line of the first bad sequence of every kind', async () => {
+    expect(await at('ok\nab', [0xff], 'c\n', [0xfe])).toEqual({ offset: 5, line: 2 });
+    expect(await at('a\nb\n', [0x80])).toEqual({ offset: 4, line: 3 }); // a stray continuation byte
+    expect(await at('x', [0xc0, 0x80])).toEqual({ offset: 1, line: 1 }); // an overlong NUL
+    expect(await at('x', [0xe0, 0x80, 0x80])).toEqual({ offset: 1, line: 1 }); // an overlong 3-byte form
+    expect(await at('x', [0xed, 0xa0, 0x80])).toEqual({ offset: 1, line: 1 }); // a surrogate
+    expect(await at('x', [0xf4, 0x90, 0x80, 0x80])).toEqual({ offset: 1, line: 1 }); // past U+10FFFF
+    expect(await at('x', [0xe2, 0x28, 0xa1])).toEqual({ offset: 1, line: 1 }); // a bad continuation
+    expect(await at('ends in half a character ', [0xe2, 0x82])).toEqual({ offset: 25, line: 1 });
+    // Past the first chunk, and at its very edge.
+    expect(await at('\n'.repeat(70_000), [0xc3])).toEqual({ offset: 70_000, line: 70_001 });
+    expect(await at('y'.repeat(65_535), [0xe2, 0x82, 0x28])).toEqual({ offset: 65_535, line: 1 });
   });
 });

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseJsonlLines, type JsonlRecord } from './trajectory.js';
@@ -75,4 +76,83 @@ export async function* streamJsonl<T>(
 /** The identity parse for {@link streamJsonl}: any JSON value is accepted. */
 export function anyJson(value: unknown): unknown {
   return value;
+}
+
+/** Where a file stops being UTF-8: the byte offset (0-based) and line (1-based) of the first bad sequence. */
+export interface Utf8Error {
+  offset: number;
+  line: number;
+}
+
+/**
+ * The first byte sequence of a file that is not UTF-8, or `undefined` when the whole file is. Text decoding
+ * (`readLines`, `readFile(…, 'utf8')`) turns such bytes into U+FFFD silently; this lets a reader say so. One
+ * streaming pass of `isUtf8` over the file's chunks (a character split between two chunks is carried over);
+ * the line is counted only when something is found.
+ */
+export async function findInvalidUtf8(path: string): Promise<Utf8Error | undefined> {
+  let carry: Buffer = Buffer.alloc(0);
+  let base = 0; // the file offset of the chunk's first byte
+  let bad: number | undefined;
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    const bytes = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+    const end = completeLength(bytes);
+    const body = bytes.subarray(0, end);
+    if (!isUtf8(body)) {
+      bad = base + utf8ErrorOffset(body);
+      break;
+    }
+    base += end;
+    carry = Buffer.from(bytes.subarray(end));
+  }
+  if (bad === undefined && carry.length > 0) bad = base + utf8ErrorOffset(carry);
+  if (bad === undefined) return undefined;
+  return { offset: bad, line: await lineAt(path, bad) };
+}
+
+/** The length of `bytes` without a trailing character that may continue in the next chunk. */
+function completeLength(bytes: Buffer): number {
+  let start = bytes.length - 1;
+  while (start >= 0 && bytes.length - start <= 3 && ((bytes[start] as number) & 0xc0) === 0x80) start--;
+  if (start < 0) return bytes.length;
+  const lead = bytes[start] as number;
+  const width = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return width > bytes.length - start ? start : bytes.length;
+}
+
+/**
+ * The offset of the first invalid sequence in `bytes` (its length when there is none, which
+ * {@link findInvalidUtf8} never asks about): a stray continuation byte, a bad lead byte, a truncated
+ * sequence, an overlong form, a surrogate, or a code point past U+10FFFF.
+ */
+function utf8ErrorOffset(bytes: Buffer): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i] as number;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    const width = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (width === 0 || i + width > bytes.length) return i;
+    const second = bytes[i + 1] as number;
+    // The second byte's range excludes overlong forms, surrogates (ED A0..BF) and code points past U+10FFFF.
+    const low = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+    const high = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+    if (second < low || second > high) return i;
+    for (let k = 2; k < width; k++) if (((bytes[i + k] as number) & 0xc0) !== 0x80) return i;
+    i += width;
+  }
+  return i;
+}
+
+/** The 1-based line of byte `offset` of a file. */
+async function lineAt(path: string, offset: number): Promise<number> {
+  let line = 1;
+  let seen = 0;
+  for await (const chunk of createReadStream(path, { end: Math.max(0, offset - 1) }) as AsyncIterable<Buffer>) {
+    for (let at = chunk.indexOf(10); at !== -1 && seen + at < offset; at = chunk.indexOf(10, at + 1)) line++;
+    seen += chunk.length;
+  }
+  return line;
 }

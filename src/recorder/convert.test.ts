@@ -43,6 +43,21 @@ describe('convertFile / convertPath', () => {
     expect(c.trajectories).toHaveLength(1);
   });
 
+  it('warns where a log stops being UTF-8 and still converts it', async () => {
+    const text = await readFile(fixture('claude-code/session-v2.1.17-permission-denials.jsonl'));
+    // Inside the first string value of line 3.
+    const cut = text.indexOf('":"', text.indexOf('\n', text.indexOf('\n') + 1)) + 2;
+    const dir = await mkdtemp(join(tmpdir(), 'gymflow-convert-'));
+    const path = join(dir, 'session.jsonl');
+    await writeFile(path, Buffer.concat([text.subarray(0, cut + 1), Buffer.from([0xff]), text.subarray(cut + 1)]));
+    const c = await collect(convertFile(path));
+    expect(c.errors).toEqual([]);
+    expect(c.problems[0]).toMatchObject({ severity: 'warning', line: 3, path: '$', message: `not UTF-8 at byte ${cut + 1}; such bytes become U+FFFD in the trajectories` });
+    expect(c.trajectories).toHaveLength(1);
+    const clean = await collect(convertFile(fixture('claude-code/session-v2.1.17-permission-denials.jsonl')));
+    expect(clean.problems.filter((p) => p.message.includes('UTF-8'))).toEqual([]);
+  });
+
   it('writes JSONL that validates line by line', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gymflow-write-'));
     const out = join(dir, 'out.jsonl');

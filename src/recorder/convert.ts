@@ -1,5 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { findInvalidUtf8 } from '../core/jsonl-file.js';
 import { realPathOf } from '../core/output-file.js';
 import type { ConversionItem, ConvertOptions, LogAdapter } from './adapter.js';
 import { problem } from './adapter.js';
@@ -9,7 +10,7 @@ import { adapterNames, getAdapter } from './registry.js';
 /**
  * Converts one file: the adapter named by `options.format`, or the detected one. Yields trajectories and
  * problems in file order; never throws for bad input (an unknown format, an unreadable file, even an
- * adapter bug become problems).
+ * adapter bug become problems). A file that is not all UTF-8 gets a warning first, naming the first bad byte.
  *
  * @example
  * ```ts
@@ -41,6 +42,9 @@ export async function* convertFile(path: string, options: ConvertOptions = {}): 
     }
   }
   try {
+    // Decoding turns bytes that are not UTF-8 into U+FFFD; the conversion goes on, but says where.
+    const bad = await findInvalidUtf8(path).catch(() => undefined); // an unreadable file is the adapter's to report
+    if (bad) yield problem(path, '$', `not UTF-8 at byte ${bad.offset}; such bytes become U+FFFD in the trajectories`, { line: bad.line, severity: 'warning' });
     yield* adapter.convert(path, { file: path, options });
   } catch (err) {
     yield problem(path, '$', `${adapter.name} adapter failed: ${(err as Error).message}`);
