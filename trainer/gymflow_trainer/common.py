@@ -61,6 +61,64 @@ def seed_everything(seed: int) -> None:
         torch.cuda.manual_seed_all(seed)
 
 
+# What a tokenizer directory holds: one of these is enough for ``AutoTokenizer``.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "vocab.txt")
+
+
+def check_model_dirs(mcfg: ModelConfig) -> str:
+    """Checks that ``model.path`` is a transformers model directory and that the tokenizer's directory
+    (``model.tokenizer``, else ``model.path``) holds a tokenizer, before transformers is asked to load them:
+    given a path that is not a directory, transformers takes it for a Hub repo id, and given a directory without
+    a tokenizer it fails with advice about sentencepiece. Returns the tokenizer's directory.
+
+    :raises ConfigError: naming the field, the path and what is missing."""
+    assert mcfg.path is not None
+    if not os.path.isdir(mcfg.path):
+        raise ConfigError(f"$.model.path {mcfg.path!r}: not a directory (a model saved with save_pretrained)")
+    if not os.path.isfile(os.path.join(mcfg.path, "config.json")):
+        if os.path.isfile(os.path.join(mcfg.path, "adapter_config.json")):
+            raise ConfigError(f"$.model.path {mcfg.path!r}: holds a LoRA adapter, not a whole model; point model.path at the "
+                              "base model (adapter_config.json's base_model_name_or_path), or export a merged one")
+        raise ConfigError(f"$.model.path {mcfg.path!r}: no config.json there, so it is not a transformers model directory")
+    field, tok_dir = ("model.tokenizer", mcfg.tokenizer) if mcfg.tokenizer else ("model.path", mcfg.path)
+    if not os.path.isdir(tok_dir):
+        raise ConfigError(f"$.{field} {tok_dir!r}: not a directory (a tokenizer saved with save_pretrained)")
+    if not any(os.path.isfile(os.path.join(tok_dir, f)) for f in TOKENIZER_FILES):
+        hint = "; set model.tokenizer to the directory that has one" if field == "model.path" else ""
+        raise ConfigError(f"$.{field} {tok_dir!r}: holds no tokenizer (none of {', '.join(TOKENIZER_FILES)}){hint}")
+    return tok_dir
+
+
+def pretrained(field: str, where: str, load: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``load(*args, **kwargs)`` (a ``from_pretrained``), with what transformers raises for files it cannot use
+    (a broken config.json, weights that do not fit the config, an unknown architecture) as a ConfigError naming
+    ``$.field`` and ``where``, on one line."""
+    try:
+        return load(*args, **kwargs)
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        raise ConfigError(f"$.{field} {where!r}: cannot be loaded: {_one_line(e)}") from e
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(line.strip() for line in str(e).splitlines() if line.strip()) or type(e).__name__
+    return text if len(text) <= 400 else text[:400] + "…"
+
+
+def add_lora(model: Any, lora: LoraConfig, task_type: str) -> Any:
+    """``model`` wrapped with a LoRA adapter; target modules that match nothing are a ConfigError that lists the
+    names of the model's linear layers (what ``lora.target_modules`` may name)."""
+    from peft import LoraConfig as PeftLoraConfig
+    from peft import get_peft_model
+
+    try:
+        return get_peft_model(model, PeftLoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                                                    target_modules=list(lora.target_modules), task_type=task_type))
+    except ValueError as e:
+        linear = sorted({name.rsplit(".", 1)[-1] for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)})
+        raise ConfigError(f"$.lora.target_modules {list(lora.target_modules)}: {_one_line(e)} "
+                          f"(the model's linear layers are named: {', '.join(linear)})") from e
+
+
 def load_model_and_tokenizer(mcfg: ModelConfig, lora: Optional[LoraConfig]) -> tuple[Any, Any]:
     """The policy (optionally wrapped with a LoRA adapter) and its tokenizer."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -70,21 +128,15 @@ def load_model_and_tokenizer(mcfg: ModelConfig, lora: Optional[LoraConfig]) -> t
     if mcfg.tiny is not None:
         tok, model = build_tiny(mcfg.tiny)
     else:
-        assert mcfg.path is not None
-        if not os.path.isdir(mcfg.path):
-            raise ConfigError(f"model.path {mcfg.path!r} is not a directory")
-        tok = AutoTokenizer.from_pretrained(mcfg.tokenizer or mcfg.path)
+        tok_dir = check_model_dirs(mcfg)
+        tok = pretrained("model.tokenizer" if mcfg.tokenizer else "model.path", tok_dir, AutoTokenizer.from_pretrained, tok_dir)
         dtype = torch.bfloat16 if mcfg.dtype == "bfloat16" else torch.float32
-        model = AutoModelForCausalLM.from_pretrained(mcfg.path, dtype=dtype)
+        model = pretrained("model.path", mcfg.path, AutoModelForCausalLM.from_pretrained, mcfg.path, dtype=dtype)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     model.config.use_cache = False
     if lora is not None:
-        from peft import LoraConfig as PeftLoraConfig
-        from peft import get_peft_model
-
-        model = get_peft_model(model, PeftLoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-                                                     target_modules=list(lora.target_modules), task_type="CAUSAL_LM"))
+        model = add_lora(model, lora, "CAUSAL_LM")
     if mcfg.gradient_checkpointing:
         # transformers 5 renamed it (the old name warns); the non-reentrant variant works with frozen inputs (LoRA)
         if hasattr(model, "activation_checkpointing_enable"):

@@ -235,6 +235,7 @@ def load_reward_model(mcfg: Any) -> tuple[Any, Any]:
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
+    from .common import check_model_dirs, pretrained
     from .tiny import build_tiny
 
     if mcfg.tiny is not None:
@@ -245,13 +246,11 @@ def load_reward_model(mcfg: Any) -> tuple[Any, Any]:
         model = AutoModelForSequenceClassification.from_config(cfg, dtype=torch.float32)
         model.base_model.load_state_dict(causal.base_model.state_dict())
     else:
-        assert mcfg.path is not None
-        if not os.path.isdir(mcfg.path):
-            raise ConfigError(f"model.path {mcfg.path!r} is not a directory")
-        tok = AutoTokenizer.from_pretrained(mcfg.tokenizer or mcfg.path)
-        cfg = AutoConfig.from_pretrained(mcfg.path, num_labels=1)
+        tok_dir = check_model_dirs(mcfg)
+        tok = pretrained("model.tokenizer" if mcfg.tokenizer else "model.path", tok_dir, AutoTokenizer.from_pretrained, tok_dir)
+        cfg = pretrained("model.path", mcfg.path, AutoConfig.from_pretrained, mcfg.path, num_labels=1)
         dtype = torch.bfloat16 if mcfg.dtype == "bfloat16" else torch.float32
-        model = AutoModelForSequenceClassification.from_pretrained(mcfg.path, config=cfg, dtype=dtype)
+        model = pretrained("model.path", mcfg.path, AutoModelForSequenceClassification.from_pretrained, mcfg.path, config=cfg, dtype=dtype)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     model.config.pad_token_id = tok.pad_token_id
