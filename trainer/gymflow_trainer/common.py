@@ -121,19 +121,40 @@ def add_lora(model: Any, lora: LoraConfig, task_type: str) -> Any:
 
 def load_model_and_tokenizer(mcfg: ModelConfig, lora: Optional[LoraConfig]) -> tuple[Any, Any]:
     """The policy (optionally wrapped with a LoRA adapter) and its tokenizer."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    tok, config, built = load_tokenizer_and_config(mcfg)
+    return load_model(mcfg, lora, config, built), tok
+
+
+def load_tokenizer_and_config(mcfg: ModelConfig) -> tuple[Any, Any, Any]:
+    """``(tokenizer, model config, model or None)``: what the data needs (the tokenizer, and the prompt format the
+    config records), without the weights, which may take minutes to load; :func:`load_model` loads them. A tiny
+    model is built whole here (it takes a moment)."""
+    from transformers import AutoConfig, AutoTokenizer
 
     from .tiny import build_tiny
 
     if mcfg.tiny is not None:
         tok, model = build_tiny(mcfg.tiny)
+        config = model.config
     else:
         tok_dir = check_model_dirs(mcfg)
         tok = pretrained("model.tokenizer" if mcfg.tokenizer else "model.path", tok_dir, AutoTokenizer.from_pretrained, tok_dir)
-        dtype = torch.bfloat16 if mcfg.dtype == "bfloat16" else torch.float32
-        model = pretrained("model.path", mcfg.path, AutoModelForCausalLM.from_pretrained, mcfg.path, dtype=dtype)
+        config = pretrained("model.path", mcfg.path, AutoConfig.from_pretrained, mcfg.path)
+        model = None
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
+    return tok, config, model
+
+
+def load_model(mcfg: ModelConfig, lora: Optional[LoraConfig], config: Any, built: Any = None) -> Any:
+    """The policy of :func:`load_tokenizer_and_config` (``built``, or its weights loaded from ``model.path`` with
+    ``config``, which keeps what was set on it), optionally wrapped with a LoRA adapter."""
+    from transformers import AutoModelForCausalLM
+
+    model = built
+    if model is None:
+        dtype = torch.bfloat16 if mcfg.dtype == "bfloat16" else torch.float32
+        model = pretrained("model.path", mcfg.path, AutoModelForCausalLM.from_pretrained, mcfg.path, config=config, dtype=dtype)
     model.config.use_cache = False
     if lora is not None:
         model = add_lora(model, lora, "CAUSAL_LM")
@@ -143,7 +164,7 @@ def load_model_and_tokenizer(mcfg: ModelConfig, lora: Optional[LoraConfig]) -> t
             model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
         else:  # transformers 4
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    return model, tok
+    return model
 
 
 def compile_layers(model: Any) -> int:
@@ -826,11 +847,10 @@ def save_tokenizer(tokenizer: Any, model: Any, directory: str) -> None:
     tokenizer.save_pretrained(directory)
 
 
-def system_prompt_mode(model: Any, requested: Optional[str]) -> str:
+def system_prompt_mode(config: Any, requested: Optional[str]) -> str:
     """The prompt format of a run: the configured ``system_prompt``, else the one the model was trained with
     (recorded in its config), else "keep". Stamps it on the model's config so every checkpoint carries it; a
     request that contradicts what the loaded model was trained with is refused (rollouts would differ)."""
-    config = getattr(model, "config", None)
     recorded = getattr(config, SYSTEM_PROMPT_ATTR, None)
     if requested is not None and recorded is not None and requested != recorded:
         raise ConfigError(f"system_prompt: '{requested}' contradicts the model, which was trained with system_prompt '{recorded}' "
@@ -841,11 +861,24 @@ def system_prompt_mode(model: Any, requested: Optional[str]) -> str:
     return mode
 
 
-def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
+class Run(NamedTuple):
+    """What :func:`prepare_run` gives a training command."""
+
+    device: torch.device
+    digest: str
+    resume: Optional[str]
+    model: Any
+    tokenizer: Any
+    data: Any
+
+
+def prepare_run(cfg: Any, load_data: Callable[[Any, bool], Any]) -> Run:
     """The start every training command shares: create the output directory, seed every RNG, pick the
     device, fingerprint the data file (checkpoints refuse a resume on other data), resolve ``resume_from``
-    (``latest`` → newest checkpoint) and load model and tokenizer. Returns ``(device, data_digest, resume,
-    model, tokenizer)``."""
+    (``latest`` → newest checkpoint), load the tokenizer and the model's config, then the data with
+    ``load_data(tokenizer, keep_system)`` (``keep_system``: the run's :func:`system_prompt_mode` is "keep"), and
+    only then the model's weights: a mistake in the data is reported before a large model spends minutes
+    loading."""
     from .data import file_digest
 
     os.makedirs(cfg.output_dir, exist_ok=True)
@@ -858,14 +891,16 @@ def prepare_run(cfg: Any) -> tuple[torch.device, str, Optional[str], Any, Any]:
     if resume is None:
         refuse_other_run(cfg.output_dir)
     distributed.check_same(resume, "the checkpoint to resume from")  # every rank loads the same one
-    model, tok = load_model_and_tokenizer(cfg.model, cfg.lora)
+    tok, config, built = load_tokenizer_and_config(cfg.model)
+    data = load_data(tok, system_prompt_mode(config, cfg.system_prompt) == "keep")
+    model = load_model(cfg.model, cfg.lora, config, built)
     context = getattr(getattr(model, "config", None), "max_position_embeddings", None)
     max_length = getattr(cfg, "max_length", None)
     if isinstance(context, int) and isinstance(max_length, int) and max_length > context and distributed.is_main():
         # Positions past the context were never trained; the ONNX export and `serve` keep the model's context.
         sys.stderr.write(f"warning: max_length {max_length} is more than the model's context ({context} positions, "
                          "config.max_position_embeddings); longer rows train positions the model will not serve\n")
-    return dev, digest, resume, model, tok
+    return Run(dev, digest, resume, model, tok, data)
 
 
 def batch_schedule(n: int, cfg: Any) -> list[tuple[int, list[list[int]]]]:

@@ -44,8 +44,7 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
 
 
 def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
-    dev, digest, resume, model, tok = common.prepare_run(cfg)
-    pairs = load_dpo(cfg.data, tok, cfg.max_length, system=common.system_prompt_mode(model, cfg.system_prompt) == "keep")
+    dev, digest, resume, model, tok, pairs = common.prepare_run(cfg, lambda tokenizer, keep_system: load_dpo(cfg.data, tokenizer, cfg.max_length, system=keep_system))
     steps = common.batch_schedule(len(pairs), cfg)
     model.to(dev)
     common.prepare_layout(model, cfg)  # before the reference model is copied from it

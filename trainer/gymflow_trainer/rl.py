@@ -122,9 +122,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     if correcting and not by_steps:  # before any model is loaded
         raise ConfigError(f"rollout_correction.level: '{cfg.rollout_correction.level}' needs the rollout's log-probs, but {cfg.data} "
                           "does not carry token ids and log-probs for every step (samples: auto chose 'conversation')")
-    dev, digest, resume, model, tok = common.prepare_run(cfg)
-    keep_system = common.system_prompt_mode(model, cfg.system_prompt) == "keep"
-    samples = load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tok, cfg.max_length, system=keep_system)
+    dev, digest, resume, model, tok, samples = common.prepare_run(
+        cfg, lambda tokenizer, keep_system: load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tokenizer, cfg.max_length, system=keep_system))
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
     groups = [s.group for s in samples]
     adv = sample_advantages(samples, cfg)

@@ -120,12 +120,14 @@ def token_losses(model: Any, batch: dict[str, Any], bf16: bool = False, logits_c
 
 def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
     """Trains and returns the ``done`` event's fields."""
-    dev, digest, resume, model, tok = common.prepare_run(cfg)
-    examples = load_sft(cfg.data, tok, cfg.max_length, mask_observations=cfg.mask_observations, step_weighted=cfg.step_weighted,
-                        overlong=cfg.overlong, chunk_overlap=cfg.chunk_overlap, warn=warn_stderr,
-                        system=common.system_prompt_mode(model, cfg.system_prompt) == "keep")
-    if not examples:
-        raise DataError(f"{cfg.data}: no example has a trained token")
+    def load_data(tok: Any, keep_system: bool) -> list[SftExample]:
+        examples = load_sft(cfg.data, tok, cfg.max_length, mask_observations=cfg.mask_observations, step_weighted=cfg.step_weighted,
+                            overlong=cfg.overlong, chunk_overlap=cfg.chunk_overlap, warn=warn_stderr, system=keep_system)
+        if not examples:
+            raise DataError(f"{cfg.data}: no example has a trained token")
+        return examples
+
+    dev, digest, resume, model, tok, examples = common.prepare_run(cfg, load_data)
     schedule = build_schedule(examples, cfg)
     lengths = [len(e.input_ids) for e in examples]
     model.to(dev)

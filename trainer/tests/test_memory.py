@@ -23,16 +23,17 @@ from gymflow_trainer.memory import PieceFit, is_out_of_memory, padded_size
 class MemoryLimit:
     """Installs itself on every model the trainer loads; records each forward pass as (tokens, with gradient)."""
 
-    def __init__(self, monkeypatch, tokens, module=common, loader="load_model_and_tokenizer"):
+    def __init__(self, monkeypatch, tokens, module=common, loader="load_model"):
         self.tokens = tokens
         self.passes = []
         real = getattr(getattr(module, loader), "__wrapped__", getattr(module, loader))  # not an earlier limit's
 
         def load(*args, **kwargs):
-            model, tok = real(*args, **kwargs)
+            loaded = real(*args, **kwargs)  # the model, or (model, tokenizer) from load_reward_model
+            model = loaded[0] if isinstance(loaded, tuple) else loaded
             # A function, not a bound method: a deep copy of the model (DPO's reference) shares it.
             model.get_input_embeddings().register_forward_hook(lambda module, args, output: self._hook(module, args, output))
-            return model, tok
+            return loaded
 
         load.__wrapped__ = real
         monkeypatch.setattr(module, loader, load)
@@ -170,7 +171,7 @@ def test_running_out_of_memory_outside_a_step_is_exit_6(tmp_path, monkeypatch, c
     def load(*args, **kwargs):
         torch.empty(2**62, dtype=torch.uint8)
 
-    monkeypatch.setattr(common, "load_model_and_tokenizer", load)
+    monkeypatch.setattr(common, "load_model", load)
     code, error = cli_sft(tmp_path, capsys)
     assert code == 6 and error["type"] == "OutOfMemory" and "DefaultCPUAllocator: can't allocate memory" in error["message"]
 

@@ -7,8 +7,9 @@ import shutil
 
 import pytest
 
-from gymflow_trainer import cli
-from gymflow_trainer.common import load_model_and_tokenizer
+from conftest import sft_record, write_jsonl
+from gymflow_trainer import cli, common
+from gymflow_trainer.common import load_model, load_model_and_tokenizer, load_tokenizer_and_config, system_prompt_mode
 from gymflow_trainer.config import LoraConfig, ModelConfig
 from gymflow_trainer.errors import ConfigError
 from gymflow_trainer.rm import load_reward_model
@@ -30,6 +31,10 @@ def copy_without(model_dir, dest, *names):
 def test_a_saved_model_loads_from_its_path(model_dir):
     model, tok = load_model_and_tokenizer(ModelConfig(path=model_dir), None)
     assert tok.pad_token_id is not None and model.config.use_cache is False
+    # The prompt format is decided on the config before the weights load, and the model keeps it.
+    tok, config, built = load_tokenizer_and_config(ModelConfig(path=model_dir))
+    assert built is None and system_prompt_mode(config, "drop") == "drop"
+    assert system_prompt_mode(load_model(ModelConfig(path=model_dir), None, config).config, None) == "drop"
     scorer, _ = load_reward_model(ModelConfig(path=model_dir))
     assert scorer.config.num_labels == 1
 
@@ -64,10 +69,30 @@ def test_lora_target_modules_that_match_nothing_list_the_linear_layers(model_dir
 
 
 def test_the_cli_reports_it_as_a_config_error_event_exit_2(tmp_path, model_dir, capsys):
-    (tmp_path / "sft.jsonl").write_text("")
+    data = write_jsonl(tmp_path / "sft.jsonl", [sft_record()])
     p = tmp_path / "sft.json"
-    p.write_text(json.dumps({"data": str(tmp_path / "sft.jsonl"), "output_dir": str(tmp_path / "o"),
+    p.write_text(json.dumps({"data": data, "output_dir": str(tmp_path / "o"),
                              "model": {"path": model_dir}, "lora": {"target_modules": ["qkv"]}}))
     assert cli.main(["sft", "--config", str(p)]) == 2
     ev = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert ev["event"] == "error" and ev["type"] == "ConfigError" and ev["message"].startswith("$.lora.target_modules ['qkv']")
+
+
+@pytest.mark.parametrize("command", ["sft", "dpo", "rl"])
+def test_bad_data_is_reported_before_the_weights_load(tmp_path, model_dir, capsys, monkeypatch, command):
+    """A large model takes minutes to load: a mistake in the data must not wait for it."""
+    bad = {"role": "robot", "content": "hi"}
+    record = {"sft": {**sft_record(), "messages": [bad]},
+              "dpo": {"prompt": [bad], "chosen": [bad], "rejected": [bad]},
+              "rl": {"prompt": [bad], "group": [{"completion": [bad], "reward": 1.0}]}}[command]
+    data = write_jsonl(tmp_path / "data.jsonl", [record])
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"data": data, "output_dir": str(tmp_path / "o"), "model": {"path": model_dir}}))
+
+    def load(*args, **kwargs):
+        raise AssertionError("the weights were loaded before the data was checked")
+
+    monkeypatch.setattr(common, "load_model", load)
+    assert cli.main([command, "--config", str(p)]) == 3
+    ev = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert ev["type"] == "DataError" and "unknown role 'robot'" in ev["message"]

@@ -162,7 +162,7 @@ def test_the_saved_chat_template_renders_what_the_model_was_trained_on(tmp_path,
 
     tok, model = qwen_like()
     tok.chat_template = BASE_TEMPLATE
-    common.system_prompt_mode(model, mode)  # what a training run stamps on its model
+    common.system_prompt_mode(model.config, mode)  # what a training run stamps on its model
     final = common.save_final(str(tmp_path), model, tok)
     trained = [m for m in CONVERSATION if mode == "keep" or m["role"] != "system"]
     want = chat.render(trained[:-1], add_generation_prompt=True)[0]
