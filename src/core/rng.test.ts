@@ -8,8 +8,21 @@ describe('Rng', () => {
     const xs = Array.from({ length: 5 }, () => a.nextUint32());
     expect(Array.from({ length: 5 }, () => b.nextUint32())).toEqual(xs);
     // Pinned so that a change to the generator (which would change every seeded episode) is noticed.
-    expect(new Rng(0).nextUint32()).toBe(new Rng(0).nextUint32());
-    expect(new Rng(1).nextUint32()).not.toBe(new Rng(2).nextUint32());
+    expect(new Rng(0).nextUint32()).toBe(4205396811);
+    expect(new Rng(1).nextUint32()).toBe(1828152527);
+    expect(new Rng(4294967295).nextUint32()).toBe(1413747962);
+  });
+
+  it('uses every bit of a seed: 2^32 is not 0 and -1 is not 2^32 - 1', () => {
+    const first = (seed: number): number[] => {
+      const r = new Rng(seed);
+      return [r.nextUint32(), r.nextUint32()];
+    };
+    const seeds = [0, 1, 4294967295, 4294967296, 4294967297, -1, -4294967296, 2 ** 40, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+    expect(new Set(seeds.map((s) => first(s).join())).size).toBe(seeds.length);
+    expect(first(2 ** 40)).toEqual(first(2 ** 40));
+    expect(() => new Rng(2 ** 53)).toThrow(/seed must be a safe integer/);
+    expect(() => new Rng(1.5)).toThrow(/seed must be a safe integer/);
   });
 
   it('draws integers in range with roughly uniform frequencies', () => {

@@ -8,8 +8,12 @@ export class Rng {
   private c: number;
   private d: number;
 
+  /**
+   * @param seed Any safe integer. Seeds in [0, 2^32) seed the generator as they always have; the bits above
+   *   (and the sign) go into a state word of their own, so `2^32` or `-1` is not `0` or `2^32 - 1` again.
+   */
   constructor(seed: number) {
-    if (!Number.isInteger(seed)) throw new TypeError(`Rng: seed must be an integer, got ${seed}`);
+    if (!Number.isSafeInteger(seed)) throw new TypeError(`Rng: seed must be a safe integer, got ${seed}`);
     let s = seed >>> 0;
     const next = (): number => {
       s = (s + 0x9e3779b9) >>> 0;
@@ -22,6 +26,11 @@ export class Rng {
     this.b = next();
     this.c = next();
     this.d = next();
+    const high = Math.floor(seed / 4294967296);
+    if (high !== 0) {
+      s = high >>> 0;
+      this.c = (this.c ^ next()) >>> 0;
+    }
     for (let i = 0; i < 12; i++) this.nextUint32();
   }
 
