@@ -1,6 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { CountdownEnv } from './__fixtures__/countdown-env.js';
-import { EnvClosedError, EpisodeEndedError, ResetNeededError } from './errors.js';
+import { BaseEnv } from './base-env.js';
+import { EnvClosedError, EpisodeEndedError, ResetNeededError, StepInProgressError } from './errors.js';
+import type { AgentEnv, TimeStep, ToolSpec } from './types.js';
+import { OrderEnforcing } from './wrappers/order-enforcing.js';
+
+/** Each step waits until the test releases it, then ends the episode. */
+class HeldEnv extends BaseEnv {
+  readonly domain = 'generic';
+  readonly tools: readonly ToolSpec[] = [{ name: 'submit', description: 'Finish.', parameters: { type: 'object' }, category: 'submit' }];
+  readonly waiting: (() => void)[] = [];
+
+  protected async onReset(): Promise<TimeStep> {
+    return this.first('go', { id: 'held', domain: 'generic', instruction: 'submit' });
+  }
+
+  protected async onStep(): Promise<TimeStep> {
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return this.end('done', 1, { success: true, score: 1 });
+  }
+}
+
+const submit = { tool: 'submit', params: {} };
 
 describe('BaseEnv protocol', () => {
   it('throws a typed error when stepping before reset', async () => {
@@ -64,4 +85,30 @@ describe('BaseEnv protocol', () => {
     expect(env.closed).toBe(1);
     await expect(env.reset()).rejects.toBeInstanceOf(EnvClosedError);
   });
+
+  it('refuses a step while another is running, so one episode cannot end twice', async () => {
+    for (const [held, env] of [new HeldEnv(), new HeldEnv()].map((h, i): [HeldEnv, AgentEnv] => [h, i === 0 ? h : new OrderEnforcing(h)])) {
+      await env.reset();
+      const first = env.step(submit);
+      await expect(env.step(submit)).rejects.toBeInstanceOf(StepInProgressError);
+      held.waiting.shift()?.();
+      expect((await first).terminated).toBe(true);
+      await expect(env.step(submit)).rejects.toBeInstanceOf(EpisodeEndedError);
+    }
+  });
+
+  it('lets a step given up on (by a Timeout) finish after the next reset without ending the new episode', async () => {
+    const held = new HeldEnv();
+    await held.reset();
+    const abandoned = held.step(submit);
+    await held.reset();
+    const current = held.step(submit); // not refused: the running step belongs to the episode before
+    held.waiting.shift()?.();
+    expect((await abandoned).terminated).toBe(true);
+    // The new episode is still running (not ended by the old step), and its own step still holds it.
+    await expect(held.step(submit)).rejects.toBeInstanceOf(StepInProgressError);
+    held.waiting.shift()?.();
+    expect((await current).terminated).toBe(true);
+  });
 });
+

@@ -1,8 +1,7 @@
-import { EnvClosedError, EpisodeEndedError, ResetNeededError } from './errors.js';
+import { EpisodePhase } from './episode-phase.js';
 import { entropySeed, Rng } from './rng.js';
 import { ToolValidator } from './tool-validator.js';
 import type { Action, ActionErrorInfo, AgentEnv, ResetOptions, Split, TaskInfo, TimeStep, ToolSpec } from './types.js';
-import { isDone } from './types.js';
 
 /**
  * A base class that implements the protocol's bookkeeping so a concrete environment only writes its
@@ -26,13 +25,13 @@ export abstract class BaseEnv implements AgentEnv {
   /** The episode RNG; valid from the first `reset`. */
   protected rng: Rng = new Rng(0);
   private seeded = false;
-  private phase: 'new' | 'running' | 'ended' | 'closed' = 'new';
+  private readonly order = new EpisodePhase();
   private validator: ToolValidator | undefined;
   /** Steps taken in the current episode, invalid actions included. */
   protected stepCount = 0;
 
   async reset(options: ResetOptions = {}): Promise<TimeStep> {
-    if (this.phase === 'closed') throw new EnvClosedError();
+    const episode = this.order.beginReset();
     if (options.seed !== undefined) {
       this.rng = new Rng(options.seed);
       this.seeded = true;
@@ -42,26 +41,26 @@ export abstract class BaseEnv implements AgentEnv {
     }
     this.stepCount = 0;
     const ts = await this.onReset(options.task === undefined ? {} : { task: options.task });
-    this.phase = isDone(ts) ? 'ended' : 'running';
+    this.order.reset(episode, ts);
     return ts;
   }
 
   async step(action: Action): Promise<TimeStep> {
-    if (this.phase === 'closed') throw new EnvClosedError();
-    if (this.phase === 'new') throw new ResetNeededError();
-    if (this.phase === 'ended') throw new EpisodeEndedError();
-    this.validator ??= new ToolValidator(this.tools);
-    this.stepCount += 1;
-    const problem = this.validator.check(action);
-    const ts = problem ? this.onInvalidAction(action, problem) : await this.onStep(action);
-    if (isDone(ts)) this.phase = 'ended';
-    return ts;
+    const episode = this.order.beginStep();
+    try {
+      this.validator ??= new ToolValidator(this.tools);
+      this.stepCount += 1;
+      const problem = this.validator.check(action);
+      const ts = problem ? this.onInvalidAction(action, problem) : await this.onStep(action);
+      this.order.stepped(episode, ts);
+      return ts;
+    } finally {
+      this.order.endStep(episode);
+    }
   }
 
   async close(): Promise<void> {
-    if (this.phase === 'closed') return;
-    this.phase = 'closed';
-    await this.onClose();
+    if (this.order.close()) await this.onClose();
   }
 
   /** Starts an episode. `task` is a task id when the caller chose one. */

@@ -39,6 +39,16 @@ export class EpisodeEndedError extends GymflowError {
   }
 }
 
+/**
+ * `step()` was called while another `step()` of the same episode was still running. Steps are sequential: two
+ * at once could both end the episode, or act on a state the other is changing.
+ */
+export class StepInProgressError extends GymflowError {
+  constructor(message = 'step() called while another step() of this episode is still running: await each step before the next') {
+    super('STEP_IN_PROGRESS', message);
+  }
+}
+
 /** The environment was used after `close()`. */
 export class EnvClosedError extends GymflowError {
   constructor(message = 'environment used after close()') {
