@@ -77,7 +77,7 @@ describe('gymflow compare', () => {
     await expect(run('compare', expert, bad)).rejects.toThrow(/bad\.json \$: invalid JSON/);
     await expect(run('compare', expert, join(dir, 'missing.json'))).rejects.toThrow(/cannot read eval result .*missing\.json/);
     await expect(run('compare', expert, random, '--metric', 'vibes')).rejects.toThrow(/expected one of success, score, reward, .*got 'vibes'/);
-    await expect(run('compare', expert)).rejects.toThrow(/need at least 2 result files, got 1/);
+    await expect(run('compare', expert)).rejects.toThrow(/need at least 2 results \(eval result files or store names\), got 1/);
   });
 });
 

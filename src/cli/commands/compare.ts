@@ -92,7 +92,7 @@ export function compareCommand(program: Command): void {
     .option('--markdown <file>', 'write the Markdown report to this file')
     .option('--json', 'print the comparison JSON')
     .action(async (files: string[], opts: CompareOpts) => {
-      if (files.length < 2) throw new ConfigError(`compare: need at least 2 result files, got ${files.length}`);
+      if (files.length < 2) throw new ConfigError(`compare: need at least 2 results (eval result files or store names), got ${files.length}`);
       const results = await Promise.all(files.map((f) => loadEvalResult(f, opts.store)));
       const labels = labelsFor(files, results);
       const report = compare(results, {

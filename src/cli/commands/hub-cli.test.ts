@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerBuiltinEnvs } from '../../envs/index.js';
 import type { CollectProgress } from '../../hub/collect.js';
 import type { LineageNode } from '../../hub/store/store.js';
@@ -80,6 +80,18 @@ describe('gymflow collect / export / store', () => {
     const gc = JSON.parse(await run('store', 'gc', '--grace', '0', '--store', root, '--json')) as { deletedArtifacts: string[] };
     expect(gc.deletedArtifacts).toEqual([exp.ref]);
     expect(process.exitCode).toBeUndefined();
+
+    // A ref file that holds no ref is left out of ls and of lineage's names, each saying so on stderr.
+    await writeFile(path.join(root, 'refs', 'broken'), 'not a ref\n');
+    const stderr = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      expect(await run('store', 'ls', '--store', root)).toMatch(/rollouts\/expert/);
+      expect(await run('store', 'lineage', 'rollouts/expert', '--store', root)).toMatch(/\[rollouts\/expert\]/);
+      const warned = stderr.mock.calls.map((c) => String(c[0])).filter((m) => /^warning: .*refs\/broken holds no ref/.test(m));
+      expect(warned).toHaveLength(2);
+    } finally {
+      stderr.mockRestore();
+    }
   }, 60_000);
 
   it('collects to a JSONL file and exports sft / dpo / rl / benchmark from it', async () => {
@@ -172,6 +184,8 @@ describe('cli helpers', () => {
     expect(parseDuration('90s')).toBe(90_000);
     expect(parseDuration('1h')).toBe(3_600_000);
     expect(() => parseDuration('soon')).toThrow(/expected a duration/);
+    expect(() => parseDuration('60')).toThrow(/with its unit/); // 60 ms, when 60 s was meant
+    expect(parseDuration('250ms')).toBe(250);
     expect(isFileOutput('out.jsonl')).toBe(true);
     expect(isFileOutput('./x')).toBe(true);
     expect(isFileOutput('rollouts/iter-1')).toBe(false);

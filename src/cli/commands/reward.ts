@@ -161,7 +161,7 @@ export function rewardCommand(program: Command): void {
       await saveCalibration(opts.out, calibration);
       if (opts.json) return printJson(report);
       const ci = (i: { estimate: number; lo: number; hi: number }): string => `${formatNumber(i.estimate)} [${formatNumber(i.lo)}, ${formatNumber(i.hi)}]`;
-      console.log(`${report.pairs} labelled ${report.level}s paired (${report.unmatched} labels unmatched, ${report.ignored} ignored)`);
+      console.log(`${report.pairs} labelled ${report.level === 'step' ? 'steps' : 'trajectories'} paired (${report.unmatched} labels unmatched, ${report.ignored} ignored)`);
       console.log(
         formatTable(
           [

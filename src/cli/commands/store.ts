@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { StoreError } from '../../hub/errors.js';
 import { checkoutArtifact } from '../../hub/store/checkout.js';
 import { resolveStoreRoot, shortRef } from '../../hub/store/layout.js';
@@ -11,9 +11,17 @@ import { formatTable } from '../table.js';
 /** Parses `0`, `90s`, `10m`, `1h`, `2d` (bare numbers are milliseconds) into milliseconds. */
 export function parseDuration(value: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(value);
-  if (!m) throw new InvalidArgumentError(`expected a duration like 0, 30s, 10m, 1h or 2d, got '${value}'`);
+  // A bare number other than 0 is refused: `--grace 60` meant as seconds would be 60 ms, which no write outlasts.
+  if (!m || (m[2] === undefined && Number(m[1]) !== 0)) throw new InvalidArgumentError(`expected a duration with its unit (ms, s, m, h or d) like 30s, 10m, 1h or 2d, or 0; got '${value}'`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h' | 'd'];
   return Number(m[1]) * unit;
+}
+
+/** The store's readable refs, with a warning on stderr for each ref file that holds no ref. */
+async function scanRefsWarning(s: ArtifactStore): Promise<{ name: string; ref: string }[]> {
+  const { refs, bad } = await s.scanRefs();
+  for (const b of bad) console.error(`warning: ${b.path} holds no ref (${b.message}); left out`);
+  return refs;
 }
 
 /** `12.3 KiB` for a byte count. */
@@ -85,8 +93,7 @@ export function storeCommand(program: Command): void {
     .action(async (opts: { store?: string; kind?: string; json?: boolean }) => {
       const s = await openStore(opts);
       const entries = await s.list(opts.kind === undefined ? {} : { kind: opts.kind });
-      const { refs, bad } = await s.scanRefs();
-      for (const b of bad) console.error(`warning: ${b.path} holds no ref (${b.message}); left out`);
+      const refs = await scanRefsWarning(s);
       if (opts.json) return printJson({ root: s.root, artifacts: entries, refs });
       const names = new Map<string, string[]>();
       for (const r of refs) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);
@@ -141,6 +148,7 @@ export function storeCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (spec: string, opts: { store?: string; json?: boolean }) => {
       const s = await openStore(opts);
+      await scanRefsWarning(s); // the names in the tree come from the refs: say which could not be read
       const tree = await s.lineage(await s.resolve(spec));
       if (opts.json) return printJson(tree);
       console.log(lineageLines(tree).join('\n'));
@@ -163,7 +171,7 @@ export function storeCommand(program: Command): void {
 
   withStoreOption(store.command('gc'))
     .description('delete artifacts and objects not reachable from a named ref')
-    .option('--grace <duration>', 'keep anything touched within this long (writes in flight)', parseDuration, 3_600_000)
+    .addOption(new Option('--grace <duration>', 'keep anything touched within this long (writes in flight): 0, or a number with its unit ms, s, m, h or d').argParser(parseDuration).default(3_600_000, '1h'))
     .option('--dry-run', 'report what would be deleted')
     .option('--json', 'print JSON')
     .action(async (opts: { store?: string; grace: number; dryRun?: boolean; json?: boolean }) => {
