@@ -77,7 +77,7 @@ export function exportCommand(program: Command): void {
     .option('--seed <s>', 'seed of the task split hash', parseInteger, 0)
     .option('--dedup', 'drop repeated trajectories (same content id)')
     .option('--min-margin <x>', 'dpo: smallest reward difference that makes a pair', parseNumber, 0.1)
-    .option('--max-pairs-per-task <n>', 'dpo: at most n pairs per task', parsePositiveInteger)
+    .option('--max-pairs-per-task <n>', 'dpo: at most n pairs per task, largest margins kept (default: no cap)', parsePositiveInteger)
     .option('--shard-size <n>', 'hf: rows per shard', parsePositiveInteger)
     .option('--force', 'replace an existing output')
     .option('--name <name>', 'also store the output as a dataset artifact under this ref name (lineage: its inputs)')

@@ -100,7 +100,7 @@ export function rewardCommand(program: Command): void {
   reward
     .command('score <file>')
     .description('score every step of every trajectory (rules; LLM judge and calibration when configured)')
-    .requiredOption('--domain <name>', 'domain profile whose rubric weights apply (gymflow profiles)')
+    .requiredOption('--domain <name>', 'domain profile whose rubric weights apply (gymflow profiles); required')
     .requiredOption('-o, --out <file>', "scored JSONL, written atomically ('-' for stdout; may be the input file)")
     .option('--judge <provider>', 'LLM judge provider: anthropic | openai (any OpenAI-compatible server)')
     .option('--model <name>', 'judge model')
