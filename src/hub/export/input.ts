@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { SchemaError } from '../../core/errors.js';
 import type { Trajectory } from '../../core/trajectory.js';
-import { parseJsonlLines, parseTrajectory } from '../../core/trajectory.js';
+import { checkTrajectory, parseJsonlLines } from '../../core/trajectory.js';
 import { isErrno } from '../store/atomic.js';
 import type { ArtifactStore } from '../store/store.js';
 import { loadTrajectories } from '../store/trajectory-set.js';
@@ -13,7 +13,8 @@ import { ExportError } from '../errors.js';
 export type TrajectorySource = { kind: 'file'; path: string } | { kind: 'ref'; ref: string; spec: string };
 
 /**
- * Reads every trajectory of a JSONL file. Every invalid line is reported (`file:line $.path: …`,
+ * Reads every trajectory of a JSONL file. Every invalid line (not JSON, not a trajectory, an `id` that is not
+ * its content id, as `record validate` and `reward score` check) is reported (`file:line $.path: …`,
  * the first 20 in the message, all in `issues`) and nothing is returned when any line is invalid.
  */
 export async function readTrajectoryFile(file: string): Promise<Trajectory[]> {
@@ -22,7 +23,7 @@ export async function readTrajectoryFile(file: string): Promise<Trajectory[]> {
   for await (const line of rl) lines.push(line);
   const out: Trajectory[] = [];
   const issues: string[] = [];
-  for (const r of parseJsonlLines(lines, file, parseTrajectory)) {
+  for (const r of parseJsonlLines(lines, file, checkTrajectory)) {
     if (r.ok) out.push(r.value);
     else issues.push(...r.errors);
   }
