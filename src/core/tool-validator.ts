@@ -17,6 +17,20 @@ function compile(schema: ToolSpec['parameters']): ValidateFunction {
 }
 
 /**
+ * What is wrong with a tool's parameters schema (`undefined` when it is a JSON Schema Ajv compiles): a type
+ * that does not exist (`"objekt"`), a keyword of the wrong shape. Environments compile their tools' schemas
+ * at their first step, so a profile check runs this first.
+ */
+export function toolSchemaProblem(schema: ToolSpec['parameters']): string | undefined {
+  try {
+    compile(schema);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/**
  * Checks actions against a tool set: the tool must exist and its params must satisfy the tool's JSON
  * Schema. Each distinct schema is compiled once per process.
  */

@@ -22,10 +22,11 @@ export function profilesCommand(program: Command): void {
     });
   cmd
     .command('show <name>')
-    .description('print one profile with its normalised rubric weights')
-    .action((name: string) => {
+    .description('print one profile as a profile file (a starting point for your own: `profiles check` accepts it)')
+    .option('--weights', 'print its rubric weights normalised to sum 1 instead')
+    .action((name: string, opts: { weights?: boolean }) => {
       const p = getProfile(name);
-      printJson({ ...p, normalisedWeights: normalisedWeights(p) });
+      printJson(opts.weights ? normalisedWeights(p) : p);
     });
   cmd
     .command('check <file>')

@@ -70,4 +70,16 @@ describe('domain profiles', () => {
       "p.json $.rubricWeights.style: unknown rubric 'style': define it in judgeRubrics or use one of outcome, redundancy, regression, informationUse, efficiency, goalProgress, toolSelection, parameterCorrectness",
     ]);
   });
+
+  it('rejects a tool schema that is no JSON Schema, which the environment could not compile at its first step', () => {
+    const profile = JSON.parse(JSON.stringify(getProfile('math'))) as { name: string; tools: { parameters: unknown }[] };
+    profile.name = 'math-typo';
+    profile.tools[0]!.parameters = { type: 'objekt', properties: { x: { type: 'strin' } } };
+    expect(() => parseProfile(profile, 'm.json')).toThrow(/^invalid domain profile:\nm\.json \$\.tools\[0\]\.parameters: not a valid JSON Schema \(schema is invalid: /);
+  });
+
+  it('reads back what `gymflow profiles show` prints', () => {
+    for (const p of listProfiles()) expect(parseProfile(JSON.parse(JSON.stringify(p)), `${p.name}.json`)).toEqual(p);
+  });
 });
+

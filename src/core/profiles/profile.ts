@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SchemaError } from '../errors.js';
+import { toolSchemaProblem } from '../tool-validator.js';
 import { formatZodIssues } from '../trajectory.js';
 import { TOOL_CATEGORIES } from '../types.js';
 
@@ -105,6 +106,11 @@ export function parseProfile(value: unknown, place: string): DomainProfile {
     const issues = formatZodIssues(result.error, place);
     throw new SchemaError(`invalid domain profile:\n${issues.join('\n')}`, issues);
   }
+  const issues = result.data.tools.flatMap((tool, i) => {
+    const problem = toolSchemaProblem(tool.parameters);
+    return problem === undefined ? [] : [`${place} $.tools[${i}].parameters: not a valid JSON Schema (${problem})`];
+  });
+  if (issues.length > 0) throw new SchemaError(`invalid domain profile:\n${issues.join('\n')}`, issues);
   return result.data;
 }
 
