@@ -31,6 +31,21 @@ describe('registerBuiltinEnvs', () => {
 
   it('passes tool-use kwargs through make', () => {
     registerBuiltinEnvs();
-    expect(() => make('gymflow/tool-use-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/invalid options/);
+    expect(() => make('gymflow/tool-use-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/^gymflow\/tool-use-v0: invalid options/);
+    expect(() => make('gymflow/tool-use-randomized-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/^gymflow\/tool-use-randomized-v0: invalid options/);
+  });
+
+  it('refuses options text-math does not have, instead of ignoring them', () => {
+    registerBuiltinEnvs();
+    expect(() => make('gymflow/text-math-v0', { kwargs: { bogus: 1 } })).toThrow("gymflow/text-math-v0: takes no options, got 'bogus'");
+  });
+
+  it('quotes a long unreadable text-math answer cut short, not whole', async () => {
+    registerBuiltinEnvs();
+    const env = make('gymflow/text-math-v0');
+    await env.reset({ seed: 1 });
+    const ts = await env.step({ tool: 'submit', params: { answer: 'x'.repeat(100_000) } });
+    expect(ts.observation).toBe(`Incorrect: could not read '${'x'.repeat(64)}… (100000 characters)' as a number (expected an integer like 42 or a reduced fraction like 3/4).`);
+    await env.close();
   });
 });

@@ -1,3 +1,4 @@
+import { ConfigError } from '../core/errors.js';
 import { listEnvs, register } from '../core/registry.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
@@ -23,7 +24,11 @@ export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RAND
 export function registerBuiltinEnvs(): void {
   const registered = new Set(listEnvs().map((s) => s.id));
   if (!registered.has(TEXT_MATH_ENV_ID)) {
-    register(TEXT_MATH_ENV_ID, () => new TextMathEnv(), {
+    register(TEXT_MATH_ENV_ID, (kwargs) => {
+      const unknown = Object.keys(kwargs);
+      if (unknown.length > 0) throw new ConfigError(`${TEXT_MATH_ENV_ID}: takes no options, got ${unknown.map((k) => `'${k}'`).join(', ')}`);
+      return new TextMathEnv();
+    }, {
       domain: 'math',
       description: 'Procedurally generated arithmetic and word problems (4 levels) with exact answers; think, then submit.',
       maxEpisodeSteps: TEXT_MATH_MAX_STEPS,

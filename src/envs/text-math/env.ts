@@ -1,6 +1,6 @@
 import { BaseEnv } from '../../core/base-env.js';
 import type { Action, Split, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
-import { gradeAnswer, NON_CANONICAL_CREDIT } from './answer.js';
+import { gradeAnswer, MAX_ANSWER_LENGTH, NON_CANONICAL_CREDIT } from './answer.js';
 import { evaluate } from './expression.js';
 import { getMathTask, listMathTasks, MATH_DOMAIN, mathTaskInfo, type MathTask } from './tasks.js';
 
@@ -81,7 +81,7 @@ export class TextMathEnv extends BaseEnv {
           ? `Numerically correct, but not in canonical form (expected an integer or reduced fraction such as ${expected.toString()}): partial credit ${NON_CANONICAL_CREDIT}.`
           : grade.verdict === 'wrong'
             ? 'Incorrect.'
-            : `Incorrect: could not read '${answer}' as a number (expected an integer like 42 or a reduced fraction like 3/4).`;
+            : `Incorrect: could not read '${quoted(answer)}' as a number (expected an integer like 42 or a reduced fraction like 3/4).`;
     return this.end(
       observation,
       grade.reward,
@@ -94,4 +94,9 @@ export class TextMathEnv extends BaseEnv {
   override listTasks(split?: Split): TaskInfo[] {
     return listMathTasks(split).map(mathTaskInfo);
   }
+}
+
+/** An answer as the observation quotes it: no longer than a readable answer can be, so a huge one is not echoed back whole. */
+function quoted(answer: string): string {
+  return answer.length <= MAX_ANSWER_LENGTH ? answer : `${answer.slice(0, MAX_ANSWER_LENGTH)}… (${answer.length} characters)`;
 }

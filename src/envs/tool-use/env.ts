@@ -143,7 +143,9 @@ export class ToolUseEnv extends BaseEnv {
     const parsed = ToolUseEnvOptionsSchema.safeParse(options);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ');
-      throw new ConfigError(`${TOOL_USE_ENV_ID}: invalid options: ${issues}`);
+      // The randomised variant is this class with randomizeValues: name the id the user made.
+      const id = (options as { randomizeValues?: unknown }).randomizeValues === true ? TOOL_USE_RANDOMIZED_ENV_ID : TOOL_USE_ENV_ID;
+      throw new ConfigError(`${id}: invalid options: ${issues}`);
     }
     this.options = parsed.data;
   }
