@@ -72,9 +72,41 @@ export const DEFAULT_SANDBOX_CONFIG: Readonly<SandboxConfig> = Object.freeze({
 
 const OPTIONAL_KEYS = ['seccompProfile', 'labels'];
 
+/** Docker's smallest memory limit (the engine refuses less than 6 MiB). */
+export const MIN_MEMORY_MIB = 6;
+/** The smallest CPU limit Docker accepts (a CFS quota of 1 ms per 100 ms period). */
+export const MIN_CPUS = 0.01;
+/** The smallest output cap: the truncation marker alone is longer than this. */
+export const MIN_OUTPUT_CAP_BYTES = 64;
+
+/**
+ * Lower bounds of the numeric settings. A 0 would not mean "nothing" to Docker but "no limit" (`Memory: 0`,
+ * `NanoCpus: 0`, tmpfs `size=0m`), silently removing a limit, so each must be at least its minimum.
+ * `pidsLimit` is the exception: `<= 0` is a documented hardening override (no process limit, with a warning).
+ */
+const NUMERIC_BOUNDS: Record<string, { min: number; integer: boolean; why: string }> = {
+  memoryMiB: { min: MIN_MEMORY_MIB, integer: true, why: "Docker's minimum; 0 would mean no memory limit" },
+  cpus: { min: MIN_CPUS, integer: false, why: "Docker's minimum; 0 would mean no CPU limit" },
+  workDirMiB: { min: 1, integer: true, why: 'a tmpfs of size 0 has no size limit' },
+  tmpMiB: { min: 1, integer: true, why: 'a tmpfs of size 0 has no size limit' },
+  execTimeoutS: { min: 1, integer: false, why: 'an exec needs time to run' },
+  outputCapBytes: { min: MIN_OUTPUT_CAP_BYTES, integer: true, why: 'shorter than the truncation marker' },
+  pidsLimit: { min: -Infinity, integer: true, why: '' },
+};
+
+/** Throws a {@link ConfigError} naming `key` and `v` unless `v` is a finite number within its bounds. */
+function checkNumber(key: string, v: number): void {
+  const b = NUMERIC_BOUNDS[key];
+  if (!Number.isFinite(v)) throw new ConfigError(`sandbox config: ${key} must be a finite number, got ${String(v)}`);
+  if (b === undefined) return;
+  if (b.integer && !Number.isInteger(v)) throw new ConfigError(`sandbox config: ${key} must be an integer, got ${v}`);
+  if (v < b.min) throw new ConfigError(`sandbox config: ${key} must be at least ${b.min} (${b.why}), got ${v}`);
+}
+
 /**
  * Merges overrides over the defaults. An unknown key is a {@link ConfigError} (a typo must not silently
- * leave a limit at its default), and so is a value of the wrong type.
+ * leave a limit at its default), and so is a value of the wrong type or a limit below its minimum (a 0
+ * would remove the limit: see {@link MIN_MEMORY_MIB}, {@link MIN_CPUS}).
  */
 export function resolveConfig(overrides: Partial<SandboxConfig> = {}): SandboxConfig {
   const out: SandboxConfig = { ...DEFAULT_SANDBOX_CONFIG, capDrop: [...DEFAULT_SANDBOX_CONFIG.capDrop] };
@@ -85,8 +117,11 @@ export function resolveConfig(overrides: Partial<SandboxConfig> = {}): SandboxCo
       throw new ConfigError(`sandbox config: unknown key '${k}'; known: ${[...Object.keys(defaults), ...OPTIONAL_KEYS].join(', ')}`);
     }
     const want = k === 'labels' ? 'object' : k === 'seccompProfile' ? 'string' : Array.isArray(defaults[k]) ? 'array' : typeof defaults[k];
-    const got = Array.isArray(v) ? 'array' : typeof v;
+    const got = v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
     if (want !== got) throw new ConfigError(`sandbox config: ${k} must be ${want === 'array' ? 'an array' : `a ${want}`}, got ${JSON.stringify(v)}`);
+    if (typeof v === 'number') checkNumber(k, v);
+    if (k === 'capDrop' && !(v as unknown[]).every((x) => typeof x === 'string')) throw new ConfigError(`sandbox config: capDrop must be an array of strings, got ${JSON.stringify(v)}`);
+    if (k === 'labels' && !Object.values(v as object).every((x) => typeof x === 'string')) throw new ConfigError(`sandbox config: labels must map strings to strings, got ${JSON.stringify(v)}`);
     (out as unknown as Record<string, unknown>)[k] = v;
   }
   return out;
@@ -104,6 +139,14 @@ export const LABEL_CREATED = 'gymflow.sandbox.created';
 export const LABEL_DETACHED = 'gymflow.sandbox.detached';
 /** Task id a sandbox was created for, when there is one. */
 export const LABEL_TASK = 'gymflow.sandbox.task';
+/**
+ * The settings of a sandbox that live outside the container (`user`, `execTimeoutS`, `outputCapBytes`) and
+ * the names of its extra `labels` (the engine merges the image's labels into the container's), as JSON;
+ * {@link configFromInspect} reads the rest from the engine's record of the container.
+ */
+export const LABEL_EXEC_CONFIG = 'gymflow.sandbox.exec-config';
+/** Labels gymflow itself sets on every sandbox (not part of a config's extra `labels`). */
+export const GYMFLOW_LABELS: readonly string[] = [LABEL_SANDBOX, LABEL_OWNER_PID, LABEL_OWNER_HOST, LABEL_CREATED, LABEL_DETACHED, LABEL_TASK, LABEL_EXEC_CONFIG];
 
 /**
  * The weakened hardening switches of a config, one line each; empty for the defaults.
@@ -117,7 +160,15 @@ export function hardeningOverrides(c: SandboxConfig): string[] {
   if (!c.readonlyRootfs) out.push('readonlyRootfs=false: the root filesystem is writable');
   if (c.user === '0' || c.user.startsWith('0:') || c.user === 'root') out.push(`user=${c.user}: processes run as root`);
   if (!c.init) out.push('init=false: no init process reaps orphans');
-  if (c.pidsLimit <= 0) out.push('pidsLimit<=0: no process limit');
+  if (c.pidsLimit <= 0) out.push(`pidsLimit=${c.pidsLimit} (default 256): no process limit`);
+  if (c.seccompProfile !== undefined) {
+    out.push(
+      c.seccompProfile.trim() === 'unconfined'
+        ? 'seccompProfile=unconfined: no syscall filter'
+        : "seccompProfile: a custom profile replaces Docker's default syscall filter",
+    );
+  }
+  if (c.keeperUser === c.user) out.push(`keeperUser=${c.keeperUser} is the exec user: the agent can kill the keeper and PID 1`);
   return out;
 }
 
@@ -141,7 +192,7 @@ export function containerSpecFor(
     User: c.keeperUser,
     WorkingDir: WORK_DIR,
     Env: ['HOME=/home/agent', 'PYTHONDONTWRITEBYTECODE=1', 'LANG=C.UTF-8', 'GIT_PAGER=cat', 'PAGER=cat'],
-    Labels: { ...labels, ...c.labels },
+    Labels: { ...labels, ...c.labels, [LABEL_EXEC_CONFIG]: JSON.stringify({ user: c.user, execTimeoutS: c.execTimeoutS, outputCapBytes: c.outputCapBytes, labels: Object.keys(c.labels ?? {}) }) },
     NetworkDisabled: c.networkMode === 'none',
     HostConfig: {
       NetworkMode: c.networkMode,
@@ -166,4 +217,69 @@ export function containerSpecFor(
       Privileged: false,
     },
   };
+}
+
+/** The part of `docker inspect` that {@link configFromInspect} reads. */
+export interface InspectedSandbox {
+  Config: { Image: string; User?: string | undefined; Labels?: Record<string, string> | null | undefined };
+  HostConfig: {
+    NetworkMode?: string | undefined;
+    CapDrop?: string[] | null | undefined;
+    SecurityOpt?: string[] | null | undefined;
+    ReadonlyRootfs?: boolean | undefined;
+    Tmpfs?: Record<string, string> | null | undefined;
+    PidsLimit?: number | null | undefined;
+    Memory?: number | undefined;
+    NanoCpus?: number | undefined;
+    Init?: boolean | null | undefined;
+  };
+}
+
+/**
+ * The config a sandbox container really has, recovered from the engine's record of it (`docker inspect`):
+ * network, capabilities, security options, read-only root, tmpfs sizes, pids, memory and CPU limits, init,
+ * the keeper's user; the exec-side settings and the extra labels' names from the {@link LABEL_EXEC_CONFIG}
+ * label (defaults for a container made before that label existed). Not validated: it describes what exists, so
+ * a replacement container built from it matches the original.
+ */
+export function configFromInspect(info: InspectedSandbox): SandboxConfig {
+  const hc = info.HostConfig;
+  const labels = info.Config.Labels ?? {};
+  const d = DEFAULT_SANDBOX_CONFIG;
+  const mib = 1024 * 1024;
+  const tmpfsMiB = (dir: string, fallback: number): number => {
+    const m = /(?:^|,)size=(\d+)m(?:,|$)/.exec(hc.Tmpfs?.[dir] ?? '');
+    return m ? Number(m[1]) : fallback;
+  };
+  const opts = hc.SecurityOpt ?? [];
+  const seccomp = opts.find((o) => o.startsWith('seccomp=') || o.startsWith('seccomp:'));
+  let exec: Partial<Pick<SandboxConfig, 'user' | 'execTimeoutS' | 'outputCapBytes'> & { labels: string[] }> = {};
+  try {
+    exec = JSON.parse(labels[LABEL_EXEC_CONFIG] ?? '{}') as typeof exec;
+  } catch {
+    // an unreadable label: the defaults
+  }
+  // Without the label (a container made before it existed): every label gymflow did not set, the image's included.
+  const extraKeys = Array.isArray(exec.labels) ? exec.labels : Object.keys(labels).filter((k) => !GYMFLOW_LABELS.includes(k));
+  const extra = Object.fromEntries(Object.entries(labels).filter(([k]) => extraKeys.includes(k)));
+  const config: SandboxConfig = {
+    image: info.Config.Image,
+    networkMode: hc.NetworkMode ?? d.networkMode,
+    capDrop: [...(hc.CapDrop ?? [])],
+    noNewPrivileges: opts.some((o) => o === 'no-new-privileges' || o === 'no-new-privileges:true' || o === 'no-new-privileges=true'),
+    readonlyRootfs: hc.ReadonlyRootfs === true,
+    workDirMiB: tmpfsMiB(WORK_DIR, d.workDirMiB),
+    tmpMiB: tmpfsMiB('/tmp', d.tmpMiB),
+    pidsLimit: hc.PidsLimit ?? 0,
+    memoryMiB: (hc.Memory ?? 0) / mib,
+    cpus: (hc.NanoCpus ?? 0) / 1e9,
+    user: typeof exec.user === 'string' ? exec.user : d.user,
+    keeperUser: info.Config.User ?? d.keeperUser,
+    init: hc.Init === true,
+    execTimeoutS: typeof exec.execTimeoutS === 'number' ? exec.execTimeoutS : d.execTimeoutS,
+    outputCapBytes: typeof exec.outputCapBytes === 'number' ? exec.outputCapBytes : d.outputCapBytes,
+  };
+  if (Object.keys(extra).length > 0) config.labels = extra;
+  if (seccomp !== undefined) config.seccompProfile = seccomp.slice('seccomp='.length);
+  return config;
 }

@@ -79,13 +79,38 @@ export class CappedOutput {
     return this.total > this.cap;
   }
 
-  /** The kept output (UTF-8), with the truncation marker when bytes were left out. */
+  /**
+   * The kept output (UTF-8), with the truncation marker when bytes were left out. The cuts fall on character
+   * boundaries: a multi-byte character split by the cap is left out whole (and counted as omitted) rather
+   * than decoded into U+FFFD.
+   */
   text(): string {
-    const head = Buffer.concat(this.head).toString('utf8');
-    if (!this.truncated) return head + this.tail.toString('utf8');
-    const omitted = this.total - this.headBytes - this.tail.length;
-    return `${head}\n[... output truncated: ${omitted} bytes omitted of ${this.total} bytes total ...]\n${this.tail.toString('utf8')}`;
+    if (!this.truncated) return Buffer.concat([...this.head, this.tail]).toString('utf8');
+    const headAll = Buffer.concat(this.head);
+    const head = headAll.subarray(0, utf8CompleteLength(headAll));
+    const tail = this.tail.subarray(utf8LeadingContinuations(this.tail));
+    const omitted = this.total - head.length - tail.length;
+    return `${head.toString('utf8')}\n[... output truncated: ${omitted} bytes omitted of ${this.total} bytes total ...]\n${tail.toString('utf8')}`;
   }
+}
+
+/** The length of `b` without a trailing incomplete UTF-8 sequence (one cut short by the cap). */
+export function utf8CompleteLength(b: Buffer): number {
+  // Look back at most 3 bytes for the lead byte of the last sequence.
+  for (let i = b.length - 1; i >= Math.max(0, b.length - 4); i--) {
+    const byte = b[i] as number;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte
+    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return i + need > b.length ? i : b.length;
+  }
+  return b.length;
+}
+
+/** How many continuation bytes (at most 3: the rest of a character cut by the cap) `b` starts with. */
+export function utf8LeadingContinuations(b: Buffer): number {
+  let n = 0;
+  while (n < 3 && n < b.length && ((b[n] as number) & 0xc0) === 0x80) n++;
+  return n;
 }
 
 /**
