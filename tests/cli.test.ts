@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +12,25 @@ function gymflow(...args: string[]): { status: number | null; stdout: string; st
 }
 
 describe('gymflow CLI', () => {
+  it("runs the README's code example inside the clone (the package imports itself by name)", () => {
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const example = /\nIn code:\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toContain("from 'gymflow/src/core/index.js'");
+    // Inside the clone (its package.json is what makes `gymflow/…` resolve), in the ignored .gymflow/.
+    mkdirSync(join(repoRoot, '.gymflow'), { recursive: true });
+    const dir = mkdtempSync(join(repoRoot, '.gymflow', 'readme-example-'));
+    try {
+      const file = join(dir, 'example.mts');
+      writeFileSync(file, example as string);
+      const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
+      const r = spawnSync(tsx, [file], { encoding: 'utf8', timeout: 60_000, cwd: repoRoot });
+      expect([r.status, r.stderr]).toEqual([0, '']);
+      expect(r.stdout.trim()).toMatch(/^-?\d+(\.\d+)? true submitted$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('lists environments as JSON for scripts', () => {
     const r = gymflow('envs', '--json');
     expect(r.status).toBe(0);
