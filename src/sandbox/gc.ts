@@ -11,7 +11,9 @@ export interface GcReport {
 
 /**
  * Removes orphaned sandboxes: containers labelled `gymflow.sandbox=1` whose creating process (same host)
- * is gone. Detached sandboxes (`gymflow sandbox create`) and those of other hosts are kept unless `all`.
+ * is gone, and detached sandboxes (`gymflow sandbox create`) that stopped (exited or dead: their tmpfs work
+ * areas are gone and no command can use them). Running detached sandboxes and those of other hosts are kept
+ * unless `all`.
  */
 export async function gcSandboxes(docker: Docker, options: { all?: boolean } = {}): Promise<GcReport> {
   const list = await docker.listContainers({ all: true, filters: { label: [`${LABEL_SANDBOX}=1`] } });
@@ -21,8 +23,10 @@ export async function gcSandboxes(docker: Docker, options: { all?: boolean } = {
     list.map(async (c) => {
       const labels = c.Labels ?? {};
       const pid = Number(labels[LABEL_OWNER_PID]);
+      const stopped = c.State === 'exited' || c.State === 'dead';
       const orphan =
         options.all === true ||
+        (labels[LABEL_DETACHED] === '1' && stopped) ||
         (labels[LABEL_DETACHED] !== '1' && labels[LABEL_OWNER_HOST] === me && (!Number.isInteger(pid) || (pid !== process.pid && !processAlive(pid))));
       if (!orphan) {
         report.kept.push(c.Id);

@@ -8,3 +8,4 @@ export * from './sandbox.js';
 export * from './tar.js';
 export * from './snapshot.js';
 export * from './pool.js';
+export * from './lifetime.js';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { resolveConfig, type SandboxConfig } from './config.js';
+import { sandboxesStopping } from './lifetime.js';
 import { Sandbox, type CreateSandboxOptions } from './sandbox.js';
 
 /** Options of {@link SandboxPool}. */
@@ -295,7 +296,7 @@ export class SandboxPool {
   private async destroy(sb: Sandbox): Promise<void> {
     if (sb.isDestroyed) return;
     this.stats.destroyed += 1;
-    await sb.destroy().catch((err: unknown) => this.log(`gymflow sandbox pool: destroying ${sb.id.slice(0, 12)} failed: ${String(err)}`));
+    await sb.destroy().catch((err: unknown) => sandboxesStopping() || this.log(`gymflow sandbox pool: destroying ${sb.id.slice(0, 12)} failed: ${String(err)}`));
   }
 
   /** Gets a sandbox, restores it exactly (never replacing it) and admits it as a spare for `key`. Never rejects. */
@@ -311,7 +312,8 @@ export class SandboxPool {
         await sb.restoreExact(archive);
         if (sb.replacements > 0) throw new Error('the sandbox was replaced');
       } catch (err) {
-        const cleared = generation !== this.generation || this.closed;
+        // Cleared, closed, or the process is removing its sandboxes on a signal: nothing to report.
+        const cleared = generation !== this.generation || this.closed || sandboxesStopping();
         if (!cleared) {
           this.stats.errors += 1;
           this.log(`gymflow sandbox pool: could not ${what}; the container was destroyed: ${err instanceof Error ? err.message : String(err)}`);

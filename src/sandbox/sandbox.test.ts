@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { requires } from '../../tests/support/requires.js';
-import { LABEL_OWNER_PID, LABEL_SANDBOX } from './config.js';
+import { LABEL_DETACHED, LABEL_OWNER_PID, LABEL_SANDBOX, resolveConfig } from './config.js';
 import { dockerClient } from './docker.js';
 import { gcSandboxes } from './gc.js';
 import { Sandbox } from './sandbox.js';
@@ -85,5 +85,48 @@ docker.describe('Sandbox', () => {
     expect(sb.id).not.toBe(before);
     expect((await sb.exec(['cat', 'kept.txt'])).output).toBe('initial\n');
     await expect(d.getContainer(before).inspect()).rejects.toThrow(/no such container/i);
+  }, 60_000);
+
+  it('attach recovers the real hardening settings, and a replacement container gets them too', async () => {
+    const config = { memoryMiB: 300, cpus: 0.5, pidsLimit: 100, workDirMiB: 32, tmpMiB: 16, execTimeoutS: 12, outputCapBytes: 4096, labels: { 'x.test': 'y' } };
+    const made = await Sandbox.create({ config, detached: true, skipGc: true });
+    try {
+      expect(made.config).toEqual(resolveConfig(config));
+      const attached = await Sandbox.attach(made.id);
+      expect(attached.config).toEqual(made.config);
+      expect(attached.detached).toBe(true);
+      await attached.replace();
+      const info = await dockerClient().getContainer(attached.id).inspect();
+      expect(info.HostConfig).toMatchObject({ Memory: 300 * 1024 * 1024, NanoCpus: 5e8, PidsLimit: 100 });
+      expect(info.HostConfig.Tmpfs?.['/work']).toMatch(/size=32m/);
+      expect(info.Config.Labels).toMatchObject({ 'x.test': 'y', [LABEL_DETACHED]: '1' });
+      expect((await Sandbox.attach(attached.id)).config).toEqual(made.config);
+      await attached.destroy();
+    } finally {
+      await made.destroy();
+    }
+  }, 60_000);
+
+  it('remove takes a stopped sandbox away, refuses a container that is not one; gc removes a stopped detached sandbox', async () => {
+    const d = dockerClient();
+    const stopped = await Sandbox.create({ detached: true, skipGc: true });
+    const other = await d.createContainer({ Image: sb.config.image, Cmd: ['true'], Labels: { 'x.test': '1' } });
+    try {
+      await d.getContainer(stopped.id).stop({ t: 0 });
+      await expect(Sandbox.attach(stopped.id)).rejects.toThrow(/is not running \(exited\); `gymflow sandbox destroy/);
+      await Sandbox.remove(stopped.id);
+      await expect(d.getContainer(stopped.id).inspect()).rejects.toThrow(/no such container/i);
+      await expect(Sandbox.remove(other.id)).rejects.toThrow(/is not a gymflow sandbox/);
+      const running = await Sandbox.create({ detached: true, skipGc: true });
+      const exited = await Sandbox.create({ detached: true, skipGc: true });
+      await d.getContainer(exited.id).stop({ t: 0 });
+      const report = await gcSandboxes(d);
+      expect(report.removed).toContain(exited.id);
+      expect(report.kept).toContain(running.id);
+      await running.destroy();
+    } finally {
+      await other.remove({ force: true });
+      await stopped.destroy();
+    }
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { hostname } from 'node:os';
 import {
+  configFromInspect,
   containerSpecFor,
   LABEL_CREATED,
   LABEL_DETACHED,
@@ -16,6 +17,7 @@ import { dockerClient, dockerEndpoint } from './docker.js';
 import { SandboxError } from './errors.js';
 import { runExec, type ExecResult } from './exec.js';
 import { gcOnce } from './gc.js';
+import { assertNotStopping, sandboxesStopping, trackContainer, trackCreation, untrackContainer } from './lifetime.js';
 
 /** Options of {@link Sandbox.create}. */
 export interface CreateSandboxOptions {
@@ -110,27 +112,46 @@ export class Sandbox {
     return new Sandbox(docker, container, config, options);
   }
 
-  /** Attaches to an existing sandbox container by id (the CLI's `exec`, `reset`, `snapshot`). */
-  static async attach(id: string, options: { docker?: Docker; config?: Partial<SandboxConfig> } = {}): Promise<Sandbox> {
+  /**
+   * Attaches to an existing, running sandbox container by id (the CLI's `exec`, `reset`, `snapshot`). Its
+   * config is the one the container really has ({@link configFromInspect}: the engine's record plus the
+   * exec settings' label), so a snapshot records it and a replacement container gets the same hardening.
+   */
+  static async attach(id: string, options: { docker?: Docker } = {}): Promise<Sandbox> {
     const docker = options.docker ?? dockerClient();
-    const container = docker.getContainer(id);
+    const { container, info } = await Sandbox.inspectSandbox(docker, id);
+    if (!info.State.Running) throw new SandboxError(`sandbox '${id}' is not running (${info.State.Status}); \`gymflow sandbox destroy ${id}\` removes it`);
+    const task = info.Config.Labels?.[LABEL_TASK];
+    return new Sandbox(docker, container, configFromInspect(info), {
+      detached: info.Config.Labels?.[LABEL_DETACHED] === '1',
+      ...(task === undefined ? {} : { task }),
+    });
+  }
+
+  /**
+   * Removes a gymflow sandbox container by id whatever its state (running, stopped, dead); refuses a
+   * container that is not a gymflow sandbox.
+   */
+  static async remove(id: string, options: { docker?: Docker } = {}): Promise<void> {
+    const docker = options.docker ?? dockerClient();
+    const { container } = await Sandbox.inspectSandbox(docker, id);
+    await container.remove({ force: true }).catch((err: unknown) => {
+      if (!/no such container|removal .* in progress/i.test(String(err))) throw err;
+    });
+    untrackContainer(container.id);
+  }
+
+  /** The container of a gymflow sandbox and its inspect record; errors name the id. */
+  private static async inspectSandbox(docker: Docker, id: string): Promise<{ container: Docker.Container; info: Docker.ContainerInspectInfo }> {
     let info: Docker.ContainerInspectInfo;
     try {
-      info = await container.inspect();
+      info = await docker.getContainer(id).inspect();
     } catch (err) {
       throw new SandboxError(`no sandbox '${id}' on ${dockerEndpoint()}`, { cause: err, code: 'SANDBOX_NOT_FOUND' });
     }
     if (info.Config.Labels?.[LABEL_SANDBOX] !== '1') throw new SandboxError(`container '${id}' is not a gymflow sandbox`);
-    if (!info.State.Running) throw new SandboxError(`sandbox '${id}' is not running (${info.State.Status})`);
-    // A replacement must look like the original: same task, same extra labels (e.g. the CLI's tasks file).
-    const labels = Object.fromEntries(
-      Object.entries(info.Config.Labels ?? {}).filter(([k]) => ![LABEL_SANDBOX, LABEL_OWNER_PID, LABEL_OWNER_HOST, LABEL_CREATED, LABEL_DETACHED, LABEL_TASK].includes(k)),
-    );
-    const task = info.Config.Labels?.[LABEL_TASK];
-    return new Sandbox(docker, container, resolveConfig({ ...options.config, image: info.Config.Image, labels }), {
-      detached: info.Config.Labels?.[LABEL_DETACHED] === '1',
-      ...(task === undefined ? {} : { task }),
-    });
+    // By the full id: the engine's answer, whatever prefix or name the caller gave.
+    return { container: docker.getContainer(info.Id), info };
   }
 
   private static async startContainer(docker: Docker, config: SandboxConfig, options: CreateSandboxOptions): Promise<Docker.Container> {
@@ -142,18 +163,25 @@ export class Sandbox {
     };
     if (options.detached) labels[LABEL_DETACHED] = '1';
     if (options.task !== undefined) labels[LABEL_TASK] = options.task;
+    assertNotStopping();
     let container: Docker.Container;
     try {
-      container = await docker.createContainer(containerSpecFor(config, labels, options.warn));
+      container = await trackCreation(docker.createContainer(containerSpecFor(config, labels, options.warn)));
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
       const hint = /no such image/i.test(msg) ? `; build it with \`gymflow sandbox build-image\`` : '';
       throw new SandboxError(`cannot create a sandbox from image '${config.image}' on ${dockerEndpoint()}: ${msg}${hint}`, { cause: err });
     }
+    // Tracked until removed (a detached one until its creator hands it over), so an interrupted process
+    // removes it (lifetime.ts).
+    trackContainer(container);
     try {
+      if (sandboxesStopping()) throw new SandboxError('the process is shutting down: no new sandbox is created', { code: 'SANDBOX_STOPPING' });
       await container.start();
     } catch (err) {
       await container.remove({ force: true }).catch(() => undefined);
+      untrackContainer(container.id);
+      if (err instanceof SandboxError) throw err;
       throw new SandboxError(`cannot start sandbox container: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     return container;
@@ -262,7 +290,11 @@ export class Sandbox {
   /** Replaces the container with a fresh one of the same config (the old one is killed and removed). */
   async replace(): Promise<void> {
     // Remove the old container while the new one starts; both finish before the next exec.
-    const removal = this.container.remove({ force: true }).catch(() => undefined);
+    const old = this.container;
+    const removal = old
+      .remove({ force: true })
+      .then(() => untrackContainer(old.id))
+      .catch(() => undefined);
     this.container = await Sandbox.startContainer(this.docker, this.config, this.createOptions);
     await removal;
     this.replacements += 1;
@@ -303,5 +335,15 @@ export class Sandbox {
     await this.container.remove({ force: true }).catch((err: unknown) => {
       if (!/no such container|removal .* in progress/i.test(String(err))) throw err;
     });
+    untrackContainer(this.container.id);
+  }
+
+  /**
+   * Lets this process's interrupt handling forget a detached sandbox once it was handed over (the CLI printed
+   * its id): it then outlives the process until `gymflow sandbox destroy`. Until then an interrupted process
+   * removes it like any other.
+   */
+  handOver(): void {
+    if (this.detached) untrackContainer(this.container.id);
   }
 }
