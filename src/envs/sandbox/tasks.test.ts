@@ -40,4 +40,31 @@ describe('sandbox tasks', () => {
     writeFileSync(file, `${JSON.stringify(line)}\n${JSON.stringify({ ...line, instance_id: 'x', files: undefined })}\n`);
     expect(() => loadTasks(file)).toThrow(/tasks.jsonl:2 .*give exactly one of repo, files/);
   });
+
+  it('refuses file paths outside the work directory at load time, naming the line and the field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-tasks-'));
+    const file = join(dir, 'tasks.jsonl');
+    const ok = { instance_id: 'p', problem_statement: 'x', files: { 'a.py': 'A = 1\n' }, FAIL_TO_PASS: [] };
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ files: { 'a.py': '', '../../evil.py': 'x' } }, /tasks.jsonl:2 \$\.files\["\.\.\/\.\.\/evil\.py"\]: path leaves the work directory/],
+      [{ files: { '/abs.py': 'x' } }, /tasks.jsonl:2 \$\.files\["\/abs\.py"\]: absolute path/],
+      [{ files: { 'a//b.py': 'x' } }, /tasks.jsonl:2 \$\.files\["a\/\/b\.py"\]: path has an empty/],
+      [{ test_patch: '--- /dev/null\n+++ b/../t.py\n@@ -0,0 +1 @@\n+x\n' }, /tasks.jsonl:2 \$\.test_patch: file "\.\.\/t\.py": path leaves the work directory/],
+    ];
+    for (const [change, message] of cases) {
+      writeFileSync(file, `${JSON.stringify(ok)}\n${JSON.stringify({ ...ok, instance_id: 'q', ...change })}\n`);
+      expect(() => loadTasks(file)).toThrow(message);
+    }
+  });
+
+  it('names the tasks file, repo or patch file it cannot read', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-tasks-'));
+    expect(() => loadTasks(join(dir, 'missing.jsonl'))).toThrow(/missing\.jsonl: cannot read the tasks file: no such file or directory/);
+    expect(() => loadTasks(dir)).toThrow(/cannot read the tasks file: is a directory/);
+    const file = join(dir, 'tasks.jsonl');
+    writeFileSync(file, `${JSON.stringify({ instance_id: 'p', problem_statement: 'x', repo: 'nope', FAIL_TO_PASS: [] })}\n`);
+    expect(() => loadTasks(file)).toThrow(/tasks.jsonl:1 \$\.repo: cannot read .*nope: no such file or directory/);
+    writeFileSync(file, `${JSON.stringify({ instance_id: 'p', problem_statement: 'x', files: {}, patch_file: 'fix.diff', FAIL_TO_PASS: [] })}\n`);
+    expect(() => loadTasks(file)).toThrow(/tasks.jsonl:1 \$\.patch_file: cannot read .*fix\.diff: no such file or directory/);
+  });
 });

@@ -72,6 +72,32 @@ function readDir(root: string): Record<string, string> {
   return out;
 }
 
+/**
+ * Why `path` cannot name a file of the work directory (absolute, a `..` or empty segment, a NUL), or
+ * undefined when it can. Such a path would land outside /work or fail in `tar` only at reset.
+ */
+export function badWorkPath(path: string): string | undefined {
+  if (path === '') return 'empty path';
+  if (path.includes('\0')) return 'path contains a NUL character';
+  if (path.startsWith('/')) return 'absolute path; paths are relative to the work directory';
+  const parts = path.split('/');
+  if (parts.includes('..')) return "path leaves the work directory ('..')";
+  if (parts.some((p) => p === '' || p === '.')) return "path has an empty or '.' segment";
+  return undefined;
+}
+
+/** Runs `read`, turning a file-system error into a {@link TaskError} that says what `what` is. */
+function readOr<T>(what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (typeof e.code !== 'string') throw err;
+    const why = e.code === 'ENOENT' ? 'no such file or directory' : e.code === 'EISDIR' ? 'is a directory' : e.code === 'ENOTDIR' ? 'not a directory' : e.code === 'EACCES' ? 'permission denied' : e.message;
+    throw new TaskError(`${what}: ${why}`);
+  }
+}
+
 function testIds(v: string[] | string, where: string): string[] {
   if (Array.isArray(v)) return v;
   try {
@@ -93,7 +119,7 @@ function testIds(v: string[] | string, where: string): string[] {
  */
 export function loadTasks(file: string): SandboxTask[] {
   const base = dirname(resolve(file));
-  const text = readFileSync(file, 'utf8');
+  const text = readOr(`${file}: cannot read the tasks file`, () => readFileSync(file, 'utf8'));
   const tasks: SandboxTask[] = [];
   const seen = new Set<string>();
   text.split('\n').forEach((line, i) => {
@@ -113,12 +139,23 @@ export function loadTasks(file: string): SandboxTask[] {
     const t = parsed.data;
     if (seen.has(t.instance_id)) throw new TaskError(`${where}: duplicate instance_id '${t.instance_id}'`);
     seen.add(t.instance_id);
-    const files = t.files ?? readDir(resolve(base, t.repo as string));
-    const patch = t.patch ?? (t.patch_file === undefined ? '' : readFileSync(resolve(base, t.patch_file), 'utf8'));
-    const testPatch = t.test_patch ?? (t.test_patch_file === undefined ? '' : readFileSync(resolve(base, t.test_patch_file), 'utf8'));
+    for (const key of Object.keys(t.files ?? {})) {
+      const bad = badWorkPath(key);
+      if (bad !== undefined) throw new TaskError(`${where} $.files[${JSON.stringify(key)}]: ${bad}`);
+    }
+    const files = t.files ?? readOr(`${where} $.repo: cannot read ${resolve(base, t.repo as string)}`, () => readDir(resolve(base, t.repo as string)));
+    const readPatch = (field: string, f: string): string => readOr(`${where} $.${field}: cannot read ${resolve(base, f)}`, () => readFileSync(resolve(base, f), 'utf8'));
+    const patch = t.patch ?? (t.patch_file === undefined ? '' : readPatch('patch_file', t.patch_file));
+    const testPatch = t.test_patch ?? (t.test_patch_file === undefined ? '' : readPatch('test_patch_file', t.test_patch_file));
     const testFiles = Object.fromEntries(applyUnifiedDiff(files, testPatch, `${where} test_patch`));
     // The reference patch must apply to the base state: catch a broken task at load time.
-    applyUnifiedDiff(files, patch, `${where} patch`);
+    const fixed = applyUnifiedDiff(files, patch, `${where} patch`);
+    for (const [field, touched] of [['test_patch', Object.keys(testFiles)], ['patch', [...fixed.keys()]]] as const) {
+      for (const path of touched) {
+        const bad = badWorkPath(path);
+        if (bad !== undefined) throw new TaskError(`${where} $.${field}: file ${JSON.stringify(path)}: ${bad}`);
+      }
+    }
     tasks.push({
       id: t.instance_id,
       instruction: t.problem_statement,
