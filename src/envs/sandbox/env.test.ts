@@ -87,6 +87,34 @@ docker.describe('gymflow/sandbox-v0 tools', () => {
     expect((await step('file_read', { path: 'missing.py' })).observation).toMatch(/no such file: missing.py/);
   });
 
+  it('file_read refuses a directory and a reversed line range with clear errors', async () => {
+    const dir = await step('file_read', { path: 'shop' });
+    expect(dir.observation).toBe('Error: is a directory, not a file: shop (list it with the shell tool: ls)');
+    expect(dir.info.exitCode).not.toBe(0);
+    const reversed = await step('file_read', { path: 'shop/models.py', start_line: 5, end_line: 2 });
+    expect(reversed.observation).toBe('Error: start_line 5 is after end_line 2');
+    expect(reversed.info).toMatchObject({ exitCode: 2, error: { code: 'tool_failed' } });
+  });
+
+  it('runTests puts /work back as it was: the hidden test files do not stay for the agent to read', async () => {
+    const [testPath] = Object.keys(env.getTask('inventory-two-files').testFiles).sort();
+    if (testPath === undefined) throw new Error('the task has no test files');
+    await step('file_write', { path: testPath, content: 'AGENT VERSION\n' });
+    const state = async (): Promise<string> =>
+      (await step('shell', { command: 'git status --porcelain --untracked-files=all; find . -path ./.git -prune -o -print | sort; find . -path ./.git -prune -o -type f -exec sha256sum {} + | sort' })).observation;
+    const before = await state();
+    const tests = await env.runTests();
+    expect(tests.failToPass.passed.length + tests.failToPass.failed.length).toBeGreaterThan(0); // the hidden tests ran
+    expect(await state()).toBe(before);
+    expect((await step('file_read', { path: testPath })).observation).toBe('AGENT VERSION\n');
+    // Something unreadable in /work (the agent's doing): at least the test files' paths are put back.
+    await step('shell', { command: 'echo secret > locked.txt && chmod 000 locked.txt' });
+    const locked = await state();
+    await env.runTests();
+    expect(await state()).toBe(locked);
+    await step('shell', { command: `chmod 644 locked.txt && rm locked.txt && git checkout -- ${testPath}` });
+  });
+
   it('search passes pattern, path and glob as argv (no shell interpretation)', async () => {
     expect((await step('search', { pattern: 'def total', glob: '*.py' })).observation).toBe('shop/models.py:8:    def total(self):\n');
     expect((await step('search', { pattern: '$(touch pwned)', path: 'shop' })).observation).toBe('No matches.');

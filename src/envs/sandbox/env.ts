@@ -154,17 +154,24 @@ export class SandboxEnv extends BaseEnv {
 
   /**
    * Applies the task's test patch and runs its tests in the current sandbox, without ending the episode
-   * (for tests of the task data and for the CLI).
+   * (for tests of the task data and for the CLI). /work is put back as it was afterwards: the hidden test
+   * files do not stay where the agent could read them.
    */
   async runTests(): Promise<TestOutcome & { output: string }> {
+    return this.testRun(true);
+  }
+
+  private async testRun(restore: boolean): Promise<TestOutcome & { output: string }> {
     const sb = this.sandbox;
     const task = this.task;
     if (!sb || !task) throw new TaskError('runTests() before reset()');
-    return runTaskTests(sb, task, this.options.testTimeoutS);
+    return runTaskTests(sb, task, this.options.testTimeoutS, { restore });
   }
 
   private async submit(): Promise<TimeStep> {
-    const result = await this.runTests();
+    // The episode ends here (no step can follow), and the next reset restores every writable place, so
+    // /work need not be put back after the tests.
+    const result = await this.testRun(false);
     const { output: _output, ...tests } = result;
     const count = (s: { passed: string[]; failed: string[] }): string => `${s.passed.length}/${s.passed.length + s.failed.length}`;
     const observation = `Submitted. FAIL_TO_PASS ${count(tests.failToPass)} passing, PASS_TO_PASS ${count(tests.passToPass)} passing: ${tests.success ? 'resolved' : 'not resolved'}.`;

@@ -28,6 +28,7 @@ case "$p" in ${WORK_DIR}|${WORK_DIR}/*) ;; *) printf 'refused: %s resolves to %s
 `;
 
 const READ_SCRIPT = `${GUARD}
+[ -d "$p" ] && { printf 'is a directory, not a file: %s (list it with the shell tool: ls)\\n' "$1"; exit ${NOT_FOUND}; }
 [ -f "$p" ] || { printf 'no such file: %s\\n' "$1"; exit ${NOT_FOUND}; }
 if [ -n "$2" ]; then exec sed -n "$2,$3p" -- "$p"; fi
 exec cat -- "$p"
@@ -59,6 +60,9 @@ function status(r: ExecResult, timeoutS: number, memoryMiB: number): string {
 
 /** `file_read`: a file in /work, optionally lines `start_line`..`end_line` (1-based, inclusive). */
 export async function fileRead(sb: Sandbox, path: string, start?: number, end?: number): Promise<ToolOutcome> {
+  if (start !== undefined && end !== undefined && start > end) {
+    return { observation: `Error: start_line ${start} is after end_line ${end}`, exitCode: 2, truncated: false, durationMs: 0, refused: true };
+  }
   const range = start === undefined && end === undefined ? ['', ''] : [String(start ?? 1), end === undefined ? '$' : String(end)];
   const r = await sb.exec(['sh', '-c', READ_SCRIPT, 'file_read', path, ...range]);
   if (r.exitCode === REFUSED) return outcome(r, `Error: ${r.output.trim()}`, { refused: true });

@@ -55,15 +55,65 @@ export function cachedInitialArchive(task: SandboxTask): Promise<Buffer> | undef
   return initialArchives.get(taskKey(task));
 }
 
+/** Saves all of /work (a tar through `tar -c`, modes and times kept). Fails when the agent made something unreadable. */
+const SAVE_WORK = ['tar', '-c', '-f', '-', '.'];
+/** Empties /work and extracts the saved tar from stdin (modes kept: `-p`). Fixed text. */
+const RESTORE_WORK = `
+find /work -mindepth 1 -delete 2>/dev/null || { chmod -R u+rwX /work 2>/dev/null; find /work -mindepth 1 -delete; } || exit 4
+tar -x -p -f - -C /work || exit 3
+`;
+/** Saves the paths of "$@" that exist (files or whole directories), as far as they are readable. Fixed text. */
+const SAVE_PATHS = `for p; do if [ -e "$p" ] || [ -L "$p" ]; then printf '%s\\0' "$p"; fi; done | tar -c --null --ignore-failed-read -T - -f -`;
+/** Removes the paths of "$@" and extracts the saved tar from stdin. Fixed text. */
+const RESTORE_PATHS = 'rm -rf -- "$@" && tar -x -p -f -';
+
+/** What {@link runTaskTests} saved before writing the test files: all of /work, or only the test-file paths. */
+type Saved = { whole: true; tar: Buffer } | { whole: false; tar: Buffer; paths: string[] };
+
+async function saveWork(sb: Sandbox, paths: string[]): Promise<Saved> {
+  const all = await sb.exec(SAVE_WORK, { rawStdout: true, timeoutS: 60 });
+  if (all.exitCode === 0 && all.stdout !== undefined) return { whole: true, tar: all.stdout };
+  // Something in /work is unreadable to the agent user (its own doing): keep at least the paths the tests overwrite.
+  const some = await sb.exec(['sh', '-c', SAVE_PATHS, 'save', ...paths], { rawStdout: true, timeoutS: 60 });
+  if (some.exitCode !== 0 || some.stdout === undefined) throw new SandboxError(`saving /work before the tests failed (exit ${some.exitCode}): ${some.output.trim()}`);
+  return { whole: false, tar: some.stdout, paths };
+}
+
+async function restoreWork(sb: Sandbox, saved: Saved): Promise<void> {
+  const r = saved.whole
+    ? await sb.exec(['sh', '-c', RESTORE_WORK], { stdin: saved.tar, timeoutS: 60 })
+    : await sb.exec(['sh', '-c', RESTORE_PATHS, 'restore', ...saved.paths], { stdin: saved.tar, timeoutS: 60 });
+  if (r.exitCode !== 0) throw new SandboxError(`restoring /work after the tests failed (exit ${r.exitCode}): ${r.output.trim()}`);
+}
+
+/** Options of {@link runTaskTests}. */
+export interface RunTaskTestsOptions {
+  /**
+   * Put /work back as it was before the test files were written (default true): the hidden tests, and
+   * anything the test command wrote, are gone afterwards, so an agent that goes on working (the CLI's
+   * `exec … submit`, {@link SandboxEnv.runTests}) cannot read them. The environment's own `submit` ends the
+   * episode and skips it (the next reset restores everything).
+   */
+  restore?: boolean;
+}
+
 /**
  * Applies a task's test patch (its test files written over whatever the agent left) and runs the task's
- * test command; grades the pytest report against FAIL_TO_PASS / PASS_TO_PASS.
+ * test command; grades the pytest report against FAIL_TO_PASS / PASS_TO_PASS. Then, unless
+ * `restore: false`, /work is put back exactly as it was before (all of it; when the agent made something
+ * unreadable, the test files' paths).
  */
-export async function runTaskTests(sb: Sandbox, task: SandboxTask, timeoutS: number): Promise<TestOutcome & { output: string }> {
+export async function runTaskTests(sb: Sandbox, task: SandboxTask, timeoutS: number, options: RunTaskTestsOptions = {}): Promise<TestOutcome & { output: string }> {
   const write = Object.entries(task.testFiles).filter((e): e is [string, string] => e[1] !== null);
   const remove = Object.entries(task.testFiles).filter(([, c]) => c === null).map(([path]) => path);
-  if (write.length) await sb.putTar(await packTar(write.map(([path, content]) => ({ path, content }))));
-  if (remove.length) await sb.exec(['rm', '-f', '--', ...remove]);
-  const r = await sb.exec(['bash', '-c', task.testCmd], { timeoutS, outputCapBytes: 1024 * 1024 });
+  const saved = options.restore === false ? undefined : await saveWork(sb, Object.keys(task.testFiles));
+  let r;
+  try {
+    if (write.length) await sb.putTar(await packTar(write.map(([path, content]) => ({ path, content }))));
+    if (remove.length) await sb.exec(['rm', '-f', '--', ...remove]);
+    r = await sb.exec(['bash', '-c', task.testCmd], { timeoutS, outputCapBytes: 1024 * 1024 });
+  } finally {
+    if (saved) await restoreWork(sb, saved);
+  }
   return { ...gradeTests(parsePytestPassed(r.output), task.failToPass, task.passToPass), output: r.output };
 }
