@@ -15,6 +15,7 @@ import { runEpisodeCommand } from './commands/run-episode.js';
 import { rewardCommand } from './commands/reward.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { storeCommand } from './commands/store.js';
+import { ownedSandboxIds, removeOwnedSandboxes } from '../sandbox/lifetime.js';
 import { reportError } from './errors.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -43,7 +44,44 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** How long an interrupted command may spend removing the sandbox containers it created. */
+const SIGNAL_CLEANUP_MS = 10_000;
+/** Exit statuses after a signal (128 + its number), as a shell reports them. */
+const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143 };
+/** Set once a signal began the shutdown: the command's own error (its sandbox vanished) is not reported. */
+let interrupted = false;
+
+/**
+ * SIGINT / SIGTERM: remove the sandbox containers this process created (the active one and the warm pool's
+ * spares; at most {@link SIGNAL_CLEANUP_MS}), then exit 130 / 143; a second signal exits at once. Commands
+ * that handle signals themselves (`dev`, `demo`: their own listeners) keep their shutdown: then the
+ * sandboxes are removed but the exit is theirs.
+ */
+function handleSignals(): void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    const code = SIGNAL_EXIT[signal] ?? 1;
+    const ownShutdown = process.listeners(signal).some((l) => l !== onSignal);
+    if (ownShutdown) {
+      void removeOwnedSandboxes(SIGNAL_CLEANUP_MS);
+      return;
+    }
+    if (interrupted) process.exit(code);
+    interrupted = true;
+    const ids = ownedSandboxIds();
+    if (ids.length > 0) {
+      process.stderr.write(`gymflow: ${signal}: removing ${ids.length} sandbox container${ids.length === 1 ? '' : 's'} (again to exit now)\n`);
+    }
+    void removeOwnedSandboxes(SIGNAL_CLEANUP_MS).then(({ left }) => {
+      if (left.length > 0) process.stderr.write(`gymflow: could not remove sandbox containers ${left.map((id) => id.slice(0, 12)).join(', ')}; \`gymflow sandbox gc\` removes them\n`);
+      process.exit(code);
+    });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
 async function main(): Promise<void> {
+  handleSignals();
   // A reader that went away (`gymflow … | head`) ends the command quietly, as it ends any Unix tool; what was
   // already written to files is complete (they are written atomically).
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -56,6 +94,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  // After a signal the command fails because its sandbox was removed under it: the signal handler exits.
+  if (interrupted) return;
   reportError(err, process.argv.includes('--verbose'));
   process.exit(1);
 });
