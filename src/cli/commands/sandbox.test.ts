@@ -1,14 +1,16 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { requires } from '../../../tests/support/requires.js';
 import { runEpisode } from '../../core/rollout.js';
 import { SANDBOX_ENV_ID, SandboxEnv } from '../../envs/sandbox/env.js';
 import { SandboxExpert } from '../../envs/sandbox/expert.js';
+import { dockerClient, LABEL_OWNER_PID, Sandbox } from '../../sandbox/index.js';
 import { unpackTar } from '../../sandbox/tar.js';
-import { replayTrajectory, sandboxCommand } from './sandbox.js';
+import { readTrajectoryFile, replayTrajectory, sandboxCommand } from './sandbox.js';
 
 const docker = requires.docker();
 
@@ -62,4 +64,116 @@ docker.describe('gymflow sandbox', () => {
     altered.steps[2]!.observation = 'something else';
     expect(await replayTrajectory(altered)).toMatchObject({ firstDivergentStep: 2, replayed: 3 });
   }, 60_000);
+
+  it('create --tasks records the absolute path (submit and reset work from another directory); submit leaves no hidden tests behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-tasks-'));
+    writeFileSync(join(dir, 'my.jsonl'), `${JSON.stringify(MY_TASK)}\n`);
+    const cwd = process.cwd();
+    let id: string;
+    try {
+      process.chdir(dir);
+      ({ id } = (await cli('create', '--task', 'mine-1', '--tasks', 'my.jsonl')) as { id: string });
+    } finally {
+      process.chdir(cwd);
+    }
+    try {
+      expect((await dockerClient().getContainer(id).inspect()).Config.Labels?.['gymflow.sandbox.tasks-file']).toBe(join(dir, 'my.jsonl'));
+      expect(await cli('exec', id, 'submit')).toMatchObject({ observation: 'not resolved', tests: { failToPass: { failed: ['test_m.py::test_f'] } } });
+      const file = join(dir, 'snap.tar');
+      expect(await cli('snapshot', id, '-o', file)).toMatchObject({ added: [], modified: [], deleted: [] });
+      expect(await cli('reset', id)).toMatchObject({ task: 'mine-1' });
+    } finally {
+      await cli('destroy', id);
+    }
+  }, 60_000);
+
+  it('create names a missing tasks file as such, also without --task, and creates nothing', async () => {
+    const mine = async (): Promise<number> => (await dockerClient().listContainers({ all: true, filters: { label: [`${LABEL_OWNER_PID}=${process.pid}`] } })).length;
+    const before = await mine();
+    await expect(cli('create', '--tasks', 'no-such-tasks.jsonl')).rejects.toThrow(/no-such-tasks\.jsonl: cannot read the tasks file: no such file/);
+    await expect(cli('create', '--task', 'x', '--tasks', 'no-such-tasks.jsonl')).rejects.toThrow(/no-such-tasks\.jsonl: cannot read the tasks file/);
+    expect(await mine()).toBe(before);
+  });
+
+  it("snapshot records the container's real hardening settings and creates the output's directory", async () => {
+    const box = await Sandbox.create({ detached: true, skipGc: true, config: { memoryMiB: 300, cpus: 0.5, pidsLimit: 99, workDirMiB: 32 } });
+    try {
+      const file = join(mkdtempSync(join(tmpdir(), 'gymflow-snap-')), 'new', 'dir', 'snap.tar');
+      await cli('snapshot', box.id, '-o', file);
+      const facts = JSON.parse((await unpackTar(readFileSync(file)))[0]!.content.toString()) as { hardening: unknown };
+      expect(facts.hardening).toEqual(box.config);
+      expect(facts.hardening).toMatchObject({ memoryMiB: 300, cpus: 0.5, pidsLimit: 99, workDirMiB: 32 });
+    } finally {
+      await box.destroy();
+    }
+  }, 60_000);
+
+  it('destroy removes a stopped sandbox and refuses a container that is not one', async () => {
+    const d = dockerClient();
+    const { id } = (await cli('create')) as { id: string };
+    const other = await d.createContainer({ Image: 'gymflow/sandbox:latest', Cmd: ['true'] });
+    try {
+      await d.getContainer(id).stop({ t: 0 });
+      expect(await cli('destroy', id)).toMatchObject({ id, destroyed: true });
+      await expect(d.getContainer(id).inspect()).rejects.toThrow(/no such container/i);
+      await expect(cli('destroy', other.id)).rejects.toThrow(/is not a gymflow sandbox/);
+    } finally {
+      await other.remove({ force: true });
+      await d.getContainer(id).remove({ force: true }).catch(() => undefined);
+    }
+  }, 60_000);
+
+  it('SIGINT / SIGTERM during replay remove its containers (the active one and the spare) and exit 130 / 143', async () => {
+    const env = new SandboxEnv();
+    let trajectory;
+    try {
+      trajectory = await runEpisode(env, new SandboxExpert(), { envId: SANDBOX_ENV_ID, seed: 0, task: 'celsius-sign' });
+    } finally {
+      await env.close();
+    }
+    trajectory.steps[1]!.action = { tool: 'shell', params: { command: 'sleep 120', timeout_s: 120 } };
+    const file = join(mkdtempSync(join(tmpdir(), 'gymflow-sig-')), 'slow.json');
+    writeFileSync(file, JSON.stringify(trajectory));
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const child = spawn(process.execPath, [resolve('bin/gymflow.js'), 'sandbox', 'replay', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const exited = new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
+      const mine = async (): Promise<string[]> =>
+        (await dockerClient().listContainers({ all: true, filters: { label: [`${LABEL_OWNER_PID}=${child.pid}`] } })).map((c) => c.Id);
+      // The episode's container and the warm pool's spare, then the step's `sleep` under way.
+      for (let i = 0; i < 300 && (await mine()).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await mine(), stderr).toHaveLength(2);
+      await new Promise((r) => setTimeout(r, 1500));
+      child.kill(signal);
+      expect(await exited, stderr).toBe(code);
+      expect(stderr).toMatch(new RegExp(`${signal}: removing 2 sandbox containers`));
+      expect(await mine()).toEqual([]);
+    }
+  }, 120_000);
+});
+
+/** A task with inline files (written to a temporary tasks file). */
+const MY_TASK = {
+  instance_id: 'mine-1',
+  problem_statement: 'fix f',
+  files: { 'm.py': 'def f():\n    return 1\n' },
+  patch: '--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n',
+  test_patch: '--- /dev/null\n+++ b/test_m.py\n@@ -0,0 +1,3 @@\n+from m import f\n+def test_f():\n+    assert f() == 2\n',
+  FAIL_TO_PASS: ['test_m.py::test_f'],
+};
+
+describe('gymflow sandbox replay: unreadable input', () => {
+  it('names the file when it is missing, a directory, empty or not JSON', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-replay-'));
+    mkdirSync(join(dir, 'adir'));
+    writeFileSync(join(dir, 'empty.json'), '\n');
+    writeFileSync(join(dir, 'bad.json'), '{not json');
+    writeFileSync(join(dir, 'bad.jsonl'), '{"a":\n{"b":1}\n');
+    expect(() => readTrajectoryFile(join(dir, 'none.json'))).toThrow(/replay: cannot read .*none\.json: no such file/);
+    expect(() => readTrajectoryFile(join(dir, 'adir'))).toThrow(/replay: cannot read .*adir: is a directory, not a trajectory file/);
+    expect(() => readTrajectoryFile(join(dir, 'empty.json'))).toThrow(/replay: .*empty\.json is empty/);
+    expect(() => readTrajectoryFile(join(dir, 'bad.json'))).toThrow(/replay: .*bad\.json: not JSON: /);
+    expect(() => readTrajectoryFile(join(dir, 'bad.jsonl'))).toThrow(/replay: .*bad\.jsonl:1: not JSON: /);
+  });
 });

@@ -1,6 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
+import { checkOutputPath } from '../../core/output-file.js';
 import { getProfile } from '../../core/profiles/index.js';
 import { ToolValidator } from '../../core/tool-validator.js';
 import { parseTrajectory, type Trajectory } from '../../core/trajectory.js';
@@ -23,6 +27,7 @@ import { printJson } from '../options.js';
 /** Label naming the tasks file a CLI sandbox was created from (so later commands find its task). */
 const LABEL_TASKS_FILE = 'gymflow.sandbox.tasks-file';
 
+/** The tasks of a file (the built-in ones when none); a file that cannot be read is named as the tasks file. */
 function tasksFrom(file: string | undefined): SandboxTask[] {
   return file === undefined || file === BUILTIN_TASKS_FILE ? builtinTasks() : loadTasks(file);
 }
@@ -50,6 +55,49 @@ function parseParams(text: string): Record<string, unknown> {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError('--params: expected a JSON object');
   return value as Record<string, unknown>;
+}
+
+/**
+ * Reads the trajectory `replay` takes: a JSON file, or a JSONL file's first line. Errors name the file.
+ */
+export function readTrajectoryFile(file: string): Trajectory {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory, not a trajectory file' : e.code === 'EACCES' ? 'permission denied' : e.message;
+    throw new ConfigError(`replay: cannot read ${file}: ${why}`);
+  }
+  text = text.replace(/^\uFEFF/, '').trim();
+  if (text === '') throw new ConfigError(`replay: ${file} is empty; expected a trajectory (JSON, or JSONL: its first line)`);
+  const first = text.startsWith('{') && text.includes('\n{') ? (text.split('\n')[0] as string) : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(first);
+  } catch (err) {
+    throw new ConfigError(`replay: ${file}${first === text ? '' : ':1'}: not JSON: ${(err as Error).message}`);
+  }
+  return parseTrajectory(value, file);
+}
+
+/**
+ * Writes `content` to `target` atomically (a temporary file beside it, renamed into place), creating the
+ * target's directory; errors name the target.
+ */
+async function writeBinaryAtomically(target: string, content: Buffer): Promise<void> {
+  await checkOutputPath(target);
+  const abs = resolve(target);
+  const tmp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    await mkdir(dirname(abs), { recursive: true });
+    await writeFile(tmp, content);
+    await rename(tmp, abs);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigError(`cannot write ${target}: ${e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'is a directory' : e.message}`);
+  }
 }
 
 /** Replays a trajectory's actions in a fresh sandbox; reports the first step whose observation differs. */
@@ -115,15 +163,25 @@ export function sandboxCommand(program: Command): void {
     .option('--tasks <file>', 'tasks JSONL (default: the built-in tasks)')
     .option('--image <ref>', 'image (default gymflow/sandbox:latest)')
     .action(async (opts: { task?: string; tasks?: string; image?: string }) => {
-      const task = opts.task === undefined ? undefined : findTask(tasksFrom(opts.tasks), opts.task);
-      const labels: Record<string, string> = opts.tasks === undefined ? {} : { [LABEL_TASKS_FILE]: opts.tasks };
+      // The tasks file is read (and checked) even without --task, and recorded by its absolute path: later
+      // commands (`exec … submit`, `reset`) may run from another directory.
+      const tasks = opts.tasks === undefined ? undefined : tasksFrom(opts.tasks);
+      const task = opts.task === undefined ? undefined : findTask(tasks ?? tasksFrom(undefined), opts.task);
+      const labels: Record<string, string> = opts.tasks === undefined ? {} : { [LABEL_TASKS_FILE]: resolve(opts.tasks) };
       const box = await Sandbox.create({
         detached: true,
         ...(task ? { task: task.id } : {}),
         config: { labels, ...(opts.image === undefined ? {} : { image: opts.image }) },
       });
-      if (task) await initialArchive(box, task);
+      try {
+        if (task) await initialArchive(box, task);
+      } catch (err) {
+        await box.destroy().catch(() => undefined);
+        throw err;
+      }
       printJson({ id: box.id, task: task?.id ?? null, image: box.config.image });
+      // Its id is out: from now on it outlives this process (until `destroy`), even on Ctrl-C.
+      box.handOver();
     });
 
   sb.command('exec')
@@ -147,6 +205,7 @@ export function sandboxCommand(program: Command): void {
       const o = await dispatchTool(box, action, { shellTimeoutS: 30, maxShellTimeoutS: 300 });
       // A sandbox that stopped answering was replaced: its id changed, say so.
       printJson({ observation: o.observation, exitCode: o.exitCode, truncated: o.truncated, durationMs: Math.round(o.durationMs), ...(o.replaced ? { replacedBy: box.id } : {}) });
+      box.handOver();
     });
 
   sb.command('reset')
@@ -155,10 +214,12 @@ export function sandboxCommand(program: Command): void {
     .action(async (id: string) => {
       const box = await Sandbox.attach(id);
       const task = await taskOf(id);
+      const before = box.id;
       const started = performance.now();
       if (task) await initialArchive(box, task);
       else await box.reset(await packTar([]));
-      printJson({ id, task: task?.id ?? null, durationMs: Math.round(performance.now() - started) });
+      printJson({ id, task: task?.id ?? null, durationMs: Math.round(performance.now() - started), ...(box.id === before ? {} : { replacedBy: box.id }) });
+      box.handOver();
     });
 
   sb.command('snapshot')
@@ -178,7 +239,7 @@ export function sandboxCommand(program: Command): void {
         gitStatus: git.exitCode === 0 ? git.output : null,
         hardening: box.config,
       };
-      writeFileSync(opts.output, await buildSnapshot(facts, diff, changed));
+      await writeBinaryAtomically(opts.output, await buildSnapshot(facts, diff, changed));
       printJson({ output: opts.output, ...diff });
     });
 
@@ -187,19 +248,16 @@ export function sandboxCommand(program: Command): void {
     .argument('<trajectory>', 'trajectory JSON file (or JSONL: its first line)')
     .option('--tasks <file>', 'tasks JSONL (default: the built-in tasks)')
     .action(async (file: string, opts: { tasks?: string }) => {
-      const text = readFileSync(file, 'utf8').trim();
-      const first = text.startsWith('{') && text.includes('\n{') ? (text.split('\n')[0] as string) : text;
-      const result = await replayTrajectory(parseTrajectory(JSON.parse(first), file), opts.tasks);
+      const result = await replayTrajectory(readTrajectoryFile(file), opts.tasks);
       printJson(result);
       if (result.firstDivergentStep !== null) process.exitCode = 1;
     });
 
   sb.command('destroy')
-    .description('remove a sandbox')
+    .description('remove a sandbox, running or stopped (only gymflow sandboxes)')
     .argument('<id>', 'sandbox id')
     .action(async (id: string) => {
-      const box = await Sandbox.attach(id);
-      await box.destroy();
+      await Sandbox.remove(id);
       printJson({ id, destroyed: true });
     });
 
