@@ -5,12 +5,14 @@
  *   node --import tsx workers/cpu.ts [--address host:port] [--namespace ns] [--task-queue q] [--store dir]
  *     [--work-dir dir] [--shutdown-grace seconds] [--max-concurrent-activities n]
  *
- * SIGTERM/SIGINT shut it down gracefully: no new tasks, running activities get the grace period.
+ * SIGTERM/SIGINT shut it down gracefully: no new tasks, running activities get the grace period; sandbox
+ * containers of activities still running after it are removed before the process exits.
  */
 import { pathToFileURL } from 'node:url';
 import { cpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/pipeline/dev-server.js';
 import { DEFAULT_TASK_QUEUES } from '../src/pipeline/plan.js';
+import { removeOwnedSandboxes } from '../src/sandbox/lifetime.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';
@@ -29,7 +31,13 @@ export async function runWorker(options: WorkerOptions = {}): Promise<void> {
 
 async function main(): Promise<void> {
   tolerateClosedOutput(); // started by `gymflow dev`, which may be gone before this worker is
-  await runWorker(parseWorkerArgs(process.argv.slice(2)));
+  try {
+    await runWorker(parseWorkerArgs(process.argv.slice(2)));
+  } finally {
+    // Rollouts still running past the shutdown grace were abandoned: their sandbox containers go with the worker.
+    const { removed } = await removeOwnedSandboxes();
+    if (removed.length > 0) console.error(`gymflow worker: removed ${removed.length} sandbox container(s) left by abandoned activities`);
+  }
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
