@@ -93,6 +93,49 @@ export function retryAfterFromHeaders(headers: { get(name: string): string | nul
   return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
 }
 
+/** A request that did not finish, headers and body, within its deadline ({@link withDeadline}). Retryable. */
+export class RequestDeadlineError extends Error {
+  constructor(
+    readonly deadlineMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`request timed out: no complete response within ${deadlineMs} ms`, options);
+    this.name = 'RequestDeadlineError';
+  }
+}
+
+/**
+ * Runs `request(signal)` under a deadline on the whole request. The SDKs' own `timeout` stops counting once
+ * the response headers arrive, so a server that stalls in the middle of the body would hold the call for
+ * ever; here the signal aborts at the deadline and the call rejects with {@link RequestDeadlineError} (even
+ * if the request ignored the abort, which is then left to settle on its own).
+ *
+ * @example
+ * ```ts
+ * const reply = await withDeadline(30_000, (signal) => client.chat.completions.create(body, { timeout: 30_000, signal }));
+ * ```
+ */
+export async function withDeadline<T>(ms: number, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new RequestDeadlineError(ms));
+    }, ms);
+  });
+  const pending = request(controller.signal);
+  try {
+    return await Promise.race([pending, expired]);
+  } catch (err) {
+    if (controller.signal.aborted && !(err instanceof RequestDeadlineError)) throw new RequestDeadlineError(ms, { cause: err });
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    pending.catch(() => undefined); // settles after the deadline when it ignored the abort; nobody listens
+  }
+}
+
 /** The error classes a Stainless-generated SDK (both `openai` and `@anthropic-ai/sdk` are) exports. */
 export interface SdkErrorClasses {
   APIError: abstract new (...args: never[]) => Error;
@@ -107,6 +150,7 @@ export interface SdkErrorClasses {
  * env var to check on 401/403.
  */
 export function classifySdkError(err: unknown, classes: SdkErrorClasses, provider: string, keyHint: string): FailureInfo {
+  if (err instanceof RequestDeadlineError) return { retryable: true, message: `${provider}: ${err.message}` };
   if (err instanceof classes.APIConnectionTimeoutError) return { retryable: true, message: `${provider}: request timed out` };
   if (err instanceof classes.APIUserAbortError) return { retryable: false, message: `${provider}: request aborted` };
   if (err instanceof classes.APIConnectionError) return { retryable: true, message: `${provider}: connection error: ${err.message}` };

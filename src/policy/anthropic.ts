@@ -3,7 +3,7 @@ import type { ContentBlockParam, Message, MessageCreateParamsNonStreaming, Messa
 import type { Agent, AgentContext, AgentDecision } from '../core/agent.js';
 import type { StepMeta, TaskInfo } from '../core/types.js';
 import type { AgentInfo } from '../core/wrappers/recorder.js';
-import { classifySdkError } from '../core/retry.js';
+import { classifySdkError, withDeadline } from '../core/retry.js';
 import { DEFAULT_RETRY_POLICY, type FailureInfo, type RetryPolicy, withRetry } from '../core/retry.js';
 import { renderContext, type StepNote } from './chat-format.js';
 import { parseAnthropicContent, type AnthropicBlockLike } from './tool-call-parsing.js';
@@ -101,7 +101,8 @@ export class AnthropicPolicy implements Agent {
     const message: Message = await withRetry(
       async () => {
         this.usage.requests++;
-        return this.client.messages.create(body, { timeout: o.timeoutMs ?? 120_000 });
+        const timeout = o.timeoutMs ?? 120_000;
+        return withDeadline(timeout, (signal) => this.client.messages.create(body, { timeout, signal }));
       },
       (err) => this.classify(err),
       o.retry ?? DEFAULT_RETRY_POLICY,

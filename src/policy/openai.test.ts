@@ -6,7 +6,7 @@ import type { Action } from '../core/types.js';
 import { registerBuiltinEnvs } from '../envs/register.js';
 import { canonicalJson } from '../core/canonical.js';
 import { toolCallText } from '../hub/export/conversation.js';
-import { LoopbackApi, openaiError, type RecordedRequest } from '../reward/judge/__fixtures__/loopback-api.js';
+import { LoopbackApi, openaiCompletion, openaiError, type RecordedRequest } from '../reward/judge/__fixtures__/loopback-api.js';
 import { RetriesExhaustedError } from '../core/retry.js';
 import { ExpertOracle } from './__fixtures__/scripted.js';
 import { OpenAIPolicy, type OpenAIPolicyOptions } from './openai.js';
@@ -214,6 +214,13 @@ describe('OpenAIPolicy against a loopback server', () => {
     api = await LoopbackApi.start(() => ({ hang: true }));
     const agent = policy(api.url, { timeoutMs: 50, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
     await expect(runEpisode(make(ENV), agent, { envId: ENV, seed: SEED })).rejects.toThrow(/timed out/);
+    expect(api.requests).toHaveLength(2);
+    await api.close();
+
+    // A reply whose body stops halfway (the SDK's own timeout ends with the headers) times out the same way.
+    api = await LoopbackApi.start(() => ({ stallBody: true, body: openaiCompletion('<tool_call>\n{"name":"submit","arguments":{"answer":"1"}}\n</tool_call>') }));
+    const stalled = policy(api.url, { timeoutMs: 200, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    await expect(runEpisode(make(ENV), stalled, { envId: ENV, seed: SEED })).rejects.toThrow(/openai: request timed out: no complete response within 200 ms \(gave up after 2 attempts\)/);
     expect(api.requests).toHaveLength(2);
   });
 });

@@ -4,7 +4,7 @@ import type { Agent, AgentContext, AgentDecision } from '../core/agent.js';
 import type { StepMeta, TaskInfo } from '../core/types.js';
 import type { AgentInfo } from '../core/wrappers/recorder.js';
 import { toolFunction } from '../hub/export/conversation.js';
-import { classifySdkError } from '../core/retry.js';
+import { classifySdkError, withDeadline } from '../core/retry.js';
 import { DEFAULT_RETRY_POLICY, type FailureInfo, RetriesExhaustedError, type RetryPolicy, withRetry } from '../core/retry.js';
 import { renderContext, type StepNote } from './chat-format.js';
 import { invalidCall, parseOpenAIMessage } from './tool-call-parsing.js';
@@ -164,7 +164,8 @@ export class OpenAIPolicy implements Agent {
       completion = await withRetry(
         async () => {
           this.usage.requests++;
-          return this.client.chat.completions.create(body, { timeout: o.timeoutMs ?? 120_000 });
+          const timeout = o.timeoutMs ?? 120_000;
+          return withDeadline(timeout, (signal) => this.client.chat.completions.create(body, { timeout, signal }));
         },
         (err) => this.classify(err),
         o.retry ?? DEFAULT_RETRY_POLICY,

@@ -180,7 +180,13 @@ describe('Anthropic judge', () => {
     await api!.close();
 
     const stuck = await judgeWith(() => ({ hang: true }), { timeoutMs: 100, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
-    await expect(stuck.judge(codingTrajectory(1), profile, RUBRICS)).rejects.toThrow(/anthropic: request timed out \(gave up after 2 attempts\)/);
+    await expect(stuck.judge(codingTrajectory(1), profile, RUBRICS)).rejects.toThrow(/anthropic: request timed out.* \(gave up after 2 attempts\)/);
+    await api!.close();
+
+    // The SDK's own timeout ends with the headers: a body that stops halfway must time out too.
+    const stalled = await judgeWith((_req, i) => (i === 0 ? { stallBody: true, body: anthropicToolUse(verdict(NAMES, 0.4)) } : { body: anthropicToolUse(verdict(NAMES, 0.7)) }), { timeoutMs: 300 });
+    expect((await stalled.judge(codingTrajectory(1), profile, RUBRICS))[0]!.rubrics['goalProgress']!.score).toBe(0.7);
+    expect(stalled.usage()).toMatchObject({ requests: 2, retries: 1 });
   });
 
   it('refuses to start without an API key, naming the env var', () => {

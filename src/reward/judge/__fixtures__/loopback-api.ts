@@ -15,13 +15,17 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-/** How to answer one request. `hang: true` never answers (until the server closes). */
+/**
+ * How to answer one request. `hang: true` never answers (until the server closes); `stallBody: true` sends
+ * the status, the headers and the first half of the body, then nothing more.
+ */
 export interface FakeReply {
   status?: number;
   body?: unknown;
   headers?: Record<string, string>;
   delayMs?: number;
   hang?: boolean;
+  stallBody?: boolean;
 }
 
 /** Decides the reply to the `index`-th request (0-based). */
@@ -70,7 +74,9 @@ export class LoopbackApi {
           const send = (): void => {
             if (res.destroyed) return;
             res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-            res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+            const text = reply.body === undefined ? '' : JSON.stringify(reply.body);
+            if (reply.stallBody) res.write(text.slice(0, Math.floor(text.length / 2)));
+            else res.end(text);
           };
           if (reply.delayMs) setTimeout(send, reply.delayMs);
           else send();

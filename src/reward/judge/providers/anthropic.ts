@@ -1,7 +1,7 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ContentBlockParam, Message, MessageCreateParamsNonStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { JUDGE_OUTPUT_NAME } from '../output.js';
-import { classifySdkError, type FailureInfo } from '../../../core/retry.js';
+import { classifySdkError, type FailureInfo, withDeadline } from '../../../core/retry.js';
 import { type JudgeProvider, type ProviderReply, type ProviderRequest } from './provider.js';
 
 /**
@@ -78,7 +78,7 @@ export class AnthropicProvider implements JudgeProvider<AnthropicTurn> {
       tool_choice: { type: 'tool', name: JUDGE_OUTPUT_NAME },
     };
     onRequest();
-    const message: Message = await this.client.messages.create(body, { timeout: request.timeoutMs });
+    const message: Message = await withDeadline(request.timeoutMs, (signal) => this.client.messages.create(body, { timeout: request.timeoutMs, signal }));
     const turn: AnthropicTurn = [];
     let value: unknown;
     const texts: string[] = [];

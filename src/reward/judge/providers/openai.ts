@@ -1,7 +1,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { JUDGE_OUTPUT_NAME } from '../output.js';
-import { classifySdkError, type FailureInfo } from '../../../core/retry.js';
+import { classifySdkError, type FailureInfo, withDeadline } from '../../../core/retry.js';
 import { type JudgeProvider, type ProviderReply, type ProviderRequest } from './provider.js';
 
 /**
@@ -82,11 +82,11 @@ export class OpenAIProvider implements JudgeProvider<OpenAITurn> {
     const mode = this.mode;
     try {
       onRequest();
-      completion = await this.client.chat.completions.create(body(mode), { timeout: request.timeoutMs });
+      completion = await withDeadline(request.timeoutMs, (signal) => this.client.chat.completions.create(body(mode), { timeout: request.timeoutMs, signal }));
     } catch (err) {
       if (mode === 'json_schema' && err instanceof APIError && (err.status === 400 || err.status === 422)) {
         onRequest();
-        completion = await this.client.chat.completions.create(body('json_object'), { timeout: request.timeoutMs });
+        completion = await withDeadline(request.timeoutMs, (signal) => this.client.chat.completions.create(body('json_object'), { timeout: request.timeoutMs, signal }));
         // Only a fallback that worked proves the server lacks json_schema (a 400 may have other causes).
         this.mode = 'json_object';
       } else throw err;
