@@ -1,9 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTrajectory } from '../src/core/trajectory.js';
+import { LoopbackApi, openaiError } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { repoRoot } from './support/temporal.js';
 
 function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
@@ -119,4 +120,28 @@ describe('gymflow reward', () => {
     const field = gymflow('reward', 'score', runs, '--domain', 'coding', '--judge-config', judgeConfig, '-o', join(dir, 'x.jsonl'));
     expect(field.stderr).toContain(`${judgeConfig} $.concurrency`);
   });
+
+  it('says what the judge cost before a failure stopped the scoring, and how to keep its verdicts', async () => {
+    const api = await LoopbackApi.start(() => ({ status: 401, body: openaiError('bad key', 'authentication_error') }));
+    try {
+      const args = [join(repoRoot, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'tool-use', '--judge', 'openai', '--model', 'm', '--judge-base-url', `${api.url}/v1`, '-o', join(dir, 'judged.jsonl')];
+      const failed = await run(args, { OPENAI_API_KEY: 'sk-test' });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/^judge before the failure: [1-9]\d* requests, 0 cache hits, .*; its verdicts are lost: set cachePath in --judge-config so a rerun reuses them$/m);
+      expect(failed.stderr).toMatch(/HTTP 401.*check OPENAI_API_KEY/);
+    } finally {
+      await api.close();
+    }
+  });
 });
+
+/** Runs a command without blocking this process (the loopback server must answer it). */
+function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+

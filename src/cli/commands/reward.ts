@@ -7,6 +7,7 @@ import { assertNotAnInput, writeFileAtomically } from '../../core/output-file.js
 import { getProfile, listProfiles } from '../../core/profiles/index.js';
 import { fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from '../../reward/calibration/index.js';
 import type { JudgeConfigInput } from '../../reward/judge/config.js';
+import type { JudgeUsage } from '../../reward/types.js';
 import { createJudge, parseJudgeConfig } from '../../reward/judge/config.js';
 import { listRubrics } from '../../reward/judge/rubrics.js';
 import { leaderboard, type LeaderboardGrouping } from '../../reward/leaderboard.js';
@@ -29,6 +30,11 @@ interface ScoreOpts {
   referenceSteps?: number;
   concurrency: number;
   json?: boolean;
+}
+
+/** A judge's usage on one line. */
+function formatUsage(usage: JudgeUsage): string {
+  return `${usage.requests} requests, ${usage.cacheHits} cache hits, ${usage.inputTokens}+${usage.outputTokens} tokens, $${usage.costUsd.toFixed(4)}, ${usage.failures} failures`;
 }
 
 function parseUnit(value: string): number {
@@ -125,6 +131,14 @@ export function rewardCommand(program: Command): void {
       let summary;
       try {
         summary = await scoreFile(file, opts.out, options);
+      } catch (err) {
+        // What the judge was paid for before the failure is spent either way: say how much, and how to keep it.
+        const spent = judge?.usage();
+        if (spent && spent.requests > 0) {
+          const kept = judgeConfig?.cachePath !== undefined ? `its verdicts are in ${judgeConfig.cachePath}, so a rerun asks only for the rest` : 'its verdicts are lost: set cachePath in --judge-config so a rerun reuses them';
+          console.error(`judge before the failure: ${formatUsage(spent)}; ${kept}`);
+        }
+        throw err;
       } finally {
         await rewardModel?.release();
       }
@@ -136,7 +150,7 @@ export function rewardCommand(program: Command): void {
         for (const e of summary.errors) console.error(e);
         if (summary.written) say(`scored ${summary.scored} trajectories into ${opts.out === '-' ? 'stdout' : opts.out}; skipped ${summary.skipped}`);
         else console.error(`left ${file} unchanged: scoring it in place would drop its ${summary.skipped} invalid line(s); fix them, or write the ${summary.scored} valid trajectories elsewhere with -o OTHER.jsonl`);
-        if (usage) say(`judge: ${usage.requests} requests, ${usage.cacheHits} cache hits, ${usage.inputTokens}+${usage.outputTokens} tokens, $${usage.costUsd.toFixed(4)}, ${usage.failures} failures`);
+        if (usage) say(`judge: ${formatUsage(usage)}`);
       }
       if (summary.skipped > 0) process.exitCode = 1;
     });
