@@ -128,6 +128,19 @@ def cast_parameters(model: Any, dtype: torch.dtype) -> Any:
     return model
 
 
+def _refuse_reward_model(model_dir: str) -> None:
+    """A reward model (``*ForSequenceClassification``) loads as a causal LM without complaint: its backbone with a
+    fresh, untrained LM head. Such a "policy" would only emit noise, so it is refused."""
+    try:
+        with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as fh:
+            archs = json.load(fh).get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return  # no config.json (a LoRA adapter) or an unreadable one: the load reports it
+    if archs and all(str(a).endswith("ForSequenceClassification") for a in archs):
+        raise CheckpointError(f"{model_dir}: a reward model (architectures {archs}), not a policy; export it with "
+                              "kind: reward_model")
+
+
 def load_policy(checkpoint: str, dtype: torch.dtype = torch.float32, device: Optional[torch.device] = None,
                 attn_implementation: Optional[str] = "eager",
                 model_types: Optional[tuple[str, ...]] = SUPPORTED_MODEL_TYPES) -> tuple[Any, Any, str, list[str]]:
@@ -142,6 +155,7 @@ def load_policy(checkpoint: str, dtype: torch.dtype = torch.float32, device: Opt
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model_dir = resolve_model_dir(checkpoint)
+    _refuse_reward_model(model_dir)
     adapter_cfg_file = os.path.join(model_dir, "adapter_config.json")
     lora = os.path.isfile(adapter_cfg_file)
     weights = _files(model_dir, ADAPTER_PATTERNS if lora else WEIGHT_PATTERNS)

@@ -205,3 +205,12 @@ def test_export_refuses_a_policy_checkpoint(tmp_path):
     save_tiny(str(tmp_path / "policy"))
     with pytest.raises(rm.CheckpointError, match="not a reward model"):
         rm.export_reward_onnx(str(tmp_path / "policy"), str(tmp_path / "out"), 18, True)
+
+
+def test_a_reward_model_is_refused_as_a_policy(trained, tmp_path):
+    """It would load as a causal LM (its backbone with an untrained LM head) and export without complaint."""
+    from gymflow_trainer.onnx_export import load_policy
+
+    run_dir, _, _ = trained
+    with pytest.raises(rm.CheckpointError, match=r"a reward model \(architectures \['\w+ForSequenceClassification'\]\), not a policy; export it with kind: reward_model"):
+        load_policy(str(run_dir / "run"))
