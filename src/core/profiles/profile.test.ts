@@ -81,5 +81,24 @@ describe('domain profiles', () => {
   it('reads back what `gymflow profiles show` prints', () => {
     for (const p of listProfiles()) expect(parseProfile(JSON.parse(JSON.stringify(p)), `${p.name}.json`)).toEqual(p);
   });
+
+  it('refuses judge rubric names that are taken: a duplicate, a built-in or the learned layer\'s, an object property', () => {
+    const base = JSON.parse(JSON.stringify(getProfile('generic'))) as { name: string; judgeRubrics: { name: string; description: string }[] };
+    base.name = 'rubric-names';
+    const rubric = (name: string): { name: string; description: string } => ({ name, description: `judged as ${name}` });
+    base.judgeRubrics = [rubric('grounding'), rubric('grounding'), rubric('learned'), rubric('redundancy'), rubric('constructor'), rubric('goalProgress')];
+    let issues: readonly string[] = [];
+    try {
+      parseProfile(base, 'r.json');
+    } catch (err) {
+      issues = (err as SchemaError).issues;
+    }
+    expect(issues).toEqual([
+      "r.json $.judgeRubrics[1].name: duplicate judge rubric name 'grounding'",
+      "r.json $.judgeRubrics[2].name: 'learned' is a rubric gymflow defines (outcome, redundancy, regression, informationUse, efficiency, learned); give yours another name",
+      expect.stringMatching(/^r\.json \$\.judgeRubrics\[3\]\.name: 'redundancy' is a rubric gymflow defines/),
+      "r.json $.judgeRubrics[4].name: 'constructor' cannot name a rubric (it is a property every object has)",
+    ]); // goalProgress, a built-in judge rubric, may be reworded by a profile
+  });
 });
 

@@ -34,6 +34,13 @@ export const BUILTIN_RUBRICS = [
   'parameterCorrectness',
 ] as const;
 
+/**
+ * Names a profile's own judge rubric may not take: the rubrics the rules and the outcome compute (a judge
+ * rubric of that name would never be asked) and `learned`, the learned reward model's. A built-in judge
+ * rubric's name is allowed: the profile's wording replaces the built-in's.
+ */
+export const RESERVED_RUBRICS = ['outcome', 'redundancy', 'regression', 'informationUse', 'efficiency', 'learned'] as const;
+
 const ToolSpecSchema = z
   .object({
     name: z.string().regex(/^[a-z][a-z0-9_]*$/, 'tool names are snake_case'),
@@ -85,7 +92,15 @@ export const DomainProfileSchema = z
         ctx.addIssue({ code: 'custom', path: ['terminalTools', i], message: `terminal tool '${t}' is not one of the profile's tools (${names.join(', ')})` });
       }
     });
-    const known = new Set<string>([...BUILTIN_RUBRICS, ...p.judgeRubrics.map((r) => r.name)]);
+    const rubricNames = p.judgeRubrics.map((r) => r.name);
+    rubricNames.forEach((n, i) => {
+      const path = ['judgeRubrics', i, 'name'];
+      if (rubricNames.indexOf(n) !== i) ctx.addIssue({ code: 'custom', path, message: `duplicate judge rubric name '${n}'` });
+      else if ((RESERVED_RUBRICS as readonly string[]).includes(n)) {
+        ctx.addIssue({ code: 'custom', path, message: `'${n}' is a rubric gymflow defines (${RESERVED_RUBRICS.join(', ')}); give yours another name` });
+      } else if (n in Object.prototype) ctx.addIssue({ code: 'custom', path, message: `'${n}' cannot name a rubric (it is a property every object has)` });
+    });
+    const known = new Set<string>([...BUILTIN_RUBRICS, ...rubricNames]);
     for (const rubric of Object.keys(p.rubricWeights)) {
       if (!known.has(rubric)) {
         ctx.addIssue({ code: 'custom', path: ['rubricWeights', rubric], message: `unknown rubric '${rubric}': define it in judgeRubrics or use one of ${BUILTIN_RUBRICS.join(', ')}` });
