@@ -58,7 +58,7 @@ export class AnthropicPolicy implements Agent {
 
   constructor(options: AnthropicPolicyOptions) {
     this.options = options;
-    this.info = { name: `anthropic:${options.model}` };
+    this.info = { name: `anthropic:${options.model}`, model: options.model };
     this.client = new Anthropic({ apiKey: options.apiKey, maxRetries: 0, ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}) });
   }
 
@@ -132,6 +132,7 @@ export class AnthropicPolicy implements Agent {
 
   /** Classifies an SDK error for retries. */
   classify(err: unknown): FailureInfo {
-    return classifySdkError(err, { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError }, 'anthropic', this.options.keyEnv ?? 'ANTHROPIC_API_KEY');
+    const who = `anthropic (${this.options.model}${this.options.baseURL !== undefined ? ` at ${this.options.baseURL}` : ''})`;
+    return classifySdkError(err, { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError }, who, this.options.keyEnv ?? 'ANTHROPIC_API_KEY');
   }
 }

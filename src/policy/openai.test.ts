@@ -205,7 +205,7 @@ describe('OpenAIPolicy against a loopback server', () => {
     const t = await runEpisode(make(ENV, { maxEpisodeSteps: 2 }), agent, { envId: ENV, seed: SEED });
     expect(t.outcome).toMatchObject({ success: false, truncated: true });
     expect(t.steps.map((s) => s.action.tool)).toEqual([INVALID_TOOL_CALL, INVALID_TOOL_CALL]);
-    expect(t.steps[0]?.action.params['error']).toMatch(/^context overflow: openai: HTTP 400 This model's maximum context length is 2048 tokens/);
+    expect(t.steps[0]?.action.params['error']).toMatch(/^context overflow: openai \(policy-test at http:\/\/127\.0\.0\.1:\d+\/v1\): HTTP 400 This model's maximum context length is 2048 tokens/);
     expect(t.steps[0]?.tokens).toBeUndefined(); // nothing was sampled: nothing for RL to train on
     expect(agent.usage).toMatchObject({ requests: 2, steps: 2, invalidCalls: 2 });
   });
@@ -220,7 +220,7 @@ describe('OpenAIPolicy against a loopback server', () => {
     // A reply whose body stops halfway (the SDK's own timeout ends with the headers) times out the same way.
     api = await LoopbackApi.start(() => ({ stallBody: true, body: openaiCompletion('<tool_call>\n{"name":"submit","arguments":{"answer":"1"}}\n</tool_call>') }));
     const stalled = policy(api.url, { timeoutMs: 200, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
-    await expect(runEpisode(make(ENV), stalled, { envId: ENV, seed: SEED })).rejects.toThrow(/openai: request timed out: no complete response within 200 ms \(gave up after 2 attempts\)/);
+    await expect(runEpisode(make(ENV), stalled, { envId: ENV, seed: SEED })).rejects.toThrow(/openai \(policy-test at http:\/\/127\.0\.0\.1:\d+\/v1\): request timed out: no complete response within 200 ms \(gave up after 2 attempts\)/);
     expect(api.requests).toHaveLength(2);
   });
 });

@@ -105,7 +105,7 @@ export class OpenAIPolicy implements Agent {
   constructor(options: OpenAIPolicyOptions) {
     this.options = options;
     this.mode = options.mode ?? 'text';
-    this.info = { name: `openai:${options.model}` };
+    this.info = { name: `openai:${options.model}`, model: options.model };
     // maxRetries 0: retries happen in withRetry (bounded, counted in usage).
     this.client = new OpenAI({ apiKey: options.apiKey, maxRetries: 0, ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}) });
   }
@@ -216,6 +216,8 @@ export class OpenAIPolicy implements Agent {
 
   /** Classifies an SDK error for retries. */
   classify(err: unknown): FailureInfo {
-    return classifySdkError(err, { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError }, 'openai', this.options.keyEnv ?? 'OPENAI_API_KEY');
+    // Named with its model and server: a collection may run several policies, and errors reach a log far from the spec.
+    const who = `openai (${this.options.model}${this.options.baseURL !== undefined ? ` at ${this.options.baseURL}` : ''})`;
+    return classifySdkError(err, { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError }, who, this.options.keyEnv ?? 'OPENAI_API_KEY');
   }
 }

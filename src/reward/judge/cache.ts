@@ -1,6 +1,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from '../../core/errors.js';
 import { contentRef, sha256Ref } from '../../core/canonical.js';
 import type { RubricDefinition, RubricResult } from '../types.js';
 
@@ -75,9 +76,13 @@ export class JudgeCache {
     if (path === undefined) return;
     const line = `${JSON.stringify({ key, provider: meta.provider, model: meta.model, rubrics })}\n`;
     const write = this.writes.then(async () => {
-      await mkdir(dirname(path), { recursive: true });
-      // One appendFile per line (O_APPEND): lines from concurrent processes do not interleave in practice.
-      await appendFile(path, line, 'utf8');
+      try {
+        await mkdir(dirname(path), { recursive: true });
+        // One appendFile per line (O_APPEND): lines from concurrent processes do not interleave in practice.
+        await appendFile(path, line, 'utf8');
+      } catch (err) {
+        throw new ConfigError(`judge cachePath ${path}: cannot write to it (${(err as Error).message})`);
+      }
     });
     // Keep the chain alive after a failed write; the caller still sees the failure.
     this.writes = write.catch(() => undefined);
@@ -101,7 +106,7 @@ export class JudgeCache {
       text = await readFile(this.path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
+      throw new ConfigError(`judge cachePath ${this.path}: cannot read it (${(err as Error).message})`);
     }
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;

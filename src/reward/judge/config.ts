@@ -23,7 +23,7 @@ export const JudgeConfigSchema = z
     /** Env var holding the key (default `ANTHROPIC_API_KEY` / `OPENAI_API_KEY`). */
     apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
     /** API base URL: `http://localhost:8000/v1` for vLLM; default the provider's (or its `*_BASE_URL` env var). */
-    baseURL: z.url().optional(),
+    baseURL: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, like http://localhost:8000/v1' }).optional(),
     /** US dollars per million input / output tokens, for `usage().costUsd`. */
     prices: z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }).strict().optional(),
     /** Requests in flight at once. */

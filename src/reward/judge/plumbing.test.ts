@@ -1,8 +1,9 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JudgeCache, judgeCacheKey, type JudgeCacheKeyParts } from './cache.js';
+import { parseJudgeConfig } from './config.js';
 import { BUILTIN_JUDGE_RUBRICS } from '../rubrics.js';
 import { Semaphore } from './semaphore.js';
 import { UsageMeter } from './usage.js';
@@ -78,6 +79,26 @@ describe('judge cache', () => {
     const mem = new JudgeCache();
     await mem.set('x', { a: { score: 1 } }, { provider: 'p', model: 'm' });
     expect(await mem.get('x')).toEqual({ a: { score: 1 } });
+  });
+
+  it('names the cachePath it cannot read or write', async () => {
+    const folder = join(dir, 'a-folder');
+    mkdirSync(folder);
+    await expect(new JudgeCache(folder).get('k')).rejects.toThrow(`judge cachePath ${folder}: cannot read it (EISDIR`);
+    const underFile = join(dir, 'sub', 'cache.jsonl', 'x.jsonl'); // its parent is a file
+    const cache = new JudgeCache(underFile);
+    await expect(cache.set('k', { a: { score: 1 } }, { provider: 'p', model: 'm' })).rejects.toThrow(`judge cachePath ${underFile}: cannot read it (ENOTDIR`);
+    // A file read once (absent then), whose folder turns into a file before the first write.
+    const appendOnly = new JudgeCache(join(folder, 'new.jsonl'));
+    await appendOnly.get('k');
+    rmSync(folder, { recursive: true });
+    writeFileSync(folder, 'now a file');
+    await expect(appendOnly.set('k', { a: { score: 1 } }, { provider: 'p', model: 'm' })).rejects.toThrow(`judge cachePath ${join(folder, 'new.jsonl')}: cannot write to it`);
+  });
+
+  it('takes only an http(s) base URL', () => {
+    expect(() => parseJudgeConfig({ provider: 'openai', model: 'm', baseURL: 'localhost:8000' }, 'j.json')).toThrow('j.json $.baseURL: expected an http:// or https:// URL, like http://localhost:8000/v1');
+    expect(parseJudgeConfig({ provider: 'openai', model: 'm', baseURL: 'http://localhost:8000/v1' }).baseURL).toBe('http://localhost:8000/v1');
   });
 });
 
