@@ -85,7 +85,7 @@ describe('collect', () => {
     expect(f.steps).toHaveLength(1);
     expect(f.outcome).toEqual({ success: false, score: 0, terminated: false, truncated: false, reason: 'error' });
     expect(f.metadata.error).toMatchObject({ code: 'SANDBOX_DIED', message: 'the sandbox went away' });
-    expect(r.summary.failures).toEqual({ total: 1, byKind: { SANDBOX_DIED: 1 } });
+    expect(r.summary.failures).toEqual({ total: 1, byKind: { SANDBOX_DIED: 1 }, firstMessage: { SANDBOX_DIED: 'the sandbox went away' } });
     expect(r.summary.successes).toBe(3);
     const steps = r.trajectories.reduce((a, t) => a + t.steps.length, 0);
     expect(r.summary.tokens).toEqual({ prompt: 2 * steps, completion: steps });

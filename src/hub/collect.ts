@@ -88,13 +88,21 @@ export interface CollectSummary {
    * kind: a gymflow error's `code`, {@link AGENT_UNREACHABLE} for a model API that stayed unreachable through
    * its retries, else the error's class name.
    */
-  failures: { total: number; byKind: Record<string, number> };
+  failures: CollectFailures;
   /** Episodes a limit ended (`outcome.truncated`). */
   truncated: number;
   wallMs: number;
   episodesPerSecond: number;
   /** True when `signal` stopped the run early. */
   aborted: boolean;
+}
+
+/** The failures of a collection: how many, by kind, and the first message of each kind (what to show a user). */
+export interface CollectFailures {
+  total: number;
+  byKind: Record<string, number>;
+  /** The first failure's message of each kind, e.g. `CONFIG_ERROR: local:/m: model.onnx: Protobuf parsing failed`. */
+  firstMessage?: Record<string, string>;
 }
 
 /** Result of {@link collect}. */
@@ -170,14 +178,16 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
   const results = new Array<Trajectory | undefined>(plans.length);
   const byKind: Record<string, number> = {};
+  const firstMessage: Record<string, string> = {};
   let done = 0;
   let successes = 0;
   let failures = 0;
   const started = Date.now();
   let next = 0;
 
-  const fail = (kind: string): void => {
+  const fail = (kind: string, err: unknown): void => {
     byKind[kind] = (byKind[kind] ?? 0) + 1;
+    firstMessage[kind] ??= err instanceof Error ? err.message : String(err);
     failures++;
   };
 
@@ -190,7 +200,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         const { trajectory, error } = await runPlanned(env, plan, options, envSpec.domain);
         let t = trajectory;
         if (error !== undefined) {
-          fail(errorKind(error));
+          fail(errorKind(error), error);
           // The env may be mid-episode or broken: start the next episode on a fresh one.
           await env.close().catch(() => undefined);
           env = undefined;
@@ -198,7 +208,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
           try {
             t = await options.rewardFn(t);
           } catch (err) {
-            fail('reward');
+            fail('reward', err);
             t = { ...t, metadata: { ...t.metadata, rewardError: describeError(err) } };
           }
         }
@@ -219,7 +229,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
 
   const trajectories = results.filter((t): t is Trajectory => t !== undefined);
   const wallMs = Date.now() - started;
-  const summary = summarize(trajectories, { byKind, total: failures }, wallMs, options.signal?.aborted === true && trajectories.length < plans.length);
+  const summary = summarize(trajectories, { byKind, total: failures, firstMessage }, wallMs, options.signal?.aborted === true && trajectories.length < plans.length);
   const result: CollectResult = { trajectories, summary };
 
   if (options.store) {
@@ -303,7 +313,11 @@ export const AGENT_UNREACHABLE = 'AGENT_UNREACHABLE';
 /** The failure bucket of an error: its gymflow `code`, {@link AGENT_UNREACHABLE}, else its class name. */
 function errorKind(err: unknown): string {
   if (err instanceof GymflowError) return err.code;
-  if (err instanceof RetriesExhaustedError && err.failure.retryable) return AGENT_UNREACHABLE;
+  if (err instanceof RetriesExhaustedError) {
+    // Not retried: the API refused the request (a bad key, an unknown model), which no later episode escapes.
+    if (!err.failure.retryable) return err.failure.status !== undefined ? `AGENT_HTTP_${err.failure.status}` : 'AGENT_ERROR';
+    return AGENT_UNREACHABLE;
+  }
   if (err instanceof Error) return err.name;
   return 'unknown';
 }
@@ -318,7 +332,7 @@ function describeError(err: unknown): Record<string, unknown> {
 }
 
 /** The summary numbers of a set of trajectories (exported for reports over stored sets). */
-export function summarize(trajectories: readonly Trajectory[], failures: { total: number; byKind: Record<string, number> }, wallMs: number, aborted = false): CollectSummary {
+export function summarize(trajectories: readonly Trajectory[], failures: CollectFailures, wallMs: number, aborted = false): CollectSummary {
   let successes = 0;
   let reward = 0;
   let steps = 0;
@@ -342,7 +356,7 @@ export function summarize(trajectories: readonly Trajectory[], failures: { total
     meanReward: n ? reward / n : 0,
     meanSteps: n ? steps / n : 0,
     tokens,
-    failures: { total: failures.total, byKind: { ...failures.byKind } },
+    failures: { total: failures.total, byKind: { ...failures.byKind }, ...(failures.firstMessage && Object.keys(failures.firstMessage).length > 0 ? { firstMessage: { ...failures.firstMessage } } : {}) },
     truncated,
     wallMs,
     episodesPerSecond: wallMs > 0 ? (n * 1000) / wallMs : 0,

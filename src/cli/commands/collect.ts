@@ -145,6 +145,10 @@ export function collectCommand(program: Command): void {
       try {
         const result = await collect(options);
         reporter?.done();
+        const { failures, episodes } = result.summary;
+        for (const [kind, message] of Object.entries(failures.firstMessage ?? {})) console.error(`failed ${failures.byKind[kind] ?? 0}× ${kind}, first: ${message}`);
+        // Every episode failed (a model that does not load, a key the API refuses): the data is no data.
+        if (episodes > 0 && failures.total >= episodes) process.exitCode = 1;
         if (opts.json) return printJson({ ref: result.ref ?? null, taskSetRef: result.taskSetRef ?? null, path: result.path ?? null, summary: result.summary });
         printSummary(result.summary, result.ref ? `stored ${result.ref} as ${opts.out} in ${store?.root}` : `wrote ${result.path}`);
       } finally {

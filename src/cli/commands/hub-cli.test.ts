@@ -2,7 +2,11 @@ import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CountdownEnv } from '../../core/__fixtures__/countdown-env.js';
+import { ConfigError } from '../../core/errors.js';
+import { listEnvs, register } from '../../core/registry.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
+import { RandomAgent } from '../../policy/random.js';
 import type { CollectProgress } from '../../hub/collect.js';
 import type { LineageNode } from '../../hub/store/store.js';
 import { collectCommand, isFileOutput, progressLine, progressReporter } from './collect.js';
@@ -153,6 +157,26 @@ describe('gymflow collect / export / store', () => {
     const tree = JSON.parse(await run('store', 'lineage', 'runs/c', '--store', store, '--json')) as LineageNode;
     expect(tree.parents.map((p) => p.ref)).toContain(first.ref);
   }, 60_000);
+
+  it('says why episodes failed, and exits 1 when every one did', async () => {
+    if (!listEnvs().some((e) => e.id === 'test/unloadable-v0')) {
+      register('test/unloadable-v0', () => {
+        const env = new CountdownEnv();
+        env.reset = () => Promise.reject(new ConfigError('weights.bin: not a model file'));
+        return env;
+      }, { domain: 'generic', description: 'an environment whose model never loads', agents: { expert: () => new RandomAgent({ seed: 0 }) } });
+    }
+    const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-cli-fail-')), 'x.jsonl');
+    const stderr = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const report = JSON.parse(await run('collect', '--env', 'test/unloadable-v0', '--agent', 'expert', '-n', '3', '-o', out, '--no-progress', '--json')) as { summary: { failures: unknown } };
+      expect(report.summary.failures).toEqual({ total: 3, byKind: { CONFIG_ERROR: 3 }, firstMessage: { CONFIG_ERROR: 'weights.bin: not a model file' } });
+      expect(stderr.mock.calls.map((c) => String(c[0]))).toContain('failed 3× CONFIG_ERROR, first: weights.bin: not a model file');
+      expect(process.exitCode).toBe(1);
+    } finally {
+      stderr.mockRestore();
+    }
+  });
 
   it('reads only from a store that exists, and names a store path that cannot be one', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-nostore-'));
