@@ -54,17 +54,15 @@ let interrupted = false;
 /**
  * SIGINT / SIGTERM: remove the sandbox containers this process created (the active one and the warm pool's
  * spares; at most {@link SIGNAL_CLEANUP_MS}), then exit 130 / 143; a second signal exits at once. Commands
- * that handle signals themselves (`dev`, `demo`: their own listeners) keep their shutdown: then the
- * sandboxes are removed but the exit is theirs.
+ * that handle a signal themselves (`collect` finishes its episodes in flight on the first Ctrl-C; `dev`,
+ * `demo` stop their stacks) keep their shutdown, which closes their environments: removing the containers
+ * under them would fail the very episodes they are finishing. Once such a command lets go of the signal (the
+ * second Ctrl-C), this handler applies.
  */
 function handleSignals(): void {
   const onSignal = (signal: NodeJS.Signals): void => {
     const code = SIGNAL_EXIT[signal] ?? 1;
-    const ownShutdown = process.listeners(signal).some((l) => l !== onSignal);
-    if (ownShutdown) {
-      void removeOwnedSandboxes(SIGNAL_CLEANUP_MS);
-      return;
-    }
+    if (process.listeners(signal).some((l) => l !== onSignal)) return;
     if (interrupted) process.exit(code);
     interrupted = true;
     const ids = ownedSandboxIds();
