@@ -35,6 +35,11 @@ it('rejects a bad sandbox config when it is built, before any Docker call', () =
   expect(() => new SandboxEnv({ testTimeoutS: -1 })).toThrow(/testTimeoutS/);
 });
 
+it('refuses a misspelt option and a shell time limit above its maximum, naming them', () => {
+  expect(() => new SandboxEnv({ shelTimeoutS: 5 })).toThrow('gymflow/sandbox-v0 kwargs $: Unrecognized key: "shelTimeoutS" (known: tasks, sandbox, testTimeoutS, shellTimeoutS, maxShellTimeoutS, pool)');
+  expect(() => new SandboxEnv({ shellTimeoutS: 60, maxShellTimeoutS: 30 })).toThrow('gymflow/sandbox-v0 kwargs $.maxShellTimeoutS: must be at least shellTimeoutS');
+});
+
 docker.describe('gymflow/sandbox-v0', () => {
   it('passes checkEnv', async () => {
     registerSandboxEnv();

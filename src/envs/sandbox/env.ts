@@ -44,7 +44,10 @@ export const SandboxEnvOptionsSchema = z.object({
       z.instanceof(SandboxPool),
     ])
     .default('shared'),
-});
+})
+  // A misspelt option would otherwise be ignored silently (the default applies).
+  .strict()
+  .refine((o) => o.maxShellTimeoutS >= o.shellTimeoutS, { path: ['maxShellTimeoutS'], message: 'must be at least shellTimeoutS (the default time limit of a shell call)' });
 /** Parsed options of {@link SandboxEnv}. */
 export type SandboxEnvOptions = z.infer<typeof SandboxEnvOptionsSchema>;
 
@@ -75,7 +78,9 @@ export class SandboxEnv extends BaseEnv {
     const parsed = SandboxEnvOptionsSchema.safeParse(kwargs);
     if (!parsed.success) {
       const i = parsed.error.issues[0];
-      throw new ConfigError(`gymflow/sandbox-v0 kwargs $.${i?.path.join('.') ?? ''}: ${i?.message ?? 'invalid'}`);
+      const keys = i?.code === 'unrecognized_keys' ? ` (known: ${Object.keys(SandboxEnvOptionsSchema.shape).join(', ')})` : '';
+      const where = i?.path.length ? `$.${i.path.join('.')}` : '$';
+      throw new ConfigError(`gymflow/sandbox-v0 kwargs ${where}: ${i?.message ?? 'invalid'}${keys}`);
     }
     this.options = parsed.data;
     // Fail at construction, not at the first reset, on a bad sandbox config.
