@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 import { hostname } from 'node:os';
 import { processAlive } from '../hub/store/atomic.js';
-import { LABEL_DETACHED, LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_SANDBOX } from './config.js';
+import { LABEL_CREATED, LABEL_DETACHED, LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_SANDBOX, LABEL_TASK } from './config.js';
 
 /** What {@link gcSandboxes} did. */
 export interface GcReport {
@@ -40,6 +40,42 @@ export async function gcSandboxes(docker: Docker, options: { all?: boolean } = {
     }),
   );
   return report;
+}
+
+/** One sandbox container as {@link listSandboxes} reports it. */
+export interface SandboxListing {
+  id: string;
+  /** The task it was created for, if any. */
+  task: string | null;
+  /** The engine's state: `running`, `exited`, … */
+  state: string;
+  /** Made by `gymflow sandbox create` (lives until `destroy`), or owned by a process. */
+  detached: boolean;
+  /** The creating process (`host:pid`), for sandboxes that are not detached. */
+  owner: string | null;
+  /** Creation time (ISO 8601). */
+  created: string | null;
+  image: string;
+}
+
+/** Every gymflow sandbox container on the engine, running or stopped, oldest first. */
+export async function listSandboxes(docker: Docker): Promise<SandboxListing[]> {
+  const list = await docker.listContainers({ all: true, filters: { label: [`${LABEL_SANDBOX}=1`] } });
+  return list
+    .map((c) => {
+      const labels = c.Labels ?? {};
+      const detached = labels[LABEL_DETACHED] === '1';
+      return {
+        id: c.Id,
+        task: labels[LABEL_TASK] ?? null,
+        state: c.State,
+        detached,
+        owner: detached ? null : `${labels[LABEL_OWNER_HOST] ?? '?'}:${labels[LABEL_OWNER_PID] ?? '?'}`,
+        created: labels[LABEL_CREATED] ?? null,
+        image: c.Image,
+      };
+    })
+    .sort((a, b) => (a.created ?? '').localeCompare(b.created ?? ''));
 }
 
 let once: Promise<GcReport> | undefined;

@@ -35,6 +35,8 @@ docker.describe('gymflow sandbox', () => {
   it('create --task, exec, snapshot, reset, destroy', async () => {
     const { id } = (await cli('create', '--task', 'celsius-sign')) as { id: string };
     try {
+      const listed = (await cli('ls', '--json')) as unknown as { id: string }[];
+      expect(listed.find((b) => b.id === id)).toMatchObject({ task: 'celsius-sign', state: 'running', detached: true, owner: null });
       const edit = await cli('exec', id, 'shell', '--params', JSON.stringify({ command: 'sed -i "s/- 32/+ 32/" units.py && echo new > notes.txt' }));
       expect(edit).toMatchObject({ exitCode: 0, truncated: false });
       expect(Object.keys(edit).sort()).toEqual(['durationMs', 'exitCode', 'observation', 'truncated']);

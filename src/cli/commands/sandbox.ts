@@ -18,11 +18,13 @@ import {
   diffArchive,
   dockerClient,
   gcSandboxes,
+  listSandboxes,
   LABEL_TASK,
   packTar,
   Sandbox,
 } from '../../sandbox/index.js';
 import { printJson } from '../options.js';
+import { formatTable } from '../table.js';
 
 /** Label naming the tasks file a CLI sandbox was created from (so later commands find its task). */
 const LABEL_TASKS_FILE = 'gymflow.sandbox.tasks-file';
@@ -146,7 +148,7 @@ export async function replayTrajectory(t: Trajectory, tasksFile?: string): Promi
  * snapshot and replay. Every sub-command prints JSON.
  */
 export function sandboxCommand(program: Command): void {
-  const sb = program.command('sandbox').description('Docker sandboxes for gymflow/sandbox-v0: image, create, exec, reset, snapshot, replay, destroy, gc');
+  const sb = program.command('sandbox').description('Docker sandboxes for gymflow/sandbox-v0: image, create, exec, reset, snapshot, replay, destroy, ls, gc');
 
   sb.command('build-image')
     .description('build gymflow/sandbox:<recipe-hash> (+ :latest) offline with debootstrap; no-op when it exists')
@@ -259,6 +261,17 @@ export function sandboxCommand(program: Command): void {
     .action(async (id: string) => {
       await Sandbox.remove(id);
       printJson({ id, destroyed: true });
+    });
+
+  sb.command('ls')
+    .description('list gymflow sandboxes, running or stopped: id, task, state, who owns them')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const boxes = await listSandboxes(dockerClient());
+      if (opts.json) return printJson(boxes);
+      if (boxes.length === 0) return console.log('no gymflow sandboxes');
+      const rows = boxes.map((b) => ({ ...b, id: b.id.slice(0, 12), task: b.task ?? '-', owner: b.detached ? 'detached' : b.owner, created: b.created ?? '-' }));
+      console.log(formatTable(rows, [{ key: 'id' }, { key: 'task' }, { key: 'state' }, { key: 'owner' }, { key: 'created' }, { key: 'image' }]));
     });
 
   sb.command('gc')
