@@ -42,6 +42,12 @@ describe('registry', () => {
     expect(findWrapper(make(ID, { maxEpisodeSteps: null }), MaxSteps)).toBeUndefined();
     make(ID, { kwargs: { b: 3 } });
     expect(seen).toEqual({ a: 1, b: 3 });
+    // What spec() returns cannot change what later makes get.
+    expect(() => {
+      (spec(ID).kwargs as Record<string, unknown>)['a'] = 99;
+    }).toThrow(TypeError);
+    make(ID);
+    expect(seen).toEqual({ a: 1, b: 2 });
   });
 
   it('refuses duplicate registration unless replaced', () => {

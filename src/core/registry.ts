@@ -77,7 +77,12 @@ export function register(
   if (registry.has(id) && !options.replace) {
     throw new RegistryError(`environment '${id}' is already registered; pass { replace: true } to replace it`);
   }
-  registry.set(id, { factory, spec: Object.freeze({ ...spec, id }) });
+  // Frozen with its two records (their values, such as a warm pool passed in kwargs, stay live objects), so
+  // a caller of `spec()` cannot change what every later `make` gets.
+  const frozen: EnvSpec = { ...spec, id };
+  if (spec.kwargs) frozen.kwargs = Object.freeze({ ...spec.kwargs });
+  if (spec.agents) frozen.agents = Object.freeze({ ...spec.agents });
+  registry.set(id, { factory, spec: Object.freeze(frozen) });
 }
 
 /** Removes a registration (mainly for tests); returns whether it existed. */
