@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { requires } from '../../../tests/support/requires.js';
 import { runEpisode } from '../../core/rollout.js';
 import { SANDBOX_ENV_ID, SandboxEnv } from '../../envs/sandbox/env.js';
+import { USER_TASK } from '../../envs/sandbox/__fixtures__/user-task.js';
 import { SandboxExpert } from '../../envs/sandbox/expert.js';
 import { dockerClient, LABEL_OWNER_PID, Sandbox } from '../../sandbox/index.js';
 import { unpackTar } from '../../sandbox/tar.js';
@@ -69,7 +70,7 @@ docker.describe('gymflow sandbox', () => {
 
   it('create --tasks records the absolute path (submit and reset work from another directory); submit leaves no hidden tests behind', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-tasks-'));
-    writeFileSync(join(dir, 'my.jsonl'), `${JSON.stringify(MY_TASK)}\n`);
+    writeFileSync(join(dir, 'my.jsonl'), `${JSON.stringify(USER_TASK)}\n`);
     const cwd = process.cwd();
     let id: string;
     try {
@@ -154,16 +155,6 @@ docker.describe('gymflow sandbox', () => {
     }
   }, 120_000);
 });
-
-/** A task with inline files (written to a temporary tasks file). */
-const MY_TASK = {
-  instance_id: 'mine-1',
-  problem_statement: 'fix f',
-  files: { 'm.py': 'def f():\n    return 1\n' },
-  patch: '--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n',
-  test_patch: '--- /dev/null\n+++ b/test_m.py\n@@ -0,0 +1,3 @@\n+from m import f\n+def test_f():\n+    assert f() == 2\n',
-  FAIL_TO_PASS: ['test_m.py::test_f'],
-};
 
 describe('gymflow sandbox replay: unreadable input', () => {
   it('names the file when it is missing, a directory, empty or not JSON', () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyUnifiedDiff } from './patch.js';
 import { builtinTasks, loadTasks } from './tasks.js';
+import { USER_TASK } from './__fixtures__/user-task.js';
 
 describe('sandbox tasks', () => {
   it('ships at least 20 valid tasks with both splits, F2P tests and applicable patches', () => {
@@ -24,15 +25,8 @@ describe('sandbox tasks', () => {
   it('reads user tasks with inline files and SWE-bench string-encoded test lists; errors name the line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gymflow-tasks-'));
     const file = join(dir, 'tasks.jsonl');
-    const line = {
-      instance_id: 'mine-1',
-      problem_statement: 'fix f',
-      files: { 'm.py': 'def f():\n    return 1\n' },
-      patch: '--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n',
-      test_patch: '--- /dev/null\n+++ b/test_m.py\n@@ -0,0 +1,3 @@\n+from m import f\n+def test_f():\n+    assert f() == 2\n',
-      FAIL_TO_PASS: '["test_m.py::test_f"]',
-      PASS_TO_PASS: '[]',
-    };
+    // SWE-bench writes the test lists as JSON strings.
+    const line = { ...USER_TASK, FAIL_TO_PASS: '["test_m.py::test_f"]', PASS_TO_PASS: '[]' };
     writeFileSync(file, `${JSON.stringify(line)}\n`);
     const [t] = loadTasks(file);
     expect(t).toMatchObject({ id: 'mine-1', failToPass: ['test_m.py::test_f'], passToPass: [], split: 'train' });
