@@ -316,9 +316,10 @@ class PolicyLossConfig:
     """Which policy-gradient objective ``losses.policy_loss`` computes (docs/trainer.md, "Losses")."""
 
     algorithm: Literal["grpo", "dr_grpo", "dapo", "gspo", "sapo", "ppo"] = "grpo"
-    #: Symmetric clip range (grpo, dr_grpo, ppo, gspo).
+    #: Symmetric clip range of grpo, dr_grpo and ppo (and sapo's clip_frac metric). dapo and gspo have their own
+    #: defaults (0.2 / 0.28 and 3e-4 / 4e-4, their papers'); set eps_low / eps_high to change theirs.
     eps: float = 0.2
-    #: Asymmetric clip range (dapo); default to ``eps`` when null.
+    #: Asymmetric clip range; null: the algorithm's default above, else ``eps``.
     eps_low: Optional[float] = None
     eps_high: Optional[float] = None
     tau_pos: float = 1.0
@@ -408,6 +409,10 @@ class RlConfig(CausalLoopConfig):
             raise ConfigError(f"{where}: gamma and lam must be in [0, 1]")
         if self.vf_coef < 0 or (self.vf_clip is not None and self.vf_clip <= 0):
             raise ConfigError(f"{where}: vf_coef must be >= 0 and vf_clip > 0 or null")
+        if self.loss.algorithm == "dr_grpo" and self.advantages == "dataset":
+            # The exported advantage is (R − mean)/std: Dr. GRPO's point is to leave the std out.
+            raise ConfigError(f"{where}.advantages: 'dataset' gives std-normalised advantages, which dr_grpo does without; "
+                              "use advantages: group (computed from the rewards, without the std)")
 
 
 @dataclass

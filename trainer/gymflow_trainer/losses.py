@@ -26,6 +26,9 @@ DEFAULT_AGGREGATION = {
     "ppo": "token-mean",
 }
 
+#: The largest |log r| a ratio is computed from (verl's bound): past it the clipped branch is active anyway.
+MAX_LOG_RATIO = 20.0
+
 #: Each algorithm's default clip range (low, high) when ``cfg.eps_low``/``cfg.eps_high`` are null
 #: (``None`` = use ``cfg.eps``). DAPO: 0.2 / 0.28 (arXiv 2503.14476 §3.1); GSPO: 3e-4 / 4e-4 (2507.18071 §5.1).
 DEFAULT_CLIP = {"dapo": (0.2, 0.28), "gspo": (3e-4, 4e-4)}
@@ -45,8 +48,8 @@ def aggregate(loss_mat: torch.Tensor, mask: torch.Tensor, mode: str, norm_consta
     - ``token-mean``: ``Σ_{i,t} m·ℓ / Σ_{i,t} m`` — every token weighs the same (DAPO, PPO).
     - ``seq-mean-token-mean``: ``mean_i(Σ_t m·ℓ / Σ_t m)`` over sequences with at least one token —
       every sequence weighs the same (GRPO, arXiv 2402.03300 eq. 3).
-    - ``seq-mean-token-sum-norm``: ``Σ_{i,t} m·ℓ / C`` with a constant ``C`` (Dr. GRPO, arXiv 2503.20783:
-      no length bias; C is the generation budget).
+    - ``seq-mean-token-sum-norm``: ``(1/G) Σ_{i,t} m·ℓ / C`` over the ``G`` sequences with at least one token,
+      with a constant ``C`` (Dr. GRPO, arXiv 2503.20783: no length bias; C is the generation budget).
     """
     m = mask.to(loss_mat.dtype)
     if mode == "token-mean":
@@ -56,7 +59,8 @@ def aggregate(loss_mat: torch.Tensor, mask: torch.Tensor, mode: str, norm_consta
         has = (m.sum(-1) > 0).to(loss_mat.dtype)
         return (per_seq * has).sum() / has.sum().clamp(min=1.0)
     if mode == "seq-mean-token-sum-norm":
-        return (loss_mat * m).sum() / norm_constant
+        has = (m.sum(-1) > 0).to(loss_mat.dtype)
+        return (loss_mat * m).sum() / (norm_constant * has.sum().clamp(min=1.0))
     raise ValueError(f"unknown aggregation '{mode}' (known: {', '.join(AGGREGATIONS)})")
 
 
@@ -165,7 +169,17 @@ def policy_loss(
     adv = advantages.to(logp.dtype)
     if adv.dim() == 1:
         adv = adv.unsqueeze(-1).expand_as(logp)
-    log_ratio = (logp - old_logp) * m  # masked positions: ratio exactly 1 (padding may hold junk)
+    # Padding may hold junk (NaN, ±inf): replaced, not multiplied by 0 (NaN · 0 is NaN, in the gradient too).
+    live = m > 0
+    old_logp = torch.where(live, old_logp, logp.detach())
+    adv = torch.where(live, adv, torch.zeros_like(adv))
+    if weights is not None:
+        weights = torch.where(live, weights, torch.zeros_like(weights))
+    if ref_logp is not None:
+        ref_logp = torch.where(live, ref_logp, logp.detach())
+    # Masked positions: ratio exactly 1. The clamp keeps exp finite for corrupt or sentinel log-probs (a ratio of
+    # e^20 is clipped anyway): an overflow would make a whole step's loss or gradient NaN and skip it.
+    log_ratio = torch.clamp((logp - old_logp) * m, -MAX_LOG_RATIO, MAX_LOG_RATIO)
     ratio = torch.exp(log_ratio)
     eps_lo, eps_hi = _clip_range(cfg)
 
@@ -231,6 +245,9 @@ def value_loss(
     Metrics: ``vf_clip_frac`` (share of tokens where the clipped error is the larger), ``value_mean``.
     """
     m = mask.to(values.dtype)
+    live = m > 0  # padding may hold junk: replaced, since NaN · 0 is NaN
+    old_values = torch.where(live, old_values, values.detach())
+    returns = torch.where(live, returns, values.detach())
     err = (values - returns) ** 2
     if clip is None:
         mat = err

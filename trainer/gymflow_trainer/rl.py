@@ -95,17 +95,18 @@ def trained_counts(samples: list[RlSample]) -> list[int]:
     return [sum(1 for t in s.tokens.labels[1:] if t != IGNORE) for s in samples]
 
 
-def piece_share(counts: list[int], piece: list[int], mb: list[int], mode: str) -> float:
-    """The factor that turns the aggregate loss over ``piece`` (a part of micro-batch ``mb``) into its share of
-    the aggregate over ``mb``: Σ over pieces of share · aggregate(piece) = aggregate(mb). ``mode``: an
-    aggregation of ``losses.aggregate`` (``seq`` for sequence means, gspo's). 1.0 when the piece is ``mb``."""
-    if len(piece) == len(mb):
+def piece_share(counts: list[int], piece: list[int], whole: list[int], mode: str) -> float:
+    """The factor that turns the aggregate loss over ``piece`` (a part of ``whole``: an optimizer step's samples)
+    into its share of the aggregate over ``whole``: Σ over pieces of share · aggregate(piece) = aggregate(whole),
+    so however a step is cut into micro-batches (``grad_accum``), memory pieces or ranks, its loss and gradient
+    are those of the step's batch taken at once: DAPO's and PPO's token-mean weighs every token of the batch the
+    same, not every micro-batch. ``mode``: an aggregation of ``losses.aggregate`` (``seq`` for sequence means,
+    gspo's); both sequence aggregations are means over sequences (Dr. GRPO's divides by the constant too)."""
+    if len(piece) == len(whole):
         return 1.0
     if mode == "token-mean":
-        return max(sum(counts[i] for i in piece), 1) / max(sum(counts[i] for i in mb), 1)
-    if mode in ("seq-mean-token-mean", "seq"):
-        return max(sum(counts[i] > 0 for i in piece), 1) / max(sum(counts[i] > 0 for i in mb), 1)
-    return 1.0  # seq-mean-token-sum-norm: a constant normaliser
+        return sum(counts[i] for i in piece) / max(sum(counts[i] for i in whole), 1)
+    return sum(counts[i] > 0 for i in piece) / max(sum(counts[i] > 0 for i in whole), 1)
 
 
 def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
@@ -242,15 +243,16 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                 old_cache = {}  # a failed build leaves no partial cache behind
                 old_cache = rollout_cache()
             total, agg = 0.0, {}
-            for j, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches, share 1
+            batch = [i for m in micro for i in m]  # the step's samples, over every rank
+            for j, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
                 batch_samples = [samples[i] for i in mb]
                 out = logps(model, batch_samples, values=use_value, forward=fwd, entropy=True)
                 logp, mask, ent = out[0], out[1], out[-1]
                 width = logp.size(1)
                 stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
                 ref_lp = torch.stack([_pad_to(ref[i], width) for i in mb]).to(logp.device) if ref is not None else None
-                share = piece_share(counts, mb, micro[j], pg_mode) * live
-                tshare = piece_share(counts, mb, micro[j], "token-mean") * live
+                share = piece_share(counts, mb, batch, pg_mode) * live
+                tshare = piece_share(counts, mb, batch, "token-mean") * live
                 token_means = {"entropy": float(masked_mean(ent, mask))}  # the policy's, at the trained tokens
                 weights = None
                 if by_steps:  # the rollout engine's log-probs against the trainer's, and weights when correcting
@@ -267,10 +269,10 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                     loss = loss * share
                 # token means are weighted by the piece's token share (× tshare, ÷ the share every metric gets below)
                 metrics.update({k: v * tshare / share if share else 0.0 for k, v in token_means.items()})
-                (loss / len(micro)).backward()
-                total += float(loss.detach()) / len(micro)
+                loss.backward()  # the piece's share of the step's loss (the gradients of all ranks add up)
+                total += float(loss.detach())
                 for k, v in metrics.items():
-                    agg[k] = agg.get(k, 0.0) + v * share / len(micro)
+                    agg[k] = agg.get(k, 0.0) + v * share
             return total, agg
 
         total, agg = fit.run(f"step {step + 1}", model, forward_backward)

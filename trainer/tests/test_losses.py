@@ -46,9 +46,9 @@ def test_token_mean_and_sum_norm_aggregation():
     # token-mean: (-1.2 - 0.5 + 2.2)/3 = 0.5/3 = 0.166667
     loss, _ = policy_loss(LOGP, OLD, ADV, MASK, PolicyLossConfig(algorithm="grpo", aggregation="token-mean"))
     assert approx(loss, 0.5 / 3)
-    # Dr. GRPO default seq-mean-token-sum-norm with C = 4: 0.5/4 = 0.125
+    # Dr. GRPO default seq-mean-token-sum-norm with C = 4 over G = 2 sequences (the paper's 1/G): 0.5/4/2 = 0.0625
     loss, _ = policy_loss(LOGP, OLD, ADV, MASK, PolicyLossConfig(algorithm="dr_grpo", norm_constant=4.0))
-    assert approx(loss, 0.125)
+    assert approx(loss, 0.0625)
 
 
 def test_aggregate_skips_empty_sequences():
@@ -253,3 +253,36 @@ def test_gspo_weights_a_sequence_by_its_tokens_mean_weight():
     w = torch.tensor([[0.5, 2.0], [3.0, 7.0]], dtype=torch.float64)  # means over trained tokens: 1.25 and 3
     loss, _ = policy_loss(LOGP, OLD, ADV, MASK, cfg, weights=w)
     assert approx(loss, (1.25 * per_seq[0] + 3.0 * per_seq[1]) / 2)
+
+
+@pytest.mark.parametrize("algorithm", ["grpo", "dr_grpo", "dapo", "ppo", "gspo", "sapo"])
+def test_junk_in_padding_and_extreme_ratios_stay_finite(algorithm):
+    """NaN or inf where the mask is 0 must not reach the loss or the gradient (NaN · 0 is NaN), and a log-ratio
+    of 100 (corrupt rollout log-probs) must not overflow exp: either would make the step's gradient NaN."""
+    nan, inf = float("nan"), float("inf")
+    logp = torch.tensor([[0.0, -0.5, -1.0, -0.3]], dtype=torch.float32, requires_grad=True)
+    mask = torch.tensor([[0.0, 1.0, 1.0, 0.0]])
+    cfg = PolicyLossConfig(algorithm=algorithm, kl_beta=0.1)
+    old = torch.tensor([[nan, -0.4, -1.2, -inf]])
+    ref = torch.tensor([[inf, -0.5, -1.0, nan]])
+    adv = torch.tensor([[nan, 1.0, 1.0, inf]])
+    loss, metrics = policy_loss(logp, old, adv, mask, cfg, ref_logp=ref, weights=torch.tensor([[nan, 1.0, 1.0, nan]]))
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(logp.grad).all() and logp.grad[0, 0] == 0 and logp.grad[0, 3] == 0
+    clean, _ = policy_loss(logp[:, 1:3].detach(), old[:, 1:3], adv[:, 1:3], mask[:, 1:3], cfg, ref_logp=ref[:, 1:3])
+    assert float(loss.detach()) == pytest.approx(float(clean), rel=1e-6)
+    assert all(math.isfinite(v) for v in metrics.values())
+    for a in (0.0, 1.0, -1.0):
+        far = torch.tensor([[0.0, -100.5, -1.2, 0.0]])  # log r = 100 at token 1
+        lp = logp.detach().clone().requires_grad_(True)
+        loss, _ = policy_loss(lp, far, torch.full((1, 4), a), mask, PolicyLossConfig(algorithm=algorithm))
+        loss.backward()
+        assert torch.isfinite(loss) and torch.isfinite(lp.grad).all()
+
+
+def test_value_loss_ignores_junk_in_padding():
+    values = torch.tensor([[0.5, 0.2, 0.0]], requires_grad=True)
+    loss, _ = value_loss(values, torch.tensor([[0.4, 0.1, float("nan")]]), torch.tensor([[1.0, 0.0, float("inf")]]), torch.tensor([[1.0, 1.0, 0.0]]), 0.2)
+    loss.backward()
+    assert torch.isfinite(loss) and torch.isfinite(values.grad).all() and values.grad[0, 2] == 0
+

@@ -242,3 +242,30 @@ def test_the_first_step_is_always_reported(tmp_path):
     rl.run(make(tmp_path, "first", epochs=3, log_every=100), EventWriter(cap))
     steps = [e["step"] for e in cap.lines if e["event"] == "progress"]
     assert steps == [1, steps[-1]] and steps[-1] > 2
+
+
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "dr_grpo", "ppo"])
+def test_a_step_cut_into_micro_batches_trains_as_one_batch(tmp_path, algorithm):
+    """The aggregation is over the step's batch however it is accumulated (up to summation order: Adam moves a weight with
+    a near-zero gradient by ~1e-5 of noise, a per-micro-batch mean by ~lr = 1e-2): DAPO's token-mean weighs every token
+    of the batch the same (a 1-token and a 50-token sample do not count alike per sample), GRPO's sequence mean
+    every sequence, Dr. GRPO's sum over the batch is divided by its G sequences."""
+    from safetensors.torch import load_file
+
+    def final(out, batch_size, grad_accum):
+        cfg = make(tmp_path, out, loss={"algorithm": algorithm}, batch_size=batch_size, grad_accum=grad_accum, max_steps=1, keep_last=1)
+        rl.run(cfg, EventWriter(Capture()))
+        return load_file(str(tmp_path / out / "checkpoint-1" / "trainable.safetensors"))
+
+    whole = final("whole", 6, 1)
+    for batch_size, grad_accum in ((1, 6), (2, 3)):
+        cut = final(f"cut-{batch_size}", batch_size, grad_accum)
+        for k in whole:
+            torch.testing.assert_close(cut[k], whole[k], rtol=0, atol=1e-4, msg=lambda m: f"{batch_size}×{grad_accum} {k}: {m}")
+
+
+def test_dr_grpo_refuses_the_datasets_std_normalised_advantages(tmp_path):
+    from gymflow_trainer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"\$\.advantages: 'dataset' gives std-normalised advantages, which dr_grpo does without"):
+        make(tmp_path, "x", loss={"algorithm": "dr_grpo"}, advantages="dataset")
