@@ -131,6 +131,23 @@ describe('compare', () => {
     expect(compare([result('a', [1, 1.1, 1.2]), result('b', [0, 0.1, 0.2])]).comparisons[0]?.significant).toBe(true);
   });
 
+  it('reads the direction of a paired comparison from the per-task differences, and prints the interval with its own estimate', () => {
+    // A ran t0 (solved) 100 times and t1..t11 (failed) once each; B scored 0.5 on each task once. By episodes A
+    // is ahead (0.90 against 0.50); by task A is behind on 11 of 12 (mean per-task difference −0.417).
+    const tasks = Array.from({ length: 12 }, (_, i) => `t${i}`);
+    const a = result('a', [...new Array<number>(100).fill(1), ...new Array<number>(11).fill(0)], [...new Array<string>(100).fill('t0'), ...tasks.slice(1)]);
+    const b = result('b', new Array<number>(12).fill(0.5), tasks);
+    const r = compare([a, b], { primary: 'paired', metric: 'reward' });
+    const c = r.comparisons[0]!;
+    expect(c.difference).toBeGreaterThan(0);
+    expect(c.paired?.meanDifference).toBeCloseTo(-5 / 12, 12);
+    expect(c.bootstrap).toMatchObject({ design: 'paired-tasks', estimate: c.paired?.meanDifference });
+    expect(c.significant).toBe(true);
+    expect(r.leaderboard.find((row) => row.label === 'b')?.beats).toEqual(['a']);
+    expect(r.leaderboard.find((row) => row.label === 'a')?.beats).toEqual([]);
+    expect(compareToMarkdown(r)).toMatch(/\| a \| b \| 0\.401 \| -0\.417 \[-0\.[0-9]+, -0\.[0-9]+\] paired-tasks \|/);
+  });
+
   it('is JSON-serialisable even with degenerate (zero-variance) samples', () => {
     const r = compare([result('a', [1, 1, 1, 1]), result('b', [0, 0, 0, 0])], { metric: 'success' });
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);

@@ -76,9 +76,10 @@ export interface Comparison {
   /** Paired t over the tasks both ran (per-task means); null with fewer than 2 shared tasks. */
   paired: (TestOutcome & { tasks: number; meanDifference: number; df: number }) | null;
   /**
-   * Bootstrap percentile interval of the difference. `paired-tasks` (resampling tasks, per-task mean
-   * differences) when A and B ran the same task set; `unpaired` (resampling each side's episodes)
-   * otherwise.
+   * Bootstrap percentile interval of the difference, around `estimate`. `paired-tasks` (resampling tasks, per-task
+   * mean differences) when A and B ran the same task set: then `estimate` is the mean of per-task differences,
+   * which differs from `difference` when tasks ran unequally often; `unpaired` (resampling each side's
+   * episodes) otherwise, `estimate` = `difference`.
    */
   bootstrap: Interval & { estimate: number; design: 'paired-tasks' | 'unpaired' };
   /** The primary test's verdict at `alpha` after Holm's correction. */
@@ -215,7 +216,7 @@ export function compare(results: readonly EvalResult[], options: CompareOptions 
     confidence,
     resamples,
     comparisons,
-    leaderboard: leaderboard(entries, comparisons, metric, info.higherIsBetter, mode),
+    leaderboard: leaderboard(entries, comparisons, metric, info.higherIsBetter, mode, primary),
   };
 }
 
@@ -267,8 +268,20 @@ function leaderboard(
   metric: MetricName,
   higherIsBetter: boolean,
   mode: CompareMode,
+  primary: PrimaryTest,
 ): LeaderboardRow[] {
   const better = (x: number, y: number): boolean => (higherIsBetter ? x > y : x < y);
+  /**
+   * Whether `e` is ahead of `o` in the direction the primary test measured: the paired test compares per-task
+   * means, whose mean difference can have the other sign than the episode means' (tasks run unequally often).
+   */
+  const ahead = (e: Entry, o: Entry, c: Comparison | undefined): boolean => {
+    if (primary === 'paired' && c?.paired) {
+      const d = c.a === e.label ? c.paired.meanDifference : -c.paired.meanDifference;
+      return better(d, 0);
+    }
+    return better(mean(e.values), mean(o.values));
+  };
   const ranked = [...entries].sort((x, y) => {
     const mx = mean(x.values);
     const my = mean(y.values);
@@ -279,7 +292,10 @@ function leaderboard(
   return ranked.map((e, i) => {
     const m = mean(e.values);
     const beats = ranked
-      .filter((o) => o !== e && better(m, mean(o.values)) && find(e.label, o.label)?.significant === true)
+      .filter((o) => {
+        const c = find(e.label, o.label);
+        return o !== e && c?.significant === true && ahead(e, o, c);
+      })
       .map((o) => o.label);
     let mark = '';
     if (mode === 'all-pairs') {

@@ -30,6 +30,16 @@ export function formatInterval(ci: { low: number; high: number } | null | undefi
   return `[${formatValue(ci.low, digits)}, ${formatValue(ci.high, digits)}]`;
 }
 
+/**
+ * A comparison's bootstrap interval as reports print it, `[low, high] design`, led by the interval's own
+ * estimate when that is not A − B: paired by task, it is the mean of per-task differences, which differs when
+ * tasks ran unequally often (a diff outside its own interval would read as an error).
+ */
+export function formatDifferenceInterval(c: { difference: number; bootstrap: { low: number; high: number; estimate: number; design: string } }): string {
+  const own = Math.abs(c.bootstrap.estimate - c.difference) > 1e-12 ? `${formatValue(c.bootstrap.estimate)} ` : '';
+  return `${own}${formatInterval(c.bootstrap)} ${c.bootstrap.design}`;
+}
+
 /** Converts NaN and ±Infinity to null, so a value survives JSON unchanged. */
 export function finiteOrNull(v: number): number | null {
   return Number.isFinite(v) ? v : null;

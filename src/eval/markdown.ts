@@ -1,5 +1,5 @@
 import type { CompareResult } from './compare.js';
-import { formatInterval, formatP, formatValue } from './format.js';
+import { formatDifferenceInterval, formatInterval, formatP, formatValue } from './format.js';
 import { EVAL_METRICS, type MetricName } from './metrics.js';
 import type { EvalResult } from './result.js';
 
@@ -77,7 +77,7 @@ export function compareToMarkdown(result: CompareResult): string {
       c.a,
       c.b,
       formatValue(c.difference),
-      `${formatInterval(c.bootstrap)} ${c.bootstrap.design}`,
+      formatDifferenceInterval(c),
       `${formatP(c.welch.p)} (${formatP(c.welch.pHolm)})`,
       `${formatP(c.mannWhitney.p)} (${formatP(c.mannWhitney.pHolm)})`,
       c.paired ? `${formatP(c.paired.p)} (${formatP(c.paired.pHolm)}) [${c.paired.tasks}]` : '—',

@@ -4,7 +4,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, SchemaError } from '../../core/errors.js';
 import { writeFileAtomically } from '../../core/output-file.js';
 import { compare, type CompareResult, type PrimaryTest } from '../../eval/compare.js';
-import { formatInterval, formatP, formatValue } from '../../eval/format.js';
+import { formatDifferenceInterval, formatInterval, formatP, formatValue } from '../../eval/format.js';
 import { compareToMarkdown } from '../../eval/markdown.js';
 import { EVAL_METRICS, type MetricName } from '../../eval/metrics.js';
 import { parseEvalResult, type EvalResult } from '../../eval/result.js';
@@ -131,7 +131,7 @@ export function formatCompareTables(report: CompareResult): string {
     report.comparisons.map((c) => ({
       pair: `${c.a} - ${c.b}`,
       diff: formatValue(c.difference),
-      ci: `${formatInterval(c.bootstrap)} ${c.bootstrap.design}`,
+      ci: formatDifferenceInterval(c),
       welch: `${formatP(c.welch.p)} (${formatP(c.welch.pHolm)})`,
       mw: `${formatP(c.mannWhitney.p)} (${formatP(c.mannWhitney.pHolm)})`,
       paired: c.paired ? `${formatP(c.paired.p)} (${formatP(c.paired.pHolm)}) [${c.paired.tasks}]` : '-',
