@@ -45,6 +45,16 @@ describe('correlations against scipy', () => {
     expect(kendallTauB([1, 2, 3], [4, 4, 4])).toBeNaN();
     expect(pairwiseAgreement([1, 2, 3], [4, 4, 4])).toBeNaN();
     expect(() => pearson([1, 2], [1])).toThrow(/x has 2 values, y has 1/);
+    // Constants whose mean is not exactly representable (scipy's exact-equality rule), and NaN inputs.
+    expect(pearson([0.1, 0.1, 0.1], [1, 2, 3])).toBeNaN();
+    expect(pearson([0.1, 0.1, 0.1], [0.1, 0.1, 0.1])).toBeNaN();
+    expect(pearson(new Array(6).fill(1 / 9), [2 / 9, 1 / 9, 1 / 9, 1 / 9, 1 / 9, 1 / 9])).toBeNaN();
+    for (const f of [pearson, spearman, kendallTauB, pairwiseAgreement]) expect(f([1, Number.NaN, 3], [1, 2, 3])).toBeNaN();
+  });
+
+  it('keeps Pearson exact at extreme scales (scipy: 0.98198 for both)', () => {
+    expect(pearson([1e200, 2e200, 3e200], [1, 2, 4])).toBeCloseTo(0.9819805060619657, 12);
+    expect(pearson([1e-200, 2e-200, 3e-200], [1, 2, 4])).toBeCloseTo(0.9819805060619657, 12);
   });
 
   it('counts pairs in O(n log n) exactly as brute force does', () => {

@@ -30,26 +30,42 @@ export function quantileSorted(sorted: readonly number[], q: number): number {
   return a + (h - lo) * (b - a);
 }
 
-/** Pearson's product-moment correlation; `NaN` when n < 2 or either variable is constant. */
+/** Pearson's product-moment correlation; `NaN` when n < 2, a value is not finite, or either variable is constant. */
 export function pearson(x: readonly number[], y: readonly number[]): number {
   assertSameLength(x, y, 'pearson');
   const n = x.length;
-  if (n < 2) return Number.NaN;
-  const mx = mean(x);
-  const my = mean(y);
+  if (n < 2 || !allFinite(x) || !allFinite(y)) return Number.NaN;
+  // Constant by exact equality, as scipy decides it: the mean of [0.1, 0.1, 0.1] is not exactly 0.1, and the
+  // deviations it leaves would give a "correlation" of rounding noise (r = 1 for two such constants).
+  if (x.every((v) => v === x[0]) || y.every((v) => v === y[0])) return Number.NaN;
+  const dx = deviations(x);
+  const dy = deviations(y);
   let sxy = 0;
   let sxx = 0;
   let syy = 0;
   for (let i = 0; i < n; i++) {
-    const dx = (x[i] as number) - mx;
-    const dy = (y[i] as number) - my;
-    sxy += dx * dy;
-    sxx += dx * dx;
-    syy += dy * dy;
+    const a = dx[i] as number;
+    const b = dy[i] as number;
+    sxy += a * b;
+    sxx += a * a;
+    syy += b * b;
   }
   if (sxx === 0 || syy === 0) return Number.NaN;
   // Clamp: rounding can push a perfect correlation a hair past 1.
   return Math.max(-1, Math.min(1, sxy / Math.sqrt(sxx * syy)));
+}
+
+/** Whether every value is a finite number (a NaN makes a correlation undefined, as in scipy). */
+function allFinite(xs: readonly number[]): boolean {
+  return xs.every(Number.isFinite);
+}
+
+/** `x − mean(x)` scaled by its largest magnitude, so that the sums of squares neither overflow nor underflow. */
+function deviations(x: readonly number[]): number[] {
+  const m = mean(x);
+  const d = x.map((v) => v - m);
+  const scale = Math.max(...d.map(Math.abs));
+  return scale > 0 && Number.isFinite(scale) ? d.map((v) => v / scale) : d;
 }
 
 /** Ranks 1..n with ties given the average of the ranks they span (the "fractional" ranking). */
@@ -70,6 +86,7 @@ export function averageRanks(x: readonly number[]): number[] {
 /** Spearman's rho: Pearson's correlation of the average ranks (tie-aware, as scipy's `spearmanr`). */
 export function spearman(x: readonly number[], y: readonly number[]): number {
   assertSameLength(x, y, 'spearman');
+  if (x.some(Number.isNaN) || y.some(Number.isNaN)) return Number.NaN; // infinities rank like other values
   return pearson(averageRanks(x), averageRanks(y));
 }
 
@@ -158,6 +175,7 @@ function countInversions(values: readonly number[]): number {
  * constant.
  */
 export function kendallTauB(x: readonly number[], y: readonly number[]): number {
+  if (x.some(Number.isNaN) || y.some(Number.isNaN)) return Number.NaN;
   const c = pairCounts(x, y);
   const denom = Math.sqrt((c.pairs - c.tiedX) * (c.pairs - c.tiedY));
   if (!(denom > 0)) return Number.NaN;
@@ -172,6 +190,7 @@ export function kendallTauB(x: readonly number[], y: readonly number[]): number 
  * chance. `NaN` when every pair is tied in the human score.
  */
 export function pairwiseAgreement(auto: readonly number[], human: readonly number[]): number {
+  if (auto.some(Number.isNaN) || human.some(Number.isNaN)) return Number.NaN;
   const c = pairCounts(auto, human);
   const tiedAutoOnly = c.tiedX - c.tiedBoth;
   const ranked = c.concordant + c.discordant + tiedAutoOnly;
