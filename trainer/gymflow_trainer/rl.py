@@ -120,6 +120,10 @@ def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     by_steps = cfg.samples == "steps" or (cfg.samples == "auto" and rollout_tokens_complete(cfg.data))
     correcting = cfg.rollout_correction.level != "off"
+    if cfg.lora is not None and cfg.lora.dropout > 0 and distributed.is_main():
+        # The old (and reference) log-probs come from eval-mode passes, the training passes run with dropout.
+        warn_stderr(f"lora.dropout {cfg.lora.dropout}: the training passes drop out what the old log-probs kept, so even the first update "
+                    "is off-policy (ratio ≠ 1, clipping may act at once); RL usually runs LoRA with dropout 0")
     if correcting and not by_steps:  # before any model is loaded
         raise ConfigError(f"rollout_correction.level: '{cfg.rollout_correction.level}' needs the rollout's log-probs, but {cfg.data} "
                           "does not carry token ids and log-probs for every step (samples: auto chose 'conversation')")

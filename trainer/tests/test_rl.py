@@ -269,3 +269,8 @@ def test_dr_grpo_refuses_the_datasets_std_normalised_advantages(tmp_path):
 
     with pytest.raises(ConfigError, match=r"\$\.advantages: 'dataset' gives std-normalised advantages, which dr_grpo does without"):
         make(tmp_path, "x", loss={"algorithm": "dr_grpo"}, advantages="dataset")
+
+
+def test_lora_dropout_warns_that_the_first_update_is_off_policy(tmp_path, capsys):
+    rl.run(make(tmp_path, "lora", lora={"r": 4, "alpha": 8, "dropout": 0.1}, max_steps=1), EventWriter(Capture()))
+    assert "lora.dropout 0.1: the training passes drop out what the old log-probs kept" in capsys.readouterr().err
