@@ -93,9 +93,13 @@ def pretrained(field: str, where: str, load: Callable[..., Any], *args: Any, **k
     """``load(*args, **kwargs)`` (a ``from_pretrained``), with what transformers raises for files it cannot use
     (a broken config.json, weights that do not fit the config, an unknown architecture) as a ConfigError naming
     ``$.field`` and ``where``, on one line."""
+    from .memory import is_out_of_memory
+
     try:
         return load(*args, **kwargs)
     except (OSError, ValueError, KeyError, RuntimeError) as e:
+        if is_out_of_memory(e):  # the files are fine, the device is too small: OutOfMemory's exit, not a config error
+            raise
         raise ConfigError(f"$.{field} {where!r}: cannot be loaded: {_one_line(e)}") from e
 
 

@@ -96,3 +96,18 @@ def test_bad_data_is_reported_before_the_weights_load(tmp_path, model_dir, capsy
     assert cli.main([command, "--config", str(p)]) == 3
     ev = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert ev["type"] == "DataError" and "unknown role 'robot'" in ev["message"]
+
+
+def test_running_out_of_memory_while_loading_stays_out_of_memory():
+    """A device too small for the weights is not a configuration mistake: the CLI's OutOfMemory exit (6) must see it."""
+    import torch
+
+    from gymflow_trainer.common import pretrained
+
+    def load():
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    with pytest.raises(torch.OutOfMemoryError):
+        pretrained("model.path", "/m", load)
+    with pytest.raises(ConfigError, match=r"^\$\.model\.path '/m': cannot be loaded: size mismatch"):
+        pretrained("model.path", "/m", lambda: (_ for _ in ()).throw(RuntimeError("size mismatch for lm_head.weight")))
