@@ -7,13 +7,13 @@ import { assertNotAnInput, writeFileAtomically } from '../../core/output-file.js
 import { getProfile, listProfiles } from '../../core/profiles/index.js';
 import { fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from '../../reward/calibration/index.js';
 import type { JudgeConfigInput } from '../../reward/judge/config.js';
-import type { JudgeUsage } from '../../reward/types.js';
 import { createJudge, parseJudgeConfig } from '../../reward/judge/config.js';
 import { listRubrics } from '../../reward/judge/rubrics.js';
 import { leaderboard, type LeaderboardGrouping } from '../../reward/leaderboard.js';
 import { OnnxRewardModel } from '../../reward/learned/onnx-reward-model.js';
 import { buildPreferences } from '../../reward/preferences.js';
 import { scoreFile, type ScoreFileOptions } from '../../reward/score-file.js';
+import type { JudgeUsage } from '../../reward/types.js';
 import { parsePositiveInteger, printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';
 
