@@ -11,7 +11,7 @@ import { USER_TASK } from '../../envs/sandbox/__fixtures__/user-task.js';
 import { SandboxExpert } from '../../envs/sandbox/expert.js';
 import { dockerClient, LABEL_OWNER_PID, Sandbox } from '../../sandbox/index.js';
 import { unpackTar } from '../../sandbox/tar.js';
-import { readTrajectoryFile, replayTrajectory, sandboxCommand } from './sandbox.js';
+import { maskTimings, readTrajectoryFile, replayTrajectory, sandboxCommand } from './sandbox.js';
 
 const docker = requires.docker();
 
@@ -154,6 +154,17 @@ docker.describe('gymflow sandbox', () => {
       expect(await mine()).toEqual([]);
     }
   }, 120_000);
+});
+
+describe('gymflow sandbox replay: run times', () => {
+  it('masks run times only, so a pytest step replays while any other difference still diverges', () => {
+    expect(maskTimings('1 passed in 0.01s')).toBe(maskTimings('1 passed in 0.00s'));
+    expect(maskTimings('==== 3 passed in 1.20s (0:00:01) ====\nreal\t0m0.003s')).toBe('==== 3 passed in <time> (<time>) ====\nreal\t<time>');
+    expect(maskTimings('took 250ms')).toBe('took <time>');
+    expect(maskTimings('1 passed in 0.01s')).not.toBe(maskTimings('1 failed in 0.01s'));
+    expect(maskTimings('x = 3s + 4')).toBe('x = <time> + 4'); // a unit glued to a number is taken as a time
+    expect(maskTimings('sums 3 s and tests')).toBe('sums 3 s and tests');
+  });
 });
 
 describe('gymflow sandbox replay: unreadable input', () => {

@@ -102,8 +102,23 @@ async function writeBinaryAtomically(target: string, content: Buffer): Promise<v
   }
 }
 
-/** Replays a trajectory's actions in a fresh sandbox; reports the first step whose observation differs. */
-export async function replayTrajectory(t: Trajectory, tasksFile?: string): Promise<{
+/**
+ * An observation with its run times masked (`1 passed in 0.01s` → `1 passed in <time>`, `0:00:01.5` and
+ * `real 0m0.003s` alike): a test run or a `time` never takes the same time twice, and a replay that stops at
+ * the first pytest step would be of no use. Only numbers glued to a time unit are masked.
+ */
+export function maskTimings(observation: string): string {
+  return observation
+    .replace(/\b\d+m\d+(?:\.\d+)?s\b/g, '<time>')
+    .replace(/\b\d+(?:\.\d+)?(?:ms|s)\b/g, '<time>')
+    .replace(/\b\d+:\d{2}:\d{2}(?:\.\d+)?\b/g, '<time>');
+}
+
+/**
+ * Replays a trajectory's actions in a fresh sandbox; reports the first step whose observation differs, run times
+ * aside ({@link maskTimings}) unless `exact`.
+ */
+export async function replayTrajectory(t: Trajectory, tasksFile?: string, exact = false): Promise<{
   trajectory: string;
   task: string;
   steps: number;
@@ -121,7 +136,8 @@ export async function replayTrajectory(t: Trajectory, tasksFile?: string): Promi
     for (const step of t.steps) {
       const ts = await env.step(step.action);
       replayed += 1;
-      if (ts.observation !== step.observation) {
+      const same = exact ? ts.observation === step.observation : maskTimings(ts.observation) === maskTimings(step.observation);
+      if (!same) {
         return {
           trajectory: t.id,
           task: t.task.id,
@@ -249,8 +265,9 @@ export function sandboxCommand(program: Command): void {
     .description("re-execute a trajectory's actions in a fresh sandbox; reports the first divergent step")
     .argument('<trajectory>', 'trajectory JSON file (or JSONL: its first line)')
     .option('--tasks <file>', 'tasks JSONL (default: the built-in tasks)')
-    .action(async (file: string, opts: { tasks?: string }) => {
-      const result = await replayTrajectory(readTrajectoryFile(file), opts.tasks);
+    .option('--exact', 'compare observations byte for byte (by default run times such as "in 0.01s" may differ)')
+    .action(async (file: string, opts: { tasks?: string; exact?: boolean }) => {
+      const result = await replayTrajectory(readTrajectoryFile(file), opts.tasks, opts.exact === true);
       printJson(result);
       if (result.firstDivergentStep !== null) process.exitCode = 1;
     });
