@@ -61,7 +61,8 @@ describe('collectShard with a served policy whose server is not there', () => {
     const failure = await new MockActivityEnvironment().run(createRolloutActivities({}).collectShard, input(MODEL)).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'AGENT_UNREACHABLE', nonRetryable: false });
-    expect((failure as Error).message).toMatch(new RegExp(`^2 of 2 episodes could not reach the agent openai:${MODEL}@${baseURL.replace(/[.]/g, '\\.')}: openai: HTTP 503 .*gave up after 5 attempts`));
+    const url = baseURL.replace(/[.]/g, '\\.');
+    expect((failure as Error).message).toMatch(new RegExp(`^2 of 2 episodes could not reach the agent openai:${MODEL}@${url}: openai \\(${MODEL} at ${url}\\): HTTP 503 .*gave up after 5 attempts`));
     expect(completions).toBe(10); // two episodes, each the first request and its 4 retries
   });
 
