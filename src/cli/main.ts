@@ -47,13 +47,13 @@ export function buildProgram(): Command {
 /** How long an interrupted command may spend removing the sandbox containers it created. */
 const SIGNAL_CLEANUP_MS = 10_000;
 /** Exit statuses after a signal (128 + its number), as a shell reports them. */
-const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143 };
+const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 /** Set once a signal began the shutdown: the command's own error (its sandbox vanished) is not reported. */
 let interrupted = false;
 
 /**
- * SIGINT / SIGTERM: remove the sandbox containers this process created (the active one and the warm pool's
- * spares; at most {@link SIGNAL_CLEANUP_MS}), then exit 130 / 143; a second signal exits at once. Commands
+ * SIGINT / SIGTERM / SIGHUP: remove the sandbox containers this process created (the active one and the warm
+ * pool's spares; at most {@link SIGNAL_CLEANUP_MS}), then exit 130 / 143 / 129; a second signal exits at once. Commands
  * that handle a signal themselves (`collect` finishes its episodes in flight on the first Ctrl-C; `dev`,
  * `demo` stop their stacks) keep their shutdown, which closes their environments: removing the containers
  * under them would fail the very episodes they are finishing. Once such a command lets go of the signal (the
@@ -65,17 +65,18 @@ function handleSignals(): void {
     if (process.listeners(signal).some((l) => l !== onSignal)) return;
     if (interrupted) process.exit(code);
     interrupted = true;
+    // After SIGHUP the terminal is gone: writing to it could fail (EIO) before the containers are removed.
+    const say = (text: string): void => void (signal !== 'SIGHUP' && process.stderr.write(text));
     const ids = ownedSandboxIds();
-    if (ids.length > 0) {
-      process.stderr.write(`gymflow: ${signal}: removing ${ids.length} sandbox container${ids.length === 1 ? '' : 's'} (again to exit now)\n`);
-    }
+    if (ids.length > 0) say(`gymflow: ${signal}: removing ${ids.length} sandbox container${ids.length === 1 ? '' : 's'} (again to exit now)\n`);
     void removeOwnedSandboxes(SIGNAL_CLEANUP_MS).then(({ left }) => {
-      if (left.length > 0) process.stderr.write(`gymflow: could not remove sandbox containers ${left.map((id) => id.slice(0, 12)).join(', ')}; \`gymflow sandbox gc\` removes them\n`);
+      if (left.length > 0) say(`gymflow: could not remove sandbox containers ${left.map((id) => id.slice(0, 12)).join(', ')}; \`gymflow sandbox gc\` removes them\n`);
       process.exit(code);
     });
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal); // the terminal closed
 }
 
 async function main(): Promise<void> {
