@@ -23,16 +23,19 @@ describe('collectShard with a served policy whose server is not there', () => {
   let server: Server;
   let baseURL: string;
   let completions = 0;
+  let status = 503;
 
   beforeAll(() => registerBuiltinEnvs());
   beforeEach(async () => {
     root = await mkdtemp(path.join(tmpdir(), 'gymflow-collect-served-'));
     completions = 0;
+    status = 503;
     server = createServer((req, res) => {
       if (req.url === '/v1/models') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: MODEL, object: 'model' }] }));
       completions++;
-      // Overloaded: retryable (the policy's 4 retries back off for about 6 s in all).
-      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
+      // Overloaded (503): retryable (the policy's 4 retries back off for about 6 s in all). 401: refused, not retried.
+      const error = status === 401 ? { message: 'invalid api key', type: 'invalid_request_error' } : { message: 'overloaded', type: 'server_error' };
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
@@ -64,6 +67,15 @@ describe('collectShard with a served policy whose server is not there', () => {
     const url = baseURL.replace(/[.]/g, '\\.');
     expect((failure as Error).message).toMatch(new RegExp(`^2 of 2 episodes could not reach the agent openai:${MODEL}@${url}: openai \\(${MODEL} at ${url}\\): HTTP 503 .*gave up after 5 attempts`));
     expect(completions).toBe(10); // two episodes, each the first request and its 4 retries
+  });
+
+  it('fails the shard for good when the API refuses every request (a bad key)', async () => {
+    status = 401;
+    const failure = await new MockActivityEnvironment().run(createRolloutActivities({}).collectShard, input(MODEL)).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'AGENT_REFUSED', nonRetryable: true });
+    expect((failure as Error).message).toMatch(/^every episode's request was refused by the agent openai:.*: openai \(.*\): HTTP 401 invalid api key \(check OPENAI_API_KEY\)$/);
+    expect(completions).toBe(2); // one request per episode, none retried
   });
 
   it('waits for the model to be listed, and fails the attempt retryably when it never is', async () => {

@@ -20,7 +20,7 @@ import { getProfile } from '../src/core/profiles/index.js';
 import { make, spec } from '../src/core/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { evaluate } from '../src/eval/evaluate.js';
-import { AGENT_UNREACHABLE, collect, summarize } from '../src/hub/collect.js';
+import { AGENT_REFUSED, AGENT_UNREACHABLE, collect, summarize } from '../src/hub/collect.js';
 import { registryToolLookup } from '../src/hub/export/conversation.js';
 import { resolvePairs } from '../src/hub/export/dpo.js';
 import { exportDataset } from '../src/hub/export/export.js';
@@ -180,6 +180,13 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           const errors = result.trajectories.map((t) => t.metadata['error'] as { name?: string; message?: string } | undefined);
           const example = errors.find((e) => e?.name === 'RetriesExhaustedError');
           throw ApplicationFailure.retryable(`${unreachable} of ${result.summary.episodes} episodes could not reach the agent ${agent}: ${example?.message ?? 'no message'}`, AGENT_UNREACHABLE);
+        }
+        // Every episode refused by the model API (a bad key, an unknown model: AGENT_HTTP_4xx): no retry helps, and
+        // the set would be all failures that say nothing about the policy.
+        const refused = Object.entries(result.summary.failures.byKind).filter(([kind]) => /^AGENT_HTTP_4\d\d$/.test(kind));
+        if (refused.length > 0 && refused.reduce((n, [, c]) => n + c, 0) >= result.summary.episodes) {
+          const [kind] = refused[0] as [string, number];
+          throw ApplicationFailure.nonRetryable(`every episode's request was refused by the agent ${agent}: ${result.summary.failures.firstMessage?.[kind] ?? kind}`, AGENT_REFUSED);
         }
         if (result.ref === undefined) throw new Error('collect stored no set');
         return { ref: result.ref, summary: compact(result.summary) };

@@ -310,6 +310,12 @@ async function closeAgent(agent: Agent): Promise<void> {
  */
 export const AGENT_UNREACHABLE = 'AGENT_UNREACHABLE';
 
+/**
+ * The failure type of a shard whose every episode the agent's model API refused without a retry (failure kinds
+ * `AGENT_HTTP_4xx`: a bad key, an unknown model): `collectShard` fails for good, since no retry changes that.
+ */
+export const AGENT_REFUSED = 'AGENT_REFUSED';
+
 /** The failure bucket of an error: its gymflow `code`, {@link AGENT_UNREACHABLE}, else its class name. */
 function errorKind(err: unknown): string {
   if (err instanceof GymflowError) return err.code;
