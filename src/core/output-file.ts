@@ -64,8 +64,18 @@ export class AtomicFile implements OutputSink {
     }
   }
 
-  async write(text: string): Promise<void> {
-    this.buffer += text;
+  /** Appends text (buffered) or bytes (written after the buffered text). */
+  async write(chunk: string | Uint8Array): Promise<void> {
+    if (typeof chunk !== 'string') {
+      await this.flush();
+      try {
+        await this.handle.write(chunk);
+      } catch (err) {
+        throw writeError(this.name, err);
+      }
+      return;
+    }
+    this.buffer += chunk;
     if (this.buffer.length >= FLUSH_CHARS) await this.flush();
   }
 
@@ -153,11 +163,11 @@ export async function checkOutputPath(target: string): Promise<void> {
   }
 }
 
-/** Writes `text` to `target` atomically ({@link AtomicFile}). */
-export async function writeFileAtomically(target: string, text: string): Promise<void> {
+/** Writes `content` (text or bytes) to `target` atomically ({@link AtomicFile}). */
+export async function writeFileAtomically(target: string, content: string | Uint8Array): Promise<void> {
   const file = await AtomicFile.open(target);
   try {
-    await file.write(text);
+    await file.write(content);
   } catch (err) {
     await file.abort();
     throw err;

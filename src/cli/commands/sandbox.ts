@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
-import { checkOutputPath } from '../../core/output-file.js';
+import { writeFileAtomically } from '../../core/output-file.js';
 import { getProfile } from '../../core/profiles/index.js';
 import { ToolValidator } from '../../core/tool-validator.js';
 import { parseTrajectory, type Trajectory } from '../../core/trajectory.js';
@@ -81,25 +79,6 @@ export function readTrajectoryFile(file: string): Trajectory {
     throw new ConfigError(`replay: ${file}${first === text ? '' : ':1'}: not JSON: ${(err as Error).message}`);
   }
   return parseTrajectory(value, file);
-}
-
-/**
- * Writes `content` to `target` atomically (a temporary file beside it, renamed into place), creating the
- * target's directory; errors name the target.
- */
-async function writeBinaryAtomically(target: string, content: Buffer): Promise<void> {
-  await checkOutputPath(target);
-  const abs = resolve(target);
-  const tmp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    await mkdir(dirname(abs), { recursive: true });
-    await writeFile(tmp, content);
-    await rename(tmp, abs);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    const e = err as NodeJS.ErrnoException;
-    throw new ConfigError(`cannot write ${target}: ${e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'is a directory' : e.message}`);
-  }
 }
 
 /**
@@ -257,7 +236,7 @@ export function sandboxCommand(program: Command): void {
         gitStatus: git.exitCode === 0 ? git.output : null,
         hardening: box.config,
       };
-      await writeBinaryAtomically(opts.output, await buildSnapshot(facts, diff, changed));
+      await writeFileAtomically(opts.output, await buildSnapshot(facts, diff, changed));
       printJson({ output: opts.output, ...diff });
     });
 
