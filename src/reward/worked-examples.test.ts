@@ -5,7 +5,7 @@ import { trajectory } from './__fixtures__/trajectories.js';
 import { outcomeScore } from './rules/outcome.js';
 import { prepareRuleContext } from './rules/context.js';
 import { scoreEfficiency, trajectoryEfficiency } from './rules/efficiency.js';
-import { scoreInformationUse } from './rules/information-use.js';
+import { InformationUseCode, scoreInformationUse } from './rules/information-use.js';
 import { scoreRedundancy } from './rules/redundancy.js';
 import { scoreRegression } from './rules/regression.js';
 import type { RuleColumn } from './rules/types.js';
@@ -77,17 +77,26 @@ describe('worked example 3 — information use', () => {
       ['file_read', { path: 'calc.py' }, 'def add_numbers(a, b): return a - b'],
       ['search', { pattern: 'add_numbers' }, 'tests/test_calc.py:3: assert add_numbers(2, 2) == 4'],
       ['file_read', { path: 'README.md' }, '# Calculator'],
+      ['search', { pattern: 'calc.py' }, 'tests/test_calc.py:1: import calc'],
       ['file_write', { path: 'calc.py', content: 'def add_numbers(a, b): return a + b' }, 'ok'],
       ['submit', {}, 'tests pass'],
     ],
     { instruction: 'Fix the bug in calc.py.' },
   );
 
-  it('scores n/a,1,0,1,n/a and aggregates to 2/3', () => {
+  it('scores n/a,1,0,n/a,1,n/a and aggregates to 2/3', () => {
     const col = scoreInformationUse(prepareRuleContext(t, coding));
     const s = scoresOf(col);
-    expect(s).toEqual([null, 1, 0, 1, null]);
-    expect(col.counts[3]).toBe(2);
+    expect(s).toEqual([null, 1, 0, null, 1, null]);
+    expect([...col.codes]).toEqual([
+      InformationUseCode.NOTHING_REVEALED,
+      InformationUseCode.USES,
+      InformationUseCode.IGNORES,
+      InformationUseCode.FROM_INSTRUCTION,
+      InformationUseCode.USES,
+      InformationUseCode.NO_CONTENT,
+    ]);
+    expect(col.counts[4]).toBe(2);
     expect(mean(s)).toBeCloseTo(2 / 3, 12);
   });
 });
@@ -126,7 +135,7 @@ describe('worked example 6 — combination (coding, referenceSteps 3)', () => {
       ['file_write', { path: 'calc.py', content: 'def add_numbers(a, b): return a + b' }, 'ok'],
       ['submit', {}, '2 of 2 tests pass'],
     ],
-    { instruction: 'Fix calc.py so tests pass.' },
+    { instruction: 'Fix the failing tests.' },
   );
 
   it('gives step scores 1, 0.5, 1, 1/3, process 0.75 and total 0.875', () => {

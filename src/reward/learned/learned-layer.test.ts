@@ -23,7 +23,7 @@ const t = trajectory(
     ['file_write', { path: 'calc.py', content: 'def add_numbers(a, b): return a + b' }, 'ok'],
     ['submit', {}, '2 of 2 tests pass'],
   ],
-  { instruction: 'Fix calc.py so tests pass.' },
+  { instruction: 'Fix the failing tests.' },
 );
 const coding = getProfile('coding');
 

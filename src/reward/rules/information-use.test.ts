@@ -36,7 +36,32 @@ describe('information-use rule', () => {
   });
 
   it('does not count tokens from the instruction as revealed', () => {
-    expect(run([['file_read', { path: 'a.py' }, 'bug in parse_config at line 40'], ['search', { pattern: 'parse_config' }]], 'The bug is in parse_config.')).toEqual([null, 0]);
+    expect(run([['file_read', { path: 'a.py' }, 'bug in parse_config at line 40'], ['search', { pattern: 'parse_config', path: 'lib/utils.py' }]], 'The bug is in parse_config.')).toEqual([null, 0]);
+  });
+
+  it('does not apply to an action made only of the instruction’s tokens', () => {
+    // The question names two people; looking the second one up after the first needs no observation.
+    const question = 'Is the order_total of customer_alice larger than that of customer_bob?';
+    const col = column(
+      [
+        ['lookup', { name: 'customer_alice' }, 'customer_alice: order_total 1200, account_7731'],
+        ['lookup', { name: 'customer_bob' }, 'customer_bob: order_total 950'],
+        // the instruction's tokens and a new one, none revealed: 0
+        ['lookup', { name: 'customer_bob', field: 'shipping_address' }, 'customer_bob: 12 Main St'],
+        ['submit', { answer: 'customer_alice' }, 'ok'],
+      ],
+      question,
+      toolUse,
+    );
+    expect([...col.scores]).toEqual([Number.NaN, Number.NaN, 0, Number.NaN]);
+    expect([...col.codes]).toEqual([InformationUseCode.NOTHING_REVEALED, InformationUseCode.FROM_INSTRUCTION, InformationUseCode.IGNORES, InformationUseCode.FROM_INSTRUCTION]);
+    expect(informationUseRule.rationale(col.codes[1] ?? 0, col.refs[1] ?? -1, col.counts[1] ?? 0, (p) => p)).toBe(
+      'every token of the action is from the instruction: it acts on the task as stated (not applicable)',
+    );
+  });
+
+  it('credits a revealed token next to the instruction’s', () => {
+    expect(run([['lookup', { name: 'customer_alice' }, 'account_7731'], ['lookup', { name: 'customer_alice', account: 'account_7731' }]], 'Find customer_alice.', toolUse)).toEqual([null, 1]);
   });
 
   it('does not count tokens the agent introduced, even when an observation echoes them', () => {

@@ -14,10 +14,12 @@ import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
  * For step t, with `A_t` the informative tokens of its action params (values only, not keys):
  * - **1** when some token of `A_t` was revealed at a step k < t;
  * - **not applicable** (neutral, left out of the step score) when no observation before t revealed any
- *   token (nothing to use yet — always so for the first step), or when `A_t` is empty (`submit {}`,
- *   `look {}`: the action has no content that could carry information);
- * - **0** otherwise: earlier observations revealed something, and the action carries content, but none
- *   of it came from them.
+ *   token (nothing to use yet — always so for the first step), when `A_t` is empty (`submit {}`,
+ *   `look {}`: the action has no content that could carry information), or when every token of `A_t` is
+ *   the instruction's (acting on the task as stated, such as looking up the second of two entities the
+ *   question names, needs no observation, so it neither uses nor ignores one);
+ * - **0** otherwise: earlier observations revealed something, and the action carries content beyond the
+ *   instruction's, but none of it came from them.
  *
  * A token the agent introduced itself (first seen in its own action) is never "revealed", even when a later
  * observation echoes it. Observations of invalid actions count: an error message reveals what went wrong.
@@ -32,6 +34,7 @@ export const InformationUseCode = {
   IGNORES: 2,
   NOTHING_REVEALED: 3,
   NO_CONTENT: 4,
+  FROM_INSTRUCTION: 5,
 } as const;
 
 /**
@@ -57,16 +60,18 @@ function scoreWith(ctx: RuleContext, index: RevealIndex): RuleColumn {
   if (index instanceof WasmRevealIndex) prepareCalls(ctx, index);
   const { steps: reveals, firstReveal } = index.reveal(ctx);
   for (let i = 0; i < n; i++) {
-    const used = reveals[3 * i + 1] as number;
+    const used = reveals[4 * i + 1] as number;
     if (used > 0) {
       scores[i] = 1;
       codes[i] = InformationUseCode.USES;
-      refs[i] = reveals[3 * i + 2] as number;
+      refs[i] = reveals[4 * i + 2] as number;
       counts[i] = used;
     } else if (firstReveal < 0 || firstReveal >= i) {
       codes[i] = InformationUseCode.NOTHING_REVEALED;
-    } else if (reveals[3 * i] === 0) {
+    } else if (reveals[4 * i] === 0) {
       codes[i] = InformationUseCode.NO_CONTENT;
+    } else if (reveals[4 * i + 3] === 0) {
+      codes[i] = InformationUseCode.FROM_INSTRUCTION;
     } else {
       scores[i] = 0;
       codes[i] = InformationUseCode.IGNORES;
@@ -90,6 +95,8 @@ export const informationUseRule: StepRule = {
         return 'no earlier observation revealed anything yet (not applicable)';
       case InformationUseCode.NO_CONTENT:
         return 'the action has no content that could use information (not applicable)';
+      case InformationUseCode.FROM_INSTRUCTION:
+        return 'every token of the action is from the instruction: it acts on the task as stated (not applicable)';
       default:
         return '';
     }

@@ -6,7 +6,7 @@ import { collect, FIXTURES } from '../../recorder/__fixtures__/fixtures.js';
 import { convertPath } from '../../recorder/convert.js';
 import { trajectory, type StepSpec } from '../__fixtures__/trajectories.js';
 import { prepareRuleContext } from './context.js';
-import { scoreInformationUse } from './information-use.js';
+import { InformationUseCode, scoreInformationUse } from './information-use.js';
 import { JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, tokensModule, WasmRevealIndex, type RevealIndex, type StepReveals } from './token-index.js';
 import { informativeTokens } from './tokens.js';
 import { requires } from '../../../tests/support/requires.js';
@@ -97,6 +97,25 @@ built.describe('WebAssembly reveal index', () => {
       const t = trajectory(specs, { instruction: randomText(rng, 100) });
       expect(columns(t, wasm())).toEqual(columns(t, new JsRevealIndex()));
     }
+  });
+
+  it('scores like the JavaScript reference when actions reuse the instruction’s words', () => {
+    // Actions and observations drawn from a small vocabulary that the instruction shares, so that every
+    // verdict occurs often, the instruction-only one included.
+    const vocabulary = ['alpha_1', 'beta_22', 'gamma.py', 'delta', 'src/eps', 'zeta_9', 'theta', 'iota_0'];
+    const words = (rng: Rng, k: number): string => Array.from({ length: k }, () => vocabulary[Math.floor(rng.next() * vocabulary.length)] as string).join(' ');
+    const rng = new Rng(13);
+    const seen = new Set<number>();
+    for (let k = 0; k < 200; k++) {
+      const specs: StepSpec[] = [];
+      const steps = 1 + Math.floor(rng.next() * 12);
+      for (let i = 0; i < steps; i++) specs.push(['search', { pattern: words(rng, Math.floor(rng.next() * 3)) }, words(rng, Math.floor(rng.next() * 3))]);
+      const t = trajectory(specs, { instruction: words(rng, 1 + Math.floor(rng.next() * 4)) });
+      const expected = columns(t, new JsRevealIndex()) as { codes: number[] };
+      expect(columns(t, wasm())).toEqual(expected);
+      for (const c of expected.codes) seen.add(c);
+    }
+    expect([...seen].sort()).toEqual(Object.values(InformationUseCode).sort());
   });
 
   it('scores like the JavaScript reference on ASCII trajectories with repeated observations', () => {

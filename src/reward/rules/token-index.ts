@@ -29,9 +29,9 @@ export interface RevealIndex {
 /** What {@link RevealIndex.reveal} found. */
 export interface StepReveals {
   /**
-   * Three int32 per step, at 3i, 3i + 1 and 3i + 2: the informative tokens of step i's action params, how
-   * many of those an earlier observation revealed, and the step that revealed the first of them (-1: none).
-   * Valid until the index is used again.
+   * Four int32 per step, at 4i … 4i + 3: the informative tokens of step i's action params, how many of
+   * those an earlier observation revealed, the step that revealed the first of them (-1: none), and how
+   * many are not the instruction's. Valid until the index is used again.
    */
   readonly steps: Int32Array;
   /** The first step whose observation revealed a token (first seen there), or -1. */
@@ -59,6 +59,7 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
   private count = 0;
   private used = 0;
   private from = -1;
+  private beyond = 0;
   private revealed = 0;
 
   reveal(ctx: RuleContext): StepReveals {
@@ -69,7 +70,7 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
     for (let i = 0; i < n; i++) chars += (steps[i] as TrajectoryStep).observation.length;
     this.table.reset((chars >> 5) + 16);
     this.revealed = 0;
-    if (this.out.length < 3 * n) this.out = new Int32Array(3 * n);
+    if (this.out.length < 4 * n) this.out = new Int32Array(4 * n);
     const out = this.out;
     this.mode = MODE_INSTRUCTION;
     scanTokens(instruction, this);
@@ -82,10 +83,12 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
       this.count = 0;
       this.used = 0;
       this.from = -1;
+      this.beyond = 0;
       scanParamTokens(step.action.params, this);
-      out[3 * i] = this.count;
-      out[3 * i + 1] = this.used;
-      out[3 * i + 2] = this.from;
+      out[4 * i] = this.count;
+      out[4 * i + 1] = this.used;
+      out[4 * i + 2] = this.from;
+      out[4 * i + 3] = this.beyond;
       // An observation equal to the previous step's adds nothing: its tokens were recorded then.
       if (step.observation === previous) continue;
       previous = step.observation;
@@ -104,8 +107,10 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
       this.count++;
       if (t.inserted) {
         t.setValue(slot, 2 + 2 * this.position);
+        this.beyond++;
       } else {
         const v = t.value(slot);
+        if (v !== FROM_INSTRUCTION) this.beyond++;
         if ((v & 1) === 1 && v >= 3) {
           this.used++;
           if (this.from < 0) this.from = (v - 3) >> 1;
@@ -295,8 +300,8 @@ export class WasmRevealIndex implements RevealIndex {
     // (`views`). It has 1,024 elements at least, the smallest array the module allocates.
     const at = stats[0] as number;
     let results = this.results;
-    if (results.byteOffset !== at || results.length < 3 * n) {
-      results = new Int32Array(this.memory, at, Math.max(3 * n, 1024));
+    if (results.byteOffset !== at || results.length < 4 * n) {
+      results = new Int32Array(this.memory, at, Math.max(4 * n, 1024));
       this.results = results;
     }
     return { steps: results, firstReveal: stats[1] as number };
