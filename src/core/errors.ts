@@ -81,6 +81,13 @@ export class ConfigError extends GymflowError {
   }
 }
 
+/**
+ * An output (a file, a directory, a store name) that already holds something a command would replace:
+ * collected trajectories, an eval result, a calibration. The message names it and says to pass `--force`.
+ * A {@link ConfigError} (code `CONFIG_ERROR`), so no retry repeats it.
+ */
+export class OutputExistsError extends ConfigError {}
+
 /** A task id or task definition that does not exist or is malformed. */
 export class TaskError extends GymflowError {
   constructor(message: string) {

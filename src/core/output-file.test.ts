@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from './errors.js';
-import { AtomicFile, assertNotAnInput, writeFileAtomically } from './output-file.js';
+import { ConfigError, OutputExistsError } from './errors.js';
+import { AtomicFile, assertNotAnInput, checkNewOutput, writeFileAtomically } from './output-file.js';
 
 describe('AtomicFile', () => {
   it('shows nothing under the target until commit, then the whole text, and creates the directory', async () => {
@@ -51,5 +51,39 @@ describe('assertNotAnInput', () => {
     await expect(assertNotAnInput(join(dir, '.', 'log.jsonl'), [log], '--out')).rejects.toThrow(/^--out /);
     await expect(assertNotAnInput('-', [log])).resolves.toBeUndefined();
     await expect(assertNotAnInput(join(dir, 'new.jsonl'), [log, dir])).resolves.toBeUndefined();
+  });
+});
+
+describe('checkNewOutput', () => {
+  it('refuses to replace a file with content unless forced, naming it and --force; an absent or empty file and stdout pass', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    const kept = join(dir, 'results.jsonl');
+    writeFileSync(kept, 'hours of episodes\n');
+    await expect(checkNewOutput(kept)).rejects.toThrow(new OutputExistsError(`output ${kept} already exists (pass --force to replace it, or choose another path)`));
+    await expect(checkNewOutput(kept)).rejects.toBeInstanceOf(ConfigError); // CONFIG_ERROR: never retried
+    expect(readFileSync(kept, 'utf8')).toBe('hours of episodes\n');
+    await expect(checkNewOutput(kept, { force: true })).resolves.toBeUndefined();
+    writeFileSync(join(dir, 'empty.jsonl'), ''); // e.g. made by mktemp: nothing to lose
+    await expect(checkNewOutput(join(dir, 'empty.jsonl'))).resolves.toBeUndefined();
+    await expect(checkNewOutput(join(dir, 'new', 'x.jsonl'))).resolves.toBeUndefined();
+    await expect(checkNewOutput('-')).resolves.toBeUndefined();
+  });
+
+  it('keeps the path checks whatever --force, and never replaces a device', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    mkdirSync(join(dir, 'adir'));
+    writeFileSync(join(dir, 'afile'), '');
+    await expect(checkNewOutput(join(dir, 'adir'), { force: true })).rejects.toThrow(`cannot write ${join(dir, 'adir')}: is a directory`);
+    await expect(checkNewOutput(join(dir, 'afile', 'x.json'), { force: true })).rejects.toThrow(/afile is a file, not a directory/);
+    await expect(checkNewOutput('/dev/null', { force: true })).rejects.toThrow('output /dev/null is not a regular file or a directory; it is never replaced');
+  });
+
+  it('treats any directory as an existing directory output, even an empty one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    await expect(checkNewOutput(dir, { directory: true })).rejects.toThrow(`output ${dir} already exists (pass --force`);
+    await expect(checkNewOutput(dir, { directory: true, force: true })).resolves.toBeUndefined();
+    await expect(checkNewOutput(join(dir, 'data'), { directory: true })).resolves.toBeUndefined();
+    writeFileSync(join(dir, 'afile'), 'x');
+    await expect(checkNewOutput(join(dir, 'afile', 'data'), { directory: true })).rejects.toThrow(/afile is a file, not a directory/);
   });
 });

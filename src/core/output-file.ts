@@ -3,14 +3,15 @@ import { once } from 'node:events';
 import { mkdir, open, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import { ConfigError } from './errors.js';
+import { ConfigError, OutputExistsError } from './errors.js';
 
 /**
  * Output files that appear complete or not at all, for every command that writes one (`record convert`,
  * `reward score|calibrate|preferences`, the exporters). Text goes to a hidden temporary file beside the
  * target (a dotfile, so a directory walk skips it); `commit` flushes it, syncs it to disk and renames it
  * over the target; `abort`, or any failure, removes it and leaves an existing target as it was. The target's
- * directory is created. Errors name the target, never the temporary file.
+ * directory is created. Errors name the target, never the temporary file. Whether a command may replace an
+ * existing output at all is decided before its work starts, in one place: {@link checkNewOutput} (`--force`).
  */
 
 /** Text is handed to the file in chunks of about this many characters. */
@@ -143,16 +144,21 @@ export async function openOutput(target: string | Writable): Promise<OutputSink>
 
 /**
  * Checks, before any work, that `target` could be written as a file: not a directory, and no parent of it a
- * file. (`-`, stdout, always can.) Commands that run for minutes, or spend money, check this first.
+ * file. (`-`, stdout, always can.) Commands that run for minutes, or spend money, check this first, with
+ * {@link checkNewOutput}, which also refuses to replace what is there.
  *
  * @throws ConfigError naming `target`.
  */
 export async function checkOutputPath(target: string): Promise<void> {
   if (target === '-') return;
-  const abs = path.resolve(target);
-  const info = await stat(abs).catch(() => undefined);
+  const info = await stat(path.resolve(target)).catch(() => undefined);
   if (info?.isDirectory()) throw new ConfigError(`cannot write ${target}: is a directory`);
-  if (info !== undefined) return;
+  if (info === undefined) await checkParents(target);
+}
+
+/** Throws unless every existing ancestor of `target` up to the first one that exists is a directory. */
+async function checkParents(target: string): Promise<void> {
+  const abs = path.resolve(target);
   for (let dir = path.dirname(abs); ; dir = path.dirname(dir)) {
     const parent = await stat(dir).catch(() => undefined);
     if (parent !== undefined) {
@@ -161,6 +167,44 @@ export async function checkOutputPath(target: string): Promise<void> {
     }
     if (path.dirname(dir) === dir) return;
   }
+}
+
+/** Options of {@link checkNewOutput}. */
+export interface NewOutputOptions {
+  /** Replace an existing output (the command's `--force`). */
+  force?: boolean;
+  /** The output is a directory (an export split by task, an hf dataset) rather than a file. */
+  directory?: boolean;
+}
+
+/**
+ * The one check of every command that writes an output a user may have paid for (collected trajectories,
+ * an eval result, scored or converted trajectories, a calibration, an export): made before any work, it
+ * refuses to replace anything unless `force`. An output that does not exist, or is an empty file, holds
+ * nothing to lose; anything else (a file with content; for a `directory` output any directory, even an empty
+ * one) is an {@link OutputExistsError} naming `target` and `--force`. Whatever `force`, a file output may
+ * not be a directory nor lie under a file ({@link checkOutputPath}), and nothing that is neither a regular
+ * file nor a directory (`/dev/stdout`, a fifo) is ever replaced by a regular file. `-` (stdout) always passes.
+ *
+ * @example
+ * ```ts
+ * await checkNewOutput(opts.out, { force: opts.force }); // before the first episode
+ * // … hours of episodes …
+ * await writeFileAtomically(opts.out, text);
+ * ```
+ * @throws OutputExistsError, or ConfigError, naming `target`.
+ */
+export async function checkNewOutput(target: string, options: NewOutputOptions = {}): Promise<void> {
+  if (target === '-') return;
+  if (!options.directory) await checkOutputPath(target);
+  const info = await stat(path.resolve(target)).catch(() => undefined);
+  if (info === undefined) {
+    await checkParents(target);
+    return;
+  }
+  if (!info.isFile() && !info.isDirectory()) throw new ConfigError(`output ${target} is not a regular file or a directory; it is never replaced (use -o - for stdout)`);
+  if (options.force || (info.isFile() && info.size === 0)) return;
+  throw new OutputExistsError(`output ${target} already exists (pass --force to replace it, or choose another path)`);
 }
 
 /** Writes `content` (text or bytes) to `target` atomically ({@link AtomicFile}). */

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
 import { SchemaError } from '../../core/errors.js';
-import { realPathOf } from '../../core/output-file.js';
+import { checkNewOutput, realPathOf } from '../../core/output-file.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { formatZodIssues } from '../../core/trajectory.js';
 import { ExportError } from '../errors.js';
@@ -15,7 +15,7 @@ import { groupByTask, meanStd, toRlRecord } from './rl.js';
 import { RECORD_SCHEMAS, type DpoRecord, type ExportFormat, type RecordFormat } from './schemas.js';
 import { filterTrajectories, passesFilters, splitByTask, trajectoryReward, type FilterOptions, type SplitShare } from './select.js';
 import { toSftRecord } from './sft.js';
-import { checkWritable, writeDirAtomic, writeJsonl } from './write.js';
+import { writeDirAtomic, writeJsonl } from './write.js';
 
 /**
  * `exportDataset`: trajectories → records of one format → files (docs/datasets.md).
@@ -214,7 +214,7 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
       }
     });
   } else {
-    await checkWritable(out, o.force ?? false);
+    await checkNewOutput(out, { force: o.force ?? false });
     await writeJsonl(out, splits.get('train') ?? []);
     files.push(out);
   }
@@ -244,14 +244,14 @@ function report(
 
 /**
  * Refuses an output that `--force` must not replace: one that is an input or holds one (a directory output
- * replaces the whole directory), one that is or holds the working directory, and anything that is neither a
- * regular file nor a directory (`/dev/stdout` would be swapped for a regular file).
+ * replaces the whole directory), and one that is or holds the working directory. Without `--force` an existing
+ * output is refused anyway, and a device or fifo with it (core's `checkNewOutput`).
  */
 async function guardOutput(out: string, inputs: readonly string[], force: boolean): Promise<void> {
+  await checkNewOutput(out, { force, directory: true });
+  if (!force) return;
   const info = await stat(out).catch(() => undefined);
   if (info === undefined) return;
-  if (!info.isFile() && !info.isDirectory()) throw new ExportError(`output ${out} is not a regular file or a directory; it is never replaced (use -o - for stdout)`);
-  if (!force) return; // without --force an existing output is refused anyway (checkWritable, writeDirAtomic)
   const target = await realPathOf(out);
   const inside = (p: string): boolean => p === target || p.startsWith(target.endsWith(path.sep) ? target : `${target}${path.sep}`);
   for (const input of inputs) {

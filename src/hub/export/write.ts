@@ -1,8 +1,7 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { openOutput } from '../../core/output-file.js';
+import { checkNewOutput, openOutput } from '../../core/output-file.js';
 import { pathExists } from '../store/atomic.js';
-import { ExportError } from '../errors.js';
 
 /**
  * Output helpers of the exporters: every file appears complete or not at all (temp file in the same
@@ -28,12 +27,12 @@ export async function writeJsonl(file: string, records: Iterable<unknown>): Prom
 }
 
 /**
- * Builds a directory with `fill(tmpDir)` beside `dest`, then renames it into place. An existing
- * `dest` is an error unless `force`, in which case it is replaced (moved aside, then removed).
+ * Builds a directory with `fill(tmpDir)` beside `dest`, then renames it into place. Whether an existing
+ * `dest` may be replaced is core's `checkNewOutput` (`--force`); one that may is moved aside, then removed.
  */
 export async function writeDirAtomic(dest: string, force: boolean, fill: (dir: string) => Promise<void>): Promise<void> {
   const abs = path.resolve(dest);
-  if ((await pathExists(abs)) && !force) throw new ExportError(`output ${dest} already exists (pass --force to replace it)`);
+  await checkNewOutput(dest, { force, directory: true });
   const tmp = `${abs}.tmp-${process.pid}-${Date.now()}`;
   await mkdir(tmp, { recursive: true });
   try {
@@ -50,9 +49,4 @@ export async function writeDirAtomic(dest: string, force: boolean, fill: (dir: s
   } else {
     await rename(tmp, abs);
   }
-}
-
-/** Throws unless `file` may be written (absent, or `force`). */
-export async function checkWritable(file: string, force: boolean): Promise<void> {
-  if (!force && (await pathExists(file))) throw new ExportError(`output ${file} already exists (pass --force to replace it)`);
 }
