@@ -3,6 +3,7 @@ export * from './bootstrap.js';
 export * from './corrections.js';
 export * from './descriptive.js';
 export * from './gamma.js';
+export * from './mann-whitney-exact.js';
 export * from './mann-whitney.js';
 export * from './normal.js';
 export * from './paired-t.js';
