@@ -1,5 +1,27 @@
 import { assertFinite, assertMinLength } from './descriptive.js';
+import { mannWhitneyExactSf, mannWhitneyExactSupported } from './mann-whitney-exact.js';
 import { normalSf } from './normal.js';
+
+/**
+ * The alternative hypothesis, as scipy names it: `greater` = x tends to be larger than y (large U₁),
+ * `less` = x tends to be smaller, `two-sided` = either.
+ */
+export type MannWhitneyAlternative = 'two-sided' | 'greater' | 'less';
+
+/**
+ * How the p-value is computed. `auto` (default) = `exact` when there are no ties and the exact
+ * distribution is available ({@link mannWhitneyExactSupported}: the smaller group has ≤ 8 values and
+ * C(m+n, m) ≤ 2⁵³ − 1), `asymptotic` otherwise.
+ */
+export type MannWhitneyMethod = 'auto' | 'exact' | 'asymptotic';
+
+/** Options of {@link mannWhitneyU}. */
+export interface MannWhitneyOptions {
+  /** Default `two-sided`. */
+  alternative?: MannWhitneyAlternative;
+  /** Default `auto`. */
+  method?: MannWhitneyMethod;
+}
 
 /** What {@link mannWhitneyU} returns. */
 export interface MannWhitneyResult {
@@ -7,10 +29,18 @@ export interface MannWhitneyResult {
   u1: number;
   /** U of the second sample, nₓnᵧ − U₁. */
   u2: number;
-  /** The normal deviate of max(U₁, U₂) with tie and continuity corrections (≤ 0 only when U₁ = U₂). */
+  /**
+   * The normal deviate, with tie and continuity corrections, of the U the alternative looks at: max(U₁, U₂)
+   * for `two-sided` (then ≤ 0 only when U₁ = U₂), U₁ for `greater`, U₂ for `less`. Reported whichever
+   * method computed the p-value.
+   */
   z: number;
-  /** Two-sided p-value, min(1, 2 · P(Z ≥ z)); 1 when every value is tied. */
+  /** The p-value of the alternative (two-sided: min(1, 2 · P(U ≥ max(U₁, U₂)))); 1 when every value is tied. */
   pValue: number;
+  /** Which null distribution gave `pValue`: the exact one of U (no ties) or the normal approximation. */
+  method: 'exact' | 'asymptotic';
+  /** The alternative `pValue` is for. */
+  alternative: MannWhitneyAlternative;
   /**
    * The common-language effect size U₁ / (nₓnᵧ) = P(X > Y) + ½ P(X = Y): 0.5 means no tendency,
    * 1 means every x beats every y.
@@ -19,20 +49,34 @@ export interface MannWhitneyResult {
 }
 
 /**
- * The Mann–Whitney U test (Mann & Whitney 1947; Wilcoxon rank-sum), two-sided, **normal approximation
- * with tie correction and continuity correction**:
+ * The Mann–Whitney U test (Mann & Whitney 1947; Wilcoxon rank-sum), as
+ * `scipy.stats.mannwhitneyu(x, y, alternative, method='auto', use_continuity=True)`:
  *
- *   U₁ = R₁ − nₓ(nₓ+1)/2 (R₁ = sum of mid-ranks of x in the pooled sample),
+ *   U₁ = R₁ − nₓ(nₓ+1)/2 (R₁ = sum of mid-ranks of x in the pooled sample), U₂ = nₓnᵧ − U₁;
+ *   the statistic is U = max(U₁, U₂) (two-sided, p doubled and capped at 1), U₁ (`greater`) or U₂ (`less`).
+ *
+ * - **Exact** (no ties, smaller group ≤ 8, C(nₓ+nᵧ, nₓ) ≤ 2⁵³ − 1): p = P(U′ ≥ U) under the exact null
+ *   distribution of U′ ({@link mannWhitneyExactSf}). This is scipy's `method='auto'` rule, except that
+ *   scipy also goes exact beyond 2⁵³ arrangements (a smaller group of 8 against more than 367), where
+ *   this function uses the normal approximation instead.
+ * - **Asymptotic** otherwise, normal approximation with tie correction and continuity correction:
  *   σ² = nₓnᵧ/12 · ((n + 1) − Σ(tₖ³ − tₖ) / (n(n − 1)))   (tₖ = size of the k-th tie group, n = nₓ + nᵧ),
- *   z  = (max(U₁, U₂) − nₓnᵧ/2 − ½) / σ,   p = min(1, 2 · (1 − Φ(z))).
+ *   z = (U − nₓnᵧ/2 − ½) / σ, p = P(Z ≥ z) (two-sided: min(1, 2 · P(Z ≥ z))).
  *
- * This is exactly `scipy.stats.mannwhitneyu(x, y, alternative='two-sided', method='asymptotic',
- * use_continuity=True)`. No exact small-sample distribution is used, so for very small samples
- * (nₓ, nᵧ < ~8) the p-value is an approximation.
+ * `method: 'exact'` or `'asymptotic'` forces one (scipy's `method=` argument); `exact` with ties is refused
+ * rather than ignoring them as scipy does.
  *
- * @throws RangeError when a sample is empty or holds a non-finite value.
+ * @example
+ * ```ts
+ * mannWhitneyU([1, 1.1, 1.2], [0, 0.1, 0.2]); // { u1: 9, pValue: 0.1, method: 'exact', … } (2 of 20 orders are as extreme)
+ * mannWhitneyU([1, 1.1, 1.2], [0, 0.1, 0.2], { method: 'asymptotic' }).pValue; // 0.0809
+ * ```
+ * @throws RangeError when a sample is empty or holds a non-finite value, or `method: 'exact'` is asked for
+ * samples with ties or sizes outside {@link mannWhitneyExactSupported}.
  */
-export function mannWhitneyU(x: readonly number[], y: readonly number[]): MannWhitneyResult {
+export function mannWhitneyU(x: readonly number[], y: readonly number[], options: MannWhitneyOptions = {}): MannWhitneyResult {
+  const alternative = options.alternative ?? 'two-sided';
+  const requested = options.method ?? 'auto';
   assertMinLength(x, 1, 'x', 'mannWhitneyU');
   assertMinLength(y, 1, 'y', 'mannWhitneyU');
   assertFinite(x, 'x');
@@ -54,11 +98,25 @@ export function mannWhitneyU(x: readonly number[], y: readonly number[]): MannWh
   }
   const u1 = rankSumX - (nx * (nx + 1)) / 2;
   const u2 = nx * ny - u1;
+  const u = alternative === 'greater' ? u1 : alternative === 'less' ? u2 : Math.max(u1, u2);
+  const factor = alternative === 'two-sided' ? 2 : 1;
+
+  const ties = tieTerm > 0;
+  const exactAvailable = !ties && mannWhitneyExactSupported(nx, ny);
+  if (requested === 'exact' && !exactAvailable) {
+    throw new RangeError(
+      ties
+        ? 'mannWhitneyU: method exact needs samples without ties (the exact distribution has no tie correction); use auto or asymptotic'
+        : `mannWhitneyU: method exact is not available for groups of ${nx} and ${ny} (see mannWhitneyExactSupported); use auto or asymptotic`,
+    );
+  }
+  const method = requested === 'asymptotic' || !exactAvailable ? 'asymptotic' : 'exact';
+
   const mu = (nx * ny) / 2;
   const sigma = Math.sqrt(((nx * ny) / 12) * (n + 1 - tieTerm / (n * (n - 1))));
-  const numerator = Math.max(u1, u2) - mu - 0.5;
   // σ = 0 only when every value is tied (then U₁ = U₂ = μ): no evidence of a difference at all.
-  const z = sigma === 0 || !Number.isFinite(sigma) ? -Infinity : numerator / sigma;
-  const pValue = Math.min(1, 2 * normalSf(z));
-  return { u1, u2, z, pValue, probabilityOfSuperiority: u1 / (nx * ny) };
+  const z = sigma === 0 || !Number.isFinite(sigma) ? -Infinity : (u - mu - 0.5) / sigma;
+  const tail = method === 'exact' ? mannWhitneyExactSf(u, nx, ny) : normalSf(z);
+  const pValue = Math.min(1, factor * tail);
+  return { u1, u2, z, pValue, method, alternative, probabilityOfSuperiority: u1 / (nx * ny) };
 }
