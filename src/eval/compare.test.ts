@@ -60,6 +60,7 @@ describe('compare', () => {
     expect(c?.welch.p).toBe(welchTTest(strong, mid).pValue);
     expect(c?.welch.df).toBe(welchTTest(strong, mid).df);
     expect(c?.mannWhitney.p).toBe(mannWhitneyU(strong, mid).pValue);
+    expect(c?.mannWhitney.method).toBe('asymptotic'); // 12 vs 12
     // Tasks are paired in sorted-id order, so the sums run in another order: equal up to rounding.
     expectClose(c?.paired?.p ?? Number.NaN, pairedTTest(strong, mid).pValue, 1e-12);
     expect(c?.paired?.tasks).toBe(12);
@@ -124,9 +125,10 @@ describe('compare', () => {
   });
 
   it('uses the chosen primary test for significance', () => {
-    // 3 vs 3 fully separated: the Mann–Whitney normal approximation cannot go below p ≈ 0.08.
+    // 3 vs 3 fully separated: exact p = 2/C(6, 3) = 0.1 is the smallest a two-sided Mann–Whitney can give.
     const r = compare([result('a', [1, 1.1, 1.2]), result('b', [0, 0.1, 0.2])], { primary: 'mann-whitney' });
-    expect(r.comparisons[0]?.mannWhitney.p).toBeGreaterThan(0.05);
+    expect(r.comparisons[0]?.mannWhitney).toMatchObject({ method: 'exact', u: 9 });
+    expect(r.comparisons[0]?.mannWhitney.p).toBeCloseTo(0.1, 15);
     expect(r.comparisons[0]?.significant).toBe(false);
     expect(compare([result('a', [1, 1.1, 1.2]), result('b', [0, 0.1, 0.2])]).comparisons[0]?.significant).toBe(true);
   });

@@ -66,10 +66,17 @@ export interface Comparison {
   /** meanA − meanB. */
   difference: number;
   welch: TestOutcome & { df: number | null };
-  /** `statistic` is the z of max(U_A, U_B), so it is ≥ 0 whatever the direction; read the direction from `u`. */
+  /**
+   * `statistic` is the z of max(U_A, U_B), so it is ≥ 0 whatever the direction; read the direction from `u`.
+   * `p` comes from the exact null distribution of U when the pooled values have no ties and one group has ≤ 8
+   * (scipy's `method='auto'`; see `mannWhitneyU` for the size limit), from the normal approximation otherwise;
+   * `method` says which.
+   */
   mannWhitney: TestOutcome & {
     /** U of A. */
     u: number;
+    /** Which null distribution gave `p`. */
+    method: 'exact' | 'asymptotic';
     /** U_A / (n_A n_B): P(A > B) + ½ P(A = B) for a random episode of each. */
     probabilityOfSuperiority: number;
   };
@@ -256,7 +263,13 @@ function compareTwo(a: Entry, b: Entry, boot: { confidence: number; resamples: n
     meanB,
     difference: meanA - meanB,
     welch: { statistic: finiteOrNull(welch.statistic), df: finiteOrNull(welch.df), p: finiteOrNull(welch.pValue) },
-    mannWhitney: { statistic: finiteOrNull(mw.z), u: mw.u1, probabilityOfSuperiority: mw.probabilityOfSuperiority, p: mw.pValue },
+    mannWhitney: {
+      statistic: finiteOrNull(mw.z),
+      u: mw.u1,
+      method: mw.method,
+      probabilityOfSuperiority: mw.probabilityOfSuperiority,
+      p: mw.pValue,
+    },
     paired,
     bootstrap: { estimate: ci.estimate, low: ci.low, high: ci.high, design: sameTasks ? 'paired-tasks' : 'unpaired' },
   };

@@ -133,7 +133,7 @@ export function formatCompareTables(report: CompareResult): string {
       diff: formatValue(c.difference),
       ci: formatDifferenceInterval(c),
       welch: `${formatP(c.welch.p)} (${formatP(c.welch.pHolm)})`,
-      mw: `${formatP(c.mannWhitney.p)} (${formatP(c.mannWhitney.pHolm)})`,
+      mw: `${formatP(c.mannWhitney.p)} (${formatP(c.mannWhitney.pHolm)})${c.mannWhitney.method === 'exact' ? ' exact' : ''}`,
       paired: c.paired ? `${formatP(c.paired.p)} (${formatP(c.paired.pHolm)}) [${c.paired.tasks}]` : '-',
       sig: c.significant ? 'yes' : 'no',
     })),
@@ -148,6 +148,10 @@ export function formatCompareTables(report: CompareResult): string {
     ],
   );
   const mark = report.mode === 'all-pairs' ? '* = significantly better than the next-ranked agent' : '* = significantly different from the baseline';
+  // Said only when it happens, so the usual report (large groups or ties: all asymptotic) reads as before.
+  const exact = report.comparisons.some((c) => c.mannWhitney.method === 'exact')
+    ? ['MWU p marked exact: exact null distribution of U (no ties, a group of <= 8); unmarked: normal approximation']
+    : [];
   return [
     `${report.envId} (${report.split}) metric=${report.metric} (${report.higherIsBetter ? 'higher' : 'lower'} is better)`,
     board,
@@ -155,5 +159,6 @@ export function formatCompareTables(report: CompareResult): string {
     pairs,
     '',
     `${mark}; ${report.primary} test, Holm-adjusted p < ${report.alpha} over ${report.comparisons.length} comparison(s)`,
+    ...exact,
   ].join('\n');
 }
