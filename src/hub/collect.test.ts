@@ -123,6 +123,16 @@ describe('collect', () => {
     expect((await loadTrajectories(store, r.ref as string)).map((t) => t.id)).toEqual(r.trajectories.map((t) => t.id));
     const lines = (await readFile(out, 'utf8')).trim().split('\n');
     expect(lines.map((l) => (JSON.parse(l) as Trajectory).id)).toEqual(r.trajectories.map((t) => t.id));
+
+    // The file and the name now hold a set: a second run replaces neither unless forced.
+    const again = { envId: 'gymflow/text-math-v0', agent: 'expert', n: 2, store, name: 'math/rollouts', out };
+    await expect(collect(again)).rejects.toThrow(`output ${out} already exists (pass --force to replace it, or choose another path)`);
+    await expect(collect({ ...again, out: `${out}.2` })).rejects.toThrow(/^'math\/rollouts' already names sha256:[0-9a-f]{12} in store .* \(pass --force to move the name/);
+    expect((await readFile(out, 'utf8')).trim().split('\n')).toHaveLength(5);
+    expect(await store.resolve('math/rollouts')).toBe(r.ref);
+    const forced = await collect({ ...again, force: true });
+    expect((await readFile(out, 'utf8')).trim().split('\n')).toHaveLength(2);
+    expect(await store.resolve('math/rollouts')).toBe(forced.ref);
   });
 
   it('rejects bad options before running anything', async () => {

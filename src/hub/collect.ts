@@ -2,7 +2,7 @@ import { writeJsonl } from './export/write.js';
 import path from 'node:path';
 import type { Agent } from '../core/agent.js';
 import { ConfigError, GymflowError } from '../core/errors.js';
-import { checkOutputPath } from '../core/output-file.js';
+import { checkNewOutput } from '../core/output-file.js';
 import { RetriesExhaustedError } from '../core/retry.js';
 import { make, spec } from '../core/registry.js';
 import { runEpisode } from '../core/rollout.js';
@@ -56,6 +56,12 @@ export interface CollectOptions {
   parents?: readonly string[];
   /** Also write the trajectories as JSONL to this file (atomically: temp file + rename). */
   out?: string;
+  /**
+   * Replace what `out` and `name` already hold (the CLI's `--force`). Without it, a non-empty `out` file and a
+   * `name` that already names an artifact are refused before the first episode (core's `checkNewOutput`,
+   * `ArtifactStore.checkNewName`): a collection may have cost hours or money.
+   */
+  force?: boolean;
   /** Stops starting new episodes; episodes in flight finish and are returned. */
   signal?: AbortSignal;
 }
@@ -140,10 +146,11 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   const seed = options.seed ?? 0;
   const makeEnv = (): AgentEnv => make(options.envId, options.maxSteps === undefined ? {} : { maxEpisodeSteps: options.maxSteps });
 
-  // Where the set goes is checked before any episode runs (episodes may cost money): the file, the name and
-  // the parents, which are resolved to refs like every other ref argument.
-  if (options.out !== undefined) await checkOutputPath(options.out);
-  if (options.store !== undefined && options.name !== undefined) await options.store.checkName(options.name);
+  // Where the set goes is checked before any episode runs (episodes may cost money): the file and the name,
+  // neither replacing an earlier set unless forced, and the parents, resolved to refs like every other ref argument.
+  const force = options.force === true;
+  if (options.out !== undefined) await checkNewOutput(options.out, { force });
+  if (options.store !== undefined && options.name !== undefined) await options.store.checkNewName(options.name, { force });
   // A full ref stays as given (a parent may live in another store); a name or a prefix must resolve here.
   const parents = options.store === undefined ? [] : await Promise.all((options.parents ?? []).map((p) => (isRef(p) ? p : (options.store as ArtifactStore).resolve(p))));
 

@@ -24,6 +24,7 @@ interface CollectOpts {
   store?: string;
   json?: boolean;
   score?: boolean;
+  force?: boolean;
   progress: boolean;
 }
 
@@ -111,6 +112,7 @@ export function collectCommand(program: Command): void {
     .requiredOption('-o, --out <ref|file.jsonl>', 'a ref name in the store, or a .jsonl file')
     .option('--parent <ref...>', 'extra parents of the stored set (e.g. the policy checkpoint)')
     .option('--score', "score every trajectory with the reward rules of the env's domain profile")
+    .option('--force', 'replace an existing -o file, or move an existing -o name (by default either is an error)')
     .option('--json', 'print the summary as JSON')
     .option('--no-progress', 'no progress output')
     .action(async (opts: CollectOpts) => {
@@ -141,6 +143,7 @@ export function collectCommand(program: Command): void {
         ...(profile ? { rewardFn: (t) => scoreTrajectory(t, { profile }) } : {}),
         ...(reporter ? { onProgress: (p: CollectProgress) => reporter.update(p) } : {}),
         ...(store === undefined ? { out: opts.out } : { store, name: opts.out }),
+        ...(opts.force ? { force: true } : {}),
       };
       try {
         const result = await collect(options);

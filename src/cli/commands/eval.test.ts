@@ -2,8 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CountdownEnv } from '../../core/__fixtures__/countdown-env.js';
+import { listEnvs, register } from '../../core/registry.js';
 import { parseEvalResult } from '../../eval/result.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
+import { RandomAgent } from '../../policy/random.js';
 import { runCommand } from './__fixtures__/run-command.js';
 import { evalCommand } from './eval.js';
 
@@ -65,5 +68,40 @@ describe('gymflow eval', () => {
     await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '2', '--markdown', join(dir, 'a-file', 'r.md'))).rejects.toThrow(/a-file is a file, not a directory/);
     await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '2', '--out', join(dir, 'new', 'r.json'));
     expect(readdirSync(join(dir, 'new'))).toEqual(['r.json']);
+  });
+
+  it('never replaces an earlier result, report or --save name unless --force, and refuses before the first episode', async () => {
+    let made = 0;
+    if (!listEnvs().some((e) => e.id === 'test/counted-eval-v0')) {
+      register('test/counted-eval-v0', () => {
+        made++;
+        return new CountdownEnv();
+      }, { domain: 'generic', description: 'counts the environments made', agents: { expert: () => new RandomAgent({ seed: 0 }) } });
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-eval-again-'));
+    const out = join(dir, 'r.json');
+    const md = join(dir, 'r.md');
+    const base = ['eval', '--env', 'test/counted-eval-v0', '--agent', 'expert', '--split', 'train', '--resamples', '50'];
+    await run(...base, '-n', '2', '--out', out, '--markdown', md);
+    const [firstOut, firstMd] = [readFileSync(out, 'utf8'), readFileSync(md, 'utf8')];
+    made = 0;
+    await expect(run(...base, '-n', '3', '--out', out)).rejects.toThrow(`output ${out} already exists (pass --force to replace it, or choose another path)`);
+    await expect(run(...base, '-n', '3', '--out', join(dir, 'new.json'), '--markdown', md)).rejects.toThrow(`output ${md} already exists (pass --force`);
+    await expect(run(...base, '-n', '3', '--out', out, '--markdown', out, '--force')).rejects.toThrow(`--out and --markdown are both ${out}`);
+    expect(made).toBe(0); // no episode ran
+    expect([readFileSync(out, 'utf8'), readFileSync(md, 'utf8')]).toEqual([firstOut, firstMd]);
+    expect(readdirSync(dir).sort()).toEqual(['r.json', 'r.md']);
+    await run(...base, '-n', '3', '--out', out, '--markdown', md, '--force');
+    expect(parseEvalResult(JSON.parse(readFileSync(out, 'utf8')), out).n).toBe(3);
+    expect(readFileSync(md, 'utf8')).not.toBe(firstMd);
+
+    const store = join(dir, 'store');
+    const saved = /result stored as (sha256:[0-9a-f]{64})/.exec(await run(...base, '-n', '2', '--save', 'eval/a', '--store', store))?.[1] as string;
+    made = 0;
+    await expect(run(...base, '-n', '3', '--save', 'eval/a', '--store', store)).rejects.toThrow(`'eval/a' already names ${saved.slice(0, 19)} in store ${store} (pass --force to move the name`);
+    expect(made).toBe(0);
+    expect(readFileSync(join(store, 'refs', 'eval', 'a'), 'utf8').trim()).toBe(saved);
+    await run(...base, '-n', '3', '--save', 'eval/a', '--store', store, '--force');
+    expect(readFileSync(join(store, 'refs', 'eval', 'a'), 'utf8').trim()).not.toBe(saved);
   });
 });

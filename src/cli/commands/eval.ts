@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
-import { checkOutputPath, writeFileAtomically } from '../../core/output-file.js';
+import { checkNewOutput, realPathOf, writeFileAtomically } from '../../core/output-file.js';
 import { make, spec } from '../../core/registry.js';
 import type { Split, TaskInfo } from '../../core/types.js';
 import { assertMetadataField, successBy, type BreakdownRow } from '../../eval/breakdown.js';
@@ -29,6 +29,7 @@ interface EvalOpts {
   store?: string;
   json?: boolean;
   by?: string;
+  force?: boolean;
 }
 
 /** Commander parser for `--split`: `train` or `heldout`. */
@@ -62,16 +63,22 @@ export function evalCommand(program: Command): void {
     .option('--out <file>', 'write the result JSON (the input of `gymflow compare`) to this file')
     .option('--markdown <file>', 'write the Markdown report to this file')
     .option('--save <name>', 'store the result as an `eval` artifact under this ref name (`gymflow compare` reads names too)')
+    .option('--force', 'replace an existing --out or --markdown file, or move an existing --save name (by default each is an error)')
     .option('--json', 'print the result JSON instead of a table')
     .option('--by <field>', 'also print success per value of this task metadata field (e.g. kind; tool-use: answerInTrain)')
     .action(async (opts: EvalOpts) => {
       spec(opts.env); // fails early with the list of registered ids
       const by = opts.by === undefined ? undefined : { field: opts.by, tasks: await splitTasks(opts.env, opts.split) };
       if (by) assertMetadataField(by.tasks, by.field); // before the episodes run
-      // The outputs and the name too: the episodes may take hours, or cost money.
-      for (const file of [opts.out, opts.markdown]) if (file !== undefined) await checkOutputPath(file);
+      // The outputs and the name too, none replacing an earlier result unless forced: the episodes may take
+      // hours, or cost money.
+      const force = opts.force === true;
+      if (opts.out !== undefined && opts.markdown !== undefined && (await realPathOf(opts.out)) === (await realPathOf(opts.markdown))) {
+        throw new ConfigError(`--out and --markdown are both ${opts.out}: the report would replace the result (give two files)`);
+      }
+      for (const file of [opts.out, opts.markdown]) if (file !== undefined) await checkNewOutput(file, { force });
       const store = opts.save === undefined ? undefined : await openStore(opts, true);
-      if (store !== undefined && opts.save !== undefined) await store.checkName(opts.save);
+      if (store !== undefined && opts.save !== undefined) await store.checkNewName(opts.save, { force });
       const result = await evaluate({
         envId: opts.env,
         agent: opts.agent,

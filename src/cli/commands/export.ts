@@ -79,8 +79,8 @@ export function exportCommand(program: Command): void {
     .option('--min-margin <x>', 'dpo: smallest reward difference that makes a pair', parseNumber, 0.1)
     .option('--max-pairs-per-task <n>', 'dpo: at most n pairs per task, largest margins kept (default: no cap)', parsePositiveInteger)
     .option('--shard-size <n>', 'hf: rows per shard', parsePositiveInteger)
-    .option('--force', 'replace an existing output')
-    .option('--name <name>', 'also store the output as a dataset artifact under this ref name (lineage: its inputs)')
+    .option('--force', 'replace an existing output, and move an existing --name (by default either is an error)')
+    .option('--name <name>', 'also store the output as a dataset artifact under this ref name, a new one unless --force (lineage: its inputs)')
     .option('--json', 'print the report as JSON')
     .action(async (opts: ExportOpts) => {
       if (opts.record !== undefined && opts.format !== 'hf') throw new ExportError('--record is only for --format hf (the other formats are their own record format)');
@@ -93,6 +93,8 @@ export function exportCommand(program: Command): void {
             throw spec === undefined ? err : new ExportError(`--in ${spec}: not a file, and not a ref in a store (${(err as Error).message})`);
           })
         : undefined;
+      // The name, like the output, replaces nothing unless forced; checked before the inputs are stored.
+      if (store && opts.name !== undefined) await store.checkNewName(opts.name, { force: opts.force === true });
       const trajectories: Trajectory[] = [];
       const parents: string[] = [];
       const sources: string[] = [];

@@ -158,6 +158,63 @@ describe('gymflow collect / export / store', () => {
     expect(tree.parents.map((p) => p.ref)).toContain(first.ref);
   }, 60_000);
 
+  it('never replaces an earlier collection unless --force, and refuses before the first episode', async () => {
+    let made = 0;
+    if (!listEnvs().some((e) => e.id === 'test/counted-v0')) {
+      register('test/counted-v0', () => {
+        made++;
+        return new CountdownEnv();
+      }, { domain: 'generic', description: 'counts the environments made', agents: { expert: () => new RandomAgent({ seed: 0 }) } });
+    }
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-again-'));
+    const file = path.join(dir, 'runs.jsonl');
+    const base = ['collect', '--env', 'test/counted-v0', '--agent', 'expert', '--no-progress', '--json'];
+    await run(...base, '-n', '2', '-o', file);
+    const first = await readFile(file, 'utf8');
+    made = 0;
+    await expect(run(...base, '-n', '3', '-o', file)).rejects.toThrow(`output ${file} already exists (pass --force to replace it, or choose another path)`);
+    expect(made).toBe(0); // not even the probe: no episode ran
+    expect(await readFile(file, 'utf8')).toBe(first);
+    await run(...base, '-n', '3', '-o', file, '--force');
+    expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(3);
+    // An empty file (mktemp's) holds nothing to lose.
+    const empty = path.join(dir, 'empty.jsonl');
+    await writeFile(empty, '');
+    await run(...base, '-n', '1', '-o', empty);
+    expect((await readFile(empty, 'utf8')).trim().split('\n')).toHaveLength(1);
+
+    // A store name: moving it would leave the earlier set to the next gc.
+    const store = path.join(dir, 'store');
+    const a = JSON.parse(await run(...base, '-n', '2', '-o', 'runs/a', '--store', store)) as { ref: string };
+    made = 0;
+    await expect(run(...base, '-n', '3', '-o', 'runs/a', '--store', store)).rejects.toThrow(
+      `'runs/a' already names ${a.ref.slice(0, 19)} in store ${store} (pass --force to move the name, or choose another name)`,
+    );
+    expect(made).toBe(0);
+    expect((await readFile(path.join(store, 'refs', 'runs', 'a'), 'utf8')).trim()).toBe(a.ref);
+    const b = JSON.parse(await run(...base, '-n', '3', '-o', 'runs/a', '--store', store, '--force')) as { ref: string };
+    expect(b.ref).not.toBe(a.ref);
+    expect((await readFile(path.join(store, 'refs', 'runs', 'a'), 'utf8')).trim()).toBe(b.ref);
+  }, 60_000);
+
+  it('never replaces an export or moves its --name unless --force', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-cli-export-again-'));
+    const store = path.join(dir, 'store');
+    await run('collect', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '2', '-o', 'runs/e', '--store', store, '--no-progress', '--json');
+    const out = path.join(dir, 'sft.jsonl');
+    const first = JSON.parse(await run('export', '--format', 'sft', '--in', 'runs/e', '-o', out, '--name', 'datasets/sft', '--store', store, '--json')) as { ref: string };
+    const other = path.join(dir, 'other.jsonl');
+    await expect(run('export', '--format', 'sft', '--in', 'runs/e', '-o', other, '--top', '1', '--name', 'datasets/sft', '--store', store)).rejects.toThrow(
+      `'datasets/sft' already names ${first.ref.slice(0, 19)} in store ${store} (pass --force to move the name`,
+    );
+    await expect(readdir(dir)).resolves.not.toContain('other.jsonl');
+    await expect(run('export', '--format', 'sft', '--in', 'runs/e', '-o', out, '--top', '1', '--store', store)).rejects.toThrow(`output ${out} already exists (pass --force to replace it, or choose another path)`);
+    const forced = JSON.parse(await run('export', '--format', 'sft', '--in', 'runs/e', '-o', out, '--top', '1', '--name', 'datasets/sft', '--store', store, '--force', '--json')) as { ref: string; records: number };
+    expect(forced.records).toBe(1);
+    expect((await readFile(out, 'utf8')).trim().split('\n')).toHaveLength(1);
+    expect((await readFile(path.join(store, 'refs', 'datasets', 'sft'), 'utf8')).trim()).toBe(forced.ref);
+  }, 60_000);
+
   it('says why episodes failed, and exits 1 when every one did', async () => {
     if (!listEnvs().some((e) => e.id === 'test/unloadable-v0')) {
       register('test/unloadable-v0', () => {

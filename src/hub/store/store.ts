@@ -5,11 +5,12 @@ import { chmod, copyFile, open, readdir, readFile, stat, unlink, utimes } from '
 import path from 'node:path';
 import { z } from 'zod';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
+import { OutputExistsError } from '../../core/errors.js';
 import { formatZodIssues } from '../../core/trajectory.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
 import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, pathExists, tempPath, TMP_DIR, touch, writeFileAtomic, writeTemp } from './atomic.js';
-import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot } from './layout.js';
+import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot, shortRef } from './layout.js';
 import { manifestMembers } from './manifests.js';
 import { hashCopy, hashFile, type StreamedObject } from './stream.js';
 
@@ -319,6 +320,22 @@ export class ArtifactStore {
       if (i < segments.length && !info.isDirectory()) throw new StoreError(`cannot name '${name}': '${prefix}' is already a name in store ${this.root}, so it cannot hold others`);
       if (i === segments.length && info.isDirectory()) throw new StoreError(`cannot name '${name}': it is a folder of names in store ${this.root} (${name}/…); choose another name`);
     }
+  }
+
+  /**
+   * {@link checkName} for a command's output (`collect -o NAME`, `eval --save NAME`), which also refuses a
+   * name that already names an artifact unless `force` (`--force` moves the name; the artifact it named stays
+   * in the store, unnamed, until a `gc`). Checked before the command's work starts.
+   *
+   * @throws OutputExistsError naming `name`, the ref it names and `--force`.
+   */
+  async checkNewName(name: string, options: { force?: boolean } = {}): Promise<void> {
+    await this.checkName(name);
+    if (options.force) return;
+    const info = await stat(refPath(this.root, name)).catch(() => undefined);
+    if (info === undefined) return;
+    const ref = await this.getRef(name).catch(() => undefined);
+    throw new OutputExistsError(`'${name}' already names ${ref === undefined ? 'an artifact' : shortRef(ref)} in store ${this.root} (pass --force to move the name, or choose another name)`);
   }
 
   /** Points `refs/<name>` at an artifact of this store (atomically replacing an earlier target). */
