@@ -99,6 +99,56 @@ describe('gymflow reward', () => {
     expect(piped.stderr).toMatch(/^scored 4 trajectories into stdout; skipped 0$/m);
   });
 
+  it('replaces an earlier output only with --force (scoring in place needs none), before any judge call', async () => {
+    const scored = join(dir, 'scored-4.jsonl');
+    expect(gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', scored).status).toBe(0);
+    const kept = readFileSync(scored, 'utf8');
+    const message = (file: string): string => `gymflow: output ${file} already exists (pass --force to replace it, or choose another path)`;
+    // A judge that would fail every call: the refusal comes first, so it is never asked.
+    let calls = 0;
+    const api = await LoopbackApi.start(() => {
+      calls++;
+      return { status: 401, body: openaiError('bad key', 'authentication_error') };
+    });
+    try {
+      const judged = await run([join(repoRoot, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'tool-use', '--judge', 'openai', '--model', 'm', '--judge-base-url', `${api.url}/v1`, '-o', scored], { OPENAI_API_KEY: 'sk-test' });
+      expect([judged.code, judged.stderr.trim()]).toEqual([1, message(scored)]);
+      expect(calls).toBe(0);
+    } finally {
+      await api.close();
+    }
+    expect(readFileSync(scored, 'utf8')).toBe(kept);
+    const other = join(dir, 'other-runs.jsonl');
+    writeFileSync(other, `${readFileSync(runs, 'utf8').split('\n')[0]}\n`);
+    expect(gymflow('reward', 'score', other, '--domain', 'tool-use', '-o', scored, '--force').status).toBe(0);
+    expect(readFileSync(scored, 'utf8').trim().split('\n')).toHaveLength(1);
+    // In place, as documented: the input itself is the output it names.
+    const copy = join(dir, 'in-place.jsonl');
+    writeFileSync(copy, readFileSync(runs, 'utf8'));
+    expect(gymflow('reward', 'score', copy, '--domain', 'tool-use', '-o', copy).status).toBe(0);
+    expect(readFileSync(copy, 'utf8')).toBe(kept);
+
+    // preferences and calibrate: the same rule.
+    const pairs = join(dir, 'pairs-4.jsonl');
+    writeFileSync(pairs, 'earlier pairs\n');
+    const prefs = gymflow('reward', 'preferences', copy, '-o', pairs);
+    expect([prefs.status, prefs.stderr.trim()]).toEqual([1, message(pairs)]);
+    expect(readFileSync(pairs, 'utf8')).toBe('earlier pairs\n');
+    expect(gymflow('reward', 'preferences', copy, '-o', pairs, '--force').status).toBe(0);
+    expect(readFileSync(pairs, 'utf8')).not.toBe('earlier pairs\n');
+    const labels = join(dir, 'labels-4.jsonl');
+    const first = JSON.parse(kept.split('\n')[0] as string) as { id: string };
+    const second = JSON.parse(kept.split('\n')[1] as string) as { id: string };
+    writeFileSync(labels, `${JSON.stringify({ trajectoryId: first.id, score: 1 })}\n${JSON.stringify({ trajectoryId: second.id, score: 0 })}\n`);
+    const cal = join(dir, 'cal-4.json');
+    writeFileSync(cal, '{"earlier": true}\n');
+    const fit = gymflow('reward', 'calibrate', '--labels', labels, '--scored', copy, '-o', cal);
+    expect([fit.status, fit.stderr.trim()]).toEqual([1, message(cal)]);
+    expect(readFileSync(cal, 'utf8')).toBe('{"earlier": true}\n');
+    expect(gymflow('reward', 'calibrate', '--labels', labels, '--scored', copy, '-o', cal, '--force').status).toBe(0);
+    expect(JSON.parse(readFileSync(cal, 'utf8'))).not.toHaveProperty('earlier');
+  });
+
   it('infers the calibration level from the labels and names a judge config that is no object', () => {
     const scored = join(dir, 'scored-3.jsonl');
     expect(gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', scored).status).toBe(0);

@@ -52,6 +52,13 @@ describe('gymflow CLI', () => {
     // The same seed gives the same episode, hence the same content id.
     const again = gymflow('run-episode', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--seed', '3', '--json');
     expect((JSON.parse(again.stdout) as { id: string }).id).toBe(t.id);
+    // An episode may have cost money: the file is replaced only with --force.
+    const written = readFileSync(out, 'utf8');
+    const refused = gymflow('run-episode', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--seed', '4', '--out', out);
+    expect([refused.status, refused.stdout, refused.stderr.trim()]).toEqual([1, '', `gymflow: output ${out} already exists (pass --force to replace it, or choose another path)`]);
+    expect(readFileSync(out, 'utf8')).toBe(written);
+    expect(gymflow('run-episode', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--seed', '4', '--out', out, '--force').status).toBe(0);
+    expect(readFileSync(out, 'utf8')).not.toBe(written);
   });
 
   it('prints the trajectory JSON Schema', () => {
@@ -113,14 +120,19 @@ describe('gymflow CLI', () => {
     const self = gymflow('record', 'convert', log, '-o', log);
     expect([self.status, self.stderr.trim()]).toEqual([1, `gymflow: -o ${log}: is the input ${log}; writing it would replace what is being read (choose another output file)`]);
     expect(readFileSync(log, 'utf8')).toBe(raw);
-    // An output inside the directory converted is never read back in, on the first run or the next.
+    // An output inside the directory converted is never read back in, on the first run or the next (forced).
     const inside = join(logs, 'out.jsonl');
-    for (let run = 0; run < 2; run++) {
-      const r = gymflow('record', 'convert', logs, '-o', inside);
+    for (const force of [[], ['--force']]) {
+      const r = gymflow('record', 'convert', logs, '-o', inside, ...force);
       expect([r.status, r.stderr]).toEqual([0, expect.stringMatching(/converted 4 trajectories/)]);
       expect(readFileSync(inside, 'utf8').trim().split('\n')).toHaveLength(4);
     }
-    const missing = gymflow('record', 'convert', join(dir, 'nope'), '-o', inside);
+    // An earlier output is replaced only with --force, and checked before any log is read.
+    const earlier = readFileSync(inside, 'utf8');
+    const again = gymflow('record', 'convert', log, '-o', inside);
+    expect([again.status, again.stderr.trim()]).toEqual([1, `gymflow: output ${inside} already exists (pass --force to replace it, or choose another path)`]);
+    expect(readFileSync(inside, 'utf8')).toBe(earlier);
+    const missing = gymflow('record', 'convert', join(dir, 'nope'), '-o', inside, '--force');
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/cannot read path \(ENOENT[\s\S]*converted 0 trajectories .*; nothing written to .*out\.jsonl/);
     expect(readFileSync(inside, 'utf8').trim().split('\n')).toHaveLength(4);

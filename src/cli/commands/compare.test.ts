@@ -47,6 +47,16 @@ describe('gymflow compare', () => {
     expect(text).toMatch(/expert - random .* paired-tasks .* yes$/m);
     expect(text).toMatch(/\* = significantly better than the next-ranked agent; welch test, Holm-adjusted p < 0.05 over 1 comparison/);
     expect(readFileSync(md, 'utf8')).toMatch(/^\| 1 \| expert \| 1 \| \[1, 1\] \| 30 \| \* \| random \|$/m);
+
+    // An existing report is replaced only with --force; an input, never.
+    writeFileSync(md, 'notes\n');
+    await expect(run('compare', expert, random, '--markdown', md)).rejects.toThrow(`output ${md} already exists (pass --force to replace it, or choose another path)`);
+    expect(readFileSync(md, 'utf8')).toBe('notes\n');
+    const result = readFileSync(random, 'utf8');
+    await expect(run('compare', expert, random, '--markdown', random, '--force')).rejects.toThrow(`--markdown ${random}: is the input ${random}`);
+    expect(readFileSync(random, 'utf8')).toBe(result);
+    await run('compare', expert, random, '--markdown', md, '--force');
+    expect(readFileSync(md, 'utf8')).toMatch(/^\| 1 \| expert \|/m);
   });
 
   it('supports baseline mode and another primary test', async () => {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, SchemaError } from '../../core/errors.js';
-import { writeFileAtomically } from '../../core/output-file.js';
+import { assertNotAnInput, checkNewOutput, writeFileAtomically } from '../../core/output-file.js';
 import { compare, type CompareResult, type PrimaryTest } from '../../eval/compare.js';
 import { formatDifferenceInterval, formatInterval, formatP, formatValue } from '../../eval/format.js';
 import { compareToMarkdown } from '../../eval/markdown.js';
@@ -23,6 +23,7 @@ interface CompareOpts {
   seed: number;
   json?: boolean;
   markdown?: string;
+  force?: boolean;
 }
 
 function parseMetric(value: string): MetricName {
@@ -90,9 +91,14 @@ export function compareCommand(program: Command): void {
     .option('--resamples <b>', 'bootstrap resamples', parsePositiveInteger, 2000)
     .option('--seed <n>', 'bootstrap seed', parseInteger, 0)
     .option('--markdown <file>', 'write the Markdown report to this file')
+    .option('--force', 'replace an existing --markdown file (by default an error)')
     .option('--json', 'print the comparison JSON')
     .action(async (files: string[], opts: CompareOpts) => {
       if (files.length < 2) throw new ConfigError(`compare: need at least 2 results (eval result files or store names), got ${files.length}`);
+      if (opts.markdown !== undefined) {
+        await assertNotAnInput(opts.markdown, files.filter((f) => existsSync(f)), '--markdown');
+        await checkNewOutput(opts.markdown, { force: opts.force === true });
+      }
       const results = await Promise.all(files.map((f) => loadEvalResult(f, opts.store)));
       const labels = labelsFor(files, results);
       const report = compare(results, {

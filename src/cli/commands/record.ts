@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
-import { assertNotAnInput } from '../../core/output-file.js';
+import { assertNotAnInput, checkNewOutput } from '../../core/output-file.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { trajectoryJsonSchema } from '../../core/trajectory.js';
 import type { ConversionProblem } from '../../recorder/adapter.js';
@@ -41,7 +41,8 @@ export function recordCommand(program: Command): Command {
     .requiredOption('-o, --out <file>', "output JSONL file ('-' for stdout); written atomically, and left as it was when nothing converts")
     .option('--format <name>', `force an adapter: ${adapterNames().join(', ')}`)
     .option('--model <name>', 'model name for logs that do not record it')
-    .action(async (path: string, opts: { out: string; format?: string; model?: string }) => {
+    .option('--force', 'replace an existing -o file (by default an error)')
+    .action(async (path: string, opts: { out: string; format?: string; model?: string; force?: boolean }) => {
       if (opts.format !== undefined && !adapterNames().includes(opts.format)) {
         throw new ConfigError(`--format ${opts.format}: unknown format; known: ${adapterNames().join(', ')}`);
       }
@@ -51,6 +52,7 @@ export function recordCommand(program: Command): Command {
         console.error(formatProblem(p));
       };
       await assertNotAnInput(opts.out, [path]);
+      await checkNewOutput(opts.out, { force: opts.force === true });
       const options = { ...(opts.format ? { format: opts.format } : {}), ...(opts.model ? { model: opts.model } : {}) };
       // The output may lie inside the directory converted: the walk leaves it out.
       const items = convertPath(path, options, { exclude: opts.out === '-' ? [] : [opts.out] });

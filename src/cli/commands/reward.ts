@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ConfigError } from '../../core/errors.js';
 import { stripBom } from '../../core/jsonl-file.js';
-import { assertNotAnInput, writeFileAtomically } from '../../core/output-file.js';
+import { assertNotAnInput, checkNewOutput, realPathOf, writeFileAtomically } from '../../core/output-file.js';
 import { getProfile, listProfiles } from '../../core/profiles/index.js';
 import { fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from '../../reward/calibration/index.js';
 import type { JudgeConfigInput } from '../../reward/judge/config.js';
@@ -29,6 +29,7 @@ interface ScoreOpts {
   learnedWeight: number;
   referenceSteps?: number;
   concurrency: number;
+  force?: boolean;
   json?: boolean;
 }
 
@@ -107,7 +108,7 @@ export function rewardCommand(program: Command): void {
     .command('score <file>')
     .description('score every step of every trajectory (rules; LLM judge and calibration when configured)')
     .requiredOption('--domain <name>', 'domain profile whose rubric weights apply (gymflow profiles); required')
-    .requiredOption('-o, --out <file>', "scored JSONL, written atomically ('-' for stdout; may be the input file)")
+    .requiredOption('-o, --out <file>', "scored JSONL, written atomically ('-' for stdout; the input file itself scores it in place)")
     .option('--judge <provider>', 'LLM judge provider: anthropic | openai (any OpenAI-compatible server)')
     .option('--model <name>', 'judge model')
     .option('--judge-base-url <url>', 'judge API base URL (e.g. http://localhost:8000/v1 for vLLM)')
@@ -117,9 +118,13 @@ export function rewardCommand(program: Command): void {
     .option('--learned-weight <w>', 'weight of the `learned` rubric on the profile weight scale', parsePositive, 0.2)
     .option('--reference-steps <n>', 'reference solution length for the efficiency rule (default: the profile step budget)', parsePositiveInteger)
     .option('--concurrency <n>', 'trajectories scored at once (matters with a judge)', parsePositiveInteger, 1)
+    .option('--force', 'replace an existing -o file other than the input (by default an error)')
     .option('--json', 'print the summary as JSON')
     .action(async (file: string, opts: ScoreOpts, cmd: Command) => {
       if (!opts.rewardModel && cmd.getOptionValueSource('learnedWeight') === 'cli') throw new ConfigError('--learned-weight given without --reward-model DIR');
+      // Before any judge call: scoring in place is asked for by naming the input; any other file is new, or forced.
+      const inPlace = opts.out !== '-' && (await realPathOf(opts.out)) === (await realPathOf(file));
+      if (!inPlace) await checkNewOutput(opts.out, { force: opts.force === true });
       const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency };
       const judgeConfig = judgeConfigFrom(opts);
       const judge = judgeConfig ? createJudge(judgeConfig) : undefined;
@@ -163,10 +168,12 @@ export function rewardCommand(program: Command): void {
     .requiredOption('-o, --out <file>', 'where to save the calibration (JSON)')
     .option('--level <level>', 'step | trajectory (default: the labels\' own level, when they are all of one)')
     .option('--label-range <min,max>', 'scale of the human labels, mapped onto [0, 1] (e.g. 1,5)', parseRange)
+    .option('--force', 'replace an existing -o file (by default an error)')
     .option('--json', 'print the report as JSON')
-    .action(async (opts: { labels: string; scored: string; out: string; level?: string; labelRange?: [number, number]; json?: boolean }) => {
+    .action(async (opts: { labels: string; scored: string; out: string; level?: string; labelRange?: [number, number]; force?: boolean; json?: boolean }) => {
       if (opts.level !== undefined && opts.level !== 'step' && opts.level !== 'trajectory') throw new ConfigError(`--level ${opts.level}: expected step or trajectory`);
       await assertNotAnInput(opts.out, [opts.labels, opts.scored]);
+      await checkNewOutput(opts.out, { force: opts.force === true });
       const { calibration, report, errors } = await fitCalibrationFromFiles(opts.labels, opts.scored, {
         ...(opts.level !== undefined ? { level: opts.level } : {}),
         ...(opts.labelRange ? { labelRange: opts.labelRange } : {}),
@@ -196,9 +203,11 @@ export function rewardCommand(program: Command): void {
     .requiredOption('-o, --out <file>', 'pairs JSONL (written atomically)')
     .option('--min-margin <x>', 'smallest score difference kept', parseUnit, 0.1)
     .option('--max-pairs-per-task <n>', 'cap per task (largest margins kept)', parsePositiveInteger, 4)
+    .option('--force', 'replace an existing -o file (by default an error)')
     .option('--json', 'print the statistics as JSON')
-    .action(async (file: string, opts: { out: string; minMargin: number; maxPairsPerTask: number; json?: boolean }) => {
+    .action(async (file: string, opts: { out: string; minMargin: number; maxPairsPerTask: number; force?: boolean; json?: boolean }) => {
       await assertNotAnInput(opts.out, [file]);
+      await checkNewOutput(opts.out, { force: opts.force === true });
       const { trajectories, errors } = await readTrajectoriesFile(file);
       reportSkipped(errors);
       const { pairs, stats } = buildPreferences(trajectories, { minMargin: opts.minMargin, maxPairsPerTask: opts.maxPairsPerTask });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkOutputPath, writeFileAtomically } from '../../core/output-file.js';
+import { checkNewOutput, writeFileAtomically } from '../../core/output-file.js';
 import { make, spec } from '../../core/registry.js';
 import { runEpisode } from '../../core/rollout.js';
 import { resolveAgent } from '../../policy/specs.js';
@@ -11,6 +11,7 @@ interface RunEpisodeOpts {
   seed?: number;
   task?: string;
   out?: string;
+  force?: boolean;
   json?: boolean;
 }
 
@@ -24,11 +25,13 @@ export function runEpisodeCommand(program: Command): void {
     .option('--seed <n>', 'episode seed', parseInteger)
     .option('--task <id>', 'task id (default: a training task drawn with the seed)')
     .option('--out <file>', 'write the trajectory as one JSONL line to this file')
+    .option('--force', 'replace an existing --out file (by default an error)')
     .option('--json', 'print the whole trajectory as JSON instead of a summary')
     .action(async (opts: RunEpisodeOpts) => {
       spec(opts.env); // fails early with the list of registered ids
+      // Before the agent loads: an episode of a model API costs money.
+      if (opts.out !== undefined) await checkNewOutput(opts.out, { force: opts.force === true });
       const agent = resolveAgent(opts.agent, opts.env, opts.seed === undefined ? {} : { seed: opts.seed });
-      if (opts.out !== undefined) await checkOutputPath(opts.out);
       const env = make(opts.env);
       try {
         const t = await runEpisode(env, agent, {

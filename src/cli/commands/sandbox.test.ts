@@ -32,6 +32,15 @@ async function cli(...args: string[]): Promise<Record<string, unknown>> {
   return JSON.parse(out) as Record<string, unknown>;
 }
 
+describe('gymflow sandbox snapshot', () => {
+  it('refuses an existing snapshot file before it looks for the sandbox', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gymflow-snap-')), 'snap.tar');
+    writeFileSync(file, 'an earlier snapshot');
+    await expect(cli('snapshot', 'no-such-sandbox', '-o', file)).rejects.toThrow(`output ${file} already exists (pass --force`);
+    expect(readFileSync(file, 'utf8')).toBe('an earlier snapshot');
+  });
+});
+
 docker.describe('gymflow sandbox', () => {
   it('create --task, exec, snapshot, reset, destroy', async () => {
     const { id } = (await cli('create', '--task', 'celsius-sign')) as { id: string };
@@ -45,6 +54,12 @@ docker.describe('gymflow sandbox', () => {
       expect(await cli('snapshot', id, '-o', file)).toMatchObject({ added: ['notes.txt'], modified: ['units.py'], deleted: [] });
       const entries = await unpackTar(readFileSync(file));
       expect(entries.map((e) => e.path)).toEqual(['snapshot.json', 'files/notes.txt', 'files/units.py']);
+      // A sandbox's state may be gone by the next try: an earlier snapshot is replaced only with --force.
+      const first = readFileSync(file);
+      await expect(cli('snapshot', id, '-o', file)).rejects.toThrow(`output ${file} already exists (pass --force to replace it, or choose another path)`);
+      expect(readFileSync(file).equals(first)).toBe(true);
+      expect(await cli('snapshot', id, '-o', file, '--force')).toMatchObject({ added: ['notes.txt'], modified: ['units.py'], deleted: [] });
+      expect(readFileSync(file).equals(first)).toBe(false); // a new takenAt
       expect(await cli('exec', id, 'submit')).toMatchObject({ observation: 'resolved', exitCode: 0 });
       await cli('reset', id);
       expect(await cli('exec', id, 'file_read', '--params', '{"path":"notes.txt"}')).toMatchObject({ observation: 'Error: no such file: notes.txt' });

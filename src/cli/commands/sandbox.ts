@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
-import { writeFileAtomically } from '../../core/output-file.js';
+import { checkNewOutput, writeFileAtomically } from '../../core/output-file.js';
 import { getProfile } from '../../core/profiles/index.js';
 import { ToolValidator } from '../../core/tool-validator.js';
 import { parseTrajectory, type Trajectory } from '../../core/trajectory.js';
@@ -223,7 +223,10 @@ export function sandboxCommand(program: Command): void {
     .description('write the filesystem diff against the initial state plus facts as one tar file')
     .argument('<id>', 'sandbox id')
     .requiredOption('-o, --output <file>', 'snapshot file (.tar)')
-    .action(async (id: string, opts: { output: string }) => {
+    .option('--force', 'replace an existing snapshot file (by default an error)')
+    .action(async (id: string, opts: { output: string; force?: boolean }) => {
+      // A sandbox's state may be gone by the next try: an earlier snapshot is kept unless replaced on purpose.
+      await checkNewOutput(opts.output, { force: opts.force === true });
       const box = await Sandbox.attach(id);
       const task = await taskOf(id);
       const { diff, changed } = await diffArchive(task?.files ?? {}, await box.getTar());
