@@ -88,6 +88,46 @@ def gae(
     return adv, returns
 
 
+def chained_gae(
+    rewards: Sequence[Sequence[torch.Tensor]],
+    values: Sequence[Sequence[torch.Tensor]],
+    gamma: float = 1.0,
+    lam: float = 0.95,
+) -> list[list[tuple[torch.Tensor, torch.Tensor]]]:
+    """:func:`gae` over episodes given in pieces: ``values[e]`` is episode ``e``'s pieces in time order (1-D, the
+    acting positions of one piece each: the generated tokens of one agent step), ``rewards[e]`` the same shapes.
+
+    One recursion runs over each episode's pieces concatenated, so the last position of piece k bootstraps from
+    the first position of piece k+1 (``δ = r + γ·V_next − V``), and only after the episode's last position is
+    ``V = 0``. Returns, per episode and piece, ``(advantages, returns)`` of the piece's positions. A suffix of an
+    episode (its pieces from some step on) gives its positions the same results as the whole episode: nothing
+    before a position enters its advantage. All episodes run as one batch of :func:`gae`'s doubling scan."""
+    lengths = [sum(int(p.numel()) for p in ep) for ep in values]
+    if not lengths:
+        return []
+    ref = next((p for ep in values for p in ep), None)
+    dev, dtype = (ref.device, ref.dtype) if ref is not None else (torch.device("cpu"), torch.float32)
+    width = max(lengths)
+    v = torch.zeros(len(values), width, dtype=dtype, device=dev)
+    r = torch.zeros_like(v)
+    m = torch.zeros_like(v)
+    if len(rewards) != len(values):
+        raise ValueError(f"rewards ({len(rewards)} episodes) and values ({len(values)}) differ in length")
+    for e, (rs, vs) in enumerate(zip(rewards, values)):
+        if [int(p.numel()) for p in rs] != [int(p.numel()) for p in vs]:
+            raise ValueError(f"episode {e}: reward pieces {[int(p.numel()) for p in rs]} and value pieces {[int(p.numel()) for p in vs]} differ")
+        if lengths[e]:
+            v[e, : lengths[e]] = torch.cat([p.reshape(-1) for p in vs]).to(dev, dtype)
+            r[e, : lengths[e]] = torch.cat([p.reshape(-1) for p in rs]).to(dev, dtype)
+            m[e, : lengths[e]] = 1
+    adv, ret = gae(r, v, m, gamma, lam)
+    out = []
+    for e, vs in enumerate(values):
+        sizes = [int(p.numel()) for p in vs]
+        out.append(list(zip(adv[e, : lengths[e]].split(sizes), ret[e, : lengths[e]].split(sizes))))
+    return out
+
+
 def dynamic_sampling_filter(
     rewards: torch.Tensor,
     group_ids: Sequence[Hashable] | torch.Tensor,

@@ -398,6 +398,9 @@ class RlSample:
     #: Cut at ``max_length``: the conversation's end (conversation samples), or the prompt's start or the
     #: completion's end (step samples: the trainer then scores the tokens in another context than the policy's).
     cut: bool = False
+    #: The step of the member it is (``tokens[step]``; 0 for a conversation sample): a member's step samples in
+    #: this order are its episode, over which PPO's GAE runs one recursion.
+    step: int = 0
 
 
 def load_rl(path: str, tokenizer: Any, max_length: int, system: bool = True) -> list[RlSample]:
@@ -491,7 +494,7 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
                 old = [0.0] * (len(prompt) - 1) + lp
                 tk = Tokenized(ids, labels, [1.0] * len(ids))
                 out.append(RlSample(tk, number(mem, "reward", here, required=True), number(mem, "advantage", here, required=False), gid, old,
-                                    f"{gid}/{mi}", cut))
+                                    f"{gid}/{mi}", cut, si))
     return out
 
 

@@ -17,9 +17,13 @@ that resume never needs a lost ``old_logp`` cache.
 
 PPO (``loss.algorithm: ppo``): a value head ``Linear(hidden, 1)`` on the last hidden state (attribute
 ``v_head`` of the model, trained with it, saved in checkpoints' ``trainable.safetensors``, left out of the
-saved policy). The member's reward sits on its last trained token; per-token advantages and returns come
-from ``advantages.gae`` over the trained tokens with the old values (whitened over the rollout batch when
-``whiten_advantages``); the loss is ``policy_loss(ppo) + vf_coef · value_loss``.
+saved policy). Per-token advantages and returns come from one GAE recursion per member (trajectory) over its
+trained tokens in order, with the old values, and the member's reward on its last trained token
+(:func:`member_gae`; whitened over the rollout batch when ``whiten_advantages``); the loss is
+``policy_loss(ppo) + vf_coef · value_loss``. With step samples a member's steps are separate samples, which
+may fall in other rollout batches or on other ranks: before the updates on a rollout batch each rank computes
+the old values of its members' later steps too (no gradient), so that each step's last token bootstraps from
+the value of the next step's first generated token.
 
 Several processes (``torchrun``): each rank takes its share of every rollout batch (``distributed.shard``),
 keeps the old log-probs (and PPO values, advantages, returns) of its own samples, and computes the KL
@@ -35,12 +39,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 import torch
 
 from . import common, distributed, memory
-from .advantages import dynamic_sampling_filter, gae, group_advantages
+from .advantages import chained_gae, dynamic_sampling_filter, group_advantages
 from .config import RlConfig
 from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete, warn_stderr
 from .errors import ConfigError, DataError
@@ -84,6 +88,44 @@ def sample_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
     member_adv = group_advantages(rewards, [samples[i].group for i in heads], norm_std=cfg.loss.algorithm != "dr_grpo")
     by_member = {key: member_adv[k] for k, key in enumerate(first)}
     return torch.stack([by_member[s.member or str(i)] for i, s in enumerate(samples)])
+
+
+def episodes(samples: list[RlSample]) -> dict[str, list[int]]:
+    """Each member's samples in step order: its episode (a conversation sample is its member's only sample)."""
+    out: dict[str, list[int]] = {}
+    for i, s in enumerate(samples):
+        out.setdefault(s.member or str(i), []).append(i)
+    for idx in out.values():
+        idx.sort(key=lambda i: samples[i].step)
+    return out
+
+
+def episode_tails(owned: Iterable[int], samples: list[RlSample], by_member: dict[str, list[int]]) -> list[list[int]]:
+    """For every member with a sample in ``owned``, its samples from the earliest owned one to its last step:
+    what GAE needs for the owned samples (an advantage depends on the rewards and values at and after its
+    position only, so the steps before are not needed)."""
+    first: dict[str, int] = {}
+    for i in owned:
+        key = samples[i].member or str(i)
+        pos = by_member[key].index(i)
+        first[key] = min(first.get(key, pos), pos)
+    return [by_member[key][pos:] for key, pos in first.items()]
+
+
+def member_gae(tails: list[list[int]], trained_values: dict[int, torch.Tensor], samples: list[RlSample],
+               gamma: float, lam: float) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+    """PPO's per-token ``(advantages, returns)`` at the trained positions of every sample of ``tails`` (members'
+    step samples in step order, :func:`episode_tails`): one :func:`advantages.chained_gae` recursion over each
+    member's trained tokens, its steps concatenated, so a step's last token bootstraps from the value before the
+    next step's first generated token; the member's reward sits on the last trained token of its last step.
+    ``trained_values[i]``: the old values at sample i's trained positions, in order."""
+    vals = [[trained_values[i] for i in tail] for tail in tails]
+    rews = [[torch.zeros_like(v) for v in ep] for ep in vals]
+    for tail, ep in zip(tails, rews):
+        last = next((r for r in reversed(ep) if r.numel()), None)  # a step with no trained token has no last one
+        if last is not None:
+            last[-1] = samples[tail[-1]].reward
+    return {i: res for tail, ep in zip(tails, chained_gae(rews, vals, gamma, lam)) for i, res in zip(tail, ep)}
 
 
 def _pad_to(t: torch.Tensor, width: int) -> torch.Tensor:
@@ -184,6 +226,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                 **resumed.fields(), device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
                 processes=distributed.world().size)
     counts = trained_counts(samples)
+    by_member = episodes(samples)
     pg_mode = "seq" if cfg.loss.algorithm == "gspo" else (cfg.loss.aggregation or DEFAULT_AGGREGATION[cfg.loss.algorithm])
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
@@ -195,22 +238,18 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         t0 = time.perf_counter()
         own, idle = distributed.local_pieces(micro)
         rebuild = inner == 0 or not old_cache
+        bootstrapped = 0  # later steps of this batch's members whose values the pre-pass computed (PPO, step samples)
 
         def rollout_cache() -> dict[int, Any]:
             """The behaviour policy's log-probs (and with a value head: values, advantages, returns) of this
             rank's samples of the rollout batch."""
+            nonlocal bootstrapped
             cache: dict[int, Any] = {}
             model.eval()
             with torch.no_grad():
                 for mb in (part for _, idx in own for part in fit.chunks(idx)):
                     out = logps(model, [samples[i] for i in mb], values=use_value)
                     lp, mk = out[0], out[1]
-                    if use_value:
-                        v = out[2]
-                        rew = torch.zeros_like(lp)
-                        last = (mk * torch.arange(mk.size(1), device=mk.device)).argmax(-1)  # last trained token
-                        rew[torch.arange(len(mb)), last] = torch.tensor([samples[i].reward for i in mb], dtype=lp.dtype, device=lp.device)
-                        a, ret = gae(rew, v, mk, cfg.gamma, cfg.lam)
                     for k, i in enumerate(mb):
                         n = len(samples[i].tokens.input_ids) - 1
                         rollout = samples[i].old_logp
@@ -221,8 +260,28 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                             behaviour = torch.tensor(rollout, dtype=lp.dtype, device=lp.device)
                             entry = {"logp": mine_now if correcting else behaviour, "rollout": behaviour, "trainer": mine_now}
                         if use_value:
-                            entry.update(values=v[k, :n].detach(), adv=a[k, :n].detach(), ret=ret[k, :n].detach(), mask=mk[k, :n])
+                            entry.update(values=out[2][k, :n].detach(), mask=mk[k, :n])
                         cache[i] = entry
+                if use_value:
+                    # GAE runs over each member's steps in order, so it needs the old values of its steps after those
+                    # in this batch too: wherever they are trained (a later optimizer step, another rank), they are
+                    # computed here with the same critic (no gradient).
+                    tails = episode_tails(cache, samples, by_member)
+                    trained_values = {i: e["values"][e["mask"] > 0] for i, e in cache.items()}
+                    later = [i for tail in tails for i in tail if i not in cache]
+                    bootstrapped = len(later)
+                    for b in range(0, len(later), cfg.batch_size):
+                        for mb in fit.chunks(later[b : b + cfg.batch_size]):
+                            out = logps(model, [samples[i] for i in mb], values=True)
+                            for k, i in enumerate(mb):
+                                n = len(samples[i].tokens.input_ids) - 1
+                                trained_values[i] = out[2][k, :n][out[1][k, :n] > 0]
+                    for i, (a, ret) in member_gae(tails, trained_values, samples, cfg.gamma, cfg.lam).items():
+                        if i in cache:
+                            e = cache[i]
+                            at = e["mask"] > 0
+                            e["adv"] = torch.zeros_like(e["values"]).masked_scatter(at, a)
+                            e["ret"] = torch.zeros_like(e["values"]).masked_scatter(at, ret)
             if use_value and cfg.whiten_advantages:
                 # Over the whole rollout batch: sums over this rank's samples (none for an idle rank), all-reduced.
                 live = [] if idle else list(cache.values())
@@ -280,8 +339,10 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             return total, agg
 
         total, agg = fit.run(f"step {step + 1}", model, forward_backward)
-        (total,) = distributed.all_reduce_sum([total])
+        (total, bootstrapped_all) = distributed.all_reduce_sum([total, bootstrapped])
         agg = distributed.sum_dict(agg)
+        if use_value and by_steps:
+            agg["bootstrap_samples"] = int(bootstrapped_all)
         done_steps = step + 1
         grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total

@@ -4,7 +4,9 @@ import math
 
 import torch
 
-from gymflow_trainer.advantages import dynamic_sampling_filter, gae, group_advantages, overlong_penalty
+import pytest
+
+from gymflow_trainer.advantages import chained_gae, dynamic_sampling_filter, gae, group_advantages, overlong_penalty
 
 
 def close(t, xs, tol=1e-6):
@@ -81,6 +83,45 @@ def test_gae_discounted_return():
     # γ = 0.9, λ = 1, V = 0, rewards [1, 1]: A1 = 1; A0 = 1 + 0.9·1 = 1.9 (the discounted return)
     adv, ret = gae(torch.tensor([[1.0, 1.0]]), torch.zeros(1, 2), torch.ones(1, 2), gamma=0.9, lam=1.0)
     assert close(adv, [1.9, 1.0]) and close(ret, [1.9, 1.0])
+
+
+def test_chained_gae_runs_one_recursion_over_an_episodes_pieces():
+    # Two steps of one episode, V [0.5, 0.6] then [0.7], reward 1 at the very end, γ = 0.9, λ = 0.5:
+    # t2: δ = 1 − 0.7 = 0.3 → A = 0.3
+    # t1 (the first step's last token bootstraps from the second step's first value):
+    #     δ = 0 + 0.9·0.7 − 0.6 = 0.03 → A = 0.03 + 0.45·0.3 = 0.165
+    # t0: δ = 0.9·0.6 − 0.5 = 0.04 → A = 0.04 + 0.45·0.165 = 0.11425
+    # Each step on its own with the reward at its end (what PPO did with step samples before) would give the first
+    # step A1 = 1 − 0.6 = 0.4, A0 = 0.04 + 0.45·0.4 = 0.22.
+    t = torch.tensor
+    [[(a0, r0), (a1, r1)]] = chained_gae([[t([0.0, 0.0]), t([1.0])]], [[t([0.5, 0.6]), t([0.7])]], gamma=0.9, lam=0.5)
+    assert close(a0, [0.11425, 0.165]) and close(a1, [0.3])
+    assert close(r0, [0.61425, 0.765]) and close(r1, [1.0])
+
+
+def test_chained_gae_matches_the_recursion_over_the_concatenated_pieces():
+    # Episodes of random pieces (an empty one too), in one batch: each equals the plain recursion over its pieces
+    # concatenated, and an episode's suffix gives its positions what the whole episode gives them.
+    torch.manual_seed(1)
+    gamma, lam = 0.97, 0.9
+    eps = [[torch.randn(n, dtype=torch.float64) for n in sizes] for sizes in ([5, 1, 7], [3], [4, 0, 2, 6])]
+    rews = [[torch.randn(p.numel(), dtype=torch.float64) for p in ep] for ep in eps]
+    got = chained_gae(rews, eps, gamma, lam)
+    for ep, rs, res in zip(eps, rews, got):
+        v, r = torch.cat(ep), torch.cat(rs)
+        want, next_v, next_a = torch.zeros_like(v), 0.0, 0.0
+        for k in reversed(range(v.numel())):
+            next_a = float(r[k]) + gamma * next_v - float(v[k]) + gamma * lam * next_a
+            next_v = float(v[k])
+            want[k] = next_a
+        torch.testing.assert_close(torch.cat([a for a, _ in res]), want, rtol=0, atol=1e-9)
+        torch.testing.assert_close(torch.cat([ret for _, ret in res]), want + v, rtol=0, atol=1e-9)
+        assert [a.numel() for a, _ in res] == [p.numel() for p in ep]
+    tail = chained_gae([rews[2][2:]], [eps[2][2:]], gamma, lam)[0]
+    for (a, ret), (a_all, ret_all) in zip(tail, got[2][2:]):
+        torch.testing.assert_close(a, a_all, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match=r"episode 0: reward pieces \[2\] and value pieces \[3\] differ"):
+        chained_gae([[torch.zeros(2)]], [[torch.zeros(3)]])
 
 
 def test_dynamic_sampling_filter():

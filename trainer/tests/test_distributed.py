@@ -19,7 +19,7 @@ from safetensors.torch import load_file
 from conftest import TINY, sft_record, write_jsonl
 from gymflow_trainer import cli, distributed
 from test_dpo import pairs_file
-from test_rl import rl_file
+from test_rl import episode_file, rl_file
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCHRUN = os.path.join(os.path.dirname(sys.executable), "torchrun")
@@ -128,6 +128,19 @@ def test_rl_ppo_with_kl_two_processes_match_one(tmp_path):
     assert_one_stream(two, 2)
     assert "v_head.weight" in weights(tmp_path / "two" / "checkpoint-2")
     assert_same_weights(tmp_path / "one" / "checkpoint-2", tmp_path / "two" / "checkpoint-2")
+
+
+def test_rl_ppo_step_samples_split_across_ranks_match_one(tmp_path):
+    # A member's three step samples fall in two rollout batches, each split 1 + 1 over the ranks, with γ, λ < 1: each
+    # rank computes the old values of its members' later steps itself before the updates (PPO's GAE runs over the
+    # member's steps as one episode), so the ranks together train what one process does.
+    base = {"data": episode_file(tmp_path), "samples": "steps", "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 2,
+            "ppo_epochs": 2, "loss": {"algorithm": "ppo"}, "gamma": 0.9, "lam": 0.9, "max_steps": 4}
+    one = launch("rl", write_cfg(tmp_path, "one", {**base, "output_dir": str(tmp_path / "one")}), 1)
+    two = launch("rl", write_cfg(tmp_path, "two", {**base, "output_dir": str(tmp_path / "two")}), 2)
+    assert_one_stream(two, 4)
+    assert sum(e["bootstrap_samples"] for e in two if e["event"] == "progress") > 0
+    assert_same_weights(tmp_path / "one" / "checkpoint-4", tmp_path / "two" / "checkpoint-4")
 
 
 def test_rl_grpo_uneven_split_matches_one(tmp_path):

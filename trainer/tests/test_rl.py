@@ -274,3 +274,149 @@ def test_dr_grpo_refuses_the_datasets_std_normalised_advantages(tmp_path):
 def test_lora_dropout_warns_that_the_first_update_is_off_policy(tmp_path, capsys):
     rl.run(make(tmp_path, "lora", lora={"r": 4, "alpha": 8, "dropout": 0.1}, max_steps=1), EventWriter(Capture()))
     assert "lora.dropout 0.1: the training passes drop out what the old log-probs kept" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------- PPO's GAE over a member's steps
+
+
+def episode_file(tmp_path, name="episodes.jsonl"):
+    """One task's group as a rollout records it, in raw token ids: member 0 acts three times (each step's prompt is
+    the conversation so far: the previous prompt, the previous completion and an observation), member 1 once."""
+    system = [1, 60, 61, 62, 63, 2, 10, 1, 70, 71, 72, 2, 10, 1, 80, 10]
+
+    def member(completions, reward):
+        toks, lps, prompt = [], [], list(system)
+        for k, comp in enumerate(completions):
+            toks.append({"prompt": list(prompt), "completion": comp})
+            lps.append([-1.0] * len(comp))
+            prompt = prompt + comp + [10, 1, 90 + k, 91, 92, 93, 2, 10, 1, 80, 10]  # the tool's answer, then the next header
+        texts = [{"role": "assistant", "content": "x", "train": True}] * len(completions)
+        return {"completion": texts, "reward": reward, "advantage": 0.0, "tokens": toks, "logprobs": lps}
+
+    rec = {"task_id": "t0", "prompt": [{"role": "user", "content": "go", "train": False}],
+           "group": [member([[40, 41, 42, 2], [43, 44, 2], [45, 46, 47, 48, 2]], 1.0), member([[50, 51, 2]], 0.25)]}
+    return write_jsonl(tmp_path / name, [rec])
+
+
+def state_value(prefix):
+    """A critic that is a fixed function of the state (the tokens so far), whatever the weights or the batch."""
+    return ((sum(prefix) * 7 + len(prefix)) % 11) / 10 - 0.5
+
+
+@pytest.fixture
+def trained_advantages(monkeypatch):
+    """Runs ``rl.run`` with the value head's outputs replaced by :func:`state_value` and returns, per training pass,
+    ``{(member, step): advantages at the trained positions}`` as ``policy_loss`` was given them."""
+    real_logps, real_loss = rl.token_logps, rl.policy_loss
+    seen, passes = [], []
+
+    def logps(model, samples, *a, values=False, forward=None, **kw):
+        out = real_logps(model, samples, *a, values=values, forward=forward, **kw)
+        if forward is not None:
+            seen[:] = [(s.member, s.step) for s in samples]
+        if not values:
+            return out
+        forced = torch.zeros_like(out[2])
+        for k, s in enumerate(samples):
+            for t in range(len(s.tokens.input_ids) - 1):
+                forced[k, t] = state_value(s.tokens.input_ids[: t + 1])
+        return (out[0], out[1], out[2] * 0 + forced, *out[3:])
+
+    def loss(logp, old, adv, mask, *a, **kw):
+        passes.append({key: adv[k][mask[k] > 0].tolist() for k, key in enumerate(seen)})
+        return real_loss(logp, old, adv, mask, *a, **kw)
+
+    monkeypatch.setattr(rl, "token_logps", logps)
+    monkeypatch.setattr(rl, "policy_loss", loss)
+
+    def run(tmp_path, **kw):
+        passes.clear()
+        doc = {"data": episode_file(tmp_path), "samples": "steps", "loss": {"algorithm": "ppo"}, "whiten_advantages": False,
+               "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "log_every": 1,
+               "output_dir": tempfile.mkdtemp(dir=tmp_path, prefix="out-"), **kw}
+        cfg = from_dict(RlConfig, doc)
+        cfg.validate()
+        cap = Capture()
+        rl.run(cfg, EventWriter(cap))
+        return list(passes), [e for e in cap.lines if e["event"] == "progress"]
+
+    return run
+
+
+def reference_advantages(path, gamma, lam):
+    """The per-token recursion written out over each member's generated tokens, its steps concatenated in order, with
+    :func:`state_value` at the position that predicts each token and the reward after the last one."""
+    from gymflow_trainer.data import load_rl_steps
+
+    samples = load_rl_steps(path, 4096)
+    out = {}
+    for member in dict.fromkeys(s.member for s in samples):
+        steps = sorted((s for s in samples if s.member == member), key=lambda s: s.step)
+        chain = [(s.step, t) for s in steps for t in range(len(s.tokens.input_ids) - 1) if s.tokens.labels[t + 1] != -100]
+        ids = {s.step: s.tokens.input_ids for s in steps}
+        values = [state_value(ids[k][: t + 1]) for k, t in chain]
+        adv, next_v, next_a = [0.0] * len(chain), 0.0, 0.0
+        for j in reversed(range(len(chain))):
+            reward = steps[0].reward if j == len(chain) - 1 else 0.0
+            next_a = reward + gamma * next_v - values[j] + gamma * lam * next_a
+            next_v = values[j]
+            adv[j] = next_a
+        for s in steps:
+            out[(member, s.step)] = [a for (k, _), a in zip(chain, adv) if k == s.step]
+    return out
+
+
+def test_ppo_gae_runs_over_the_members_steps_as_one_episode(tmp_path, trained_advantages):
+    """γ < 1: a step's last token bootstraps from the value before the next step's first token, and the outcome reward
+    counts once, after the last step (each step on its own, ending in the reward, gave the early steps more credit)."""
+    gamma, lam = 0.9, 0.8
+    passes, _ = trained_advantages(tmp_path, gamma=gamma, lam=lam, max_steps=1)
+    want = reference_advantages(episode_file(tmp_path), gamma, lam)
+    assert len(want) == 4 and set(passes[0]) == set(want)
+    for key, adv in passes[0].items():
+        assert adv == pytest.approx(want[key], abs=1e-6), key
+
+
+@pytest.mark.parametrize("layout", [
+    {"batch_size": 1, "grad_accum": 4},  # one step, four micro-batches
+    {"batch_size": 1, "epochs": 2},  # every step sample an optimizer step of its own: a member across four steps
+    {"batch_size": 2, "max_piece_tokens": 40, "packing": True},  # packed rows cut into memory pieces
+])
+def test_ppo_gae_does_not_depend_on_how_a_members_steps_are_batched(tmp_path, trained_advantages, layout):
+    gamma, lam = 0.95, 0.9
+    want = reference_advantages(episode_file(tmp_path), gamma, lam)
+    passes, progress = trained_advantages(tmp_path, gamma=gamma, lam=lam, ppo_epochs=2, **layout)
+    assert {key for p in passes for key in p} == set(want)
+    for p in passes:  # the updates reuse what the pre-pass computed before the first of them
+        for key, adv in p.items():
+            assert adv == pytest.approx(want[key], abs=1e-6), (layout, key)
+    if layout.get("grad_accum"):
+        assert [p["bootstrap_samples"] for p in progress] == [0, 0]  # the members' steps are all in the rollout batch
+    if layout.get("epochs"):  # the pre-pass of a batch holding step k of member 0 computes the values of its 2 − k later steps
+        assert sum(p["bootstrap_samples"] for p in progress) == 2 * 3
+
+
+def test_ppo_gae_with_gamma_and_lambda_1_gives_every_token_the_return_minus_its_value(tmp_path, trained_advantages):
+    # The estimator before (each step its own episode, ending in the outcome reward) gave the same with γ = λ = 1.
+    passes, _ = trained_advantages(tmp_path, gamma=1.0, lam=1.0, max_steps=1)
+    from gymflow_trainer.data import load_rl_steps
+
+    for s in load_rl_steps(episode_file(tmp_path), 4096):
+        ids = s.tokens.input_ids
+        want = [s.reward - state_value(ids[: t + 1]) for t in range(len(ids) - 1) if s.tokens.labels[t + 1] != -100]
+        assert passes[0][(s.member, s.step)] == pytest.approx(want, abs=1e-6)
+
+
+def test_ppo_with_step_samples_trains_end_to_end(tmp_path):
+    """The real critic: a member's steps in different optimizer steps, γ < 1; the value loss falls."""
+    doc = {"data": episode_file(tmp_path), "samples": "steps", "loss": {"algorithm": "ppo"}, "gamma": 0.9, "lam": 0.9,
+           "model": {"tiny": dict(TINY)}, "optim": {"lr": 5e-3}, "batch_size": 2, "epochs": 6, "ppo_epochs": 2, "vf_coef": 1.0,
+           "output_dir": str(tmp_path / "out"), "log_every": 1}
+    cfg = from_dict(RlConfig, doc)
+    cfg.validate()
+    cap = Capture()
+    rl.run(cfg, EventWriter(cap))
+    prog = [e for e in cap.lines if e["event"] == "progress"]
+    assert cap.lines[0]["sample_kind"] == "steps" and len(prog) == 24
+    assert all(math.isfinite(p["loss"]) for p in prog) and any(p["bootstrap_samples"] > 0 for p in prog)
+    assert sum(p["vf_loss"] for p in prog[-4:]) < sum(p["vf_loss"] for p in prog[:4])
