@@ -39,25 +39,38 @@ describe('information-use rule', () => {
     expect(run([['file_read', { path: 'a.py' }, 'bug in parse_config at line 40'], ['search', { pattern: 'parse_config', path: 'lib/utils.py' }]], 'The bug is in parse_config.')).toEqual([null, 0]);
   });
 
-  it('does not apply to an action made only of the instruction’s tokens', () => {
-    // The question names two people; looking the second one up after the first needs no observation.
-    const question = 'Is the order_total of customer_alice larger than that of customer_bob?';
+  it('does not apply to an action that brings in nothing new', () => {
+    // The expert of tool-use: the second lookup names the instruction's company and the attribute its
+    // first lookup asked for. It needs no observation, and it is the optimal next step.
+    const question = 'How many years passed between the founding of Quillon Motors and the founding of Saltgrave Mineral Company?';
     const col = column(
       [
-        ['lookup', { name: 'customer_alice' }, 'customer_alice: order_total 1200, account_7731'],
-        ['lookup', { name: 'customer_bob' }, 'customer_bob: order_total 950'],
-        // the instruction's tokens and a new one, none revealed: 0
-        ['lookup', { name: 'customer_bob', field: 'shipping_address' }, 'customer_bob: 12 Main St'],
-        ['submit', { answer: 'customer_alice' }, 'ok'],
+        ['lookup', { entity: 'Quillon Motors', attribute: 'founded' }, 'Quillon Motors (company) — founded: 1968'],
+        ['lookup', { entity: 'Saltgrave Mineral Company', attribute: 'founded' }, 'Saltgrave Mineral Company (company) — founded: 1811'],
+        // a token of its own (`employees`) and none of the revealed ones: 0
+        ['lookup', { entity: 'Saltgrave Mineral Company', attribute: 'employees' }, 'Saltgrave Mineral Company (company) — employees: 310'],
+        ['calculator', { expression: 'abs(1968 - 1811)' }, 'Result: 157'],
+        ['submit', { answer: '157' }, 'Correct.'],
       ],
       question,
       toolUse,
     );
-    expect([...col.scores]).toEqual([Number.NaN, Number.NaN, 0, Number.NaN]);
-    expect([...col.codes]).toEqual([InformationUseCode.NOTHING_REVEALED, InformationUseCode.FROM_INSTRUCTION, InformationUseCode.IGNORES, InformationUseCode.FROM_INSTRUCTION]);
+    expect([...col.scores]).toEqual([Number.NaN, Number.NaN, 0, 1, 1]);
+    expect([...col.codes]).toEqual([
+      InformationUseCode.NOTHING_REVEALED,
+      InformationUseCode.NOTHING_NEW,
+      InformationUseCode.IGNORES,
+      InformationUseCode.USES,
+      InformationUseCode.USES,
+    ]);
     expect(informationUseRule.rationale(col.codes[1] ?? 0, col.refs[1] ?? -1, col.counts[1] ?? 0, (p) => p)).toBe(
-      'every token of the action is from the instruction: it acts on the task as stated (not applicable)',
+      "the action brings in nothing new: its tokens are all the instruction's or earlier actions' (not applicable)",
     );
+  });
+
+  it('judges a token repeated within one action as new', () => {
+    // `fresh_name` is first seen in step 1's action, twice: it is that action's own, so the step is judged.
+    expect(run([['search', { pattern: 'x' }, 'found alpha_one'], ['file_write', { path: 'fresh_name', content: 'fresh_name' }]])).toEqual([null, 0]);
   });
 
   it('credits a revealed token next to the instruction’s', () => {
@@ -65,7 +78,8 @@ describe('information-use rule', () => {
   });
 
   it('does not count tokens the agent introduced, even when an observation echoes them', () => {
-    expect(run([['file_write', { path: 'a.py', content: 'magic_value = 42' }, 'wrote magic_value = 42 to a.py'], ['search', { pattern: 'magic_value' }, 'a.py:1: magic_value = 42'], ['file_read', { path: 'a.py' }]])).toEqual([
+    // (Each later action also brings in a token of its own, so it is judged.)
+    expect(run([['file_write', { path: 'a.py', content: 'magic_value = 42' }, 'wrote magic_value = 42 to a.py'], ['search', { pattern: 'magic_value', path: 'src_dir' }, 'a.py:1: magic_value = 42'], ['file_read', { path: 'a.py', encoding: 'utf8' }]])).toEqual([
       null,
       0,
       0,
@@ -110,7 +124,7 @@ describe('information-use rule', () => {
     const obs = 'def handler_one(): return retry_count';
     const col = column([
       ['file_read', { path: 'a.py' }, obs],
-      ['file_read', { path: 'a.py' }, obs],
+      ['file_read', { path: 'a.py', start_line: 10 }, obs],
       ['search', { pattern: 'retry_count' }, 'nothing new'],
       ['file_read', { path: 'zzz/other_file.py' }],
     ]);

@@ -15,11 +15,13 @@ import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
  * - **1** when some token of `A_t` was revealed at a step k < t;
  * - **not applicable** (neutral, left out of the step score) when no observation before t revealed any
  *   token (nothing to use yet — always so for the first step), when `A_t` is empty (`submit {}`,
- *   `look {}`: the action has no content that could carry information), or when every token of `A_t` is
- *   the instruction's (acting on the task as stated, such as looking up the second of two entities the
- *   question names, needs no observation, so it neither uses nor ignores one);
- * - **0** otherwise: earlier observations revealed something, and the action carries content beyond the
- *   instruction's, but none of it came from them.
+ *   `look {}`: the action has no content that could carry information), or when `A_t` has no token of
+ *   its own: every one is the instruction's or an earlier action's (looking up the second of two entities
+ *   the question names, with the attribute the first lookup asked for, needs no observation, so it
+ *   neither uses nor ignores one);
+ * - **0** otherwise: earlier observations revealed something, and the action brings in a token seen
+ *   nowhere before (not in the instruction, an earlier action or an earlier observation) but none of what
+ *   they revealed.
  *
  * A token the agent introduced itself (first seen in its own action) is never "revealed", even when a later
  * observation echoes it. Observations of invalid actions count: an error message reveals what went wrong.
@@ -34,7 +36,7 @@ export const InformationUseCode = {
   IGNORES: 2,
   NOTHING_REVEALED: 3,
   NO_CONTENT: 4,
-  FROM_INSTRUCTION: 5,
+  NOTHING_NEW: 5,
 } as const;
 
 /**
@@ -71,7 +73,7 @@ function scoreWith(ctx: RuleContext, index: RevealIndex): RuleColumn {
     } else if (reveals[4 * i] === 0) {
       codes[i] = InformationUseCode.NO_CONTENT;
     } else if (reveals[4 * i + 3] === 0) {
-      codes[i] = InformationUseCode.FROM_INSTRUCTION;
+      codes[i] = InformationUseCode.NOTHING_NEW;
     } else {
       scores[i] = 0;
       codes[i] = InformationUseCode.IGNORES;
@@ -95,8 +97,8 @@ export const informationUseRule: StepRule = {
         return 'no earlier observation revealed anything yet (not applicable)';
       case InformationUseCode.NO_CONTENT:
         return 'the action has no content that could use information (not applicable)';
-      case InformationUseCode.FROM_INSTRUCTION:
-        return 'every token of the action is from the instruction: it acts on the task as stated (not applicable)';
+      case InformationUseCode.NOTHING_NEW:
+        return 'the action brings in nothing new: its tokens are all the instruction\'s or earlier actions\' (not applicable)';
       default:
         return '';
     }

@@ -31,7 +31,8 @@ export interface StepReveals {
   /**
    * Four int32 per step, at 4i … 4i + 3: the informative tokens of step i's action params, how many of
    * those an earlier observation revealed, the step that revealed the first of them (-1: none), and how
-   * many are not the instruction's. Valid until the index is used again.
+   * many are new in it (first seen there: in neither the instruction, an earlier action nor an earlier
+   * observation). Valid until the index is used again.
    */
   readonly steps: Int32Array;
   /** The first step whose observation revealed a token (first seen there), or -1. */
@@ -59,7 +60,7 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
   private count = 0;
   private used = 0;
   private from = -1;
-  private beyond = 0;
+  private fresh = 0;
   private revealed = 0;
 
   reveal(ctx: RuleContext): StepReveals {
@@ -83,12 +84,12 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
       this.count = 0;
       this.used = 0;
       this.from = -1;
-      this.beyond = 0;
+      this.fresh = 0;
       scanParamTokens(step.action.params, this);
       out[4 * i] = this.count;
       out[4 * i + 1] = this.used;
       out[4 * i + 2] = this.from;
-      out[4 * i + 3] = this.beyond;
+      out[4 * i + 3] = this.fresh;
       // An observation equal to the previous step's adds nothing: its tokens were recorded then.
       if (step.observation === previous) continue;
       previous = step.observation;
@@ -107,10 +108,11 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
       this.count++;
       if (t.inserted) {
         t.setValue(slot, 2 + 2 * this.position);
-        this.beyond++;
+        this.fresh++;
       } else {
         const v = t.value(slot);
-        if (v !== FROM_INSTRUCTION) this.beyond++;
+        // first seen earlier in this same action
+        if (v === 2 + 2 * this.position) this.fresh++;
         if ((v & 1) === 1 && v >= 3) {
           this.used++;
           if (this.from < 0) this.from = (v - 3) >> 1;

@@ -199,7 +199,8 @@ static uint32_t action_tokens;
 /* While `scan_actions` runs: where each step's params end in the actions buffer. */
 static const uint32_t *action_span_end;
 /* Per step, written by `finish`: informative tokens of the action, those revealed by an earlier
- * observation, the step that revealed the first of them (-1: none), and those not in the instruction. */
+ * observation, the step that revealed the first of them (-1: none), and those new in it (first seen
+ * there: in no instruction, earlier action or earlier observation). */
 static Array results;
 
 /* The steps of the trajectory, the first observation that revealed a token (-1: none yet), the next step
@@ -668,8 +669,8 @@ __attribute__((export_name("scan_actions"))) int32_t scan_actions(uint32_t len) 
 
 /*
  * After the observations: for each step, its action's informative tokens, how many of them an earlier
- * observation revealed, which step revealed the first of those (-1: none), and how many are not the
- * instruction's, as four i32 per step at the address in stats[0]. Returns as `scan` does.
+ * observation revealed, which step revealed the first of those (-1: none), and how many are new in it
+ * (first seen there), as four i32 per step at the address in stats[0]. Returns as `scan` does.
  */
 __attribute__((export_name("finish"))) int32_t finish(void) {
   /* the tokens still in the filter leave it, so it is all 0 again for the next trajectory */
@@ -680,13 +681,13 @@ __attribute__((export_name("finish"))) int32_t finish(void) {
   uint32_t j = 0;
   for (uint32_t i = 0; i < steps; i++) {
     uint32_t end = (uint32_t)action_end.at[i];
-    int32_t used = 0, from = -1, beyond = 0;
+    int32_t used = 0, from = -1, fresh = 0;
     out[4 * i] = (int32_t)(end - j);
     for (; j < end; j++) {
       uint32_t id = (uint32_t)action_ids.at[j];
-      /* ids below `instruction_tokens` are the instruction's (it is scanned first) */
-      beyond += id >= instruction_tokens;
       int32_t revealed = token_state.at[2u * id + 1u];
+      /* first seen in this action (the instruction's tokens have -1 there) and in no observation before */
+      fresh += (token_state.at[2u * id] == (int32_t)i) & (revealed < 0);
       if (revealed >= 0) {
         /* revealed before its first action, so by a step before this one */
         if (from < 0) from = revealed;
@@ -695,7 +696,7 @@ __attribute__((export_name("finish"))) int32_t finish(void) {
     }
     out[4 * i + 1] = used;
     out[4 * i + 2] = from;
-    out[4 * i + 3] = beyond;
+    out[4 * i + 3] = fresh;
   }
   stats[0] = (int32_t)(uintptr_t)out;
   stats[1] = first_reveal;
