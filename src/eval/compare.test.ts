@@ -130,6 +130,10 @@ describe('compare', () => {
     expect(r.comparisons[0]?.mannWhitney).toMatchObject({ method: 'exact', u: 9 });
     expect(r.comparisons[0]?.mannWhitney.p).toBeCloseTo(0.1, 15);
     expect(r.comparisons[0]?.significant).toBe(false);
+    const md = compareToMarkdown(r);
+    expect(md).toContain('| 0.10 (0.10) exact |');
+    expect(md).toContain('Mann–Whitney p marked exact');
+    expect(compareToMarkdown(compare([result('a', strong), result('b', mid)]))).not.toContain('exact');
     expect(compare([result('a', [1, 1.1, 1.2]), result('b', [0, 0.1, 0.2])]).comparisons[0]?.significant).toBe(true);
   });
 

@@ -79,7 +79,7 @@ export function compareToMarkdown(result: CompareResult): string {
       formatValue(c.difference),
       formatDifferenceInterval(c),
       `${formatP(c.welch.p)} (${formatP(c.welch.pHolm)})`,
-      `${formatP(c.mannWhitney.p)} (${formatP(c.mannWhitney.pHolm)})`,
+      `${formatP(c.mannWhitney.p)} (${formatP(c.mannWhitney.pHolm)})${c.mannWhitney.method === 'exact' ? ' exact' : ''}`,
       c.paired ? `${formatP(c.paired.p)} (${formatP(c.paired.pHolm)}) [${c.paired.tasks}]` : '—',
       c.significant ? 'yes' : 'no',
     ]),
@@ -95,6 +95,9 @@ export function compareToMarkdown(result: CompareResult): string {
     pairs,
     '',
     `${markMeaning}; significance = ${result.primary} test, Holm-adjusted p < ${result.alpha} across ${result.comparisons.length} comparison(s).`,
+    ...(result.comparisons.some((c) => c.mannWhitney.method === 'exact')
+      ? ['', 'Mann–Whitney p marked exact: the exact null distribution of U (no ties, a group of ≤ 8); unmarked: the normal approximation.']
+      : []),
     '',
   ].join('\n');
 }
