@@ -49,7 +49,7 @@ describe('gymflow reward', () => {
     const single = gymflow('reward', 'leaderboard', scored, '--by', 'model').stdout;
     expect(single).not.toMatch(/\[—\]/);
     writeFileSync(join(dir, 'one.jsonl'), `${readFileSync(scored, 'utf8').split('\n')[0]}\n`);
-    expect(gymflow('reward', 'leaderboard', join(dir, 'one.jsonl')).stdout).toMatch(/ 1 +\d\.\d+ \[—\] /);
+    expect(gymflow('reward', 'leaderboard', join(dir, 'one.jsonl')).stdout).toMatch(/ 1 +\d(\.\d+)? \[—\] /);
   });
 
   it('refuses bad input with a clear message and never calls a judge unless asked', () => {
