@@ -1,32 +1,44 @@
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { progressReporter, type ProgressReporterOptions } from './common.js';
+import { PROGRESS_HISTORY_BUDGET, progressReporter, progressSignalInterval, type ProgressReporterOptions } from './common.js';
 
 interface Reported {
   beats: unknown[];
-  signals: { done: number; total: number }[];
+  signals: { done: number; total: number; note?: string; at: number }[];
+  describes: number;
+}
+
+/** What the mock server answers to `describe`: a history length, or a failure. */
+interface Server {
+  historyLength?: (at: number) => number;
+  describeFails?: boolean;
 }
 
 /**
  * Runs `calls` ([milliseconds since the start, done, total]) through a reporter inside an activity context
  * whose heartbeats and progress signals are recorded (the client only records the signal).
  */
-async function report(calls: readonly [number, number, number][], options?: ProgressReporterOptions, info: { isLocal?: boolean } = {}): Promise<Reported> {
-  const out: Reported = { beats: [], signals: [] };
+async function report(calls: readonly [number, number, number][], options?: ProgressReporterOptions, info: { isLocal?: boolean } = {}, server: Server = {}): Promise<Reported> {
+  const out: Reported = { beats: [], signals: [], describes: 0 };
+  const start = Date.now();
   const client = {
     withAbortSignal: <T>(_signal: AbortSignal, fn: () => T): T => fn(),
     workflow: {
       getHandle: () => ({
-        signal: async (_signal: unknown, progress: { done: number; total: number }) => {
-          out.signals.push({ done: progress.done, total: progress.total });
+        describe: async () => {
+          out.describes++;
+          if (server.describeFails) throw new Error('describe refused');
+          return { historyLength: server.historyLength?.(Date.now() - start) ?? 10 };
+        },
+        signal: async (_signal: unknown, progress: { done: number; total: number; note?: string }) => {
+          out.signals.push({ done: progress.done, total: progress.total, at: Date.now() - start, ...(progress.note === undefined ? {} : { note: progress.note }) });
         },
       }),
     },
   } as unknown as Client;
   const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' }, ...info }, { client });
   env.on('heartbeat', (details: unknown) => out.beats.push(details));
-  const start = Date.now();
   await env.run(async () => {
     const r = progressReporter('collect', 'episodes', options);
     for (const [at, done, total] of calls) {
@@ -84,6 +96,51 @@ describe('progressReporter', () => {
   it('in a local activity sends neither heartbeats nor signals', async () => {
     const calls: [number, number, number][] = Array.from({ length: 50 }, (_, i) => [i * 100, i + 1, 50]);
     const r = await report(calls, { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 }, { isLocal: true });
-    expect(r).toEqual({ beats: [], signals: [] });
+    expect(r).toEqual({ beats: [], signals: [], describes: 0 });
+  });
+
+  it('signals less often the longer an activity runs, so a week of training sends ~1,300 signals', async () => {
+    expect([0, 100_000, 200_000, 3_600_000, 30_000_000, 7 * 86_400_000].map(progressSignalInterval)).toEqual([2_000, 2_000, 4_000, 72_000, 600_000, 600_000]);
+    // A unit every 10 s for 7 days (60,480 units).
+    const units = 7 * 8_640;
+    const calls: [number, number, number][] = Array.from({ length: units }, (_, i) => [i * 10_000, i + 1, units]);
+    const r = await report(calls, { heartbeatIntervalMs: 1_000 });
+    expect(r.signals.length).toBeGreaterThan(1_000);
+    expect(r.signals.length).toBeLessThan(1_400);
+    // every gap is at least the interval its signal set (units come every 10 s)
+    for (let k = 1; k < r.signals.length - 1; k++) {
+      const prev = r.signals[k - 1] as { at: number };
+      expect((r.signals[k] as { at: number }).at - prev.at).toBeGreaterThanOrEqual(progressSignalInterval(prev.at));
+    }
+    expect(r.signals.at(-1)?.done).toBe(units);
+    // the history length is read at most once a minute
+    expect(r.describes).toBeLessThanOrEqual(7 * 1_440 + 1);
+  });
+
+  it('stops signalling once the run\'s history passed the budget, with a last signal that says so', async () => {
+    const calls: [number, number, number][] = Array.from({ length: 600 }, (_, i) => [i * 1_000, i + 1, 600]);
+    // the history passes the budget 3 minutes in
+    const r = await report(calls, { heartbeatIntervalMs: 100 }, {}, { historyLength: (at) => (at < 180_000 ? 100 : PROGRESS_HISTORY_BUDGET) });
+    const last = r.signals.at(-1) as { at: number; note?: string };
+    expect(last.note).toMatch(/^progress signals stopped: the run's history has 8000 events/);
+    expect(last.at).toBeGreaterThanOrEqual(180_000);
+    expect(last.at).toBeLessThan(180_000 + 60_000 + 4_000);
+    expect(r.signals.filter((s) => s.note !== undefined)).toHaveLength(1);
+    // heartbeats go on to the end
+    expect(r.beats.at(-1)).toEqual({ done: 600, total: 600 });
+  });
+
+  it('signals when the history length cannot be read', async () => {
+    const r = await report(
+      [
+        [0, 1, 3],
+        [2_100, 2, 3],
+        [2_200, 3, 3],
+      ],
+      undefined,
+      {},
+      { describeFails: true },
+    );
+    expect(r.signals.map((s) => s.done)).toEqual([1, 2, 3]);
   });
 });

@@ -53,8 +53,31 @@ export function throwIfCancelled(): void {
   }
 }
 
-/** Minimum time between two `stage_progress` signals of one activity. */
-const PROGRESS_SIGNAL_INTERVAL_MS = 2_000;
+/**
+ * The shortest time between two `stage_progress` signals of one activity. The interval then grows with the
+ * activity's run time (a fiftieth of it, up to 10 minutes): every signal adds a signal event and a workflow
+ * task to the run's history, which Temporal ends at 51,200 events, and an iteration's history only starts
+ * afresh at `continueAsNew`. So a training of 7 days sends ~1,300 signals (0.12 per minute from the tenth
+ * hour on), not 300,000.
+ */
+export const PROGRESS_SIGNAL_MIN_INTERVAL_MS = 2_000;
+/** The longest time between two `stage_progress` signals of one activity ({@link PROGRESS_SIGNAL_MIN_INTERVAL_MS}). */
+export const PROGRESS_SIGNAL_MAX_INTERVAL_MS = 600_000;
+
+/** The time before an activity's next `stage_progress` signal, `elapsedMs` after its reporter was created. */
+export function progressSignalInterval(elapsedMs: number): number {
+  return Math.min(PROGRESS_SIGNAL_MAX_INTERVAL_MS, Math.max(PROGRESS_SIGNAL_MIN_INTERVAL_MS, elapsedMs / 50));
+}
+
+/**
+ * Events in a workflow run's history past which activities send no more `stage_progress` signals (heartbeats
+ * go on, and the Web UI shows them on the pending activity). Many shards that each run for minutes would
+ * otherwise fill the history between two `continueAsNew`s however slowly each one signals. Below Temporal's
+ * warning at 10,240 events, which leaves room for the rest of the iteration's events.
+ */
+export const PROGRESS_HISTORY_BUDGET = 8_000;
+/** How often one activity reads its run's history length ({@link PROGRESS_HISTORY_BUDGET}): one `describe` call. */
+const HISTORY_CHECK_INTERVAL_MS = 60_000;
 
 /** Options of {@link progressReporter}. */
 export interface ProgressReporterOptions {
@@ -76,9 +99,12 @@ export interface ProgressReporterOptions {
 
 /**
  * Reports progress: a heartbeat with `details` every call (or at most every `heartbeatIntervalMs`, and on the
- * last unit) and a `stage_progress` signal to the workflow that started the activity at most every 2 s (the
- * first after `firstSignalAfterMs`), plus one on the last unit once any was sent. The signal is
- * best-effort: the activity never fails because of it.
+ * last unit) and a `stage_progress` signal to the workflow that started the activity at most every
+ * {@link progressSignalInterval} (2 s at first, growing with the activity's run time; the first after
+ * `firstSignalAfterMs`), plus one on the last unit once any was sent. Before a signal, at most once a
+ * minute, it reads the run's history length: past {@link PROGRESS_HISTORY_BUDGET} events it sends one last
+ * signal, whose note says that progress stops here, and none after. Signals are best-effort: the activity
+ * never fails because of them.
  *
  * A local activity reports nothing. It cannot heartbeat, and its results reach the history only when the
  * workflow task that waits for it completes: a signal from it lands during that task, the server can reject
@@ -90,29 +116,42 @@ export function progressReporter(stage: StageName, unit: string, options: Progre
   if (ctx.info.isLocal) return () => undefined;
   const heartbeatInterval = options.heartbeatIntervalMs ?? 0;
   let lastBeat = -Infinity;
+  const created = Date.now();
   /** When the next signal may go (the last unit's may go earlier once one was sent). */
-  let nextSignal = Date.now() + (options.firstSignalAfterMs ?? 0);
+  let nextSignal = created + (options.firstSignalAfterMs ?? 0);
   let signalled = false;
+  /** Set once the run's history passed the budget: no more signals. */
+  let muted = false;
+  let nextHistoryCheck = 0;
   let pending: Promise<void> | undefined;
   let queuedLast: StageProgress | undefined;
-  const send = (progress: StageProgress): void => {
+  const signal = async (progress: StageProgress): Promise<void> => {
     const execution = ctx.info.workflowExecution;
-    if (execution === undefined) return;
-    try {
-      const { workflowId, runId } = execution;
-      pending = ctx.client.workflow
-        .getHandle(workflowId, runId)
-        .signal(stageProgressSignal, progress)
-        .catch(() => undefined)
-        .finally(() => {
-          pending = undefined;
-          const next = queuedLast;
-          queuedLast = undefined;
-          if (next !== undefined) send(next);
-        });
-    } catch {
-      // No client (a test environment without one): heartbeats still carry the progress.
+    if (execution === undefined || muted) return;
+    const handle = ctx.client.workflow.getHandle(execution.workflowId, execution.runId);
+    if (Date.now() >= nextHistoryCheck) {
+      nextHistoryCheck = Date.now() + HISTORY_CHECK_INTERVAL_MS;
+      // A length that cannot be read (a failed call) does not hold the signal back.
+      const historyLength = await handle.describe().then((d) => d.historyLength, () => 0);
+      if (historyLength >= PROGRESS_HISTORY_BUDGET) {
+        muted = true;
+        const stop = `progress signals stopped: the run's history has ${historyLength} events (heartbeats go on; the Web UI shows them)`;
+        await handle.signal(stageProgressSignal, { ...progress, note: progress.note === undefined ? stop : `${progress.note}; ${stop}` });
+        return;
+      }
     }
+    await handle.signal(stageProgressSignal, progress);
+  };
+  const send = (progress: StageProgress): void => {
+    // Best-effort: when it fails (or there is no client, in a test environment) heartbeats still carry the progress.
+    pending = signal(progress)
+      .catch(() => undefined)
+      .finally(() => {
+        pending = undefined;
+        const next = queuedLast;
+        queuedLast = undefined;
+        if (next !== undefined) send(next);
+      });
   };
   return (done, total, details, note) => {
     const now = Date.now();
@@ -121,14 +160,14 @@ export function progressReporter(stage: StageName, unit: string, options: Progre
       ctx.heartbeat(details ?? { done, total });
       lastBeat = now;
     }
-    if (now < nextSignal && !(last && signalled)) return;
+    if (muted || (now < nextSignal && !(last && signalled))) return;
     const progress: StageProgress = { stage, done, total, unit, key: ctx.info.activityId, ...(note === undefined ? {} : { note }) };
     if (pending !== undefined) {
       // The last unit's signal waits for the one in flight rather than being lost (the status would stay short of the total).
       if (last && signalled) queuedLast = progress;
       return;
     }
-    nextSignal = now + PROGRESS_SIGNAL_INTERVAL_MS;
+    nextSignal = now + progressSignalInterval(now - created);
     signalled = true;
     send(progress);
   };
