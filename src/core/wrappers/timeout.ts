@@ -2,6 +2,9 @@ import { EpisodeEndedError, GymflowError } from '../errors.js';
 import type { Action, AgentEnv, ResetOptions, StepMeta, TimeStep } from '../types.js';
 import { Wrapper } from './wrapper.js';
 
+/** The longest delay `setTimeout` keeps (2^31 − 1 ms, ~24.8 days); a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /**
  * Truncates an episode when its wall-clock time since `reset` exceeds `timeoutMs`, with
  * `info.reason = 'timeout'`. A step still running at the deadline is not awaited: the wrapper returns
@@ -35,7 +38,12 @@ export class Timeout extends Wrapper {
     if (remaining <= 0) return this.expired(undefined);
     let timer: NodeJS.Timeout | undefined;
     const expiry = new Promise<'expired'>((resolve) => {
-      timer = setTimeout(() => resolve('expired'), remaining);
+      // A deadline past the longest timer is waited for in pieces.
+      const arm = (): void => {
+        const left = this.deadline - this.now();
+        timer = left > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(() => resolve('expired'), left);
+      };
+      arm();
     });
     const pending = this.env.step(action, meta);
     try {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CountdownEnv } from '../__fixtures__/countdown-env.js';
 import { EnvClosedError, EpisodeEndedError, ResetNeededError } from '../errors.js';
 import type { Action, AgentEnv, TimeStep } from '../types.js';
@@ -81,6 +81,41 @@ describe('Timeout', () => {
     const ts = await env.step(peek);
     expect(ts).toMatchObject({ truncated: true, info: { reason: 'timeout' } });
     expect(ts.observation).toContain('time limit of 30 ms');
+  });
+
+  it('waits out a budget longer than the longest timer (2^31 − 1 ms) instead of firing at once', async () => {
+    vi.useFakeTimers();
+    try {
+      let finish: ((ts: TimeStep) => void) | undefined;
+      class Slow extends LaxEnv {
+        override step(): Promise<TimeStep> {
+          return new Promise((resolve) => {
+            finish = resolve;
+          });
+        }
+      }
+      const day = 86_400_000;
+      const env = new Timeout(new Slow(), 30 * day, Date.now);
+      await env.reset();
+      const step = env.step(peek);
+      let settled: TimeStep | undefined;
+      void step.then((ts) => (settled = ts));
+      // Node runs a timer of more than 2^31 − 1 ms after 1 ms; 25 days in, the step is still running.
+      await vi.advanceTimersByTimeAsync(25 * day);
+      expect(settled).toBeUndefined();
+      finish?.({ observation: 'done', reward: 0, terminated: false, truncated: false, info: {} });
+      expect(await step).toMatchObject({ observation: 'done', truncated: false });
+      // A step that hangs is cut at 30 days, not before.
+      const hung = env.step(peek);
+      let cut: TimeStep | undefined;
+      void hung.then((ts) => (cut = ts));
+      await vi.advanceTimersByTimeAsync(4 * day);
+      expect(cut).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1 * day);
+      expect(cut).toMatchObject({ truncated: true, info: { reason: 'timeout' } });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
