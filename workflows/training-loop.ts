@@ -5,7 +5,7 @@
  * when the target metric is reached, after `max_iterations`, or on a `cancel` signal. A state with `setupDone: false`
  * continues a closed run (`gymflow pipeline continue`): the configuration is checked again, the policy kept.
  */
-import { allHandlersFinished, condition, continueAsNew } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, patched } from '@temporalio/workflow';
 import type { PipelineConfig } from '../src/pipeline/config.js';
 import { phaseOf } from '../src/pipeline/plan.js';
 import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PolicyState, type StopReason } from '../src/pipeline/status.js';
@@ -14,7 +14,7 @@ import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.j
 /** What a finished loop returns. */
 export interface LoopResult {
   stopReason: StopReason;
-  /** Training iterations done. */
+  /** Training iterations done (the baseline, iteration 0, is not one). */
   iterations: number;
   history: IterationMetrics[];
   best?: { iteration: number; success: number };
@@ -56,7 +56,8 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
     runner.status.stage = 'done';
     await condition(allHandlersFinished);
     const best = bestOf(s.history);
-    return { stopReason, iterations: s.history.filter((h) => h.iteration > 0).length, history: s.history, ...(best ? { best } : {}), policy: s.policy, runs: runner.status.run };
+    // `s.iteration` is the first iteration not done: the history is compacted past 200 entries, so it cannot be counted.
+    return { stopReason, iterations: Math.max(0, s.iteration - 1), history: s.history, ...(best ? { best } : {}), policy: s.policy, runs: runner.status.run };
   };
 
   let loop = provisional;
@@ -111,11 +112,14 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
       metrics = done.metrics;
       policy = done.policy;
     }
-    const history = compactHistory([...loop.history, metrics]);
+    const full = [...loop.history, metrics];
+    const history = compactHistory(full);
     runner.status.history = history;
     const best = bestOf(history);
     if (best) runner.status.best = best;
-    await runner.retain(history);
+    // Retention sees the iteration compaction is about to drop (a best just superseded), or its models would
+    // never be pruned; histories recorded before this compacted first.
+    await runner.retain(patched('retain-before-compacting') ? full : history);
     runner.publish({ iteration, ...(iteration === 0 ? { algorithm: 'baseline' } : { algorithm: phaseOf(validated, iteration).phase.train.command }) });
 
     const next: LoopState = { ...loop, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1 };
