@@ -1,51 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { compare } from './compare.js';
 import { compareToMarkdown } from './markdown.js';
-import type { EpisodeRecord } from './metrics.js';
-import { EVAL_RESULT_FORMAT, type EvalResult } from './result.js';
 import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from './stats/bootstrap.js';
 import { holm } from './stats/corrections.js';
 import { mannWhitneyU } from './stats/mann-whitney.js';
 import { pairedTTest } from './stats/paired-t.js';
 import { welchTTest } from './stats/welch.js';
 import { expectClose } from './stats/test-support.js';
-import { summarizeEpisodes } from './summarize.js';
-
-/** A result whose episodes have the given rewards on the given tasks (success = reward ≥ 0.5). */
-function result(agent: string, rewards: readonly number[], tasks: readonly string[] = rewards.map((_, i) => `t${i}`), envId = 'test/x-v0'): EvalResult {
-  const episodes: EpisodeRecord[] = rewards.map((reward, i) => ({
-    index: i,
-    taskId: tasks[i] as string,
-    seed: i,
-    trajectoryId: `sha256:${String(i).padStart(64, '0')}`,
-    success: reward >= 0.5,
-    score: reward >= 0.5 ? 1 : 0,
-    reward,
-    steps: 3 + (i % 3),
-    toolCalls: 2,
-    invalidActions: 0,
-    tokens: null,
-    costUsd: 0,
-    reason: 'submitted',
-    truncated: false,
-    durationMs: 1,
-  }));
-  return {
-    format: EVAL_RESULT_FORMAT,
-    envId,
-    agent,
-    agentName: agent,
-    split: 'heldout',
-    n: episodes.length,
-    seed: 0,
-    tasks: new Set(tasks).size,
-    confidence: 0.95,
-    resamples: 200,
-    createdAt: '2025-01-01T00:00:00.000Z',
-    metrics: summarizeEpisodes(episodes, { resamples: 200 }),
-    episodes,
-  };
-}
+import { evalResultOf } from './__fixtures__/results.js';
 
 const strong = [0.9, 1, 0.8, 1, 0.95, 0.85, 1, 0.9, 0.75, 1, 0.9, 0.95];
 const mid = [0.5, 0.6, 0.4, 0.55, 0.5, 0.45, 0.65, 0.5, 0.35, 0.6, 0.5, 0.55];
@@ -53,7 +15,7 @@ const midToo = [0.45, 0.6, 0.35, 0.6, 0.55, 0.4, 0.6, 0.45, 0.4, 0.55, 0.5, 0.5]
 
 describe('compare', () => {
   it('runs Welch, Mann–Whitney and paired t on each pair with the stats functions', () => {
-    const r = compare([result('a', strong), result('b', mid)], { resamples: 500 });
+    const r = compare([evalResultOf('a', strong), evalResultOf('b', mid)], { resamples: 500 });
     const c = r.comparisons[0];
     expect(r.comparisons).toHaveLength(1);
     expect(c).toMatchObject({ a: 'a', b: 'b', significant: true });
@@ -77,19 +39,19 @@ describe('compare', () => {
 
   it('averages repeated tasks before pairing, and bootstraps unpaired when the task sets differ', () => {
     // a ran t0 twice (0 and 1 → 0.5), t1 and t2 once; b ran t0, t1, t3.
-    const a = result('a', [0, 1, 0.2, 0.9], ['t0', 't0', 't1', 't2']);
-    const b = result('b', [0.1, 0.4, 0.3], ['t0', 't1', 't3']);
+    const a = evalResultOf('a', [0, 1, 0.2, 0.9], ['t0', 't0', 't1', 't2']);
+    const b = evalResultOf('b', [0.1, 0.4, 0.3], ['t0', 't1', 't3']);
     const c = compare([a, b]).comparisons[0];
     expect(c?.paired?.tasks).toBe(2);
     expect(c?.paired?.meanDifference).toBeCloseTo((0.5 - 0.1 + (0.2 - 0.4)) / 2, 12);
     expect(c?.paired?.p).toBe(pairedTTest([0.5, 0.2], [0.1, 0.4]).pValue);
     expect(c?.bootstrap).toMatchObject({ design: 'unpaired', ...pick(bootstrapMeanDifferenceCi([0, 1, 0.2, 0.9], [0.1, 0.4, 0.3], { resamples: 2000, seed: 0 })) });
     // Fewer than two shared tasks: no paired test.
-    expect(compare([result('a', [1, 2], ['x', 'y']), result('b', [1, 2], ['y', 'z'])]).comparisons[0]?.paired).toBeNull();
+    expect(compare([evalResultOf('a', [1, 2], ['x', 'y']), evalResultOf('b', [1, 2], ['y', 'z'])]).comparisons[0]?.paired).toBeNull();
   });
 
   it('adjusts p-values with Holm and Bonferroni across all comparisons', () => {
-    const r = compare([result('strong', strong), result('mid', mid), result('mid2', midToo)]);
+    const r = compare([evalResultOf('strong', strong), evalResultOf('mid', mid), evalResultOf('mid2', midToo)]);
     expect(r.comparisons.map((c) => `${c.a}-${c.b}`)).toEqual(['strong-mid', 'strong-mid2', 'mid-mid2']);
     const raw = r.comparisons.map((c) => c.welch.p as number);
     expect(r.comparisons.map((c) => c.welch.pHolm)).toEqual(holm(raw));
@@ -98,27 +60,27 @@ describe('compare', () => {
   });
 
   it('ranks best first and marks a row that beats the next-ranked one', () => {
-    const r = compare([result('mid2', midToo), result('strong', strong), result('mid', mid)]);
+    const r = compare([evalResultOf('mid2', midToo), evalResultOf('strong', strong), evalResultOf('mid', mid)]);
     expect(r.leaderboard.map((row) => [row.rank, row.label, row.mark, row.beats])).toEqual([
       [1, 'strong', '*', ['mid', 'mid2']],
       [2, 'mid', '', []],
       [3, 'mid2', '', []],
     ]);
-    expect(r.leaderboard[0]?.ci).toEqual(result('strong', strong).metrics.reward.ci);
+    expect(r.leaderboard[0]?.ci).toEqual(evalResultOf('strong', strong).metrics.reward.ci);
     const md = compareToMarkdown(r);
     expect(md).toContain('| 1 | strong |');
     expect(md).toContain('`*`: significantly better than the next-ranked agent');
   });
 
   it('ranks lower-is-better metrics ascending', () => {
-    const r = compare([result('a', strong), result('b', mid)], { metric: 'steps' });
+    const r = compare([evalResultOf('a', strong), evalResultOf('b', mid)], { metric: 'steps' });
     expect(r.higherIsBetter).toBe(false);
     expect(r.comparisons[0]?.difference).toBe(0);
     expect(r.leaderboard.every((row) => row.mark === '')).toBe(true);
   });
 
   it('compares against the first result only in baseline mode', () => {
-    const r = compare([result('mid', mid), result('strong', strong), result('mid2', midToo)], { mode: 'baseline' });
+    const r = compare([evalResultOf('mid', mid), evalResultOf('strong', strong), evalResultOf('mid2', midToo)], { mode: 'baseline' });
     expect(r.comparisons.map((c) => `${c.a}-${c.b}`)).toEqual(['mid-strong', 'mid-mid2']);
     const marks = Object.fromEntries(r.leaderboard.map((row) => [row.label, row.mark]));
     expect(marks).toEqual({ strong: '*', mid: '', mid2: '' });
@@ -126,23 +88,23 @@ describe('compare', () => {
 
   it('uses the chosen primary test for significance', () => {
     // 3 vs 3 fully separated: exact p = 2/C(6, 3) = 0.1 is the smallest a two-sided Mann–Whitney can give.
-    const r = compare([result('a', [1, 1.1, 1.2]), result('b', [0, 0.1, 0.2])], { primary: 'mann-whitney' });
+    const r = compare([evalResultOf('a', [1, 1.1, 1.2]), evalResultOf('b', [0, 0.1, 0.2])], { primary: 'mann-whitney' });
     expect(r.comparisons[0]?.mannWhitney).toMatchObject({ method: 'exact', u: 9 });
     expect(r.comparisons[0]?.mannWhitney.p).toBeCloseTo(0.1, 15);
     expect(r.comparisons[0]?.significant).toBe(false);
     const md = compareToMarkdown(r);
     expect(md).toContain('| 0.10 (0.10) exact |');
     expect(md).toContain('Mann–Whitney p marked exact');
-    expect(compareToMarkdown(compare([result('a', strong), result('b', mid)]))).not.toContain('exact');
-    expect(compare([result('a', [1, 1.1, 1.2]), result('b', [0, 0.1, 0.2])]).comparisons[0]?.significant).toBe(true);
+    expect(compareToMarkdown(compare([evalResultOf('a', strong), evalResultOf('b', mid)]))).not.toContain('exact');
+    expect(compare([evalResultOf('a', [1, 1.1, 1.2]), evalResultOf('b', [0, 0.1, 0.2])]).comparisons[0]?.significant).toBe(true);
   });
 
   it('reads the direction of a paired comparison from the per-task differences, and prints the interval with its own estimate', () => {
     // A ran t0 (solved) 100 times and t1..t11 (failed) once each; B scored 0.5 on each task once. By episodes A
     // is ahead (0.90 against 0.50); by task A is behind on 11 of 12 (mean per-task difference −0.417).
     const tasks = Array.from({ length: 12 }, (_, i) => `t${i}`);
-    const a = result('a', [...new Array<number>(100).fill(1), ...new Array<number>(11).fill(0)], [...new Array<string>(100).fill('t0'), ...tasks.slice(1)]);
-    const b = result('b', new Array<number>(12).fill(0.5), tasks);
+    const a = evalResultOf('a', [...new Array<number>(100).fill(1), ...new Array<number>(11).fill(0)], [...new Array<string>(100).fill('t0'), ...tasks.slice(1)]);
+    const b = evalResultOf('b', new Array<number>(12).fill(0.5), tasks);
     const r = compare([a, b], { primary: 'paired', metric: 'reward' });
     const c = r.comparisons[0]!;
     expect(c.difference).toBeGreaterThan(0);
@@ -155,28 +117,28 @@ describe('compare', () => {
   });
 
   it('is JSON-serialisable even with degenerate (zero-variance) samples', () => {
-    const r = compare([result('a', [1, 1, 1, 1]), result('b', [0, 0, 0, 0])], { metric: 'success' });
+    const r = compare([evalResultOf('a', [1, 1, 1, 1]), evalResultOf('b', [0, 0, 0, 0])], { metric: 'success' });
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
     expect(r.comparisons[0]?.welch).toMatchObject({ statistic: null, df: null, p: 0 });
     expect(r.comparisons[0]?.significant).toBe(true);
-    const same = compare([result('a', [1, 1, 1]), result('b', [1, 1, 1])], { metric: 'success' });
+    const same = compare([evalResultOf('a', [1, 1, 1]), evalResultOf('b', [1, 1, 1])], { metric: 'success' });
     expect(same.comparisons[0]?.welch.p).toBeNull();
     expect(same.comparisons[0]?.mannWhitney.p).toBe(1);
     expect(same.comparisons[0]?.significant).toBe(false);
   });
 
   it('labels repeated agent specs apart', () => {
-    const r = compare([result('expert', strong), result('expert', mid)]);
+    const r = compare([evalResultOf('expert', strong), evalResultOf('expert', mid)]);
     expect(r.leaderboard.map((row) => row.label)).toEqual(['expert#1', 'expert#2']);
   });
 
   it('names what is wrong with its input', () => {
-    expect(() => compare([result('a', strong)])).toThrow(/need at least 2 results, got 1/);
-    expect(() => compare([result('a', strong), result('b', mid, undefined, 'test/y-v0')])).toThrow(
+    expect(() => compare([evalResultOf('a', strong)])).toThrow(/need at least 2 results, got 1/);
+    expect(() => compare([evalResultOf('a', strong), evalResultOf('b', mid, undefined, 'test/y-v0')])).toThrow(
       /'b' evaluated test\/y-v0 but 'a' evaluated test\/x-v0/,
     );
-    expect(() => compare([result('a', strong), result('b', mid)], { metric: 'tokens' })).toThrow(/'a' has 0 episode\(s\) with a tokens value/);
-    expect(() => compare([result('a', strong), result('b', mid)], { labels: ['x'] })).toThrow(/1 labels for 2 results/);
+    expect(() => compare([evalResultOf('a', strong), evalResultOf('b', mid)], { metric: 'tokens' })).toThrow(/'a' has 0 episode\(s\) with a tokens value/);
+    expect(() => compare([evalResultOf('a', strong), evalResultOf('b', mid)], { labels: ['x'] })).toThrow(/1 labels for 2 results/);
   });
 });
 

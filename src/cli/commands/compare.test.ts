@@ -2,10 +2,11 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CompareResult } from '../../eval/compare.js';
+import { compare, type CompareResult } from '../../eval/compare.js';
+import { evalResultOf } from '../../eval/__fixtures__/results.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
 import { runCommand } from './__fixtures__/run-command.js';
-import { compareCommand } from './compare.js';
+import { compareCommand, formatCompareTables } from './compare.js';
 import { evalCommand } from './eval.js';
 
 const run = (...args: string[]): Promise<string> => runCommand([evalCommand, compareCommand], ...args);
@@ -99,5 +100,19 @@ describe('gymflow eval --save and compare by store name', () => {
     const report = JSON.parse(await run('compare', 'eval/expert', 'eval/random', '--store', store, '--metric', 'success', '--json')) as CompareResult;
     expect(report.leaderboard.map((r) => r.label)).toEqual(['expert', 'random']);
     await expect(run('compare', 'eval/nope', 'eval/random', '--store', store)).rejects.toThrow(/cannot read eval result eval\/nope: not a file, and not in the store/);
+  });
+});
+
+describe('formatCompareTables', () => {
+  it('marks a Mann–Whitney p-value from the exact distribution, and says what the mark means', () => {
+    // 5 vs 5 rewards without ties: exact; scipy.stats.mannwhitneyu([.9,.8,.7,.95,.85], [.1,.2,.3,.15,.25]) -> p = 2/252
+    const text = formatCompareTables(compare([evalResultOf('a', [0.9, 0.8, 0.7, 0.95, 0.85]), evalResultOf('b', [0.1, 0.2, 0.3, 0.15, 0.25])], { resamples: 100 }));
+    expect(text).toMatch(/^a - b .* 0\.0079 \(0\.0079\) exact /m);
+    expect(text).toMatch(/^MWU p marked exact: exact null distribution of U \(no ties, a group of <= 8\); unmarked: normal approximation$/m);
+  });
+
+  it('prints asymptotic p-values unmarked and no note when every one is asymptotic (ties)', () => {
+    const text = formatCompareTables(compare([evalResultOf('a', [1, 1, 0.5, 1, 1]), evalResultOf('b', [0, 0.5, 0, 0, 0.5])], { resamples: 100 }));
+    expect(text).not.toMatch(/exact/);
   });
 });
