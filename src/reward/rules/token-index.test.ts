@@ -7,7 +7,7 @@ import { convertPath } from '../../recorder/convert.js';
 import { trajectory, type StepSpec } from '../__fixtures__/trajectories.js';
 import { prepareRuleContext } from './context.js';
 import { InformationUseCode, scoreInformationUse } from './information-use.js';
-import { JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, tokensModule, WasmRevealIndex, type RevealIndex, type StepReveals } from './token-index.js';
+import { checkedTokensModule, JsRevealIndex, RevealIndexMemoryError, sharedRevealIndex, TOKENS_ABI_VERSION, tokensModule, WasmRevealIndex, type RevealIndex, type StepReveals } from './token-index.js';
 import { informativeTokens } from './tokens.js';
 import { requires } from '../../../tests/support/requires.js';
 
@@ -193,6 +193,17 @@ built.describe('WebAssembly reveal index', () => {
     const small = trajectory([['search', { pattern: 'x' }, 'found needle_1'], ['file_read', { path: 'needle_1' }]], { instruction: 'Go.' });
     expect(columns(small, fresh)).toEqual(columns(small, new JsRevealIndex()));
   });
+});
+
+it('refuses a module built from another version of tokens.c, which would be read with the wrong layout', () => {
+  // The smallest valid module: no exports, as a build from before `abi_version` existed has none of its own.
+  const empty = Uint8Array.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
+  expect(() => checkedTokensModule(empty, 'old/tokens.wasm')).toThrow(/^old\/tokens\.wasm was built from another version of tokens\.c .*npm run setup/);
+});
+
+built.it('accepts the module built from this source', () => {
+  expect(TOKENS_ABI_VERSION).toBe(2);
+  expect(() => tokensModule()).not.toThrow();
 });
 
 it('scores a trajectory the WebAssembly index has no memory for with the JavaScript one', () => {

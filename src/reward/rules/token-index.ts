@@ -153,6 +153,7 @@ function wasmApi(): WasmApi {
 
 interface TokensExports {
   memory: WasmMemory;
+  abi_version?(): number;
   reserve(which: number, bytes: number, keep: number): number;
   stats_address(): number;
   reset(steps: number, expected: number): number;
@@ -593,12 +594,19 @@ export function sharedRevealIndex(): RevealIndex {
 /** Where `scripts/build-wasm.sh` puts the token index module (`build/wasm/tokens.wasm` of the repository). */
 export const TOKENS_WASM = fileURLToPath(new URL('../../../build/wasm/tokens.wasm', import.meta.url));
 
+/**
+ * The `abi_version` of `wasm/tokens.c` this code reads (its exports, buffers and result layout). A module built
+ * from another version of the source (a checkout updated without `npm run setup`) would be read with the wrong
+ * layout and give wrong verdicts without an error, so it is refused.
+ */
+export const TOKENS_ABI_VERSION = 2;
+
 let compiled: WasmModule | undefined;
 
 /**
- * The compiled {@link TOKENS_WASM}.
+ * The compiled {@link TOKENS_WASM}, checked to be of {@link TOKENS_ABI_VERSION}.
  *
- * @throws Error naming the file and how to build it when it is missing.
+ * @throws Error naming the file and how to build it when it is missing or was built from another version.
  */
 export function tokensModule(): WasmModule {
   if (compiled === undefined) {
@@ -608,7 +616,23 @@ export function tokensModule(): WasmModule {
     } catch {
       throw new Error(`${TOKENS_WASM} is not built (run \`npm run setup\`, or \`bash scripts/build-wasm.sh\` with clang and lld installed)`);
     }
-    compiled = new (wasmApi().Module)(bytes);
+    compiled = checkedTokensModule(bytes, TOKENS_WASM);
   }
   return compiled;
+}
+
+/**
+ * Compiles a token index module (`file` names it in errors) and checks its `abi_version`.
+ *
+ * @throws Error naming `file` when it was built from another version of `wasm/tokens.c`.
+ */
+export function checkedTokensModule(bytes: Uint8Array, file: string): WasmModule {
+  const module = new (wasmApi().Module)(bytes);
+  const version = (new (wasmApi().Instance)(module).exports as TokensExports).abi_version?.();
+  if (version !== TOKENS_ABI_VERSION) {
+    throw new Error(
+      `${file} was built from another version of tokens.c (ABI ${version ?? 'from before versions'}; this code reads ${TOKENS_ABI_VERSION}): rebuild it with \`npm run setup\` or \`bash scripts/build-wasm.sh\``,
+    );
+  }
+  return module;
 }

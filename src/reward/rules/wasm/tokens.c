@@ -254,6 +254,13 @@ static int32_t stats[8];
 __attribute__((export_name("stats_address"))) uint32_t stats_address(void) { return (uint32_t)(uintptr_t)stats; }
 
 /*
+ * The version of what this module and token-index.ts exchange (exports, buffers, the layout of `finish`'s
+ * results). Raise it with any change to them: a module built from an older source is then refused (the
+ * rules use the JavaScript index and say why) instead of read with the wrong layout.
+ */
+__attribute__((export_name("abi_version"))) uint32_t abi_version(void) { return 2u; }
+
+/*
  * Empties the index for a new trajectory of `n` steps, sized for `expected` distinct instruction and
  * action tokens (it grows beyond that as needed). Returns as `scan` does.
  */
