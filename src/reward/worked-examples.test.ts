@@ -77,11 +77,11 @@ describe('worked example 3 — information use', () => {
       ['file_read', { path: 'calc.py' }, 'def add_numbers(a, b): return a - b'],
       ['search', { pattern: 'add_numbers' }, 'tests/test_calc.py:3: assert add_numbers(2, 2) == 4'],
       ['file_read', { path: 'README.md' }, '# Calculator'],
-      ['search', { pattern: 'calc.py' }, 'tests/test_calc.py:1: import calc'],
+      ['file_read', { path: 'notes.txt' }, 'add_numbers must return the sum'],
       ['file_write', { path: 'calc.py', content: 'def add_numbers(a, b): return a + b' }, 'ok'],
       ['submit', {}, 'tests pass'],
     ],
-    { instruction: 'Fix the bug in calc.py.' },
+    { instruction: 'Fix the bug in calc.py (see notes.txt).' },
   );
 
   it('scores n/a,1,0,n/a,1,n/a and aggregates to 2/3', () => {
@@ -92,7 +92,7 @@ describe('worked example 3 — information use', () => {
       InformationUseCode.NOTHING_REVEALED,
       InformationUseCode.USES,
       InformationUseCode.IGNORES,
-      InformationUseCode.NOTHING_NEW,
+      InformationUseCode.ACTS_ON_TASK,
       InformationUseCode.USES,
       InformationUseCode.NO_CONTENT,
     ]);
@@ -138,38 +138,36 @@ describe('worked example 6 — combination (coding, referenceSteps 3)', () => {
     { instruction: 'Fix calc.py so tests pass.' },
   );
 
-  it('gives step scores 1, 2/3, 1, 1/3, process 11/12 and total 0.925', () => {
+  it('gives step scores 1, 0.5, 1, 1/3, process 0.75 and total 0.875', () => {
     const scored = parseTrajectory(scoreTrajectoryRules(t, coding, 3), 'example-6');
     const stepScores = scored.steps.map((s) => s.reward?.score);
     expect(stepScores[0]).toBeCloseTo(1, 12);
-    expect(stepScores[1]).toBeCloseTo(2 / 3, 12);
+    expect(stepScores[1]).toBeCloseTo(0.5, 12);
     expect(stepScores[2]).toBeCloseTo(1, 12);
     expect(stepScores[3]).toBeCloseTo(1 / 3, 12);
     expect(Object.keys(scored.steps[0]?.reward?.rubrics ?? {})).toEqual(['redundancy', 'efficiency']);
-    // Step 1 repeats step 0: calc.py is the instruction's, so information use does not apply.
-    expect(Object.keys(scored.steps[1]?.reward?.rubrics ?? {})).toEqual(['redundancy', 'efficiency']);
+    expect(Object.keys(scored.steps[1]?.reward?.rubrics ?? {})).toEqual(['redundancy', 'informationUse', 'efficiency']);
     expect(Object.keys(scored.steps[2]?.reward?.rubrics ?? {})).toEqual(['redundancy', 'regression', 'informationUse', 'efficiency']);
-    expect(scored.steps[1]?.reward?.rubrics['efficiency']).toMatchObject({ score: 1, layer: 'rules' });
-    expect(scored.steps[1]?.reward?.rubrics['efficiency']?.weight).toBeCloseTo(2 / 3, 12);
+    expect(scored.steps[1]?.reward?.rubrics['efficiency']).toMatchObject({ score: 1, layer: 'rules', weight: 0.5 });
     const r = scored.reward as NonNullable<Trajectory['reward']>;
     expect(r.outcome).toBe(1);
     expect(r.efficiency).toBe(0.75);
-    expect(r.process).toBeCloseTo(11 / 12, 12);
-    expect(r.total).toBeCloseTo(0.925, 12);
+    expect(r.process).toBeCloseTo(0.75, 12);
+    expect(r.total).toBeCloseTo(0.875, 12);
     expect(r.layers['env']).toBeCloseTo(0.5, 12);
-    expect(r.layers['rules']).toBeCloseTo(0.425, 12);
+    expect(r.layers['rules']).toBeCloseTo(0.375, 12);
     expect(Object.keys(r.layers).sort()).toEqual(['env', 'rules']);
   });
 
-  it('calibrates the total with apply(x) = 0.2 + 0.6x to 0.755, layers.human = -0.17', async () => {
+  it('calibrates the total with apply(x) = 0.2 + 0.6x to 0.725, layers.human = -0.15', async () => {
     const calibration: ScoreCalibration = { kind: 'linear', apply: (x) => 0.2 + 0.6 * x, toJSON: () => ({ a: 0.2, b: 0.6 }) };
     const scored = await scoreTrajectory(t, { profile: coding, calibration, referenceSteps: 3 });
     const r = scored.reward as NonNullable<Trajectory['reward']>;
-    expect(r.total).toBeCloseTo(0.755, 12);
-    expect(r.layers['human']).toBeCloseTo(-0.17, 12);
+    expect(r.total).toBeCloseTo(0.725, 12);
+    expect(r.layers['human']).toBeCloseTo(-0.15, 12);
     expect((r.layers['env'] ?? 0) + (r.layers['rules'] ?? 0) + (r.layers['human'] ?? 0)).toBeCloseTo(r.total, 12);
     // Step scores are not calibrated.
-    expect(scored.steps[1]?.reward?.score).toBeCloseTo(2 / 3, 12);
+    expect(scored.steps[1]?.reward?.score).toBeCloseTo(0.5, 12);
   });
 });
 

@@ -31,11 +31,11 @@ describe('learned layer (worked example 6 with w_learned = 0.2, m = 0.9, 0.1, 0.
   it('adds the rubric learned to every step and layers.learned to the summary', async () => {
     const scored = await scoreTrajectory(t, { profile: coding, referenceSteps: 3, learned: { scorer: given([0.9, 0.1, 0.8, 0.6]), weight: 0.2 } });
     const step1 = scored.steps[1]?.reward;
-    expect(step1?.rubrics['learned']).toEqual({ score: 0.1, layer: 'learned', weight: expect.closeTo(0.2 / 0.5, 12) as number });
-    expect(step1?.score).toBeCloseTo(0.22 / 0.5, 12);
+    expect(step1?.rubrics['learned']).toEqual({ score: 0.1, layer: 'learned', weight: expect.closeTo(0.2 / 0.6, 12) as number });
+    expect(step1?.score).toBeCloseTo(0.22 / 0.6, 12);
     const r = scored.reward as NonNullable<Trajectory['reward']>;
-    expect(r.total).toBeCloseTo(1.045 / 1.2, 12);
-    expect(r.process).toBeCloseTo((0.275 + 0.12) / 0.5, 12);
+    expect(r.total).toBeCloseTo(0.995 / 1.2, 12);
+    expect(r.process).toBeCloseTo((0.225 + 0.12) / 0.5, 12);
     expect(r.layers['learned']).toBeCloseTo(0.1, 12);
     expect(Object.values(r.layers).reduce((a, b) => a + b, 0)).toBeCloseTo(r.total, 12);
     for (const s of scored.steps) expect(s.reward?.rubrics['learned']?.layer).toBe('learned');

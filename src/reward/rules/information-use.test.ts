@@ -39,7 +39,7 @@ describe('information-use rule', () => {
     expect(run([['file_read', { path: 'a.py' }, 'bug in parse_config at line 40'], ['search', { pattern: 'parse_config', path: 'lib/utils.py' }]], 'The bug is in parse_config.')).toEqual([null, 0]);
   });
 
-  it('does not apply to an action that brings in nothing new', () => {
+  it('does not apply to an action that acts on the task as stated, and scores a repeat of one 0', () => {
     // The expert of tool-use: the second lookup names the instruction's company and the attribute its
     // first lookup asked for. It needs no observation, and it is the optimal next step.
     const question = 'How many years passed between the founding of Quillon Motors and the founding of Saltgrave Mineral Company?';
@@ -49,22 +49,25 @@ describe('information-use rule', () => {
         ['lookup', { entity: 'Saltgrave Mineral Company', attribute: 'founded' }, 'Saltgrave Mineral Company (company) — founded: 1811'],
         // a token of its own (`employees`) and none of the revealed ones: 0
         ['lookup', { entity: 'Saltgrave Mineral Company', attribute: 'employees' }, 'Saltgrave Mineral Company (company) — employees: 310'],
+        // the same words again, in another order: nothing of the task is new to the actions, so 0
+        ['lookup', { attribute: 'founded', entity: 'Quillon Motors' }, 'Quillon Motors (company) — founded: 1968'],
         ['calculator', { expression: 'abs(1968 - 1811)' }, 'Result: 157'],
         ['submit', { answer: '157' }, 'Correct.'],
       ],
       question,
       toolUse,
     );
-    expect([...col.scores]).toEqual([Number.NaN, Number.NaN, 0, 1, 1]);
+    expect([...col.scores]).toEqual([Number.NaN, Number.NaN, 0, 0, 1, 1]);
     expect([...col.codes]).toEqual([
       InformationUseCode.NOTHING_REVEALED,
-      InformationUseCode.NOTHING_NEW,
+      InformationUseCode.ACTS_ON_TASK,
+      InformationUseCode.IGNORES,
       InformationUseCode.IGNORES,
       InformationUseCode.USES,
       InformationUseCode.USES,
     ]);
     expect(informationUseRule.rationale(col.codes[1] ?? 0, col.refs[1] ?? -1, col.counts[1] ?? 0, (p) => p)).toBe(
-      "the action brings in nothing new: its tokens are all the instruction's or earlier actions' (not applicable)",
+      'acts on words of the instruction that no earlier action used, and brings in nothing new (not applicable)',
     );
   });
 
@@ -78,8 +81,7 @@ describe('information-use rule', () => {
   });
 
   it('does not count tokens the agent introduced, even when an observation echoes them', () => {
-    // (Each later action also brings in a token of its own, so it is judged.)
-    expect(run([['file_write', { path: 'a.py', content: 'magic_value = 42' }, 'wrote magic_value = 42 to a.py'], ['search', { pattern: 'magic_value', path: 'src_dir' }, 'a.py:1: magic_value = 42'], ['file_read', { path: 'a.py', encoding: 'utf8' }]])).toEqual([
+    expect(run([['file_write', { path: 'a.py', content: 'magic_value = 42' }, 'wrote magic_value = 42 to a.py'], ['search', { pattern: 'magic_value' }, 'a.py:1: magic_value = 42'], ['file_read', { path: 'a.py' }]])).toEqual([
       null,
       0,
       0,
@@ -124,7 +126,7 @@ describe('information-use rule', () => {
     const obs = 'def handler_one(): return retry_count';
     const col = column([
       ['file_read', { path: 'a.py' }, obs],
-      ['file_read', { path: 'a.py', start_line: 10 }, obs],
+      ['file_read', { path: 'a.py' }, obs],
       ['search', { pattern: 'retry_count' }, 'nothing new'],
       ['file_read', { path: 'zzz/other_file.py' }],
     ]);

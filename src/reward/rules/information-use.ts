@@ -15,13 +15,14 @@ import { emptyColumn, type RuleColumn, type StepRule } from './types.js';
  * - **1** when some token of `A_t` was revealed at a step k < t;
  * - **not applicable** (neutral, left out of the step score) when no observation before t revealed any
  *   token (nothing to use yet — always so for the first step), when `A_t` is empty (`submit {}`,
- *   `look {}`: the action has no content that could carry information), or when `A_t` has no token of
- *   its own: every one is the instruction's or an earlier action's (looking up the second of two entities
- *   the question names, with the attribute the first lookup asked for, needs no observation, so it
- *   neither uses nor ignores one);
+ *   `look {}`: the action has no content that could carry information), or when `A_t` acts on the task
+ *   as stated: it uses a token of the instruction that no earlier action used, and brings in no token of
+ *   its own (every one is the instruction's or an earlier action's). Looking up the second of two entities
+ *   a question names, with the attribute the first lookup asked for, needs no observation, so it neither
+ *   uses nor ignores one;
  * - **0** otherwise: earlier observations revealed something, and the action brings in a token seen
- *   nowhere before (not in the instruction, an earlier action or an earlier observation) but none of what
- *   they revealed.
+ *   nowhere before (not in the instruction, an earlier action or an earlier observation), or only repeats
+ *   what the instruction and earlier actions said, but uses none of what the observations revealed.
  *
  * A token the agent introduced itself (first seen in its own action) is never "revealed", even when a later
  * observation echoes it. Observations of invalid actions count: an error message reveals what went wrong.
@@ -36,7 +37,7 @@ export const InformationUseCode = {
   IGNORES: 2,
   NOTHING_REVEALED: 3,
   NO_CONTENT: 4,
-  NOTHING_NEW: 5,
+  ACTS_ON_TASK: 5,
 } as const;
 
 /**
@@ -62,18 +63,18 @@ function scoreWith(ctx: RuleContext, index: RevealIndex): RuleColumn {
   if (index instanceof WasmRevealIndex) prepareCalls(ctx, index);
   const { steps: reveals, firstReveal } = index.reveal(ctx);
   for (let i = 0; i < n; i++) {
-    const used = reveals[4 * i + 1] as number;
+    const used = reveals[5 * i + 1] as number;
     if (used > 0) {
       scores[i] = 1;
       codes[i] = InformationUseCode.USES;
-      refs[i] = reveals[4 * i + 2] as number;
+      refs[i] = reveals[5 * i + 2] as number;
       counts[i] = used;
     } else if (firstReveal < 0 || firstReveal >= i) {
       codes[i] = InformationUseCode.NOTHING_REVEALED;
-    } else if (reveals[4 * i] === 0) {
+    } else if (reveals[5 * i] === 0) {
       codes[i] = InformationUseCode.NO_CONTENT;
-    } else if (reveals[4 * i + 3] === 0) {
-      codes[i] = InformationUseCode.NOTHING_NEW;
+    } else if (reveals[5 * i + 3] === 0 && (reveals[5 * i + 4] as number) > 0) {
+      codes[i] = InformationUseCode.ACTS_ON_TASK;
     } else {
       scores[i] = 0;
       codes[i] = InformationUseCode.IGNORES;
@@ -97,8 +98,8 @@ export const informationUseRule: StepRule = {
         return 'no earlier observation revealed anything yet (not applicable)';
       case InformationUseCode.NO_CONTENT:
         return 'the action has no content that could use information (not applicable)';
-      case InformationUseCode.NOTHING_NEW:
-        return 'the action brings in nothing new: its tokens are all the instruction\'s or earlier actions\' (not applicable)';
+      case InformationUseCode.ACTS_ON_TASK:
+        return 'acts on words of the instruction that no earlier action used, and brings in nothing new (not applicable)';
       default:
         return '';
     }

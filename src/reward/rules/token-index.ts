@@ -29,18 +29,20 @@ export interface RevealIndex {
 /** What {@link RevealIndex.reveal} found. */
 export interface StepReveals {
   /**
-   * Four int32 per step, at 4i … 4i + 3: the informative tokens of step i's action params, how many of
-   * those an earlier observation revealed, the step that revealed the first of them (-1: none), and how
-   * many are new in it (first seen there: in neither the instruction, an earlier action nor an earlier
-   * observation). Valid until the index is used again.
+   * Five int32 per step, at 5i … 5i + 4: the informative tokens of step i's action params, how many of
+   * those an earlier observation revealed, the step that revealed the first of them (-1: none), how many
+   * are new in it (first seen there: in neither the instruction, an earlier action nor an earlier
+   * observation), and how many are the instruction's and used by no earlier action. Valid until the index
+   * is used again.
    */
   readonly steps: Int32Array;
   /** The first step whose observation revealed a token (first seen there), or -1. */
   readonly firstReveal: number;
 }
 
-// First-appearance codes of the reference: 1 instruction; 2 + 2k first seen in the action of step k;
-// 3 + 2k first seen in the observation of step k (odd and >= 3: revealed).
+// First-appearance codes of the reference: 1 instruction (no action used it yet; -2 - k once step k's action
+// did); 2 + 2k first seen in the action of step k; 3 + 2k first seen in the observation of step k (odd and
+// >= 3: revealed).
 const FROM_INSTRUCTION = 1;
 const MODE_INSTRUCTION = 0;
 const MODE_ACTION = 1;
@@ -61,6 +63,7 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
   private used = 0;
   private from = -1;
   private fresh = 0;
+  private task = 0;
   private revealed = 0;
 
   reveal(ctx: RuleContext): StepReveals {
@@ -71,7 +74,7 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
     for (let i = 0; i < n; i++) chars += (steps[i] as TrajectoryStep).observation.length;
     this.table.reset((chars >> 5) + 16);
     this.revealed = 0;
-    if (this.out.length < 4 * n) this.out = new Int32Array(4 * n);
+    if (this.out.length < 5 * n) this.out = new Int32Array(5 * n);
     const out = this.out;
     this.mode = MODE_INSTRUCTION;
     scanTokens(instruction, this);
@@ -85,11 +88,13 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
       this.used = 0;
       this.from = -1;
       this.fresh = 0;
+      this.task = 0;
       scanParamTokens(step.action.params, this);
-      out[4 * i] = this.count;
-      out[4 * i + 1] = this.used;
-      out[4 * i + 2] = this.from;
-      out[4 * i + 3] = this.fresh;
+      out[5 * i] = this.count;
+      out[5 * i + 1] = this.used;
+      out[5 * i + 2] = this.from;
+      out[5 * i + 3] = this.fresh;
+      out[5 * i + 4] = this.task;
       // An observation equal to the previous step's adds nothing: its tokens were recorded then.
       if (step.observation === previous) continue;
       previous = step.observation;
@@ -111,8 +116,11 @@ export class JsRevealIndex implements RevealIndex, TokenSink {
         this.fresh++;
       } else {
         const v = t.value(slot);
-        // first seen earlier in this same action
+        // Every occurrence counts, as in the module: a token first seen earlier in this same action is new in
+        // it, and so is an instruction token that this action is the first to use (its value records which).
         if (v === 2 + 2 * this.position) this.fresh++;
+        else if (v === FROM_INSTRUCTION) t.setValue(slot, -2 - this.position);
+        if (v === FROM_INSTRUCTION || v === -2 - this.position) this.task++;
         if ((v & 1) === 1 && v >= 3) {
           this.used++;
           if (this.from < 0) this.from = (v - 3) >> 1;
@@ -303,8 +311,8 @@ export class WasmRevealIndex implements RevealIndex {
     // (`views`). It has 1,024 elements at least, the smallest array the module allocates.
     const at = stats[0] as number;
     let results = this.results;
-    if (results.byteOffset !== at || results.length < 4 * n) {
-      results = new Int32Array(this.memory, at, Math.max(4 * n, 1024));
+    if (results.byteOffset !== at || results.length < 5 * n) {
+      results = new Int32Array(this.memory, at, Math.max(5 * n, 1024));
       this.results = results;
     }
     return { steps: results, firstReveal: stats[1] as number };
@@ -599,7 +607,7 @@ export const TOKENS_WASM = fileURLToPath(new URL('../../../build/wasm/tokens.was
  * from another version of the source (a checkout updated without `npm run setup`) would be read with the wrong
  * layout and give wrong verdicts without an error, so it is refused.
  */
-export const TOKENS_ABI_VERSION = 2;
+export const TOKENS_ABI_VERSION = 3;
 
 let compiled: WasmModule | undefined;
 

@@ -188,8 +188,9 @@ static int array_reserve(Array *a, uint32_t n, uint32_t keep) {
   return 1;
 }
 
-/* Per token id, side by side at [2 id] and [2 id + 1]: the step whose action it was first seen in (-1: the
- * instruction), and the observation that revealed it (-1: none). */
+/* Per token id, side by side at [2 id] and [2 id + 1]: the step whose action it was first seen in (for the
+ * instruction's tokens: -1 until an action uses one, then -2 - k for step k, the first to use it), and the
+ * observation that revealed it (-1: none). */
 static Array token_state;
 static uint32_t tokens;
 /* Per step: ids of the informative tokens of its action, in order (`action_ids`, step i's run ending at
@@ -199,8 +200,8 @@ static uint32_t action_tokens;
 /* While `scan_actions` runs: where each step's params end in the actions buffer. */
 static const uint32_t *action_span_end;
 /* Per step, written by `finish`: informative tokens of the action, those revealed by an earlier
- * observation, the step that revealed the first of them (-1: none), and those new in it (first seen
- * there: in no instruction, earlier action or earlier observation). */
+ * observation, the step that revealed the first of them (-1: none), those new in it (first seen there: in
+ * no instruction, earlier action or earlier observation), and the instruction's that no earlier action used. */
 static Array results;
 
 /* The steps of the trajectory, the first observation that revealed a token (-1: none yet), the next step
@@ -258,7 +259,7 @@ __attribute__((export_name("stats_address"))) uint32_t stats_address(void) { ret
  * results). Raise it with any change to them: a module built from an older source is then refused (the
  * rules use the JavaScript index and say why) instead of read with the wrong layout.
  */
-__attribute__((export_name("abi_version"))) uint32_t abi_version(void) { return 2u; }
+__attribute__((export_name("abi_version"))) uint32_t abi_version(void) { return 3u; }
 
 /*
  * Empties the index for a new trajectory of `n` steps, sized for `expected` distinct instruction and
@@ -592,6 +593,9 @@ static inline __attribute__((always_inline)) int32_t scan_text(uint32_t address,
           k = (k + 1u) & slot_mask;
         }
         if (mode == MODE_ACTION) {
+          /* an instruction token no earlier action used: this step acts on a word of the task */
+          int32_t *first = &token_state.at[2u * (uint32_t)s->id];
+          if (*first == -1) *first = -2 - (int32_t)position;
           if (!array_reserve(&action_ids, action_tokens + 1u, action_tokens)) return 0;
           action_ids.at[action_tokens++] = s->id;
         }
@@ -676,34 +680,38 @@ __attribute__((export_name("scan_actions"))) int32_t scan_actions(uint32_t len) 
 
 /*
  * After the observations: for each step, its action's informative tokens, how many of them an earlier
- * observation revealed, which step revealed the first of those (-1: none), and how many are new in it
- * (first seen there), as four i32 per step at the address in stats[0]. Returns as `scan` does.
+ * observation revealed, which step revealed the first of those (-1: none), how many are new in it (first
+ * seen there), and how many are the instruction's and used by no earlier action, as five i32 per step at the
+ * address in stats[0]. Returns as `scan` does.
  */
 __attribute__((export_name("finish"))) int32_t finish(void) {
   /* the tokens still in the filter leave it, so it is all 0 again for the next trajectory */
   for (; drop_id < tokens; drop_id++) filter_pass(drop_id);
   if (!filter_saturated) filter_dirty = 0;
-  if (!array_reserve(&results, 4u * steps, 0)) return done(0);
+  if (!array_reserve(&results, 5u * steps, 0)) return done(0);
   int32_t *out = results.at;
   uint32_t j = 0;
   for (uint32_t i = 0; i < steps; i++) {
     uint32_t end = (uint32_t)action_end.at[i];
-    int32_t used = 0, from = -1, fresh = 0;
-    out[4 * i] = (int32_t)(end - j);
+    int32_t used = 0, from = -1, fresh = 0, task = 0;
+    out[5 * i] = (int32_t)(end - j);
     for (; j < end; j++) {
       uint32_t id = (uint32_t)action_ids.at[j];
       int32_t revealed = token_state.at[2u * id + 1u];
-      /* first seen in this action (the instruction's tokens have -1 there) and in no observation before */
-      fresh += (token_state.at[2u * id] == (int32_t)i) & (revealed < 0);
+      int32_t first = token_state.at[2u * id];
+      /* first seen in this action and in no observation before */
+      fresh += (first == (int32_t)i) & (revealed < 0);
+      task += first == -2 - (int32_t)i;
       if (revealed >= 0) {
         /* revealed before its first action, so by a step before this one */
         if (from < 0) from = revealed;
         used++;
       }
     }
-    out[4 * i + 1] = used;
-    out[4 * i + 2] = from;
-    out[4 * i + 3] = fresh;
+    out[5 * i + 1] = used;
+    out[5 * i + 2] = from;
+    out[5 * i + 3] = fresh;
+    out[5 * i + 4] = task;
   }
   stats[0] = (int32_t)(uintptr_t)out;
   stats[1] = first_reveal;
