@@ -66,7 +66,12 @@ describe('checkNewOutput', () => {
     writeFileSync(join(dir, 'empty.jsonl'), ''); // e.g. made by mktemp: nothing to lose
     await expect(checkNewOutput(join(dir, 'empty.jsonl'))).resolves.toBeUndefined();
     await expect(checkNewOutput(join(dir, 'new', 'x.jsonl'))).resolves.toBeUndefined();
-    await expect(checkNewOutput('-')).resolves.toBeUndefined();
+    await expect(checkNewOutput('-', { stdout: true })).resolves.toBeUndefined();
+  });
+
+  it('refuses - for an output that cannot go to stdout, which would otherwise become a file named -', async () => {
+    await expect(checkNewOutput('-')).rejects.toThrow("output '-': this output cannot go to stdout; give a file path");
+    await expect(writeFileAtomically('-', 'x')).rejects.toThrow("cannot write '-' as a file");
   });
 
   it('keeps the path checks whatever --force, and never replaces a device', async () => {

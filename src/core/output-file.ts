@@ -54,6 +54,8 @@ export class AtomicFile implements OutputSink {
    * @throws ConfigError naming `target` when it cannot be written (a directory, no permission, …).
    */
   static async open(target: string): Promise<AtomicFile> {
+    // `-` means stdout wherever an output can go there ({@link openOutput}); as a file name it is a mistake.
+    if (target === '-') throw new ConfigError("cannot write '-' as a file: this output does not go to stdout; give a file path");
     await checkOutputPath(target);
     const abs = path.resolve(target);
     const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
@@ -175,6 +177,8 @@ export interface NewOutputOptions {
   force?: boolean;
   /** The output is a directory (an export split by task, an hf dataset) rather than a file. */
   directory?: boolean;
+  /** `-` means stdout for this output ({@link openOutput}); otherwise `-` is refused. */
+  stdout?: boolean;
 }
 
 /**
@@ -184,7 +188,8 @@ export interface NewOutputOptions {
  * nothing to lose; anything else (a file with content; for a `directory` output any directory, even an empty
  * one) is an {@link OutputExistsError} naming `target` and `--force`. Whatever `force`, a file output may
  * not be a directory nor lie under a file ({@link checkOutputPath}), and nothing that is neither a regular
- * file nor a directory (`/dev/stdout`, a fifo) is ever replaced by a regular file. `-` (stdout) always passes.
+ * file nor a directory (`/dev/stdout`, a fifo) is ever replaced by a regular file. `-` passes when the output
+ * may go to stdout (`stdout`), and is refused otherwise (it would be written as a file named `-`).
  *
  * @example
  * ```ts
@@ -195,14 +200,19 @@ export interface NewOutputOptions {
  * @throws OutputExistsError, or ConfigError, naming `target`.
  */
 export async function checkNewOutput(target: string, options: NewOutputOptions = {}): Promise<void> {
-  if (target === '-') return;
+  if (target === '-') {
+    if (options.stdout) return;
+    throw new ConfigError("output '-': this output cannot go to stdout; give a file path");
+  }
   if (!options.directory) await checkOutputPath(target);
   const info = await stat(path.resolve(target)).catch(() => undefined);
   if (info === undefined) {
     await checkParents(target);
     return;
   }
-  if (!info.isFile() && !info.isDirectory()) throw new ConfigError(`output ${target} is not a regular file or a directory; it is never replaced (use -o - for stdout)`);
+  if (!info.isFile() && !info.isDirectory()) {
+    throw new ConfigError(`output ${target} is not a regular file or a directory; it is never replaced${options.stdout ? ' (use - for stdout)' : ''}`);
+  }
   if (options.force || (info.isFile() && info.size === 0)) return;
   throw new OutputExistsError(`output ${target} already exists (pass --force to replace it, or choose another path)`);
 }

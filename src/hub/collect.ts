@@ -149,7 +149,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
   // Where the set goes is checked before any episode runs (episodes may cost money): the file and the name,
   // neither replacing an earlier set unless forced, and the parents, resolved to refs like every other ref argument.
   const force = options.force === true;
-  if (options.out !== undefined) await checkNewOutput(options.out, { force });
+  if (options.out !== undefined) await checkNewOutput(options.out, { force, stdout: true });
   if (options.store !== undefined && options.name !== undefined) await options.store.checkNewName(options.name, { force });
   // A full ref stays as given (a parent may live in another store); a name or a prefix must resolve here.
   const parents = options.store === undefined ? [] : await Promise.all((options.parents ?? []).map((p) => (isRef(p) ? p : (options.store as ArtifactStore).resolve(p))));

@@ -52,7 +52,7 @@ export function recordCommand(program: Command): Command {
         console.error(formatProblem(p));
       };
       await assertNotAnInput(opts.out, [path]);
-      await checkNewOutput(opts.out, { force: opts.force === true });
+      await checkNewOutput(opts.out, { force: opts.force === true, stdout: true });
       const options = { ...(opts.format ? { format: opts.format } : {}), ...(opts.model ? { model: opts.model } : {}) };
       // The output may lie inside the directory converted: the walk leaves it out.
       const items = convertPath(path, options, { exclude: opts.out === '-' ? [] : [opts.out] });

@@ -124,7 +124,7 @@ export function rewardCommand(program: Command): void {
       if (!opts.rewardModel && cmd.getOptionValueSource('learnedWeight') === 'cli') throw new ConfigError('--learned-weight given without --reward-model DIR');
       // Before any judge call: scoring in place is asked for by naming the input; any other file is new, or forced.
       const inPlace = opts.out !== '-' && (await realPathOf(opts.out)) === (await realPathOf(file));
-      if (!inPlace) await checkNewOutput(opts.out, { force: opts.force === true });
+      if (!inPlace) await checkNewOutput(opts.out, { force: opts.force === true, stdout: true });
       const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency };
       const judgeConfig = judgeConfigFrom(opts);
       const judge = judgeConfig ? createJudge(judgeConfig) : undefined;

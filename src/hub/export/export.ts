@@ -214,7 +214,7 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
       }
     });
   } else {
-    await checkNewOutput(out, { force: o.force ?? false });
+    await checkNewOutput(out, { force: o.force ?? false, stdout: true });
     await writeJsonl(out, splits.get('train') ?? []);
     files.push(out);
   }
