@@ -129,7 +129,8 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
       if (value !== undefined && value >= target.value) return await finish('target', next);
     }
     if (iteration >= validated.max_iterations) return await finish('max_iterations', next);
-    if (runner.cancelRequested) throw new PipelineStopped();
+    // A cancel that came during the iteration's last stage: the iteration is done, and the result counts it.
+    if (runner.cancelRequested) return await finish('cancelled', next);
 
     await condition(allHandlersFinished);
     // A pause or cancel that arrives between here and the next run is not lost: pause is carried in the
