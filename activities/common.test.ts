@@ -130,6 +130,13 @@ describe('progressReporter', () => {
     expect(r.beats.at(-1)).toEqual({ done: 600, total: 600 });
   });
 
+  it('sends no last signal when the history is already well past the budget (other activities said so)', async () => {
+    const calls: [number, number, number][] = Array.from({ length: 100 }, (_, i) => [i * 1_000, i + 1, 100]);
+    const r = await report(calls, { heartbeatIntervalMs: 100 }, {}, { historyLength: () => PROGRESS_HISTORY_BUDGET + 1_000 });
+    expect(r.signals).toEqual([]);
+    expect(r.describes).toBe(1);
+  });
+
   it('signals when the history length cannot be read', async () => {
     const r = await report(
       [

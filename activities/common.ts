@@ -78,6 +78,11 @@ export function progressSignalInterval(elapsedMs: number): number {
 export const PROGRESS_HISTORY_BUDGET = 8_000;
 /** How often one activity reads its run's history length ({@link PROGRESS_HISTORY_BUDGET}): one `describe` call. */
 const HISTORY_CHECK_INTERVAL_MS = 60_000;
+/**
+ * Events past the budget within which an activity that finds it passed still sends its last signal: the first
+ * ones to find it say so, and the shards that start later stay silent.
+ */
+const LAST_SIGNAL_WINDOW = 400;
 
 /** Options of {@link progressReporter}. */
 export interface ProgressReporterOptions {
@@ -103,7 +108,8 @@ export interface ProgressReporterOptions {
  * {@link progressSignalInterval} (2 s at first, growing with the activity's run time; the first after
  * `firstSignalAfterMs`), plus one on the last unit once any was sent. Before a signal, at most once a
  * minute, it reads the run's history length: past {@link PROGRESS_HISTORY_BUDGET} events it sends one last
- * signal, whose note says that progress stops here, and none after. Signals are best-effort: the activity
+ * signal, whose note says that progress stops here (unless the history is already well past it, when other
+ * activities have said so), and none after. Signals are best-effort: the activity
  * never fails because of them.
  *
  * A local activity reports nothing. It cannot heartbeat, and its results reach the history only when the
@@ -135,6 +141,7 @@ export function progressReporter(stage: StageName, unit: string, options: Progre
       const historyLength = await handle.describe().then((d) => d.historyLength, () => 0);
       if (historyLength >= PROGRESS_HISTORY_BUDGET) {
         muted = true;
+        if (historyLength >= PROGRESS_HISTORY_BUDGET + LAST_SIGNAL_WINDOW) return;
         const stop = `progress signals stopped: the run's history has ${historyLength} events (heartbeats go on; the Web UI shows them)`;
         await handle.signal(stageProgressSignal, { ...progress, note: progress.note === undefined ? stop : `${progress.note}; ${stop}` });
         return;
