@@ -172,6 +172,9 @@ describe('exportDataset', () => {
     for (const t of tr) expect(va.has(t) || te.has(t)).toBe(false);
     for (const t of va) expect(te.has(t)).toBe(false);
     await expect(exportDataset({ format: 'sft', trajectories: expert, out, splits: shares })).rejects.toThrow(/already exists/);
+    // A single-file export to an existing directory: not "already exists (pass --force)", which --force cannot mend.
+    await expect(exportDataset({ format: 'sft', trajectories: expert, out })).rejects.toThrow(`cannot write ${out}: is a directory`);
+    await expect(exportDataset({ format: 'sft', trajectories: expert, out, force: true })).rejects.toThrow(`cannot write ${out}: is a directory`);
   });
 
   it('filters, dedups and keeps the top K', async () => {

@@ -198,7 +198,8 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
     await writeJsonl('-', splits.get('train') ?? []);
     return report(o, record, built, splits, '-', []);
   }
-  await guardOutput(o.out, o.inputs ?? [], o.force ?? false);
+  // hf datasets and split exports are directories; the rest one file
+  await guardOutput(o.out, o.inputs ?? [], o.force ?? false, o.format === 'hf' || o.splits !== undefined);
   const out = path.resolve(o.out);
   const files: string[] = [];
   if (o.format === 'hf') {
@@ -214,7 +215,6 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
       }
     });
   } else {
-    await checkNewOutput(out, { force: o.force ?? false, stdout: true });
     await writeJsonl(out, splits.get('train') ?? []);
     files.push(out);
   }
@@ -247,8 +247,8 @@ function report(
  * replaces the whole directory), and one that is or holds the working directory. Without `--force` an existing
  * output is refused anyway, and a device or fifo with it (core's `checkNewOutput`).
  */
-async function guardOutput(out: string, inputs: readonly string[], force: boolean): Promise<void> {
-  await checkNewOutput(out, { force, directory: true });
+async function guardOutput(out: string, inputs: readonly string[], force: boolean, directory: boolean): Promise<void> {
+  await checkNewOutput(out, { force, directory });
   if (!force) return;
   const info = await stat(out).catch(() => undefined);
   if (info === undefined) return;
