@@ -907,13 +907,18 @@ def prepare_run(cfg: Any, load_data: Callable[[Any, bool], Any]) -> Run:
     return Run(dev, digest, resume, model, tok, data)
 
 
-def batch_schedule(n: int, cfg: Any) -> list[tuple[int, list[list[int]]]]:
+def batch_schedule(n: int, cfg: Any, units: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]]]]:
     """Every optimiser step of ``n`` examples as ``(epoch, micro-batches)``: a seeded shuffle per epoch,
-    ``cfg.batch_size`` per micro-batch, ``cfg.grad_accum`` micro-batches per step, cut at ``cfg.max_steps``."""
+    ``cfg.batch_size`` per micro-batch, ``cfg.grad_accum`` micro-batches per step, cut at ``cfg.max_steps``.
+    With ``units`` (groups of example indices that cover all ``n``) the groups are shuffled instead, and each one's
+    examples follow one another in its order: PPO keeps a trajectory's step samples together this way."""
     steps = []
     for epoch in range(cfg.epochs):
         g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
-        order = torch.randperm(n, generator=g).tolist()
+        if units is None:
+            order = torch.randperm(n, generator=g).tolist()
+        else:
+            order = [i for u in torch.randperm(len(units), generator=g).tolist() for i in units[u]]
         micro = [order[i : i + cfg.batch_size] for i in range(0, n, cfg.batch_size)]
         for j in range(0, len(micro), cfg.grad_accum):
             steps.append((epoch, micro[j : j + cfg.grad_accum]))

@@ -151,10 +151,13 @@ def piece_share(counts: list[int], piece: list[int], whole: list[int], mode: str
     return sum(counts[i] > 0 for i in piece) / max(sum(counts[i] > 0 for i in whole), 1)
 
 
-def schedule(n: int, cfg: RlConfig) -> list[tuple[int, list[list[int]], int]]:
+def schedule(n: int, cfg: RlConfig, members: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]], int]]:
     """Every optimiser step as ``(epoch, micro-batches, inner)``: :func:`common.batch_schedule` with each of its
-    steps repeated ``ppo_epochs`` times (``inner`` counts the updates on one rollout batch), cut at ``max_steps``."""
-    uncut = common.batch_schedule(n, dataclasses.replace(cfg, max_steps=None))
+    steps repeated ``ppo_epochs`` times (``inner`` counts the updates on one rollout batch), cut at ``max_steps``.
+    With ``members`` (each member's step samples, in step order) whole members are shuffled and their steps stay
+    together: PPO's GAE needs the values of a member's later steps, and a rollout batch that holds them needs no
+    pass over other samples (shuffled steps cost about K/2 extra passes per sample for members of K steps)."""
+    uncut = common.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), members)
     steps = [(epoch, micro, inner) for epoch, micro in uncut for inner in range(cfg.ppo_epochs)]
     return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
 
@@ -185,8 +188,9 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         why = ": their sampled tokens are scored after a shorter prompt than the policy saw (mismatch_kl rises)" if by_steps else ""
         warn_stderr(f"{cfg.data}: {cut} of {len(samples)} samples are longer than max_length {cfg.max_length} and were cut{why}; "
                     "raise max_length")
-    steps = schedule(len(samples), cfg)
     use_value = cfg.loss.algorithm == "ppo"
+    by_member = episodes(samples)
+    steps = schedule(len(samples), cfg, list(by_member.values()) if use_value and by_steps else None)
     # the samples' per-token log-probs (and more, as asked) under a model, in the configured layout
     logps = functools.partial(token_logps, pad_id=tok.pad_token_id, bf16=cfg.bf16, packed=cfg.packed, logits_chunk=cfg.logits_chunk)
     if use_value:
@@ -226,7 +230,6 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                 **resumed.fields(), device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
                 processes=distributed.world().size)
     counts = trained_counts(samples)
-    by_member = episodes(samples)
     pg_mode = "seq" if cfg.loss.algorithm == "gspo" else (cfg.loss.aggregation or DEFAULT_AGGREGATION[cfg.loss.algorithm])
 
     extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}

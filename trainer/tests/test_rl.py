@@ -396,6 +396,32 @@ def test_ppo_gae_does_not_depend_on_how_a_members_steps_are_batched(tmp_path, tr
         assert sum(p["bootstrap_samples"] for p in progress) == 2 * 3
 
 
+def test_ppo_schedules_whole_members_so_a_rollout_batch_needs_few_values_from_outside():
+    """Members of 20 steps in batches of 32: shuffled step samples needed the values of ~10 later steps per trained
+    sample; whole members in step order leave only the member that straddles a batch's end."""
+    members = [list(range(20 * m, 20 * m + 20)) for m in range(64)]
+    cfg = from_dict(RlConfig, {"data": "x.jsonl", "loss": {"algorithm": "ppo"}, "batch_size": 32, "epochs": 2})
+    steps = rl.schedule(20 * 64, cfg, members)
+    for epoch in (0, 1):
+        order = [i for e, micro, _ in steps if e == epoch for mb in micro for i in mb]
+        assert sorted(order) == list(range(20 * 64))
+        starts = [order.index(m[0]) for m in members]
+        assert all(order[p : p + 20] == m for p, m in zip(starts, members))  # consecutive, in step order
+
+    def outside(schedule):
+        """The pre-pass's work: per rollout batch, its members' steps after their first one there, not in it."""
+        total = 0
+        for _, micro, _ in schedule:
+            batch = {i for mb in micro for i in mb}
+            for m in {i // 20 for i in batch}:
+                first = min(i for i in batch if i // 20 == m)
+                total += sum(1 for i in members[m] if i > first and i not in batch)
+        return total
+
+    shuffled = rl.schedule(20 * 64, cfg)
+    assert outside(steps) < 20 * len(steps) < outside(shuffled) / 5
+
+
 def test_ppo_gae_with_gamma_and_lambda_1_gives_every_token_the_return_minus_its_value(tmp_path, trained_advantages):
     # The estimator before (each step its own episode, ending in the outcome reward) gave the same with γ = λ = 1.
     passes, _ = trained_advantages(tmp_path, gamma=1.0, lam=1.0, max_steps=1)
