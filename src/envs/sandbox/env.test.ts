@@ -105,8 +105,10 @@ docker.describe('gymflow/sandbox-v0 tools', () => {
     const [testPath] = Object.keys(env.getTask('inventory-two-files').testFiles).sort();
     if (testPath === undefined) throw new Error('the task has no test files');
     await step('file_write', { path: testPath, content: 'AGENT VERSION\n' });
+    // sha256sum's complaint about an unreadable file goes through sort with the sums: the two streams would
+    // interleave differently from one run to the next.
     const state = async (): Promise<string> =>
-      (await step('shell', { command: 'git status --porcelain --untracked-files=all; find . -path ./.git -prune -o -print | sort; find . -path ./.git -prune -o -type f -exec sha256sum {} + | sort' })).observation;
+      (await step('shell', { command: 'git status --porcelain --untracked-files=all; find . -path ./.git -prune -o -print | sort; find . -path ./.git -prune -o -type f -exec sha256sum {} + 2>&1 | sort' })).observation;
     const before = await state();
     const tests = await env.runTests();
     expect(tests.failToPass.passed.length + tests.failToPass.failed.length).toBeGreaterThan(0); // the hidden tests ran
