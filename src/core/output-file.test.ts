@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, OutputExistsError } from './errors.js';
 import { AtomicFile, assertNotAnInput, checkNewOutput, writeFileAtomically } from './output-file.js';
@@ -51,6 +51,34 @@ describe('assertNotAnInput', () => {
     await expect(assertNotAnInput(join(dir, '.', 'log.jsonl'), [log], '--out')).rejects.toThrow(/^--out /);
     await expect(assertNotAnInput('-', [log])).resolves.toBeUndefined();
     await expect(assertNotAnInput(join(dir, 'new.jsonl'), [log, dir])).resolves.toBeUndefined();
+  });
+});
+
+describe('AtomicFile with replace: false', () => {
+  it('keeps a file another process wrote since the check, and says where this output went instead', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    const target = join(dir, 'runs.jsonl');
+    const mine = await AtomicFile.open(target, { replace: false });
+    await mine.write('this run\n');
+    writeFileSync(target, 'the other run\n'); // two runs given the same -o
+    const err = await mine.commit().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(OutputExistsError);
+    const kept = /this output is in (\S+)$/.exec((err as Error).message)?.[1] as string;
+    expect((err as Error).message).toMatch(new RegExp(`^output ${target} was written by another process while this command ran; it is left as it is`));
+    expect(readFileSync(target, 'utf8')).toBe('the other run\n');
+    expect(readFileSync(kept, 'utf8')).toBe('this run\n');
+    expect(readdirSync(dir).sort()).toEqual([basename(kept), 'runs.jsonl'].sort()); // no temporary file left
+  });
+
+  it('creates a new file, replaces an empty one, and (by default) replaces anything', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    await writeFileAtomically(join(dir, 'new.json'), 'a', { replace: false });
+    writeFileSync(join(dir, 'empty.json'), '');
+    await writeFileAtomically(join(dir, 'empty.json'), 'b', { replace: false });
+    writeFileSync(join(dir, 'full.json'), 'old');
+    await writeFileAtomically(join(dir, 'full.json'), 'c');
+    expect(['new.json', 'empty.json', 'full.json'].map((f) => readFileSync(join(dir, f), 'utf8'))).toEqual(['a', 'b', 'c']);
+    expect(readdirSync(dir).sort()).toEqual(['empty.json', 'full.json', 'new.json']);
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, open, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { link, mkdir, open, realpath, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { ConfigError, OutputExistsError } from './errors.js';
@@ -36,6 +36,16 @@ function writeError(name: string, err: unknown): ConfigError {
   return new ConfigError(`cannot write ${name}: ${reason}`);
 }
 
+/** How an output file is committed ({@link AtomicFile.open}). */
+export interface WriteOptions {
+  /**
+   * Replace a file that holds something when the output is committed (the default). `false` for a command's
+   * output that {@link checkNewOutput} found new: should another process have written it meanwhile (two runs
+   * given the same `-o`), the commit keeps both, this one's beside it, and fails saying where.
+   */
+  replace?: boolean;
+}
+
 /** A file written atomically (see the module documentation). */
 export class AtomicFile implements OutputSink {
   private buffer = '';
@@ -46,6 +56,7 @@ export class AtomicFile implements OutputSink {
     private readonly target: string,
     private readonly tmp: string,
     private readonly handle: FileHandle,
+    private readonly replace: boolean,
   ) {}
 
   /**
@@ -53,7 +64,7 @@ export class AtomicFile implements OutputSink {
    *
    * @throws ConfigError naming `target` when it cannot be written (a directory, no permission, …).
    */
-  static async open(target: string): Promise<AtomicFile> {
+  static async open(target: string, options: WriteOptions = {}): Promise<AtomicFile> {
     // `-` means stdout wherever an output can go there ({@link openOutput}); as a file name it is a mistake.
     if (target === '-') throw new ConfigError("cannot write '-' as a file: this output does not go to stdout; give a file path");
     await checkOutputPath(target);
@@ -61,7 +72,7 @@ export class AtomicFile implements OutputSink {
     const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
       await mkdir(path.dirname(abs), { recursive: true });
-      return new AtomicFile(target, abs, tmp, await open(tmp, 'w'));
+      return new AtomicFile(target, abs, tmp, await open(tmp, 'w'), options.replace ?? true);
     } catch (err) {
       throw writeError(target, err);
     }
@@ -101,14 +112,37 @@ export class AtomicFile implements OutputSink {
         await this.handle.sync();
         await this.handle.close();
         this.done = true;
+        if (!this.replace && !(await this.linkNew())) return;
         await rename(this.tmp, this.target);
       } catch (err) {
-        throw writeError(this.name, err);
+        throw err instanceof OutputExistsError ? err : writeError(this.name, err);
       }
     } catch (err) {
       await this.abort();
       throw err;
     }
+  }
+
+  /**
+   * Commits without replacing what another process wrote since the check: a hard link, which fails when the
+   * target exists. Returns whether the rename is still to do (the target is an empty file, which the check let
+   * through; or the file system has no hard links).
+   *
+   * @throws OutputExistsError naming the target and where this output was kept instead.
+   */
+  private async linkNew(): Promise<boolean> {
+    try {
+      await link(this.tmp, this.target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return true;
+      const info = await stat(this.target).catch(() => undefined);
+      if (info?.isFile() && info.size === 0) return true;
+      const kept = `${this.target}.${process.pid}.${randomBytes(3).toString('hex')}`;
+      await rename(this.tmp, kept);
+      throw new OutputExistsError(`output ${this.name} was written by another process while this command ran; it is left as it is, and this output is in ${kept}`);
+    }
+    await unlink(this.tmp);
+    return false;
   }
 
   async abort(): Promise<void> {
@@ -137,11 +171,11 @@ class StreamSink implements OutputSink {
   async abort(): Promise<void> {}
 }
 
-/** An output for `target`: stdout for `-`, a given stream, or an {@link AtomicFile}. */
-export async function openOutput(target: string | Writable): Promise<OutputSink> {
+/** An output for `target`: stdout for `-`, a given stream, or an {@link AtomicFile} (with `options`). */
+export async function openOutput(target: string | Writable, options: WriteOptions = {}): Promise<OutputSink> {
   if (typeof target !== 'string') return new StreamSink('<stream>', target);
   if (target === '-') return new StreamSink('stdout', process.stdout);
-  return AtomicFile.open(target);
+  return AtomicFile.open(target, options);
 }
 
 /**
@@ -217,9 +251,9 @@ export async function checkNewOutput(target: string, options: NewOutputOptions =
   throw new OutputExistsError(`output ${target} already exists (pass --force to replace it, or choose another path)`);
 }
 
-/** Writes `content` (text or bytes) to `target` atomically ({@link AtomicFile}). */
-export async function writeFileAtomically(target: string, content: string | Uint8Array): Promise<void> {
-  const file = await AtomicFile.open(target);
+/** Writes `content` (text or bytes) to `target` atomically ({@link AtomicFile}, with `options`). */
+export async function writeFileAtomically(target: string, content: string | Uint8Array, options: WriteOptions = {}): Promise<void> {
+  const file = await AtomicFile.open(target, options);
   try {
     await file.write(content);
   } catch (err) {

@@ -1,4 +1,5 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -133,6 +134,27 @@ describe('collect', () => {
     const forced = await collect({ ...again, force: true });
     expect((await readFile(out, 'utf8')).trim().split('\n')).toHaveLength(2);
     expect(await store.resolve('math/rollouts')).toBe(forced.ref);
+  });
+
+  it('keeps a set another run wrote to the same -o while it collected, and its own beside it', async () => {
+    const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-collect-')), 'runs.jsonl');
+    let written = false;
+    const run = collect({
+      envId: 'gymflow/text-math-v0',
+      agent: 'expert',
+      n: 3,
+      out,
+      onProgress: () => {
+        // the other run commits first
+        if (!written) writeFileSync(out, 'the other run\n');
+        written = true;
+      },
+    });
+    await expect(run).rejects.toThrow(new RegExp(`^output ${out} was written by another process while this command ran; it is left as it is, and this output is in ${out}\\.`));
+    expect(await readFile(out, 'utf8')).toBe('the other run\n');
+    const kept = (await readdir(path.dirname(out))).filter((f) => f !== 'runs.jsonl');
+    expect(kept).toHaveLength(1);
+    expect((await readFile(path.join(path.dirname(out), kept[0] as string), 'utf8')).trim().split('\n')).toHaveLength(3);
   });
 
   it('rejects bad options before running anything', async () => {

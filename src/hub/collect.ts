@@ -254,7 +254,8 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     result.taskSetRef = taskSet.ref;
   }
   if (options.out !== undefined) {
-    await writeJsonl(options.out, trajectories);
+    // Not over a set another run wrote since the check (the same -o twice at once): both are kept then.
+    await writeJsonl(options.out, trajectories, { replace: force });
     result.path = path.resolve(options.out);
   }
   return result;

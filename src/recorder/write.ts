@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { openOutput } from '../core/output-file.js';
+import { openOutput, type WriteOptions } from '../core/output-file.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { ConversionItem, ConversionProblem } from './adapter.js';
 import { isConversionProblem } from './adapter.js';
@@ -35,10 +35,10 @@ export interface WriteSummary {
 export async function writeJsonl(
   items: AsyncIterable<ConversionItem> | Iterable<ConversionItem> | AsyncIterable<Trajectory>,
   out: string | Writable,
-  options: { onProblem?: (problem: ConversionProblem) => void; keepWhenEmpty?: boolean } = {},
+  options: { onProblem?: (problem: ConversionProblem) => void; keepWhenEmpty?: boolean } & WriteOptions = {},
 ): Promise<WriteSummary> {
   const summary: WriteSummary = { written: 0, problems: 0, committed: false };
-  const sink = await openOutput(out);
+  const sink = await openOutput(out, options.replace === undefined ? {} : { replace: options.replace });
   try {
     for await (const item of items as AsyncIterable<ConversionItem>) {
       if (isConversionProblem(item)) {

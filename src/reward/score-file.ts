@@ -19,6 +19,11 @@ export interface ScoreFileOptions extends ScoreOptions {
    * is the input order regardless.
    */
   concurrency?: number;
+  /**
+   * Replace another file at `outPath` that holds something when the output is committed (default true; the
+   * input itself, scored in place, always is): core's `WriteOptions`.
+   */
+  replace?: boolean;
 }
 
 /** What {@link scoreFile} did. */
@@ -68,7 +73,7 @@ export async function scoreFile(inPath: string, outPath: string, options: ScoreF
   if (options.referenceSteps !== undefined) scoreOptions.referenceSteps = options.referenceSteps;
 
   const inPlace = outPath !== '-' && (await realPathOf(outPath)) === (await realPathOf(inPath));
-  const out = await openOutput(outPath);
+  const out = await openOutput(outPath, { replace: inPlace || (options.replace ?? true) });
   const summary: ScoreFileSummary = { scored: 0, skipped: 0, errors: [], written: false };
   const inFlight: Promise<Trajectory>[] = [];
   const emitOldest = async (): Promise<void> => {

@@ -111,7 +111,7 @@ export function compareCommand(program: Command): void {
         confidence: results[0]?.confidence ?? 0.95,
         ...(labels ? { labels } : {}),
       });
-      if (opts.markdown) await writeFileAtomically(opts.markdown, compareToMarkdown(report));
+      if (opts.markdown) await writeFileAtomically(opts.markdown, compareToMarkdown(report), { replace: opts.force === true });
       if (opts.json) return printJson(report);
       console.log(formatCompareTables(report));
       if (opts.markdown) console.log(`markdown written to ${opts.markdown}`);

@@ -90,9 +90,9 @@ export function evalCommand(program: Command): void {
         resamples: opts.resamples,
         confidence: opts.confidence,
       });
-      if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(result, null, 2)}\n`);
+      if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(result, null, 2)}\n`, { replace: force });
       const saved = store !== undefined && opts.save !== undefined ? await store.putJson(result, { kind: 'eval', name: opts.save }) : undefined;
-      if (opts.markdown) await writeFileAtomically(opts.markdown, toMarkdown(result));
+      if (opts.markdown) await writeFileAtomically(opts.markdown, toMarkdown(result), { replace: force });
       const breakdown = by && { field: by.field, rows: successBy(result.episodes, by.tasks, by.field, result.confidence) };
       if (opts.json) return printJson(breakdown ? { ...result, breakdown } : result);
       console.log(formatEvalTable(result));

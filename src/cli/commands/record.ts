@@ -56,7 +56,7 @@ export function recordCommand(program: Command): Command {
       const options = { ...(opts.format ? { format: opts.format } : {}), ...(opts.model ? { model: opts.model } : {}) };
       // The output may lie inside the directory converted: the walk leaves it out.
       const items = convertPath(path, options, { exclude: opts.out === '-' ? [] : [opts.out] });
-      const summary = await writeJsonl(items, opts.out, { onProblem, keepWhenEmpty: true });
+      const summary = await writeJsonl(items, opts.out, { onProblem, keepWhenEmpty: true, replace: opts.force === true });
       const where = opts.out === '-' ? '' : summary.committed ? ` to ${opts.out}` : `; nothing written to ${opts.out}`;
       console.error(`converted ${summary.written} trajectories from ${path}${where}; ${summary.problems} problem(s), ${errors} error(s)`);
       if (errors > 0 || summary.written === 0) process.exitCode = 1;

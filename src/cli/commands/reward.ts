@@ -125,7 +125,7 @@ export function rewardCommand(program: Command): void {
       // Before any judge call: scoring in place is asked for by naming the input; any other file is new, or forced.
       const inPlace = opts.out !== '-' && (await realPathOf(opts.out)) === (await realPathOf(file));
       if (!inPlace) await checkNewOutput(opts.out, { force: opts.force === true, stdout: true });
-      const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency };
+      const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency, replace: opts.force === true };
       const judgeConfig = judgeConfigFrom(opts);
       const judge = judgeConfig ? createJudge(judgeConfig) : undefined;
       if (judge) options.judge = judge;
@@ -179,7 +179,7 @@ export function rewardCommand(program: Command): void {
         ...(opts.labelRange ? { labelRange: opts.labelRange } : {}),
       });
       reportSkipped(errors);
-      await saveCalibration(opts.out, calibration);
+      await saveCalibration(opts.out, calibration, { replace: opts.force === true });
       if (opts.json) return printJson(report);
       const ci = (i: { estimate: number; lo: number; hi: number }): string => `${formatNumber(i.estimate)} [${formatNumber(i.lo)}, ${formatNumber(i.hi)}]`;
       console.log(`${report.pairs} labelled ${report.level === 'step' ? 'steps' : 'trajectories'} paired (${report.unmatched} labels unmatched, ${report.ignored} ignored)`);
@@ -211,7 +211,7 @@ export function rewardCommand(program: Command): void {
       const { trajectories, errors } = await readTrajectoriesFile(file);
       reportSkipped(errors);
       const { pairs, stats } = buildPreferences(trajectories, { minMargin: opts.minMargin, maxPairsPerTask: opts.maxPairsPerTask });
-      await writeFileAtomically(opts.out, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
+      await writeFileAtomically(opts.out, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''), { replace: opts.force === true });
       if (opts.json) return printJson(stats);
       console.log(`${stats.pairs} pairs from ${stats.trajectories} trajectories over ${stats.tasks} tasks (dropped: ${stats.droppedTies} ties, ${stats.droppedBelowMargin} below margin, ${stats.droppedByCap} over the cap); written to ${opts.out}`);
     });

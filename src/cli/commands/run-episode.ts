@@ -39,7 +39,7 @@ export function runEpisodeCommand(program: Command): void {
           ...(opts.seed === undefined ? {} : { seed: opts.seed }),
           ...(opts.task === undefined ? {} : { task: opts.task }),
         });
-        if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(t)}\n`);
+        if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(t)}\n`, { replace: opts.force === true });
         if (opts.json) return printJson(t);
         const ret = t.steps.reduce((a, s) => a + (s.envReward ?? 0), 0);
         console.log(`${t.envId} task=${t.task.id} agent=${t.agent.name} steps=${t.steps.length} success=${t.outcome.success} score=${t.outcome.score} return=${ret} reason=${t.outcome.reason}`);

@@ -239,7 +239,7 @@ export function sandboxCommand(program: Command): void {
         gitStatus: git.exitCode === 0 ? git.output : null,
         hardening: box.config,
       };
-      await writeFileAtomically(opts.output, await buildSnapshot(facts, diff, changed));
+      await writeFileAtomically(opts.output, await buildSnapshot(facts, diff, changed), { replace: opts.force === true });
       printJson({ output: opts.output, ...diff });
     });
 

@@ -215,7 +215,7 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
       }
     });
   } else {
-    await writeJsonl(out, splits.get('train') ?? []);
+    await writeJsonl(out, splits.get('train') ?? [], { replace: o.force ?? false });
     files.push(out);
   }
   return report(o, record, built, splits, out, files);

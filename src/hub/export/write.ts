@@ -1,6 +1,6 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { checkNewOutput, openOutput } from '../../core/output-file.js';
+import { checkNewOutput, openOutput, type WriteOptions } from '../../core/output-file.js';
 import { pathExists } from '../store/atomic.js';
 
 /**
@@ -9,9 +9,12 @@ import { pathExists } from '../store/atomic.js';
  * place.
  */
 
-/** Writes JSON Lines (one record per line) atomically (`openOutput`; `-` is stdout); returns the records written. */
-export async function writeJsonl(file: string, records: Iterable<unknown>): Promise<number> {
-  const out = await openOutput(file);
+/**
+ * Writes JSON Lines (one record per line) atomically (`openOutput`, with `options`; `-` is stdout); returns the
+ * records written.
+ */
+export async function writeJsonl(file: string, records: Iterable<unknown>, options: WriteOptions = {}): Promise<number> {
+  const out = await openOutput(file, options);
   let n = 0;
   try {
     for (const r of records) {

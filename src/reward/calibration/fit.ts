@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError, SchemaError } from '../../core/errors.js';
 import { stripBom, streamJsonl } from '../../core/jsonl-file.js';
-import { writeFileAtomically } from '../../core/output-file.js';
+import { writeFileAtomically, type WriteOptions } from '../../core/output-file.js';
 import { checkTrajectory, type Trajectory } from '../../core/trajectory.js';
 import type { BootstrapOptions } from '../stats.js';
 import { mean, pearson } from '../stats.js';
@@ -164,9 +164,10 @@ export async function fitCalibrationFromFiles(
   return { ...fitCalibration(labels, scored.trajectories, options), errors: scored.errors };
 }
 
-/** Writes a calibration's JSON (pretty, trailing newline) atomically (`writeFileAtomically`). */
-export async function saveCalibration(path: string, calibration: IsotonicCalibration): Promise<void> {
-  await writeFileAtomically(path, `${JSON.stringify(calibration.toJSON(), null, 2)}\n`);
+/** Writes a calibration's JSON (pretty, trailing newline) atomically (`writeFileAtomically`, with `options`). */
+export async function saveCalibration(path: string, calibration: IsotonicCalibration, options: WriteOptions = {}): Promise<void> {
+  await writeFileAtomically(path, `${JSON.stringify(calibration.toJSON(), null, 2)}
+`, options);
 }
 
 /** Reads a calibration JSON file written by {@link saveCalibration}; errors name the file and JSON path. */
