@@ -44,3 +44,11 @@ export function formatDifferenceInterval(c: { difference: number; bootstrap: { l
 export function finiteOrNull(v: number): number | null {
   return Number.isFinite(v) ? v : null;
 }
+
+/**
+ * The note under a comparison table with an exact Mann–Whitney p-value (`mannWhitney.method: 'exact'`),
+ * for the column that holds them (`MWU p` in the terminal, `Mann–Whitney p` in Markdown).
+ */
+export function exactMannWhitneyNote(column: string): string {
+  return `${column} marked exact: the exact null distribution of U (no ties, a group of at most 8); unmarked: the normal approximation`;
+}

@@ -1,5 +1,5 @@
 import type { CompareResult } from './compare.js';
-import { formatDifferenceInterval, formatInterval, formatP, formatValue } from './format.js';
+import { exactMannWhitneyNote, formatDifferenceInterval, formatInterval, formatP, formatValue } from './format.js';
 import { EVAL_METRICS, type MetricName } from './metrics.js';
 import type { EvalResult } from './result.js';
 
@@ -96,7 +96,7 @@ export function compareToMarkdown(result: CompareResult): string {
     '',
     `${markMeaning}; significance = ${result.primary} test, Holm-adjusted p < ${result.alpha} across ${result.comparisons.length} comparison(s).`,
     ...(result.comparisons.some((c) => c.mannWhitney.method === 'exact')
-      ? ['', 'Mann–Whitney p marked exact: the exact null distribution of U (no ties, a group of ≤ 8); unmarked: the normal approximation.']
+      ? ['', `${exactMannWhitneyNote('Mann–Whitney p')}.`]
       : []),
     '',
   ].join('\n');

@@ -108,7 +108,7 @@ describe('formatCompareTables', () => {
     // 5 vs 5 rewards without ties: exact; scipy.stats.mannwhitneyu([.9,.8,.7,.95,.85], [.1,.2,.3,.15,.25]) -> p = 2/252
     const text = formatCompareTables(compare([evalResultOf('a', [0.9, 0.8, 0.7, 0.95, 0.85]), evalResultOf('b', [0.1, 0.2, 0.3, 0.15, 0.25])], { resamples: 100 }));
     expect(text).toMatch(/^a - b .* 0\.0079 \(0\.0079\) exact /m);
-    expect(text).toMatch(/^MWU p marked exact: exact null distribution of U \(no ties, a group of <= 8\); unmarked: normal approximation$/m);
+    expect(text).toMatch(/^MWU p marked exact: the exact null distribution of U \(no ties, a group of at most 8\); unmarked: the normal approximation$/m);
   });
 
   it('prints asymptotic p-values unmarked and no note when every one is asymptotic (ties)', () => {

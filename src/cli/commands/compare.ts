@@ -4,7 +4,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, SchemaError } from '../../core/errors.js';
 import { assertNotAnInput, checkNewOutput, writeFileAtomically } from '../../core/output-file.js';
 import { compare, type CompareResult, type PrimaryTest } from '../../eval/compare.js';
-import { formatDifferenceInterval, formatInterval, formatP, formatValue } from '../../eval/format.js';
+import { exactMannWhitneyNote, formatDifferenceInterval, formatInterval, formatP, formatValue } from '../../eval/format.js';
 import { compareToMarkdown } from '../../eval/markdown.js';
 import { EVAL_METRICS, type MetricName } from '../../eval/metrics.js';
 import { parseEvalResult, type EvalResult } from '../../eval/result.js';
@@ -156,7 +156,7 @@ export function formatCompareTables(report: CompareResult): string {
   const mark = report.mode === 'all-pairs' ? '* = significantly better than the next-ranked agent' : '* = significantly different from the baseline';
   // Said only when it happens, so the usual report (large groups or ties: all asymptotic) reads as before.
   const exact = report.comparisons.some((c) => c.mannWhitney.method === 'exact')
-    ? ['MWU p marked exact: exact null distribution of U (no ties, a group of <= 8); unmarked: normal approximation']
+    ? [exactMannWhitneyNote('MWU p')]
     : [];
   return [
     `${report.envId} (${report.split}) metric=${report.metric} (${report.higherIsBetter ? 'higher' : 'lower'} is better)`,
