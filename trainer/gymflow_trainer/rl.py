@@ -269,7 +269,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                     # GAE runs over each member's steps in order, so it needs the old values of its steps after those
                     # in this batch too: wherever they are trained (a later optimizer step, another rank), they are
                     # computed here with the same critic (no gradient).
-                    tails = episode_tails(cache, samples, by_member)
+                    # An idle rank's stand-in is trained with weight 0: its own values do, without passes over its member.
+                    tails = [[i] for i in cache] if idle else episode_tails(cache, samples, by_member)
                     trained_values = {i: e["values"][e["mask"] > 0] for i, e in cache.items()}
                     later = [i for tail in tails for i in tail if i not in cache]
                     bootstrapped = len(later)

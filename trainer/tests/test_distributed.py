@@ -143,6 +143,19 @@ def test_rl_ppo_step_samples_split_across_ranks_match_one(tmp_path):
     assert_same_weights(tmp_path / "one" / "checkpoint-4", tmp_path / "two" / "checkpoint-4")
 
 
+def test_rl_ppo_step_samples_with_an_idle_rank_match_one(tmp_path):
+    # One step sample per optimizer step over two ranks: one rank is idle every step and trains a stand-in with
+    # weight 0. The stand-in needs no values of its member's later steps: the pre-pass counts what one process does.
+    base = {"data": episode_file(tmp_path), "samples": "steps", "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 1,
+            "loss": {"algorithm": "ppo"}, "gamma": 0.9, "lam": 0.9, "max_steps": 4}
+    one = launch("rl", write_cfg(tmp_path, "one", {**base, "output_dir": str(tmp_path / "one")}), 1)
+    two = launch("rl", write_cfg(tmp_path, "two", {**base, "output_dir": str(tmp_path / "two")}), 2)
+    assert_one_stream(two, 4)
+    assert_same_weights(tmp_path / "one" / "checkpoint-4", tmp_path / "two" / "checkpoint-4")
+    counts = [[e["bootstrap_samples"] for e in run if e["event"] == "progress"] for run in (one, two)]
+    assert counts[0] == counts[1] and sum(counts[0]) > 0
+
+
 def test_rl_grpo_uneven_split_matches_one(tmp_path):
     # A micro-batch of 3 split 1 + 2: sequence-mean aggregation rescaled per piece (rl.piece_share).
     base = {"data": rl_file(tmp_path), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 3,
