@@ -390,6 +390,11 @@ class RlConfig(CausalLoopConfig):
     vf_coef: float = 0.5
     vf_clip: Optional[float] = 0.2
     whiten_advantages: bool = True
+    #: PPO with step samples only: weight β of the steps' process rewards. Step k of a member (its score s_k in
+    #: [0, 1], ``step_rewards``) adds β·(s_k − 1) on its last generated token, besides the outcome reward after the
+    #: last step: a step the reward model scores 1 costs nothing, one it scores 0 costs β (docs/trainer.md, "Step
+    #: rewards"). 0 = off: the member's reward alone.
+    step_reward_coef: float = 0.0
     #: Importance weights between the rollout engine's log-probs and the trainer's (off by default).
     rollout_correction: RolloutCorrectionConfig = field(default_factory=RolloutCorrectionConfig)
 
@@ -409,6 +414,14 @@ class RlConfig(CausalLoopConfig):
             raise ConfigError(f"{where}: gamma and lam must be in [0, 1]")
         if self.vf_coef < 0 or (self.vf_clip is not None and self.vf_clip <= 0):
             raise ConfigError(f"{where}: vf_coef must be >= 0 and vf_clip > 0 or null")
+        if not (math.isfinite(self.step_reward_coef) and self.step_reward_coef >= 0):
+            raise ConfigError(f"{where}.step_reward_coef must be a finite number >= 0, got {self.step_reward_coef}")
+        if self.step_reward_coef > 0 and self.loss.algorithm != "ppo":
+            raise ConfigError(f"{where}.step_reward_coef: step rewards shape PPO's per-token returns (loss.algorithm: ppo); "
+                              f"'{self.loss.algorithm}' scores whole members against their group")
+        if self.step_reward_coef > 0 and self.samples == "conversation":
+            raise ConfigError(f"{where}.step_reward_coef: step rewards go on each step's own sample, but samples is 'conversation' "
+                              "(set samples: steps or auto)")
         if self.loss.algorithm == "dr_grpo" and self.advantages == "dataset":
             # The exported advantage is (R − mean)/std: Dr. GRPO's point is to leave the std out.
             raise ConfigError(f"{where}.advantages: 'dataset' gives std-normalised advantages, which dr_grpo does without; "

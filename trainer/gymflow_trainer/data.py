@@ -45,6 +45,7 @@ FIELDS: dict[str, str] = {
     "advantage": "advantage",
     "logprobs": "logprobs",
     "tokens": "tokens",
+    "step_rewards": "step_rewards",
 }
 
 
@@ -401,6 +402,9 @@ class RlSample:
     #: The step of the member it is (``tokens[step]``; 0 for a conversation sample): a member's step samples in
     #: this order are its episode, over which PPO's GAE runs one recursion.
     step: int = 0
+    #: The step's process reward (``step_rewards[step]``: the reward model's score in [0, 1]); None when the step is
+    #: not scored, and for a conversation sample. PPO shapes its reward with it when ``step_reward_coef`` > 0.
+    step_reward: Optional[float] = None
 
 
 def load_rl(path: str, tokenizer: Any, max_length: int, system: bool = True) -> list[RlSample]:
@@ -459,7 +463,7 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
     This is the exact form of the policy gradient for multi-turn episodes: the trainer scores precisely the ids
     the policy sampled (no re-tokenisation of the rendered text, which can differ from a sampled sequence) and
     the importance ratio starts from the behaviour policy's own log-probs. Every step of a member shares the
-    member's reward and advantage; steps whose action could not be parsed are trained too (they are what the
+    member's reward and advantage, and carries its own process reward (``step_rewards``, when scored); steps whose action could not be parsed are trained too (they are what the
     policy did); steps without tokens (the policy sampled nothing, e.g. its context was full) are skipped. A prompt longer than ``max_length - len(completion)`` keeps its last tokens; a completion
     longer than ``max_length`` keeps its first ``max_length - 1`` tokens.
     """
@@ -476,6 +480,7 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
             if not isinstance(toks, list) or not isinstance(lps, list) or len(toks) != len(lps):
                 raise DataError(f"{here}: rollout tokens requested but '{f('tokens')}'/'{f('logprobs')}' are missing or of different lengths "
                                 "(collect with a policy that records token ids and log-probs, e.g. local:DIR, or set samples: conversation)")
+            scores = _step_rewards(mem, len(toks), here)
             for si, (t, lp) in enumerate(zip(toks, lps)):
                 if t is None and lp is None:
                     continue  # nothing was sampled at this step: nothing to train
@@ -494,8 +499,23 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
                 old = [0.0] * (len(prompt) - 1) + lp
                 tk = Tokenized(ids, labels, [1.0] * len(ids))
                 out.append(RlSample(tk, number(mem, "reward", here, required=True), number(mem, "advantage", here, required=False), gid, old,
-                                    f"{gid}/{mi}", cut, si))
+                                    f"{gid}/{mi}", cut, si, scores[si]))
     return out
+
+
+def _step_rewards(mem: dict[str, Any], steps: int, where: str) -> list[Optional[float]]:
+    """A member's ``step_rewards`` (one finite number or null per step, as the ``rl`` export writes them; the whole
+    field null or absent when no step is scored), as a list of ``steps`` entries."""
+    raw = mem.get(f("step_rewards"))
+    if raw is None:
+        return [None] * steps
+    if not isinstance(raw, list) or len(raw) != steps:
+        got = f"{len(raw)} entries" if isinstance(raw, list) else repr(raw)
+        raise DataError(f"{where}.{f('step_rewards')}: expected a list of {steps} numbers or nulls (one per step, as '{f('tokens')}'), got {got}")
+    for k, v in enumerate(raw):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            raise DataError(f"{where}.{f('step_rewards')}[{k}]: expected a finite number or null, got {v!r}")
+    return [None if v is None else float(v) for v in raw]
 
 
 def warn_stderr(msg: str) -> None:

@@ -19,7 +19,8 @@ PPO (``loss.algorithm: ppo``): a value head ``Linear(hidden, 1)`` on the last hi
 ``v_head`` of the model, trained with it, saved in checkpoints' ``trainable.safetensors``, left out of the
 saved policy). Per-token advantages and returns come from one GAE recursion per member (trajectory) over its
 trained tokens in order, with the old values, and the member's reward on its last trained token
-(:func:`member_gae`; whitened over the rollout batch when ``whiten_advantages``); the loss is
+(:func:`member_gae`, with each step's shaped process reward β·(s − 1) on its last token when ``step_reward_coef``
+β > 0; whitened over the rollout batch when ``whiten_advantages``); the loss is
 ``policy_loss(ppo) + vf_coef · value_loss``. With step samples a member's steps are separate samples, which
 may fall in other rollout batches or on other ranks: before the updates on a rollout batch each rank computes
 the old values of its members' later steps too (no gradient), so that each step's last token bootstraps from
@@ -113,18 +114,23 @@ def episode_tails(owned: Iterable[int], samples: list[RlSample], by_member: dict
 
 
 def member_gae(tails: list[list[int]], trained_values: dict[int, torch.Tensor], samples: list[RlSample],
-               gamma: float, lam: float) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+               gamma: float, lam: float, step_coef: float = 0.0) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
     """PPO's per-token ``(advantages, returns)`` at the trained positions of every sample of ``tails`` (members'
     step samples in step order, :func:`episode_tails`): one :func:`advantages.chained_gae` recursion over each
     member's trained tokens, its steps concatenated, so a step's last token bootstraps from the value before the
     next step's first generated token; the member's reward sits on the last trained token of its last step.
+    With ``step_coef`` β > 0 each scored step's last trained token also gets β·(s − 1), s its process reward.
     ``trained_values[i]``: the old values at sample i's trained positions, in order."""
     vals = [[trained_values[i] for i in tail] for tail in tails]
     rews = [[torch.zeros_like(v) for v in ep] for ep in vals]
     for tail, ep in zip(tails, rews):
+        for i, r in zip(tail, ep):
+            score = samples[i].step_reward
+            if step_coef > 0 and score is not None and r.numel():
+                r[-1] += step_coef * (score - 1.0)
         last = next((r for r in reversed(ep) if r.numel()), None)  # a step with no trained token has no last one
         if last is not None:
-            last[-1] = samples[tail[-1]].reward
+            last[-1] += samples[tail[-1]].reward
     return {i: res for tail, ep in zip(tails, chained_gae(rews, vals, gamma, lam)) for i, res in zip(tail, ep)}
 
 
@@ -172,6 +178,9 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     if correcting and not by_steps:  # before any model is loaded
         raise ConfigError(f"rollout_correction.level: '{cfg.rollout_correction.level}' needs the rollout's log-probs, but {cfg.data} "
                           "does not carry token ids and log-probs for every step (samples: auto chose 'conversation')")
+    if cfg.step_reward_coef > 0 and not by_steps:
+        raise ConfigError(f"step_reward_coef: step rewards go on each step's own sample, but {cfg.data} does not carry token ids and "
+                          "log-probs for every step (samples: auto chose 'conversation')")
     dev, digest, resume, model, tok, samples = common.prepare_run(
         cfg, lambda tokenizer, keep_system: load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tokenizer, cfg.max_length, system=keep_system))
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
@@ -183,6 +192,18 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         raise DataError(f"{cfg.data}: every group has equal rewards; nothing to learn (drop_uniform_groups)")
     samples = [samples[i] for i in idx]
     adv = adv[idx].float()
+    if cfg.step_reward_coef > 0:
+        unscored = sum(s.step_reward is None for s in samples)
+        if unscored == len(samples):
+            raise DataError(f"{cfg.data}: step_reward_coef is {cfg.step_reward_coef} but no step carries a process reward ('step_rewards' is "
+                            "null or absent for every member): score the trajectories (gymflow reward score, the pipeline's reward stage) "
+                            "before the export")
+        outside = next((x for x in samples if x.step_reward is not None and not 0 <= x.step_reward <= 1), None)
+        if outside is not None:
+            raise DataError(f"{cfg.data}: member {outside.member}, step {outside.step}: step reward {outside.step_reward} is outside [0, 1], "
+                            "which step_reward_coef's β·(s − 1) assumes (the reward model's step scores lie there)")
+        if unscored and distributed.is_main():
+            warn_stderr(f"{cfg.data}: {unscored} of {len(samples)} steps carry no process reward; they get the outcome reward alone")
     cut = sum(s.cut for s in samples)
     if cut and distributed.is_main():
         why = ": their sampled tokens are scored after a shorter prompt than the policy saw (mismatch_kl rises)" if by_steps else ""
@@ -280,7 +301,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                             for k, i in enumerate(mb):
                                 n = len(samples[i].tokens.input_ids) - 1
                                 trained_values[i] = out[2][k, :n][out[1][k, :n] > 0]
-                    for i, (a, ret) in member_gae(tails, trained_values, samples, cfg.gamma, cfg.lam).items():
+                    for i, (a, ret) in member_gae(tails, trained_values, samples, cfg.gamma, cfg.lam, cfg.step_reward_coef).items():
                         if i in cache:
                             e = cache[i]
                             at = e["mask"] > 0

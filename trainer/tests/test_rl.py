@@ -1,6 +1,7 @@
 """RL trainer (GRPO family): on-policy first step, and the update moves probability toward the better member."""
 
 
+import json
 import math
 
 import pytest
@@ -279,22 +280,30 @@ def test_lora_dropout_warns_that_the_first_update_is_off_policy(tmp_path, capsys
 # ------------------------------------------------------------------------------------- PPO's GAE over a member's steps
 
 
-def episode_file(tmp_path, name="episodes.jsonl"):
+#: Process rewards of the members of :func:`episode_file` when scored: member 0's second step is redundant (0), its
+#: third half right; member 1's only step is not scored.
+STEP_REWARDS = ([1.0, 0.0, 0.5], [None])
+
+
+def episode_file(tmp_path, name="episodes.jsonl", scored=False):
     """One task's group as a rollout records it, in raw token ids: member 0 acts three times (each step's prompt is
-    the conversation so far: the previous prompt, the previous completion and an observation), member 1 once."""
+    the conversation so far: the previous prompt, the previous completion and an observation), member 1 once.
+    ``scored``: the members carry :data:`STEP_REWARDS`."""
     system = [1, 60, 61, 62, 63, 2, 10, 1, 70, 71, 72, 2, 10, 1, 80, 10]
 
-    def member(completions, reward):
+    def member(completions, reward, step_rewards):
         toks, lps, prompt = [], [], list(system)
         for k, comp in enumerate(completions):
             toks.append({"prompt": list(prompt), "completion": comp})
             lps.append([-1.0] * len(comp))
             prompt = prompt + comp + [10, 1, 90 + k, 91, 92, 93, 2, 10, 1, 80, 10]  # the tool's answer, then the next header
         texts = [{"role": "assistant", "content": "x", "train": True}] * len(completions)
-        return {"completion": texts, "reward": reward, "advantage": 0.0, "tokens": toks, "logprobs": lps}
+        return {"completion": texts, "reward": reward, "advantage": 0.0, "tokens": toks, "logprobs": lps,
+                "step_rewards": step_rewards if scored else None}
 
     rec = {"task_id": "t0", "prompt": [{"role": "user", "content": "go", "train": False}],
-           "group": [member([[40, 41, 42, 2], [43, 44, 2], [45, 46, 47, 48, 2]], 1.0), member([[50, 51, 2]], 0.25)]}
+           "group": [member([[40, 41, 42, 2], [43, 44, 2], [45, 46, 47, 48, 2]], 1.0, STEP_REWARDS[0]),
+                     member([[50, 51, 2]], 0.25, STEP_REWARDS[1])]}
     return write_jsonl(tmp_path / name, [rec])
 
 
@@ -329,9 +338,9 @@ def trained_advantages(monkeypatch):
     monkeypatch.setattr(rl, "token_logps", logps)
     monkeypatch.setattr(rl, "policy_loss", loss)
 
-    def run(tmp_path, **kw):
+    def run(tmp_path, scored=False, **kw):
         passes.clear()
-        doc = {"data": episode_file(tmp_path), "samples": "steps", "loss": {"algorithm": "ppo"}, "whiten_advantages": False,
+        doc = {"data": episode_file(tmp_path, scored=scored), "samples": "steps", "loss": {"algorithm": "ppo"}, "whiten_advantages": False,
                "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "log_every": 1,
                "output_dir": tempfile.mkdtemp(dir=tmp_path, prefix="out-"), **kw}
         cfg = from_dict(RlConfig, doc)
@@ -343,9 +352,10 @@ def trained_advantages(monkeypatch):
     return run
 
 
-def reference_advantages(path, gamma, lam):
+def reference_advantages(path, gamma, lam, step_coef=0.0):
     """The per-token recursion written out over each member's generated tokens, its steps concatenated in order, with
-    :func:`state_value` at the position that predicts each token and the reward after the last one."""
+    :func:`state_value` at the position that predicts each token and the reward after the last one (and, with
+    ``step_coef`` β, β·(s − 1) after each scored step's last token)."""
     from gymflow_trainer.data import load_rl_steps
 
     samples = load_rl_steps(path, 4096)
@@ -355,9 +365,12 @@ def reference_advantages(path, gamma, lam):
         chain = [(s.step, t) for s in steps for t in range(len(s.tokens.input_ids) - 1) if s.tokens.labels[t + 1] != -100]
         ids = {s.step: s.tokens.input_ids for s in steps}
         values = [state_value(ids[k][: t + 1]) for k, t in chain]
+        shaped = {s.step: step_coef * (s.step_reward - 1.0) for s in steps if s.step_reward is not None}
         adv, next_v, next_a = [0.0] * len(chain), 0.0, 0.0
         for j in reversed(range(len(chain))):
             reward = steps[0].reward if j == len(chain) - 1 else 0.0
+            if j == len(chain) - 1 or chain[j + 1][0] != chain[j][0]:  # the step's last generated token
+                reward += shaped.get(chain[j][0], 0.0)
             next_a = reward + gamma * next_v - values[j] + gamma * lam * next_a
             next_v = values[j]
             adv[j] = next_a
@@ -431,6 +444,54 @@ def test_ppo_gae_with_gamma_and_lambda_1_gives_every_token_the_return_minus_its_
         ids = s.tokens.input_ids
         want = [s.reward - state_value(ids[: t + 1]) for t in range(len(ids) - 1) if s.tokens.labels[t + 1] != -100]
         assert passes[0][(s.member, s.step)] == pytest.approx(want, abs=1e-6)
+
+
+def test_ppo_step_rewards_go_on_each_steps_last_token(tmp_path, trained_advantages, capsys):
+    """β·(s − 1) after each scored step's last token (nothing for a step scored 1 or not scored), the outcome once
+    after the last step: member 0's redundant second step lowers the advantages of its own tokens the most."""
+    gamma, lam, coef = 0.9, 0.8, 0.5
+    passes, _ = trained_advantages(tmp_path, scored=True, gamma=gamma, lam=lam, step_reward_coef=coef, max_steps=1)
+    path = episode_file(tmp_path, scored=True)
+    want = reference_advantages(path, gamma, lam, coef)
+    plain = reference_advantages(path, gamma, lam)
+    assert set(passes[0]) == set(want)
+    for key, adv in passes[0].items():
+        assert adv == pytest.approx(want[key], abs=1e-6), key
+    member0 = sorted(k for k in want if k[1] == 0)[0][0]
+    drop = {step: want[(member0, step)][-1] - plain[(member0, step)][-1] for step in range(3)}
+    assert drop[1] < drop[0] < 0 and drop[1] < drop[2] < 0  # the redundant step's own last token pays the most
+    (member1,) = {m for m, _ in want} - {member0}
+    assert want[(member1, 0)] == pytest.approx(plain[(member1, 0)])  # not scored: the outcome alone
+    assert "1 of 4 steps carry no process reward" in capsys.readouterr().err
+
+
+def test_step_rewards_are_validated_and_need_ppo_with_step_samples(tmp_path, capsys):
+    from gymflow_trainer.data import load_rl_steps
+    from gymflow_trainer.errors import ConfigError, DataError
+
+    base = {"data": episode_file(tmp_path, scored=True), "model": {"tiny": dict(TINY)}, "output_dir": str(tmp_path / "out"),
+            "loss": {"algorithm": "ppo"}, "step_reward_coef": 0.5}
+    for bad, message in [({"step_reward_coef": -1}, "step_reward_coef must be a finite number >= 0"),
+                         ({"loss": {"algorithm": "grpo"}}, "loss.algorithm: ppo"),
+                         ({"samples": "conversation"}, "samples is 'conversation'")]:
+        with pytest.raises(ConfigError, match=message):
+            from_dict(RlConfig, {**base, **bad}).validate()
+    unscored = from_dict(RlConfig, {**base, "data": episode_file(tmp_path, "unscored.jsonl")})
+    unscored.validate()
+    with pytest.raises(DataError, match="no step carries a process reward"):
+        rl.run(unscored, EventWriter(Capture()))
+    rec = json.loads(open(episode_file(tmp_path, scored=True)).read())
+    rec["group"][0]["step_rewards"] = [1.0, 1.5, 0.5]
+    outside = from_dict(RlConfig, {**base, "data": write_jsonl(tmp_path / "outside.jsonl", [rec])})
+    with pytest.raises(DataError, match=r"member t0#0/0, step 1: step reward 1.5 is outside \[0, 1\]"):
+        rl.run(outside, EventWriter(Capture()))
+    rec["group"][0]["step_rewards"] = [1.0, 0.5]
+    broken = write_jsonl(tmp_path / "broken.jsonl", [rec])
+    with pytest.raises(DataError, match=r"broken.jsonl:1 \$.group\[0\].step_rewards: expected a list of 3 numbers or nulls"):
+        load_rl_steps(broken, 4096)
+    rec["group"][0]["step_rewards"] = [1.0, "high", 0.5]
+    with pytest.raises(DataError, match=r"step_rewards\[1\]: expected a finite number or null, got 'high'"):
+        load_rl_steps(write_jsonl(tmp_path / "broken2.jsonl", [rec]), 4096)
 
 
 def test_ppo_with_step_samples_trains_end_to_end(tmp_path):
