@@ -391,9 +391,9 @@ class RlConfig(CausalLoopConfig):
     vf_clip: Optional[float] = 0.2
     whiten_advantages: bool = True
     #: PPO with step samples only: weight β of the steps' process rewards. Step k of a member (its score s_k in
-    #: [0, 1], ``step_rewards``) adds β·(s_k − 1) on its last generated token, besides the outcome reward after the
+    #: [0, 1], ``step_rewards``) adds β·(s_k − 1) on its last trained token, besides the outcome reward after the
     #: last step: a step the reward model scores 1 costs nothing, one it scores 0 costs β (docs/trainer.md, "Step
-    #: rewards"). 0 = off: the member's reward alone.
+    #: rewards"). 0 = off: the member's reward alone, and ``step_rewards`` is not read.
     step_reward_coef: float = 0.0
     #: Importance weights between the rollout engine's log-probs and the trainer's (off by default).
     rollout_correction: RolloutCorrectionConfig = field(default_factory=RolloutCorrectionConfig)

@@ -456,7 +456,7 @@ def rollout_tokens_complete(path: str) -> bool:
     return True
 
 
-def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
+def load_rl_steps(path: str, max_length: int, step_rewards: bool = False) -> list[RlSample]:
     """RL records → one sample per *step* from the rollout's own token ids: ``tokens[i].prompt +
     tokens[i].completion``, trained on the completion, with the rollout's ``logprobs[i]`` as the old log-probs.
 
@@ -466,6 +466,10 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
     member's reward and advantage, and carries its own process reward (``step_rewards``, when scored); steps whose action could not be parsed are trained too (they are what the
     policy did); steps without tokens (the policy sampled nothing, e.g. its context was full) are skipped. A prompt longer than ``max_length - len(completion)`` keeps its last tokens; a completion
     longer than ``max_length`` keeps its first ``max_length - 1`` tokens.
+
+    ``step_rewards``: read each step's process reward (``step_rewards[i]``, a number in [0, 1] or null) into
+    ``RlSample.step_reward``; data in which no step carries one is a :class:`DataError`. Otherwise the field is
+    not read.
     """
     out = []
     for gi, rec in enumerate(read_jsonl(path)):
@@ -480,7 +484,7 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
             if not isinstance(toks, list) or not isinstance(lps, list) or len(toks) != len(lps):
                 raise DataError(f"{here}: rollout tokens requested but '{f('tokens')}'/'{f('logprobs')}' are missing or of different lengths "
                                 "(collect with a policy that records token ids and log-probs, e.g. local:DIR, or set samples: conversation)")
-            scores = _step_rewards(mem, len(toks), here)
+            scores = _step_rewards(mem, len(toks), here) if step_rewards else [None] * len(toks)
             for si, (t, lp) in enumerate(zip(toks, lps)):
                 if t is None and lp is None:
                     continue  # nothing was sampled at this step: nothing to train
@@ -500,21 +504,24 @@ def load_rl_steps(path: str, max_length: int) -> list[RlSample]:
                 tk = Tokenized(ids, labels, [1.0] * len(ids))
                 out.append(RlSample(tk, number(mem, "reward", here, required=True), number(mem, "advantage", here, required=False), gid, old,
                                     f"{gid}/{mi}", cut, si, scores[si]))
+    if step_rewards and out and all(x.step_reward is None for x in out):
+        raise DataError(f"{path}: no step carries a process reward ('{f('step_rewards')}' is null or absent for every member): score the "
+                        "trajectories (gymflow reward score, or the pipeline's reward stage) before the export")
     return out
 
 
 def _step_rewards(mem: dict[str, Any], steps: int, where: str) -> list[Optional[float]]:
-    """A member's ``step_rewards`` (one finite number or null per step, as the ``rl`` export writes them; the whole
+    """A member's ``step_rewards`` (one number in [0, 1] or null per step, as the ``rl`` export writes them; the whole
     field null or absent when no step is scored), as a list of ``steps`` entries."""
     raw = mem.get(f("step_rewards"))
     if raw is None:
         return [None] * steps
     if not isinstance(raw, list) or len(raw) != steps:
-        got = f"{len(raw)} entries" if isinstance(raw, list) else repr(raw)
+        got = f"{len(raw)} entries" if isinstance(raw, list) else f"a {type(raw).__name__}"
         raise DataError(f"{where}.{f('step_rewards')}: expected a list of {steps} numbers or nulls (one per step, as '{f('tokens')}'), got {got}")
     for k, v in enumerate(raw):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
-            raise DataError(f"{where}.{f('step_rewards')}[{k}]: expected a finite number or null, got {v!r}")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1):
+            raise DataError(f"{where}.{f('step_rewards')}[{k}]: expected a process reward in [0, 1] or null, got {str(v)[:40]!r}")
     return [None if v is None else float(v) for v in raw]
 
 

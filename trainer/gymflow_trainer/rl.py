@@ -182,7 +182,14 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         raise ConfigError(f"step_reward_coef: step rewards go on each step's own sample, but {cfg.data} does not carry token ids and "
                           "log-probs for every step (samples: auto chose 'conversation')")
     dev, digest, resume, model, tok, samples = common.prepare_run(
-        cfg, lambda tokenizer, keep_system: load_rl_steps(cfg.data, cfg.max_length) if by_steps else load_rl(cfg.data, tokenizer, cfg.max_length, system=keep_system))
+        cfg, lambda tokenizer, keep_system: load_rl_steps(cfg.data, cfg.max_length, step_rewards=cfg.step_reward_coef > 0) if by_steps else load_rl(cfg.data, tokenizer, cfg.max_length, system=keep_system))
+    if cfg.step_reward_coef > 0 and distributed.is_main():
+        unscored = sum(s.step_reward is None for s in samples)
+        if unscored:
+            warn_stderr(f"{cfg.data}: {unscored} of {len(samples)} steps carry no process reward; they add no step reward")
+        if cfg.drop_uniform_groups:
+            warn_stderr("drop_uniform_groups drops the groups whose members' rewards are all equal, though their step rewards may still "
+                        "tell their steps apart (step_reward_coef)")
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
     groups = [s.group for s in samples]
     adv = sample_advantages(samples, cfg)
@@ -192,18 +199,6 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         raise DataError(f"{cfg.data}: every group has equal rewards; nothing to learn (drop_uniform_groups)")
     samples = [samples[i] for i in idx]
     adv = adv[idx].float()
-    if cfg.step_reward_coef > 0:
-        unscored = sum(s.step_reward is None for s in samples)
-        if unscored == len(samples):
-            raise DataError(f"{cfg.data}: step_reward_coef is {cfg.step_reward_coef} but no step carries a process reward ('step_rewards' is "
-                            "null or absent for every member): score the trajectories (gymflow reward score, the pipeline's reward stage) "
-                            "before the export")
-        outside = next((x for x in samples if x.step_reward is not None and not 0 <= x.step_reward <= 1), None)
-        if outside is not None:
-            raise DataError(f"{cfg.data}: member {outside.member}, step {outside.step}: step reward {outside.step_reward} is outside [0, 1], "
-                            "which step_reward_coef's β·(s − 1) assumes (the reward model's step scores lie there)")
-        if unscored and distributed.is_main():
-            warn_stderr(f"{cfg.data}: {unscored} of {len(samples)} steps carry no process reward; they get the outcome reward alone")
     cut = sum(s.cut for s in samples)
     if cut and distributed.is_main():
         why = ": their sampled tokens are scored after a shorter prompt than the policy saw (mismatch_kl rises)" if by_steps else ""

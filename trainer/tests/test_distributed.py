@@ -133,9 +133,10 @@ def test_rl_ppo_with_kl_two_processes_match_one(tmp_path):
 def test_rl_ppo_step_samples_split_across_ranks_match_one(tmp_path):
     # A member's three step samples fall in two rollout batches, each split 1 + 1 over the ranks, with γ, λ < 1: each
     # rank computes the old values of its members' later steps itself before the updates (PPO's GAE runs over the
-    # member's steps as one episode), so the ranks together train what one process does.
-    base = {"data": episode_file(tmp_path), "samples": "steps", "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 2,
-            "ppo_epochs": 2, "loss": {"algorithm": "ppo"}, "gamma": 0.9, "lam": 0.9, "max_steps": 4}
+    # member's steps as one episode), so the ranks together train what one process does. The steps' process rewards
+    # shape the returns (step_reward_coef), wherever a step's values are computed.
+    base = {"data": episode_file(tmp_path, scored=True), "samples": "steps", "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2},
+            "batch_size": 2, "ppo_epochs": 2, "loss": {"algorithm": "ppo"}, "gamma": 0.9, "lam": 0.9, "step_reward_coef": 0.5, "max_steps": 4}
     one = launch("rl", write_cfg(tmp_path, "one", {**base, "output_dir": str(tmp_path / "one")}), 1)
     two = launch("rl", write_cfg(tmp_path, "two", {**base, "output_dir": str(tmp_path / "two")}), 2)
     assert_one_stream(two, 4)

@@ -358,7 +358,7 @@ def reference_advantages(path, gamma, lam, step_coef=0.0):
     ``step_coef`` β, β·(s − 1) after each scored step's last token)."""
     from gymflow_trainer.data import load_rl_steps
 
-    samples = load_rl_steps(path, 4096)
+    samples = load_rl_steps(path, 4096, step_rewards=step_coef > 0)
     out = {}
     for member in dict.fromkeys(s.member for s in samples):
         steps = sorted((s for s in samples if s.member == member), key=lambda s: s.step)
@@ -390,15 +390,16 @@ def test_ppo_gae_runs_over_the_members_steps_as_one_episode(tmp_path, trained_ad
         assert adv == pytest.approx(want[key], abs=1e-6), key
 
 
+@pytest.mark.parametrize("coef", [0.0, 0.5])  # with β > 0 the steps' process rewards too (step_reward_coef)
 @pytest.mark.parametrize("layout", [
     {"batch_size": 1, "grad_accum": 4},  # one step, four micro-batches
     {"batch_size": 1, "epochs": 2},  # every step sample an optimizer step of its own: a member across four steps
     {"batch_size": 2, "max_piece_tokens": 40, "packing": True},  # packed rows cut into memory pieces
 ])
-def test_ppo_gae_does_not_depend_on_how_a_members_steps_are_batched(tmp_path, trained_advantages, layout):
+def test_ppo_gae_does_not_depend_on_how_a_members_steps_are_batched(tmp_path, trained_advantages, layout, coef):
     gamma, lam = 0.95, 0.9
-    want = reference_advantages(episode_file(tmp_path), gamma, lam)
-    passes, progress = trained_advantages(tmp_path, gamma=gamma, lam=lam, ppo_epochs=2, **layout)
+    want = reference_advantages(episode_file(tmp_path, scored=coef > 0), gamma, lam, coef)
+    passes, progress = trained_advantages(tmp_path, scored=coef > 0, gamma=gamma, lam=lam, ppo_epochs=2, step_reward_coef=coef, **layout)
     assert {key for p in passes for key in p} == set(want)
     for p in passes:  # the updates reuse what the pre-pass computed before the first of them
         for key, adv in p.items():
@@ -458,10 +459,10 @@ def test_ppo_step_rewards_go_on_each_steps_last_token(tmp_path, trained_advantag
     for key, adv in passes[0].items():
         assert adv == pytest.approx(want[key], abs=1e-6), key
     member0 = sorted(k for k in want if k[1] == 0)[0][0]
-    drop = {step: want[(member0, step)][-1] - plain[(member0, step)][-1] for step in range(3)}
+    drop = {step: passes[0][(member0, step)][-1] - plain[(member0, step)][-1] for step in range(3)}
     assert drop[1] < drop[0] < 0 and drop[1] < drop[2] < 0  # the redundant step's own last token pays the most
     (member1,) = {m for m, _ in want} - {member0}
-    assert want[(member1, 0)] == pytest.approx(plain[(member1, 0)])  # not scored: the outcome alone
+    assert passes[0][(member1, 0)] == pytest.approx(plain[(member1, 0)], abs=1e-6)  # not scored: no step reward
     assert "1 of 4 steps carry no process reward" in capsys.readouterr().err
 
 
@@ -476,22 +477,37 @@ def test_step_rewards_are_validated_and_need_ppo_with_step_samples(tmp_path, cap
                          ({"samples": "conversation"}, "samples is 'conversation'")]:
         with pytest.raises(ConfigError, match=message):
             from_dict(RlConfig, {**base, **bad}).validate()
+    auto = from_dict(RlConfig, {**base, "data": rl_file(tmp_path)})  # no rollout tokens: auto chooses conversation samples
+    with pytest.raises(ConfigError, match=r"step_reward_coef: .* \(samples: auto chose 'conversation'\)"):
+        rl.run(auto, EventWriter(Capture()))
     unscored = from_dict(RlConfig, {**base, "data": episode_file(tmp_path, "unscored.jsonl")})
     unscored.validate()
-    with pytest.raises(DataError, match="no step carries a process reward"):
+    with pytest.raises(DataError, match=r"unscored.jsonl: no step carries a process reward"):
         rl.run(unscored, EventWriter(Capture()))
     rec = json.loads(open(episode_file(tmp_path, scored=True)).read())
-    rec["group"][0]["step_rewards"] = [1.0, 1.5, 0.5]
-    outside = from_dict(RlConfig, {**base, "data": write_jsonl(tmp_path / "outside.jsonl", [rec])})
-    with pytest.raises(DataError, match=r"member t0#0/0, step 1: step reward 1.5 is outside \[0, 1\]"):
-        rl.run(outside, EventWriter(Capture()))
-    rec["group"][0]["step_rewards"] = [1.0, 0.5]
-    broken = write_jsonl(tmp_path / "broken.jsonl", [rec])
-    with pytest.raises(DataError, match=r"broken.jsonl:1 \$.group\[0\].step_rewards: expected a list of 3 numbers or nulls"):
-        load_rl_steps(broken, 4096)
-    rec["group"][0]["step_rewards"] = [1.0, "high", 0.5]
-    with pytest.raises(DataError, match=r"step_rewards\[1\]: expected a finite number or null, got 'high'"):
-        load_rl_steps(write_jsonl(tmp_path / "broken2.jsonl", [rec]), 4096)
+    for i, (scores, message) in enumerate([
+        ([1.0, 1.5, 0.5], r":1 \$.group\[0\].step_rewards\[1\]: expected a process reward in \[0, 1\] or null, got '1.5'"),
+        ([1.0, "high", 0.5], r"step_rewards\[1\]: expected a process reward in \[0, 1\] or null, got 'high'"),
+        ([1.0, 0.5], r":1 \$.group\[0\].step_rewards: expected a list of 3 numbers or nulls \(one per step, as 'tokens'\), got 2 entries"),
+    ]):
+        rec["group"][0]["step_rewards"] = scores
+        broken = write_jsonl(tmp_path / f"broken{i}.jsonl", [rec])
+        with pytest.raises(DataError, match=message):
+            rl.run(from_dict(RlConfig, {**base, "data": broken}), EventWriter(Capture()))
+        assert [s.step_reward for s in load_rl_steps(broken, 4096)] == [None] * 4  # not read unless asked (β = 0, GRPO)
+
+
+def test_step_rewards_stay_with_their_steps_when_a_step_sampled_nothing(tmp_path):
+    from gymflow_trainer.data import load_rl_steps
+
+    rec = json.loads(open(episode_file(tmp_path, scored=True)).read())
+    member = rec["group"][0]
+    member["tokens"].insert(1, None)  # the policy sampled nothing at step 1
+    member["logprobs"].insert(1, None)
+    member["completion"].insert(1, member["completion"][0])
+    member["step_rewards"] = [0.25, 0.5, 0.75, 1.0]
+    got = [(s.step, s.step_reward) for s in load_rl_steps(write_jsonl(tmp_path / "gap.jsonl", [rec]), 4096, step_rewards=True)]
+    assert got == [(0, 0.25), (2, 0.75), (3, 1.0), (0, None)]
 
 
 def test_ppo_with_step_samples_trains_end_to_end(tmp_path):
