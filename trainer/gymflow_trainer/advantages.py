@@ -88,6 +88,41 @@ def gae(
     return adv, returns
 
 
+def process_advantages(
+    scores: Sequence[float | None],
+    group_ids: Sequence[Hashable],
+    members: Sequence[Hashable],
+    steps: Sequence[int],
+    norm_std: bool = True,
+    eps: float = 1e-6,
+) -> torch.Tensor:
+    """Process supervision for the GRPO family (Shao et al., arXiv 2402.03300 §4.1.3), one value per step sample.
+
+    The scored steps of a group (every step of every member; ``None`` = not scored, left out) are normalised
+    together as :func:`group_advantages` normalises rewards: ``r̃ = (s − mean_G s) / (std_G s + ε)``, or
+    ``s − mean_G s`` without ``norm_std`` (Dr. GRPO). A step's value is the sum of ``r̃`` over its member's scored
+    steps from it on, in step order (``steps``): what each of its tokens would get, since every token of a step
+    comes before that step's end."""
+    n = len(scores)
+    if not (len(group_ids) == len(members) == len(steps) == n):
+        raise ValueError(f"scores ({n}), group_ids ({len(group_ids)}), members ({len(members)}) and steps ({len(steps)}) differ in length")
+    scored = [i for i, s in enumerate(scores) if s is not None]
+    z = torch.zeros(n, dtype=torch.float64)
+    if scored:
+        values = torch.tensor([scores[i] for i in scored], dtype=torch.float64)
+        z[scored] = group_advantages(values, [group_ids[i] for i in scored], norm_std=norm_std, eps=eps).to(torch.float64)
+    out = torch.zeros(n, dtype=torch.float64)
+    by_member: dict[Hashable, list[int]] = {}
+    for i, m in enumerate(members):
+        by_member.setdefault(m, []).append(i)
+    for idx in by_member.values():
+        total = 0.0
+        for i in sorted(idx, key=lambda i: steps[i], reverse=True):
+            total += float(z[i])
+            out[i] = total
+    return out
+
+
 def chained_gae(
     rewards: Sequence[Sequence[torch.Tensor]],
     values: Sequence[Sequence[torch.Tensor]],

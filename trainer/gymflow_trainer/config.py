@@ -390,10 +390,10 @@ class RlConfig(CausalLoopConfig):
     vf_coef: float = 0.5
     vf_clip: Optional[float] = 0.2
     whiten_advantages: bool = True
-    #: PPO with step samples only: weight β of the steps' process rewards. Step k of a member (its score s_k in
-    #: [0, 1], ``step_rewards``) adds β·(s_k − 1) on its last trained token, besides the outcome reward after the
-    #: last step: a step the reward model scores 1 costs nothing, one it scores 0 costs β (docs/trainer.md, "Step
-    #: rewards"). 0 = off: the member's reward alone, and ``step_rewards`` is not read.
+    #: Step samples only: weight β of the steps' process rewards (``step_rewards``, scores s_k in [0, 1]). PPO: step
+    #: k adds β·(s_k − 1) on its last trained token, besides the outcome reward after the last step. The GRPO
+    #: family: step k's advantage adds β·Σ_{j≥k} of its member's group-normalised scores (process supervision).
+    #: docs/trainer.md, "Step rewards". 0 = off: the member's reward alone, and ``step_rewards`` is not read.
     step_reward_coef: float = 0.0
     #: Importance weights between the rollout engine's log-probs and the trainer's (off by default).
     rollout_correction: RolloutCorrectionConfig = field(default_factory=RolloutCorrectionConfig)
@@ -416,9 +416,6 @@ class RlConfig(CausalLoopConfig):
             raise ConfigError(f"{where}: vf_coef must be >= 0 and vf_clip > 0 or null")
         if not (math.isfinite(self.step_reward_coef) and self.step_reward_coef >= 0):
             raise ConfigError(f"{where}.step_reward_coef must be a finite number >= 0, got {self.step_reward_coef}")
-        if self.step_reward_coef > 0 and self.loss.algorithm != "ppo":
-            raise ConfigError(f"{where}.step_reward_coef: step rewards shape PPO's per-token returns (loss.algorithm: ppo); "
-                              f"'{self.loss.algorithm}' scores whole members against their group")
         if self.step_reward_coef > 0 and self.samples == "conversation":
             raise ConfigError(f"{where}.step_reward_coef: step rewards go on each step's own sample, but samples is 'conversation' "
                               "(set samples: steps or auto)")

@@ -403,7 +403,7 @@ class RlSample:
     #: this order are its episode, over which PPO's GAE runs one recursion.
     step: int = 0
     #: The step's process reward (``step_rewards[step]``: the reward model's score in [0, 1]); None when the step is
-    #: not scored, and for a conversation sample. PPO shapes its reward with it when ``step_reward_coef`` > 0.
+    #: not scored, and for a conversation sample. Read only when ``step_reward_coef`` > 0 (``load_rl_steps``).
     step_reward: Optional[float] = None
 
 

@@ -3,7 +3,8 @@
 Input: an ``rl`` export, one record per task with a group of trajectories (docs/datasets.md). Each member
 is the shared prompt + its completion; trained tokens are the completion's ``train: true`` assistant
 messages. Advantages per member come from ``advantages.group_advantages`` (or the exporter's field), one
-value for all of a member's tokens. The loss is ``losses.policy_loss`` with ``cfg.loss``.
+value for all of a member's tokens (with ``step_reward_coef`` and step samples, each step adds its process
+supervision term, :func:`sample_advantages`). The loss is ``losses.policy_loss`` with ``cfg.loss``.
 
 Samples (``samples``): with the rollout's token ids and log-probs in the data (a ``local:`` or vLLM policy
 records them), one sample per step — exactly the ids the policy saw and sampled — and the old log-probs are
@@ -45,7 +46,7 @@ from typing import Any, Iterable, Optional
 import torch
 
 from . import common, distributed, memory
-from .advantages import chained_gae, dynamic_sampling_filter, group_advantages
+from .advantages import chained_gae, dynamic_sampling_filter, group_advantages, process_advantages
 from .config import RlConfig
 from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete, warn_stderr
 from .errors import ConfigError, DataError
@@ -78,17 +79,25 @@ def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = F
 def sample_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
     """One advantage per sample: the dataset's, or group-relative (``cfg.advantages: group``) with the group
     statistics taken over trajectories, not samples — a member split into several step samples counts once and
-    every one of its steps gets its advantage."""
+    every one of its steps gets its advantage. With ``step_reward_coef`` β > 0 (the GRPO family; PPO places step
+    rewards in its GAE instead) each step sample adds β times its :func:`advantages.process_advantages`."""
+    norm_std = cfg.loss.algorithm != "dr_grpo"
     if cfg.advantages != "group":
-        return torch.tensor([s.advantage for s in samples], dtype=torch.float64)
-    first: dict[str, int] = {}
-    for i, s in enumerate(samples):
-        first.setdefault(s.member or str(i), i)
-    heads = list(first.values())
-    rewards = torch.tensor([samples[i].reward for i in heads], dtype=torch.float64)
-    member_adv = group_advantages(rewards, [samples[i].group for i in heads], norm_std=cfg.loss.algorithm != "dr_grpo")
-    by_member = {key: member_adv[k] for k, key in enumerate(first)}
-    return torch.stack([by_member[s.member or str(i)] for i, s in enumerate(samples)])
+        adv = torch.tensor([s.advantage for s in samples], dtype=torch.float64)
+    else:
+        first: dict[str, int] = {}
+        for i, s in enumerate(samples):
+            first.setdefault(s.member or str(i), i)
+        heads = list(first.values())
+        rewards = torch.tensor([samples[i].reward for i in heads], dtype=torch.float64)
+        member_adv = group_advantages(rewards, [samples[i].group for i in heads], norm_std=norm_std)
+        by_member = {key: member_adv[k] for k, key in enumerate(first)}
+        adv = torch.stack([by_member[s.member or str(i)] for i, s in enumerate(samples)]).to(torch.float64)
+    if cfg.step_reward_coef > 0 and cfg.loss.algorithm != "ppo":
+        process = process_advantages([s.step_reward for s in samples], [s.group for s in samples],
+                                     [s.member or str(i) for i, s in enumerate(samples)], [s.step for s in samples], norm_std=norm_std)
+        adv = adv + cfg.step_reward_coef * process
+    return adv
 
 
 def episodes(samples: list[RlSample]) -> dict[str, list[int]]:

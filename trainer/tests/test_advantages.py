@@ -6,7 +6,7 @@ import torch
 
 import pytest
 
-from gymflow_trainer.advantages import chained_gae, dynamic_sampling_filter, gae, group_advantages, overlong_penalty
+from gymflow_trainer.advantages import chained_gae, dynamic_sampling_filter, gae, group_advantages, overlong_penalty, process_advantages
 
 
 def close(t, xs, tol=1e-6):
@@ -122,6 +122,24 @@ def test_chained_gae_matches_the_recursion_over_the_concatenated_pieces():
         torch.testing.assert_close(a, a_all, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match=r"episode 0: reward pieces \[2\] and value pieces \[3\] differ"):
         chained_gae([[torch.zeros(2)]], [[torch.zeros(3)]])
+
+
+def test_process_advantages_sum_a_members_group_normalised_step_scores_from_each_step_on():
+    # Group g: member a's steps score 1, 0, 0.5 and member b's one step 0.5 (mean 0.5, population std √0.125); a step
+    # of c is not scored (None: out of the statistics, adds nothing). Group h is normalised on its own.
+    scores = [0.5, 1.0, None, 0.0, 0.5, 0.2, 0.8]
+    groups = ["g", "g", "g", "g", "g", "h", "h"]
+    members = ["a", "a", "c", "a", "b", "d", "e"]
+    steps = [2, 0, 0, 1, 0, 0, 0]  # a's steps out of order: the sums follow step order
+    z = 0.5 / math.sqrt(0.125)
+    got = process_advantages(scores, groups, members, steps).tolist()
+    assert got == pytest.approx([0.0, z - z + 0.0, 0.0, -z, 0.0, -1.0, 1.0], abs=1e-5)
+    # Dr. GRPO: centred, not divided by the std
+    got = process_advantages(scores, groups, members, steps, norm_std=False).tolist()
+    assert got == pytest.approx([0.0, 0.5 - 0.5, 0.0, -0.5, 0.0, -0.3, 0.3])
+    assert process_advantages([None, None], ["g", "g"], ["a", "b"], [0, 0]).tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError, match="differ in length"):
+        process_advantages([1.0], ["g", "h"], ["a"], [0])
 
 
 def test_dynamic_sampling_filter():

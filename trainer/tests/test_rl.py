@@ -466,14 +466,13 @@ def test_ppo_step_rewards_go_on_each_steps_last_token(tmp_path, trained_advantag
     assert "1 of 4 steps carry no process reward" in capsys.readouterr().err
 
 
-def test_step_rewards_are_validated_and_need_ppo_with_step_samples(tmp_path, capsys):
+def test_step_rewards_are_validated_and_need_step_samples(tmp_path, capsys):
     from gymflow_trainer.data import load_rl_steps
     from gymflow_trainer.errors import ConfigError, DataError
 
     base = {"data": episode_file(tmp_path, scored=True), "model": {"tiny": dict(TINY)}, "output_dir": str(tmp_path / "out"),
             "loss": {"algorithm": "ppo"}, "step_reward_coef": 0.5}
     for bad, message in [({"step_reward_coef": -1}, "step_reward_coef must be a finite number >= 0"),
-                         ({"loss": {"algorithm": "grpo"}}, "loss.algorithm: ppo"),
                          ({"samples": "conversation"}, "samples is 'conversation'")]:
         with pytest.raises(ConfigError, match=message):
             from_dict(RlConfig, {**base, **bad}).validate()
@@ -495,6 +494,37 @@ def test_step_rewards_are_validated_and_need_ppo_with_step_samples(tmp_path, cap
         with pytest.raises(DataError, match=message):
             rl.run(from_dict(RlConfig, {**base, "data": broken}), EventWriter(Capture()))
         assert [s.step_reward for s in load_rl_steps(broken, 4096)] == [None] * 4  # not read unless asked (β = 0, GRPO)
+
+
+@pytest.mark.parametrize("algorithm", ["grpo", "dr_grpo"])
+def test_grpo_family_step_rewards_add_process_supervision_to_each_steps_advantage(tmp_path, algorithm):
+    """Member 0 (reward 1; steps scored 1, 0, 0.5) and member 1 (reward 0.25; its step not scored): the scored steps
+    are normalised over the group, and each step adds β times the sum of its member's from it on."""
+    from gymflow_trainer.data import load_rl_steps
+
+    samples = load_rl_steps(episode_file(tmp_path, scored=True), 4096, step_rewards=True)
+    cfg = from_dict(RlConfig, {"data": "x", "output_dir": "y", "model": {"tiny": dict(TINY)}, "loss": {"algorithm": algorithm},
+                               "step_reward_coef": 0.5})
+    outcome = [1.0, 1.0, 1.0, -1.0] if algorithm == "grpo" else [0.375, 0.375, 0.375, -0.375]
+    centred = [0.5, -0.5, 0.0]  # member 0's scores less their mean 0.5 (population std √(1/6))
+    z = centred if algorithm == "dr_grpo" else [c / math.sqrt(1 / 6) for c in centred]
+    process = [z[0] + z[1] + z[2], z[1] + z[2], z[2], 0.0]
+    want = [o + 0.5 * p for o, p in zip(outcome, process)]
+    assert rl.sample_advantages(samples, cfg).tolist() == pytest.approx(want, abs=1e-4)
+    cfg.step_reward_coef = 0.0
+    assert rl.sample_advantages(samples, cfg).tolist() == pytest.approx(outcome, abs=1e-4)
+
+
+def test_grpo_with_step_rewards_trains_end_to_end(tmp_path):
+    doc = {"data": episode_file(tmp_path, scored=True), "samples": "steps", "loss": {"algorithm": "grpo"}, "step_reward_coef": 0.5,
+           "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "epochs": 2, "log_every": 1,
+           "output_dir": str(tmp_path / "out")}
+    cfg = from_dict(RlConfig, doc)
+    cfg.validate()
+    cap = Capture()
+    rl.run(cfg, EventWriter(cap))
+    prog = [e for e in cap.lines if e["event"] == "progress"]
+    assert cap.lines[0]["sample_kind"] == "steps" and len(prog) == 2 and all(math.isfinite(p["loss"]) for p in prog)
 
 
 def test_step_rewards_stay_with_their_steps_when_a_step_sampled_nothing(tmp_path):
