@@ -76,28 +76,50 @@ def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = F
     return tuple(common.as_padded(b, *rows))
 
 
-def sample_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
-    """One advantage per sample: the dataset's, or group-relative (``cfg.advantages: group``) with the group
-    statistics taken over trajectories, not samples — a member split into several step samples counts once and
-    every one of its steps gets its advantage. With ``step_reward_coef`` β > 0 (the GRPO family; PPO places step
-    rewards in its GAE instead) each step sample adds β times its :func:`advantages.process_advantages`."""
-    norm_std = cfg.loss.algorithm != "dr_grpo"
+def outcome_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
+    """One advantage per sample from the members' rewards: the dataset's, or group-relative (``cfg.advantages:
+    group``) with the group statistics taken over trajectories, not samples — a member split into several step
+    samples counts once and every one of its steps gets its advantage."""
     if cfg.advantages != "group":
-        adv = torch.tensor([s.advantage for s in samples], dtype=torch.float64)
+        return torch.tensor([s.advantage for s in samples], dtype=torch.float64)
+    first: dict[str, int] = {}
+    for i, s in enumerate(samples):
+        first.setdefault(s.member or str(i), i)
+    heads = list(first.values())
+    rewards = torch.tensor([samples[i].reward for i in heads], dtype=torch.float64)
+    member_adv = group_advantages(rewards, [samples[i].group for i in heads], norm_std=cfg.loss.algorithm != "dr_grpo")
+    by_member = {key: member_adv[k] for k, key in enumerate(first)}
+    return torch.stack([by_member[s.member or str(i)] for i, s in enumerate(samples)]).to(torch.float64)
+
+
+def process_terms(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
+    """Per sample, what the steps' process rewards add to its advantage: β times
+    :func:`advantages.process_advantages` for the GRPO family with ``step_reward_coef`` β > 0; 0 otherwise (PPO
+    places them in its GAE, :func:`member_gae`)."""
+    if cfg.step_reward_coef <= 0 or cfg.loss.algorithm == "ppo":
+        return torch.zeros(len(samples), dtype=torch.float64)
+    process = process_advantages([s.step_reward for s in samples], [s.group for s in samples],
+                                 [s.member or str(i) for i, s in enumerate(samples)], [s.step for s in samples],
+                                 norm_std=cfg.loss.algorithm != "dr_grpo")
+    return cfg.step_reward_coef * process
+
+
+def sample_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
+    """One advantage per sample: :func:`outcome_advantages` plus :func:`process_terms`."""
+    return outcome_advantages(samples, cfg) + process_terms(samples, cfg)
+
+
+def step_reward_stats(samples: list[RlSample], cfg: RlConfig, process: torch.Tensor, outcome: torch.Tensor) -> dict[str, Any]:
+    """The ``start`` event's ``step_rewards`` (with ``step_reward_coef`` > 0): steps scored and not, and the mean
+    size of what the step rewards add per step next to the outcome's (GRPO family: the advantages; PPO: the
+    rewards, β·(1 − s) per scored step against the members' mean |reward|), to tune β by."""
+    scored = [s.step_reward for s in samples if s.step_reward is not None]
+    if cfg.loss.algorithm == "ppo":
+        term = cfg.step_reward_coef * sum(1.0 - x for x in scored) / max(len(samples), 1)
+        against = sum(abs(s.reward) for s in samples) / max(len(samples), 1)
     else:
-        first: dict[str, int] = {}
-        for i, s in enumerate(samples):
-            first.setdefault(s.member or str(i), i)
-        heads = list(first.values())
-        rewards = torch.tensor([samples[i].reward for i in heads], dtype=torch.float64)
-        member_adv = group_advantages(rewards, [samples[i].group for i in heads], norm_std=norm_std)
-        by_member = {key: member_adv[k] for k, key in enumerate(first)}
-        adv = torch.stack([by_member[s.member or str(i)] for i, s in enumerate(samples)]).to(torch.float64)
-    if cfg.step_reward_coef > 0 and cfg.loss.algorithm != "ppo":
-        process = process_advantages([s.step_reward for s in samples], [s.group for s in samples],
-                                     [s.member or str(i) for i, s in enumerate(samples)], [s.step for s in samples], norm_std=norm_std)
-        adv = adv + cfg.step_reward_coef * process
-    return adv
+        term, against = float(process.abs().mean()) if len(samples) else 0.0, float(outcome.abs().mean()) if len(samples) else 0.0
+    return {"scored": len(scored), "unscored": len(samples) - len(scored), "mean_abs_term": term, "mean_abs_outcome": against}
 
 
 def episodes(samples: list[RlSample]) -> dict[str, list[int]]:
@@ -196,16 +218,25 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         unscored = sum(s.step_reward is None for s in samples)
         if unscored:
             warn_stderr(f"{cfg.data}: {unscored} of {len(samples)} steps carry no process reward; they add no step reward")
-        if cfg.drop_uniform_groups:
+        if cfg.drop_uniform_groups and cfg.loss.algorithm == "ppo":
             warn_stderr("drop_uniform_groups drops the groups whose members' rewards are all equal, though their step rewards may still "
                         "tell their steps apart (step_reward_coef)")
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
     groups = [s.group for s in samples]
-    adv = sample_advantages(samples, cfg)
-    keep = dynamic_sampling_filter(rewards, groups) if cfg.drop_uniform_groups else torch.ones(len(samples), dtype=torch.bool)
+    outcome, process = outcome_advantages(samples, cfg), process_terms(samples, cfg)
+    adv = outcome + process
+    keep = torch.ones(len(samples), dtype=torch.bool)
+    if cfg.drop_uniform_groups:
+        keep = dynamic_sampling_filter(rewards, groups)
+        # The GRPO family with step rewards: a group of equal outcomes whose steps the process terms still tell
+        # apart has something to learn.
+        apart = {groups[i] for i in range(len(samples)) if process[i] != 0}
+        keep |= torch.tensor([g in apart for g in groups], dtype=torch.bool)
     idx = [i for i in range(len(samples)) if keep[i]]
     if not idx:
-        raise DataError(f"{cfg.data}: every group has equal rewards; nothing to learn (drop_uniform_groups)")
+        also = " and step rewards" if cfg.step_reward_coef > 0 and cfg.loss.algorithm != "ppo" else ""
+        raise DataError(f"{cfg.data}: every group has equal rewards{also}; nothing to learn (drop_uniform_groups)")
+    shaping = {"step_rewards": step_reward_stats(samples, cfg, process, outcome)} if cfg.step_reward_coef > 0 else {}
     samples = [samples[i] for i in idx]
     adv = adv[idx].float()
     cut = sum(s.cut for s in samples)
@@ -253,7 +284,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), cut_samples=cut,
                 total_steps=len(steps), start_step=start,
                 **resumed.fields(), device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
-                processes=distributed.world().size)
+                processes=distributed.world().size, **shaping)
     counts = trained_counts(samples)
     pg_mode = "seq" if cfg.loss.algorithm == "gspo" else (cfg.loss.aggregation or DEFAULT_AGGREGATION[cfg.loss.algorithm])
 

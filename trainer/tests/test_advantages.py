@@ -130,13 +130,13 @@ def test_process_advantages_sum_a_members_group_normalised_step_scores_from_each
     scores = [0.5, 1.0, None, 0.0, 0.5, 0.2, 0.8]
     groups = ["g", "g", "g", "g", "g", "h", "h"]
     members = ["a", "a", "c", "a", "b", "d", "e"]
-    steps = [2, 0, 0, 1, 0, 0, 0]  # a's steps out of order: the sums follow step order
+    steps = [1, 2, 0, 0, 0, 0, 0]  # a's steps 0, 1, 2 score 0, 0.5, 1 and are given out of order: the sums follow step order
     z = 0.5 / math.sqrt(0.125)
     got = process_advantages(scores, groups, members, steps).tolist()
-    assert got == pytest.approx([0.0, z - z + 0.0, 0.0, -z, 0.0, -1.0, 1.0], abs=1e-5)
+    assert got == pytest.approx([z, z, 0.0, -z + 0.0 + z, 0.0, -1.0, 1.0], abs=1e-5)
     # Dr. GRPO: centred, not divided by the std
     got = process_advantages(scores, groups, members, steps, norm_std=False).tolist()
-    assert got == pytest.approx([0.0, 0.5 - 0.5, 0.0, -0.5, 0.0, -0.3, 0.3])
+    assert got == pytest.approx([0.5, 0.5, 0.0, 0.0, 0.0, -0.3, 0.3])
     assert process_advantages([None, None], ["g", "g"], ["a", "b"], [0, 0]).tolist() == [0.0, 0.0]
     with pytest.raises(ValueError, match="differ in length"):
         process_advantages([1.0], ["g", "h"], ["a"], [0])

@@ -496,35 +496,57 @@ def test_step_rewards_are_validated_and_need_step_samples(tmp_path, capsys):
         assert [s.step_reward for s in load_rl_steps(broken, 4096)] == [None] * 4  # not read unless asked (β = 0, GRPO)
 
 
-@pytest.mark.parametrize("algorithm", ["grpo", "dr_grpo"])
+def group_scored_file(tmp_path, member1=0.25, rewards=(1.0, 0.25)):
+    """:func:`episode_file` scored, with member 1's step scored too and the members' rewards as given."""
+    rec = json.loads(open(episode_file(tmp_path, scored=True)).read())
+    rec["group"][1]["step_rewards"] = [member1]
+    for mem, r in zip(rec["group"], rewards):
+        mem["reward"] = r
+    return write_jsonl(tmp_path / "group-scored.jsonl", [rec])
+
+
+@pytest.mark.parametrize("algorithm", ["grpo", "dr_grpo", "dapo", "gspo", "sapo"])
 def test_grpo_family_step_rewards_add_process_supervision_to_each_steps_advantage(tmp_path, algorithm):
-    """Member 0 (reward 1; steps scored 1, 0, 0.5) and member 1 (reward 0.25; its step not scored): the scored steps
-    are normalised over the group, and each step adds β times the sum of its member's from it on."""
+    """Member 0 (reward 1; steps scored 1, 0, 0.5) and member 1 (reward 0.25; its step scored 0.25): the four scored
+    steps are normalised over the group, and each step adds β times the sum of its own member's from it on."""
     from gymflow_trainer.data import load_rl_steps
 
-    samples = load_rl_steps(episode_file(tmp_path, scored=True), 4096, step_rewards=True)
+    samples = load_rl_steps(group_scored_file(tmp_path), 4096, step_rewards=True)
     cfg = from_dict(RlConfig, {"data": "x", "output_dir": "y", "model": {"tiny": dict(TINY)}, "loss": {"algorithm": algorithm},
                                "step_reward_coef": 0.5})
-    outcome = [1.0, 1.0, 1.0, -1.0] if algorithm == "grpo" else [0.375, 0.375, 0.375, -0.375]
-    centred = [0.5, -0.5, 0.0]  # member 0's scores less their mean 0.5 (population std √(1/6))
-    z = centred if algorithm == "dr_grpo" else [c / math.sqrt(1 / 6) for c in centred]
-    process = [z[0] + z[1] + z[2], z[1] + z[2], z[2], 0.0]
-    want = [o + 0.5 * p for o, p in zip(outcome, process)]
-    assert rl.sample_advantages(samples, cfg).tolist() == pytest.approx(want, abs=1e-4)
+    dr = algorithm == "dr_grpo"
+    outcome = [0.375, 0.375, 0.375, -0.375] if dr else [1.0, 1.0, 1.0, -1.0]
+    centred = [s - 0.4375 for s in (1.0, 0.0, 0.5, 0.25)]  # the group's mean step score 0.4375
+    std = math.sqrt(sum(c * c for c in centred) / 4)
+    z = centred if dr else [c / std for c in centred]
+    process = [z[0] + z[1] + z[2], z[1] + z[2], z[2], z[3]]
+    assert rl.sample_advantages(samples, cfg).tolist() == pytest.approx([o + 0.5 * p for o, p in zip(outcome, process)], abs=1e-4)
     cfg.step_reward_coef = 0.0
     assert rl.sample_advantages(samples, cfg).tolist() == pytest.approx(outcome, abs=1e-4)
+    if not dr:  # the dataset's advantages (0 in this file) get the same process terms
+        cfg.advantages, cfg.step_reward_coef = "dataset", 0.5
+        assert rl.sample_advantages(samples, cfg).tolist() == pytest.approx([0.5 * p for p in process], abs=1e-4)
 
 
-def test_grpo_with_step_rewards_trains_end_to_end(tmp_path):
-    doc = {"data": episode_file(tmp_path, scored=True), "samples": "steps", "loss": {"algorithm": "grpo"}, "step_reward_coef": 0.5,
-           "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "epochs": 2, "log_every": 1,
-           "output_dir": str(tmp_path / "out")}
-    cfg = from_dict(RlConfig, doc)
+def test_grpo_with_step_rewards_trains_end_to_end_and_keeps_groups_the_steps_tell_apart(tmp_path):
+    """Equal outcomes: drop_uniform_groups drops the group without step rewards, and keeps it when its step scores
+    differ (the process terms have something to teach). The start event sizes the process terms for tuning β."""
+    from gymflow_trainer.errors import DataError
+
+    doc = {"data": group_scored_file(tmp_path, rewards=(1.0, 1.0)), "samples": "steps", "loss": {"algorithm": "grpo"},
+           "drop_uniform_groups": True, "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "epochs": 2,
+           "log_every": 1, "output_dir": str(tmp_path / "out")}
+    with pytest.raises(DataError, match="every group has equal rewards; nothing to learn"):
+        rl.run(from_dict(RlConfig, doc), EventWriter(Capture()))
+    cfg = from_dict(RlConfig, {**doc, "step_reward_coef": 0.5})
     cfg.validate()
     cap = Capture()
     rl.run(cfg, EventWriter(cap))
-    prog = [e for e in cap.lines if e["event"] == "progress"]
-    assert cap.lines[0]["sample_kind"] == "steps" and len(prog) == 2 and all(math.isfinite(p["loss"]) for p in prog)
+    start, prog = cap.lines[0], [e for e in cap.lines if e["event"] == "progress"]
+    assert start["sample_kind"] == "steps" and start["dropped"] == 0 and len(prog) == 2
+    assert all(math.isfinite(p["loss"]) for p in prog)
+    stats = start["step_rewards"]
+    assert (stats["scored"], stats["unscored"], stats["mean_abs_outcome"]) == (4, 0, 0.0) and stats["mean_abs_term"] > 0
 
 
 def test_step_rewards_stay_with_their_steps_when_a_step_sampled_nothing(tmp_path):
