@@ -463,7 +463,7 @@ def load_rl_steps(path: str, max_length: int, step_rewards: bool = False) -> lis
     This is the exact form of the policy gradient for multi-turn episodes: the trainer scores precisely the ids
     the policy sampled (no re-tokenisation of the rendered text, which can differ from a sampled sequence) and
     the importance ratio starts from the behaviour policy's own log-probs. Every step of a member shares the
-    member's reward and advantage, and carries its own process reward (``step_rewards``, when scored); steps whose action could not be parsed are trained too (they are what the
+    member's reward and advantage; steps whose action could not be parsed are trained too (they are what the
     policy did); steps without tokens (the policy sampled nothing, e.g. its context was full) are skipped. A prompt longer than ``max_length - len(completion)`` keeps its last tokens; a completion
     longer than ``max_length`` keeps its first ``max_length - 1`` tokens.
 

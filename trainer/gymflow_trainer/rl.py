@@ -229,8 +229,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     if cfg.drop_uniform_groups:
         keep = dynamic_sampling_filter(rewards, groups)
         # The GRPO family with step rewards: a group of equal outcomes whose steps the process terms still tell
-        # apart has something to learn.
-        apart = {groups[i] for i in range(len(samples)) if process[i] != 0}
+        # apart has something to learn. (Equal scores leave rounding residue of ~1e-11 after the std's ε.)
+        apart = {groups[i] for i in range(len(samples)) if abs(float(process[i])) > 1e-9}
         keep |= torch.tensor([g in apart for g in groups], dtype=torch.bool)
     idx = [i for i in range(len(samples)) if keep[i]]
     if not idx:

@@ -538,6 +538,12 @@ def test_grpo_with_step_rewards_trains_end_to_end_and_keeps_groups_the_steps_tel
            "log_every": 1, "output_dir": str(tmp_path / "out")}
     with pytest.raises(DataError, match="every group has equal rewards; nothing to learn"):
         rl.run(from_dict(RlConfig, doc), EventWriter(Capture()))
+    rec = json.loads(open(doc["data"]).read())
+    # Three equal scores leave ~1e-11 of rounding after the std's ε: not a difference.
+    rec["group"][0]["step_rewards"], rec["group"][1]["step_rewards"] = [0.1] * 3, [None]
+    same = write_jsonl(tmp_path / "same-steps.jsonl", [rec])
+    with pytest.raises(DataError, match="every group has equal rewards and step rewards; nothing to learn"):
+        rl.run(from_dict(RlConfig, {**doc, "data": same, "step_reward_coef": 0.5}), EventWriter(Capture()))
     cfg = from_dict(RlConfig, {**doc, "step_reward_coef": 0.5})
     cfg.validate()
     cap = Capture()
