@@ -484,7 +484,7 @@ def load_rl_steps(path: str, max_length: int, step_rewards: bool = False) -> lis
             if not isinstance(toks, list) or not isinstance(lps, list) or len(toks) != len(lps):
                 raise DataError(f"{here}: rollout tokens requested but '{f('tokens')}'/'{f('logprobs')}' are missing or of different lengths "
                                 "(collect with a policy that records token ids and log-probs, e.g. local:DIR, or set samples: conversation)")
-            scores = _step_rewards(mem, len(toks), here) if step_rewards else [None] * len(toks)
+            scores = read_step_rewards(mem, len(toks), here) if step_rewards else [None] * len(toks)
             for si, (t, lp) in enumerate(zip(toks, lps)):
                 if t is None and lp is None:
                     continue  # nothing was sampled at this step: nothing to train
@@ -510,7 +510,7 @@ def load_rl_steps(path: str, max_length: int, step_rewards: bool = False) -> lis
     return out
 
 
-def _step_rewards(mem: dict[str, Any], steps: int, where: str) -> list[Optional[float]]:
+def read_step_rewards(mem: dict[str, Any], steps: int, where: str) -> list[Optional[float]]:
     """A member's ``step_rewards`` (one number in [0, 1] or null per step, as the ``rl`` export writes them; the whole
     field null or absent when no step is scored), as a list of ``steps`` entries."""
     raw = mem.get(f("step_rewards"))

@@ -5,7 +5,7 @@ If the exporter renames a field these tests fail; the fix is one line in ``data.
 import json
 import os
 
-from gymflow_trainer.data import FIELDS, IGNORE, load_dpo, load_rl, load_sft, read_jsonl
+from gymflow_trainer.data import FIELDS, IGNORE, load_dpo, load_rl, load_sft, read_jsonl, read_step_rewards
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 
@@ -38,5 +38,8 @@ def test_dpo_and_rl_fixtures_load(tokenizer):
     samples = load_rl(fx("rl.jsonl"), tokenizer, 4096)
     rec = json.loads(open(fx("rl.jsonl")).readline())
     assert {FIELDS["task_id"], FIELDS["prompt"], FIELDS["group"]} <= set(rec)
-    assert {FIELDS["completion"], FIELDS["reward"], FIELDS["advantage"]} <= set(rec["group"][0])
+    assert {FIELDS["completion"], FIELDS["reward"], FIELDS["advantage"], FIELDS["step_rewards"]} <= set(rec["group"][0])
     assert len({s.group for s in samples}) == 2 and len(samples) == 4
+    # the process rewards the step samples read with step_reward_coef, as the exporter writes them (one per step)
+    member = rec["group"][0]
+    assert read_step_rewards(member, len(member[FIELDS["step_rewards"]]), "rl.jsonl:1") == [0.9, 0.9]
