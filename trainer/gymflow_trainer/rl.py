@@ -89,7 +89,7 @@ def outcome_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
     rewards = torch.tensor([samples[i].reward for i in heads], dtype=torch.float64)
     member_adv = group_advantages(rewards, [samples[i].group for i in heads], norm_std=cfg.loss.algorithm != "dr_grpo")
     by_member = {key: member_adv[k] for k, key in enumerate(first)}
-    return torch.stack([by_member[s.member or str(i)] for i, s in enumerate(samples)]).to(torch.float64)
+    return torch.stack([by_member[s.member or str(i)] for i, s in enumerate(samples)])
 
 
 def process_terms(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
@@ -114,11 +114,11 @@ def step_reward_stats(samples: list[RlSample], cfg: RlConfig, process: torch.Ten
     size of what the step rewards add per step next to the outcome's (GRPO family: the advantages; PPO: the
     rewards, β·(1 − s) per scored step against the members' mean |reward|), to tune β by."""
     scored = [s.step_reward for s in samples if s.step_reward is not None]
+    n = max(len(samples), 1)
     if cfg.loss.algorithm == "ppo":
-        term = cfg.step_reward_coef * sum(1.0 - x for x in scored) / max(len(samples), 1)
-        against = sum(abs(s.reward) for s in samples) / max(len(samples), 1)
+        term, against = cfg.step_reward_coef * sum(1.0 - x for x in scored) / n, sum(abs(s.reward) for s in samples) / n
     else:
-        term, against = float(process.abs().mean()) if len(samples) else 0.0, float(outcome.abs().mean()) if len(samples) else 0.0
+        term, against = float(process.abs().sum()) / n, float(outcome.abs().sum()) / n
     return {"scored": len(scored), "unscored": len(samples) - len(scored), "mean_abs_term": term, "mean_abs_outcome": against}
 
 
@@ -214,17 +214,18 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                           "log-probs for every step (samples: auto chose 'conversation')")
     dev, digest, resume, model, tok, samples = common.prepare_run(
         cfg, lambda tokenizer, keep_system: load_rl_steps(cfg.data, cfg.max_length, step_rewards=cfg.step_reward_coef > 0) if by_steps else load_rl(cfg.data, tokenizer, cfg.max_length, system=keep_system))
-    if cfg.step_reward_coef > 0 and distributed.is_main():
-        unscored = sum(s.step_reward is None for s in samples)
+    rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
+    groups = [s.group for s in samples]
+    outcome, process = outcome_advantages(samples, cfg), process_terms(samples, cfg)
+    adv = outcome + process
+    shaping = {"step_rewards": step_reward_stats(samples, cfg, process, outcome)} if cfg.step_reward_coef > 0 else {}
+    if shaping and distributed.is_main():
+        unscored = shaping["step_rewards"]["unscored"]
         if unscored:
             warn_stderr(f"{cfg.data}: {unscored} of {len(samples)} steps carry no process reward; they add no step reward")
         if cfg.drop_uniform_groups and cfg.loss.algorithm == "ppo":
             warn_stderr("drop_uniform_groups drops the groups whose members' rewards are all equal, though their step rewards may still "
                         "tell their steps apart (step_reward_coef)")
-    rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
-    groups = [s.group for s in samples]
-    outcome, process = outcome_advantages(samples, cfg), process_terms(samples, cfg)
-    adv = outcome + process
     keep = torch.ones(len(samples), dtype=torch.bool)
     if cfg.drop_uniform_groups:
         keep = dynamic_sampling_filter(rewards, groups)
@@ -236,7 +237,6 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     if not idx:
         also = " and step rewards" if cfg.step_reward_coef > 0 and cfg.loss.algorithm != "ppo" else ""
         raise DataError(f"{cfg.data}: every group has equal rewards{also}; nothing to learn (drop_uniform_groups)")
-    shaping = {"step_rewards": step_reward_stats(samples, cfg, process, outcome)} if cfg.step_reward_coef > 0 else {}
     samples = [samples[i] for i in idx]
     adv = adv[idx].float()
     cut = sum(s.cut for s in samples)

@@ -173,12 +173,10 @@ def test_rollout_tokens_fall_back_or_fail_clearly(tmp_path):
 
 
 def test_steps_where_nothing_was_sampled_are_skipped(tmp_path):
-    import json
-
     from gymflow_trainer.data import load_rl_steps, rollout_tokens_complete
 
     path = rollout_file(tmp_path)
-    rec = json.loads(open(path).read())
+    rec = first_record(path)
     member = rec["group"][0]
     member["tokens"][1] = None  # e.g. the policy's context was full at that step
     member["logprobs"][1] = None
@@ -283,6 +281,12 @@ def test_lora_dropout_warns_that_the_first_update_is_off_policy(tmp_path, capsys
 #: Process rewards of the members of :func:`episode_file` when scored: member 0's second step is redundant (0), its
 #: third half right; member 1's only step is not scored.
 STEP_REWARDS = ([1.0, 0.0, 0.5], [None])
+
+
+def first_record(path):
+    """The first record of a JSON Lines file, to edit and write back as another case."""
+    with open(path) as fh:
+        return json.loads(fh.readline())
 
 
 def episode_file(tmp_path, name="episodes.jsonl", scored=False):
@@ -483,7 +487,7 @@ def test_step_rewards_are_validated_and_need_step_samples(tmp_path, capsys):
     unscored.validate()
     with pytest.raises(DataError, match=r"unscored.jsonl: no step carries a process reward"):
         rl.run(unscored, EventWriter(Capture()))
-    rec = json.loads(open(episode_file(tmp_path, scored=True)).read())
+    rec = first_record(episode_file(tmp_path, scored=True))
     for i, (scores, message) in enumerate([
         ([1.0, 1.5, 0.5], r":1 \$.group\[0\].step_rewards\[1\]: expected a process reward in \[0, 1\] or null, got '1.5'"),
         ([1.0, "high", 0.5], r"step_rewards\[1\]: expected a process reward in \[0, 1\] or null, got 'high'"),
@@ -498,7 +502,7 @@ def test_step_rewards_are_validated_and_need_step_samples(tmp_path, capsys):
 
 def group_scored_file(tmp_path, member1=0.25, rewards=(1.0, 0.25)):
     """:func:`episode_file` scored, with member 1's step scored too and the members' rewards as given."""
-    rec = json.loads(open(episode_file(tmp_path, scored=True)).read())
+    rec = first_record(episode_file(tmp_path, scored=True))
     rec["group"][1]["step_rewards"] = [member1]
     for mem, r in zip(rec["group"], rewards):
         mem["reward"] = r
@@ -538,7 +542,7 @@ def test_grpo_with_step_rewards_trains_end_to_end_and_keeps_groups_the_steps_tel
            "log_every": 1, "output_dir": str(tmp_path / "out")}
     with pytest.raises(DataError, match="every group has equal rewards; nothing to learn"):
         rl.run(from_dict(RlConfig, doc), EventWriter(Capture()))
-    rec = json.loads(open(doc["data"]).read())
+    rec = first_record(doc["data"])
     # Three equal scores leave ~1e-11 of rounding after the std's ε: not a difference.
     rec["group"][0]["step_rewards"], rec["group"][1]["step_rewards"] = [0.1] * 3, [None]
     same = write_jsonl(tmp_path / "same-steps.jsonl", [rec])
@@ -558,7 +562,7 @@ def test_grpo_with_step_rewards_trains_end_to_end_and_keeps_groups_the_steps_tel
 def test_step_rewards_stay_with_their_steps_when_a_step_sampled_nothing(tmp_path):
     from gymflow_trainer.data import load_rl_steps
 
-    rec = json.loads(open(episode_file(tmp_path, scored=True)).read())
+    rec = first_record(episode_file(tmp_path, scored=True))
     member = rec["group"][0]
     member["tokens"].insert(1, None)  # the policy sampled nothing at step 1
     member["logprobs"].insert(1, None)
