@@ -18,6 +18,10 @@
  * The plain loop is measured twice: shards in parallel (the same episodes in flight as the workflow runs
  * them; the ratios the target is about) and shards one by one.
  *
+ * Each round also runs each Temporal mode's workflow with the same shard inputs sent to an activity that
+ * returns at once (`noopShard`): Temporal's own cost per run, with no work in it. Added to the plain loop's
+ * time, it bounds the ratio this machine allows: `plain / (plain + own)`, printed beside the ratio.
+ *
  * Two workloads (`--agent`):
  * - `expert` (default): the scripted expert, ~0.3 ms of work per episode — what Temporal adds per run
  *   (starting the workflow, dispatching and completing activities, ~0.1–0.2 s) is then most of the time;
@@ -157,12 +161,13 @@ async function main(): Promise<void> {
       connection: nativeConnection,
       taskQueue,
       workflowsPath: fileURLToPath(new URL('./orchestration-workflow.ts', import.meta.url)),
-      activities,
+      // `noopShard`: a shard that returns at once, for what the workflow costs with no work in it.
+      activities: { ...activities, noopShard: () => Promise.resolve({ summary: { episodes: 0, successes: 0 }, ref: '' }) },
     });
-    const temporal = async (n: number, execution: CollectBenchInput['execution']): Promise<Run> => {
+    const temporal = async (n: number, execution: CollectBenchInput['execution'], noop = false): Promise<Run> => {
       const shards = shardInputs(n, shardSize, store, seed++, work);
       const t0 = process.hrtime.bigint();
-      const r = await client.workflow.execute(collectBench, { taskQueue, workflowId: `bench-${randomUUID()}`, args: [{ shards, execution }] });
+      const r = await client.workflow.execute(collectBench, { taskQueue, workflowId: `bench-${randomUUID()}`, args: [{ shards, execution, noop }] });
       return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, episodes: r.episodes, successes: r.successes };
     };
 
@@ -172,35 +177,56 @@ async function main(): Promise<void> {
       await temporal(warmupEpisodes, 'activity');
       if (!tiny) await temporal(warmupEpisodes, 'local');
       const r = { parallel: [] as Run[], sequential: [] as Run[], temporal: [] as Run[], temporalLocal: [] as Run[] };
+      const noop = { temporal: [] as Run[], temporalLocal: [] as Run[] };
       for (let i = 0; i < repeats; i++) {
         r.parallel.push(await plain(episodes, true));
         r.temporal.push(await temporal(episodes, 'activity'));
         r.sequential.push(await plain(episodes, false));
         // Local activities are for shards of milliseconds: the tiny model's take tens of seconds (docs/operations.md §9).
         if (!tiny) r.temporalLocal.push(await temporal(episodes, 'local'));
+        // Temporal's own cost. For the expert each run follows a plain one (not recorded), as the measured runs
+        // do: on this VM a run after the server sat idle is slower (docs/operations.md §9). The tiny model's
+        // plain runs take most of a minute, and Temporal's cost is lost in them anyway.
+        if (!tiny) await plain(episodes, true);
+        noop.temporal.push(await temporal(episodes, 'activity', true));
+        if (!tiny) {
+          await plain(episodes, true);
+          noop.temporalLocal.push(await temporal(episodes, 'local', true));
+        }
       }
-      return r;
+      return { ...r, noop };
     });
 
-    for (const r of Object.values(runs).flat()) {
+    const { noop: noopRuns, ...measured } = runs;
+    for (const r of Object.values(measured).flat()) {
       if (r.episodes !== episodes) throw new Error(`a run collected ${r.episodes} episodes, expected ${episodes}`);
     }
     const mpar = median(runs.parallel);
     const mseq = median(runs.sequential);
     const rate = (r: Run): number => r.episodes / r.seconds;
-    /** A Temporal mode's median run and its ratios to the plain loop. */
-    const ratios = (temporalRuns: Run[]) => {
+    const medianSeconds = (rs: Run[]): number => {
+      const s = rs.map((r) => r.seconds).sort((a, b) => a - b);
+      return s[Math.floor(s.length / 2)] as number;
+    };
+    /**
+     * A Temporal mode's median run and its ratios to the plain loop; its own cost (the median seconds of the
+     * workflow with no-op shards) and the ratio that cost allows if it adds to the plain loop's time.
+     */
+    const ratios = (temporalRuns: Run[], noop: Run[]) => {
       const mt = median(temporalRuns);
       const roundRatios = temporalRuns.map((t, i) => rate(t) / rate(runs.parallel[i] as Run)).sort((a, b) => a - b);
+      const ownSeconds = medianSeconds(noop);
       return {
         median: mt,
         ratio: rate(mt) / rate(mpar),
         ratioSequential: rate(mt) / rate(mseq),
         ratioPerRound: roundRatios[Math.floor(roundRatios.length / 2)] as number,
+        ownSeconds,
+        ceiling: mpar.seconds / (mpar.seconds + ownSeconds),
       };
     };
-    const activity = ratios(runs.temporal);
-    const local = tiny ? undefined : ratios(runs.temporalLocal);
+    const activity = ratios(runs.temporal, noopRuns.temporal);
+    const local = tiny ? undefined : ratios(runs.temporalLocal, noopRuns.temporalLocal);
     const shards = Math.ceil(episodes / shardSize);
     const row = (mode: string, r: Run) => ({ mode, episodes: r.episodes, shards, seconds: r.seconds, perSecond: rate(r), success: r.successes / r.episodes });
     const rows = [
@@ -225,6 +251,10 @@ async function main(): Promise<void> {
       console.log(`\nshards as ${label}: ratio Temporal / plain (shards in parallel, the same work in flight): ${r.ratio.toFixed(3)} (target >= 0.9)${r.ratio >= 0.9 ? '' : '  BELOW TARGET'}`);
       console.log(`  median of the per-round ratios (Temporal / plain in parallel): ${r.ratioPerRound.toFixed(3)}`);
       console.log(`  ratio Temporal / plain (shards one by one): ${r.ratioSequential.toFixed(3)}`);
+      console.log(
+        `  Temporal's own cost, the same workflow with shards that return at once: ${(1000 * r.ownSeconds).toFixed(1)} ms a run;` +
+          ` added to the plain loop's ${(1000 * mpar.seconds).toFixed(1)} ms, it allows a ratio of at most ${r.ceiling.toFixed(3)}`,
+      );
     }
     await writeReport(tiny ? 'orchestration-tiny' : 'orchestration', {
       env: ENV,
@@ -236,7 +266,9 @@ async function main(): Promise<void> {
       ratio: activity.ratio,
       ratioSequential: activity.ratioSequential,
       ratioPerRound: activity.ratioPerRound,
-      ...(local ? { local: { ratio: local.ratio, ratioSequential: local.ratioSequential, ratioPerRound: local.ratioPerRound } } : {}),
+      ownSeconds: activity.ownSeconds,
+      ceiling: activity.ceiling,
+      ...(local ? { local: { ratio: local.ratio, ratioSequential: local.ratioSequential, ratioPerRound: local.ratioPerRound, ownSeconds: local.ownSeconds, ceiling: local.ceiling } } : {}),
       runs,
     });
   } finally {
