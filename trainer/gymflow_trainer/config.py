@@ -519,11 +519,15 @@ class RmConfig(TrainLoopConfig):
     pair_aggregate: Literal["sum", "mean", "last"] = "mean"
     #: Share of trajectories (regression) or tasks (preference) held out and evaluated at the end.
     eval_fraction: float = 0.0
+    #: LoRA on the backbone; the score head is trained whole beside it (peft's ``modules_to_save``).
+    lora: Optional[LoraConfig] = None
 
     def validate(self, where: str = "$") -> None:
         self.validate_loop(where)
         self.model.validate(f"{where}.model")
-        self.optim.validate(f"{where}.optim")
+        self.optim.validate(f"{where}.optim", self.lora)
+        if self.lora is not None:
+            self.lora.validate(f"{where}.lora")
         if self.objective == "preference" and not self.pairs:
             raise ConfigError(f"{where}.pairs is required with objective 'preference'")
         if self.objective == "regression" and self.pairs:

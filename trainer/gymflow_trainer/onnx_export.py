@@ -88,6 +88,21 @@ def resolve_model_dir(checkpoint: str) -> str:
                           "it, in its model/ and final/ and in its newest checkpoint-N/model)")
 
 
+def trained_model_section(model_dir: str, base: Any = None) -> tuple[str, dict[str, Any]]:
+    """``(state file, model section)``: the ``model`` section of the configuration a LoRA adapter in a trainer
+    checkpoint's ``model/`` was trained with, read from the checkpoint's ``trainer_state.pt``; ``base`` is the
+    adapter's ``base_model_name_or_path``, named in the error when there is no such file."""
+    state_file = os.path.join(os.path.dirname(os.path.abspath(model_dir)), "trainer_state.pt")
+    if not os.path.isfile(state_file):
+        raise CheckpointError(f"{model_dir}: LoRA adapter whose base model is unknown (base_model_name_or_path "
+                              f"{base!r} is not a directory and there is no {state_file})")
+    try:
+        state = torch.load(state_file, map_location="cpu", weights_only=False)
+    except Exception as e:  # noqa: BLE001 - a damaged file is a checkpoint error
+        raise CheckpointError(f"{state_file}: cannot be read ({e})") from e
+    return state_file, (state.get("config") or {}).get("model") or {}
+
+
 def _lora_base(model_dir: str, adapter_cfg: dict[str, Any], tok: Any) -> Any:
     """The base model a LoRA adapter was trained on: ``base_model_name_or_path`` when it is a directory, else
     the ``model`` section of the trainer checkpoint's configuration (``model.path``, or ``model.tiny`` rebuilt:
@@ -99,15 +114,7 @@ def _lora_base(model_dir: str, adapter_cfg: dict[str, Any], tok: Any) -> Any:
     base = adapter_cfg.get("base_model_name_or_path")
     if base and os.path.isdir(base):
         return AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    state_file = os.path.join(os.path.dirname(os.path.abspath(model_dir)), "trainer_state.pt")
-    if not os.path.isfile(state_file):
-        raise CheckpointError(f"{model_dir}: LoRA adapter whose base model is unknown (base_model_name_or_path "
-                              f"{base!r} is not a directory and there is no {state_file})")
-    try:
-        state = torch.load(state_file, map_location="cpu", weights_only=False)
-    except Exception as e:  # noqa: BLE001 - a damaged file is a checkpoint error
-        raise CheckpointError(f"{state_file}: cannot be read ({e})") from e
-    mcfg = (state.get("config") or {}).get("model") or {}
+    state_file, mcfg = trained_model_section(model_dir, base)
     if mcfg.get("path") and os.path.isdir(mcfg["path"]):
         return AutoModelForCausalLM.from_pretrained(mcfg["path"], dtype=torch.float32)
     if mcfg.get("tiny"):

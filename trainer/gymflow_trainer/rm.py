@@ -41,6 +41,8 @@ STEP_INPUT_FORMAT = "gymflow-step-v1"
 #: The file (in ``final/`` and every checkpoint's ``model/``) that carries what scoring needs besides weights.
 RM_META_FILE = "gymflow_rm.json"
 ONNX_META_FILE = "gymflow_reward_model.json"
+#: What a LoRA run's step checkpoints hold in ``model/`` instead of ``config.json``: the adapter (and the head).
+ADAPTER_CONFIG = "adapter_config.json"
 
 # ------------------------------------------------------------------------------------------ step rendering
 
@@ -222,6 +224,8 @@ def raw_scores(model: Any, input_ids: Any, attention_mask: Any) -> Any:
     right-padded). Does not depend on the padding token id, unlike ``*ForSequenceClassification.forward``."""
     import torch
 
+    if hasattr(model, "get_base_model"):  # a LoRA-wrapped scorer: its layers are adapted in place
+        model = model.get_base_model()
     hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     positions = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
     last = (positions * attention_mask).argmax(-1)
@@ -229,13 +233,15 @@ def raw_scores(model: Any, input_ids: Any, attention_mask: Any) -> Any:
     return model.score(picked).squeeze(-1).float()
 
 
-def load_reward_model(mcfg: Any) -> tuple[Any, Any]:
+def load_reward_model(mcfg: Any, lora: Any = None) -> tuple[Any, Any]:
     """The scorer and its tokenizer: from ``tiny`` (the tiny backbone's weights + a fresh head) or ``path``
-    (a reward-model checkpoint, or any causal-LM directory whose backbone gets a fresh head)."""
+    (a reward-model checkpoint, or any causal-LM directory whose backbone gets a fresh head). With ``lora`` the
+    backbone gets a LoRA adapter and the head is trained whole (peft's ``SEQ_CLS`` task keeps ``score`` in
+    ``modules_to_save``)."""
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    from .common import check_model_dirs, pretrained
+    from .common import add_lora, check_model_dirs, pretrained
     from .tiny import build_tiny
 
     if mcfg.tiny is not None:
@@ -255,6 +261,8 @@ def load_reward_model(mcfg: Any) -> tuple[Any, Any]:
         tok.pad_token = tok.eos_token
     model.config.pad_token_id = tok.pad_token_id
     model.config.use_cache = False
+    if lora is not None:
+        model = add_lora(model, lora, "SEQ_CLS")
     if mcfg.gradient_checkpointing:
         if hasattr(model, "activation_checkpointing_enable"):
             model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
@@ -498,7 +506,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     digest = _data_digest(cfg)
     resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
     distributed.check_same(resume, "the checkpoint to resume from")
-    model, tok = load_reward_model(cfg.model)
+    model, tok = load_reward_model(cfg.model, cfg.lora)
 
     preference = cfg.objective == "preference"
     items: list[Any] = load_pairs(cfg, tok) if preference else load_step_labels(cfg, tok)
@@ -522,7 +530,8 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
 
     fwd = distributed.wrap(_Scorer(model))
     events.emit("start", command="rm", objective=cfg.objective, examples=len(train), heldout=len(heldout), total_steps=len(steps),
-                start_step=start, **resumed.fields(), device=str(dev), processes=distributed.world().size)
+                start_step=start, **resumed.fields(), device=str(dev), processes=distributed.world().size,
+                trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad))
 
     def micro_loss(idx: list[int]) -> tuple[Any, dict[str, float]]:
         with common.autocast_ctx(cfg.bf16):
@@ -585,6 +594,10 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- ONNX export
 
 
+def _is_model_dir(d: str) -> bool:
+    return os.path.isfile(os.path.join(d, "config.json")) or os.path.isfile(os.path.join(d, ADAPTER_CONFIG))
+
+
 def _load_for_export(checkpoint_dir: str) -> tuple[Any, Any, dict[str, Any]]:
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
@@ -594,17 +607,12 @@ def _load_for_export(checkpoint_dir: str) -> tuple[Any, Any, dict[str, Any]]:
     d = checkpoint_dir
     if os.path.isfile(os.path.join(d, "final", "config.json")):  # a run's output_dir: its final model
         d = os.path.join(d, "final")
-    elif not os.path.isfile(os.path.join(d, "config.json")) and list_checkpoints(d):  # ... else its newest checkpoint
+    elif not _is_model_dir(d) and list_checkpoints(d):  # ... else its newest checkpoint
         d = list_checkpoints(d)[-1]
-    if os.path.isfile(os.path.join(d, "model", "config.json")):  # a step checkpoint: its model/ directory
+    if _is_model_dir(os.path.join(d, "model")):  # a step checkpoint: its model/ directory
         d = os.path.join(d, "model")
-    if not os.path.isfile(os.path.join(d, "config.json")):
-        raise CheckpointError(f"{checkpoint_dir}: not a model directory (no config.json)")
-    conf = AutoConfig.from_pretrained(d)
-    archs = conf.architectures or []
-    if not any(a.endswith("ForSequenceClassification") for a in archs) or conf.num_labels != 1:
-        raise CheckpointError(f"{checkpoint_dir}: not a reward model (architectures {archs}, num_labels {conf.num_labels}); "
-                              "train one with `python -m gymflow_trainer rm`")
+    if not _is_model_dir(d):
+        raise CheckpointError(f"{checkpoint_dir}: not a model directory (no config.json or {ADAPTER_CONFIG})")
     meta: dict[str, Any] = {}
     mp = os.path.join(d, RM_META_FILE)
     if os.path.isfile(mp):
@@ -612,10 +620,53 @@ def _load_for_export(checkpoint_dir: str) -> tuple[Any, Any, dict[str, Any]]:
             meta = json.load(fh)
     if meta.get("input", STEP_INPUT_FORMAT) != STEP_INPUT_FORMAT:
         raise CheckpointError(f"{mp}: input {meta.get('input')!r} is not {STEP_INPUT_FORMAT!r}")
-    model = AutoModelForSequenceClassification.from_pretrained(d, dtype=torch.float32, attn_implementation="eager")
+    if os.path.isfile(os.path.join(d, "config.json")):
+        conf = AutoConfig.from_pretrained(d)
+        archs = conf.architectures or []
+        if not any(a.endswith("ForSequenceClassification") for a in archs) or conf.num_labels != 1:
+            raise CheckpointError(f"{checkpoint_dir}: not a reward model (architectures {archs}, num_labels {conf.num_labels}); "
+                                  "train one with `python -m gymflow_trainer rm`")
+        model = AutoModelForSequenceClassification.from_pretrained(d, dtype=torch.float32, attn_implementation="eager")
+    else:
+        model = _merged_adapter(checkpoint_dir, d)
     model.config.use_cache = False
     tok = AutoTokenizer.from_pretrained(d)
     return model.eval(), tok, {**meta, "dir": d}
+
+
+def _merged_adapter(checkpoint_dir: str, d: str) -> Any:
+    """The reward model of a LoRA step checkpoint's ``model/`` (the adapter and the trained head): the base the
+    run started from (its ``model`` section, in the checkpoint's ``trainer_state.pt``) with the adapter merged,
+    in float32 with eager attention."""
+    import torch
+    from peft import PeftModel
+
+    from .config import ModelConfig, from_dict
+    from .onnx_export import cast_parameters, trained_model_section
+
+    with open(os.path.join(d, ADAPTER_CONFIG), encoding="utf-8") as fh:
+        adapter = json.load(fh)
+    if adapter.get("task_type") != "SEQ_CLS":
+        raise CheckpointError(f"{checkpoint_dir}: not a reward model (a LoRA adapter for task {adapter.get('task_type')!r}); "
+                              "train one with `python -m gymflow_trainer rm`")
+    state_file, section = trained_model_section(d, adapter.get("base_model_name_or_path"))
+    try:
+        mcfg = from_dict(ModelConfig, section, state_file, "$.config.model")
+        mcfg.validate("$.config.model")
+        mcfg.gradient_checkpointing = False
+        base, _ = load_reward_model(mcfg)
+        model = PeftModel.from_pretrained(base, d).merge_and_unload()
+    except CheckpointError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a base that is gone, or weights that do not fit it
+        raise CheckpointError(f"{d}: cannot rebuild the reward model from its adapter and the base model in {state_file} "
+                              f"({type(e).__name__}: {e})") from e
+    model = cast_parameters(model, torch.float32)
+    if hasattr(model, "set_attn_implementation"):
+        model.set_attn_implementation("eager")
+    else:  # pragma: no cover - older transformers
+        model.config._attn_implementation = "eager"
+    return model
 
 
 def _weights_digest(d: str) -> str:

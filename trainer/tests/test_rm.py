@@ -214,3 +214,64 @@ def test_a_reward_model_is_refused_as_a_policy(trained, tmp_path):
     run_dir, _, _ = trained
     with pytest.raises(rm.CheckpointError, match=r"a reward model \(architectures \['\w+ForSequenceClassification'\]\), not a policy; export it with kind: reward_model"):
         load_policy(str(run_dir / "run"))
+
+
+def test_lora_trains_the_adapter_and_head_and_exports_from_final_and_a_step_checkpoint(tmp_path):
+    """With ``lora`` only the adapter and the score head train; ``final/`` is the merged model, a step
+    checkpoint's ``model/`` the adapter alone, and both export to the same ONNX scores."""
+    import onnxruntime as ort
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    data = write_jsonl(tmp_path / "steps.jsonl", synthetic(40, 0))
+    res, events = train(tmp_path, "lora", data=data, epochs=4, eval_fraction=0.25, lora={"r": 8, "alpha": 16}, save_every=10, keep_last=10)
+    assert res["eval"]["accuracy"] >= 0.9, res["eval"]  # chance: 0.5
+    ckpts = sorted((tmp_path / "lora").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    adapter = json.load(open(ckpts[0] / "model" / rm.ADAPTER_CONFIG))
+    assert adapter["task_type"] == "SEQ_CLS" and "score" in adapter["modules_to_save"]
+    assert not (ckpts[0] / "model" / "config.json").exists()
+    from safetensors.torch import load_file
+
+    trained_names = load_file(str(ckpts[-1] / "trainable.safetensors")).keys()
+    assert any("lora_A" in k for k in trained_names) and any("score" in k for k in trained_names)
+    assert not any(k.endswith("q_proj.weight") or "base_layer" in k for k in trained_names), sorted(trained_names)[:5]
+    assert AutoConfig.from_pretrained(res["path"]).architectures == ["LlamaForSequenceClassification"]
+
+    start = next(e for e in events if e["event"] == "start")
+    merged = AutoModelForSequenceClassification.from_pretrained(res["path"])
+    assert 0 < start["trainable_params"] < 0.5 * sum(p.numel() for p in merged.parameters()), start
+    tok = AutoTokenizer.from_pretrained(res["path"])
+    rows = [r for t in synthetic(5, 11) for r in rm.encode_trajectory(tok, t, 128)]
+    scores = {}
+    for name, source in (("final", res["path"]), ("step", str(ckpts[-1]))):
+        out = rm.export_reward_onnx(source, str(tmp_path / f"onnx-{name}"), 18, True)
+        assert out["max_abs_diff"] <= 1e-4
+        sess = ort.InferenceSession(str(tmp_path / f"onnx-{name}" / "model.onnx"), providers=["CPUExecutionProvider"])
+        ids, att = rm.pad(rows, tok.pad_token_id, torch.device("cpu"))
+        scores[name] = sess.run(["scores"], {"input_ids": ids.numpy(), "attention_mask": att.numpy()})[0]
+    assert np.abs(scores["final"] - scores["step"]).max() <= 1e-4
+    assert np.std(scores["final"]) > 0.05  # a trained head, not a constant
+
+
+def test_export_refuses_a_policy_lora_checkpoint(tmp_path):
+    from gymflow_trainer import sft
+    from gymflow_trainer.config import SftConfig
+
+    data = write_jsonl(tmp_path / "sft.jsonl", [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}])
+    cfg = from_dict(SftConfig, {"data": data, "output_dir": str(tmp_path / "sft"), "model": {"tiny": dict(TINY)}, "lora": {"r": 4, "alpha": 8}, "max_steps": 1, "max_length": 64})
+    cfg.validate()
+    sft.run(cfg, EventWriter(Capture()))
+    with pytest.raises(rm.CheckpointError, match=r"not a reward model \(a LoRA adapter for task 'CAUSAL_LM'\)"):
+        rm.export_reward_onnx(str(tmp_path / "sft" / "checkpoint-1"), str(tmp_path / "out"), 18, True)
+
+
+def test_exporting_a_lora_step_checkpoint_whose_base_is_gone_names_it(tmp_path):
+    import shutil
+
+    from gymflow_trainer.tiny import save_tiny
+
+    save_tiny(str(tmp_path / "base"))
+    data = write_jsonl(tmp_path / "steps.jsonl", synthetic(3, 3))
+    train(tmp_path, "run", data=data, model={"path": str(tmp_path / "base")}, lora={"r": 4, "alpha": 8}, max_steps=1)
+    shutil.rmtree(tmp_path / "base")
+    with pytest.raises(rm.CheckpointError, match=r"checkpoint-1/model: cannot rebuild the reward model from its adapter and the base model in .*trainer_state.pt \(ConfigError: .*base"):
+        rm.export_reward_onnx(str(tmp_path / "run" / "checkpoint-1"), str(tmp_path / "out"), 18, True)
