@@ -400,8 +400,14 @@ def load_step_labels(cfg: Any, tokenizer: Any) -> list[StepExample]:
     return out
 
 
+#: The keys of a pair's trajectory ids: ``gymflow reward preferences``'s pairs, ``gymflow export --format dpo``'s records.
+PAIR_KEYS = (("chosenId", "rejectedId"), ("chosen_id", "rejected_id"))
+
+
 def load_pairs(cfg: Any, tokenizer: Any) -> list[PairExample]:
-    """Preference pairs ``{"chosenId","rejectedId"}`` over the trajectories of ``cfg.data``."""
+    """Preference pairs over the trajectories of ``cfg.data``: the pairs ``gymflow reward preferences`` writes
+    (``{"chosenId","rejectedId","task"}``) or the records of ``gymflow export --format dpo`` (``chosen_id``,
+    ``rejected_id``), the kind read from each record's keys."""
     by_id = {t["id"]: t for _, t in read_trajectories(cfg.data)}
     encoded: dict[str, list[list[int]]] = {}
 
@@ -418,12 +424,14 @@ def load_pairs(cfg: Any, tokenizer: Any) -> list[PairExample]:
     out = []
     for n, rec in _read_jsonl(cfg.pairs, "preference pairs"):
         where = f"{cfg.pairs}:{n}"
-        c, r = rec.get("chosenId"), rec.get("rejectedId")
+        ck, rk = next((keys for keys in PAIR_KEYS if keys[0] in rec), PAIR_KEYS[0])
+        c, r = rec.get(ck), rec.get(rk)
         if not isinstance(c, str) or not isinstance(r, str):
-            raise DataError(f"{where}: expected string 'chosenId' and 'rejectedId' (the pairs `gymflow reward preferences` writes)")
-        task = rec.get("task")
-        task_key = f"{task.get('domain')}/{task.get('id')}" if isinstance(task, dict) else by_id.get(c, {}).get("task", {}).get("id", c)
-        out.append(PairExample(steps_of(c, where, "chosenId"), steps_of(r, where, "rejectedId"), str(task_key)))
+            raise DataError(f"{where}: expected string '{ck}' and '{rk}' (the pairs `gymflow reward preferences` writes, "
+                            "or the records of `gymflow export --format dpo`: 'chosen_id' and 'rejected_id')")
+        chosen, rejected = steps_of(c, where, ck), steps_of(r, where, rk)
+        task = rec.get("task") if isinstance(rec.get("task"), dict) else by_id[c].get("task") or {}
+        out.append(PairExample(chosen, rejected, f"{task.get('domain')}/{task.get('id', c)}"))
     return out
 
 

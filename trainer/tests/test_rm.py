@@ -275,3 +275,28 @@ def test_exporting_a_lora_step_checkpoint_whose_base_is_gone_names_it(tmp_path):
     shutil.rmtree(tmp_path / "base")
     with pytest.raises(rm.CheckpointError, match=r"checkpoint-1/model: cannot rebuild the reward model from its adapter and the base model in .*trainer_state.pt \(ConfigError: .*base"):
         rm.export_reward_onnx(str(tmp_path / "run" / "checkpoint-1"), str(tmp_path / "out"), 18, True)
+
+
+def test_pairs_from_a_dpo_export_are_the_same_pairs(tmp_path):
+    """``gymflow export --format dpo`` records name the trajectories as ``chosen_id``/``rejected_id``."""
+    from gymflow_trainer.tiny import build_tokenizer
+
+    good, bad = synthetic(3, 1, force=lambda i: False), synthetic(3, 2, force=lambda i: True)
+    for g, b in zip(good, bad):
+        b["task"] = g["task"]
+    data = write_jsonl(tmp_path / "trajs.jsonl", good + bad)
+    prefs = [{"task": {"id": g["task"]["id"], "domain": "demo"}, "chosenId": g["id"], "rejectedId": b["id"]} for g, b in zip(good, bad)]
+    dpo = [{"prompt": [], "chosen": [], "rejected": [], "task_id": g["task"]["id"], "env_id": "gymflow/x-v0", "chosen_id": g["id"], "rejected_id": b["id"], "margin": 1}
+           for g, b in zip(good, bad)]
+    tok = build_tokenizer(0)
+
+    def pairs(records, name):
+        cfg = from_dict(RmConfig, {"data": data, "pairs": write_jsonl(tmp_path / name, records), "objective": "preference", "output_dir": str(tmp_path / "o"),
+                                   "model": {"tiny": dict(TINY)}, "max_length": 128})
+        return rm.load_pairs(cfg, tok)
+
+    assert pairs(dpo, "dpo.jsonl") == pairs(prefs, "prefs.jsonl")
+    with pytest.raises(rm.DataError, match=r"dpo-bad.jsonl:1 \$.rejected_id: t-9 is not in"):
+        pairs([{**dpo[0], "rejected_id": "t-9"}], "dpo-bad.jsonl")
+    with pytest.raises(rm.DataError, match=r"neither.jsonl:1: expected string 'chosenId' and 'rejectedId' .*'chosen_id' and 'rejected_id'"):
+        pairs([{"chosen": "x"}], "neither.jsonl")
