@@ -644,8 +644,9 @@ def _load_for_export(checkpoint_dir: str) -> tuple[Any, Any, dict[str, Any]]:
 
 def _merged_adapter(checkpoint_dir: str, d: str) -> Any:
     """The reward model of a LoRA step checkpoint's ``model/`` (the adapter and the trained head): the base the
-    run started from (its ``model`` section, in the checkpoint's ``trainer_state.pt``) with the adapter merged,
-    in float32 with eager attention."""
+    run started from (the adapter's ``base_model_name_or_path`` when it is a directory, else the run's ``model``
+    section in the checkpoint's ``trainer_state.pt``: a tiny backbone is rebuilt) with the adapter merged, in
+    float32 with eager attention."""
     import torch
     from peft import PeftModel
 
@@ -657,9 +658,13 @@ def _merged_adapter(checkpoint_dir: str, d: str) -> Any:
     if adapter.get("task_type") != "SEQ_CLS":
         raise CheckpointError(f"{checkpoint_dir}: not a reward model (a LoRA adapter for task {adapter.get('task_type')!r}); "
                               "train one with `python -m gymflow_trainer rm`")
-    state_file, section = trained_model_section(d, adapter.get("base_model_name_or_path"))
+    base_dir = adapter.get("base_model_name_or_path")
+    if base_dir and os.path.isdir(base_dir):
+        source, section = base_dir, {"path": base_dir}
+    else:
+        source, section = trained_model_section(d, base_dir)
     try:
-        mcfg = from_dict(ModelConfig, section, state_file, "$.config.model")
+        mcfg = from_dict(ModelConfig, section, source, "$.config.model")
         mcfg.validate("$.config.model")
         mcfg.gradient_checkpointing = False
         base, _ = load_reward_model(mcfg)
@@ -667,7 +672,7 @@ def _merged_adapter(checkpoint_dir: str, d: str) -> Any:
     except CheckpointError:
         raise
     except Exception as e:  # noqa: BLE001 - a base that is gone, or weights that do not fit it
-        raise CheckpointError(f"{d}: cannot rebuild the reward model from its adapter and the base model in {state_file} "
+        raise CheckpointError(f"{d}: cannot rebuild the reward model from its adapter and the base model in {source} "
                               f"({type(e).__name__}: {e})") from e
     model = cast_parameters(model, torch.float32)
     if hasattr(model, "set_attn_implementation"):
