@@ -20,6 +20,7 @@ from conftest import TINY, sft_record, write_jsonl
 from gymflow_trainer import cli, distributed
 from test_dpo import pairs_file
 from test_rl import episode_file, rl_file
+from test_rm import synthetic
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCHRUN = os.path.join(os.path.dirname(sys.executable), "torchrun")
@@ -173,6 +174,17 @@ def test_dpo_two_processes_match_one(tmp_path):
     launch("dpo", write_cfg(tmp_path, "one", {**base, "output_dir": str(tmp_path / "one")}), 1)
     two = launch("dpo", write_cfg(tmp_path, "two", {**base, "output_dir": str(tmp_path / "two")}), 2)
     assert_one_stream(two, 2)
+    assert_same_weights(tmp_path / "one" / "checkpoint-2", tmp_path / "two" / "checkpoint-2")
+
+
+def test_rm_with_lora_two_processes_match_one(tmp_path):
+    # The scorer forwards through DDP around peft's wrapper; a micro-batch of 3 is split 1 + 2.
+    base = {"data": write_jsonl(tmp_path / "steps.jsonl", synthetic(3, 0)), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2},
+            "batch_size": 3, "max_length": 128, "lora": {"r": 4, "alpha": 8}, "max_steps": 2}
+    one = launch("rm", write_cfg(tmp_path, "one", {**base, "output_dir": str(tmp_path / "one")}), 1)
+    two = launch("rm", write_cfg(tmp_path, "two", {**base, "output_dir": str(tmp_path / "two")}), 2)
+    assert_one_stream(two, 2)
+    assert two[-1]["loss"] == pytest.approx(one[-1]["loss"], rel=1e-5, abs=1e-6)
     assert_same_weights(tmp_path / "one" / "checkpoint-2", tmp_path / "two" / "checkpoint-2")
 
 
