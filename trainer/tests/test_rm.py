@@ -220,17 +220,16 @@ def test_lora_trains_the_adapter_and_head_and_exports_from_final_and_a_step_chec
     """With ``lora`` only the adapter and the score head train; ``final/`` is the merged model, a step
     checkpoint's ``model/`` the adapter alone, and both export to the same ONNX scores."""
     import onnxruntime as ort
+    from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     data = write_jsonl(tmp_path / "steps.jsonl", synthetic(40, 0))
     res, events = train(tmp_path, "lora", data=data, epochs=4, eval_fraction=0.25, lora={"r": 8, "alpha": 16}, save_every=10, keep_last=10)
     assert res["eval"]["accuracy"] >= 0.9, res["eval"]  # chance: 0.5
     ckpts = sorted((tmp_path / "lora").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-    adapter = json.load(open(ckpts[0] / "model" / rm.ADAPTER_CONFIG))
+    adapter = json.loads((ckpts[0] / "model" / rm.ADAPTER_CONFIG).read_text())
     assert adapter["task_type"] == "SEQ_CLS" and "score" in adapter["modules_to_save"]
     assert not (ckpts[0] / "model" / "config.json").exists()
-    from safetensors.torch import load_file
-
     trained_names = load_file(str(ckpts[-1] / "trainable.safetensors")).keys()
     assert any("lora_A" in k for k in trained_names) and any("score" in k for k in trained_names)
     assert not any(k.endswith("q_proj.weight") or "base_layer" in k for k in trained_names), sorted(trained_names)[:5]
