@@ -44,6 +44,8 @@ CHECK_TOLERANCE = 1e-3
 SUPPORTED_MODEL_TYPES = ("llama", "qwen2")
 WEIGHT_PATTERNS = ("model.safetensors", "model-*-of-*.safetensors", "pytorch_model.bin", "pytorch_model-*-of-*.bin")
 ADAPTER_PATTERNS = ("adapter_model.safetensors", "adapter_model.bin")
+#: What a LoRA run's ``model/`` directories hold instead of ``config.json``: the adapter's configuration.
+ADAPTER_CONFIG = "adapter_config.json"
 
 
 class OnnxCheckError(TrainerError):
@@ -60,7 +62,7 @@ def _files(d: str, patterns: tuple[str, ...]) -> list[str]:
 
 
 def _is_model_dir(d: str) -> bool:
-    return os.path.isfile(os.path.join(d, "config.json")) or os.path.isfile(os.path.join(d, "adapter_config.json"))
+    return os.path.isfile(os.path.join(d, "config.json")) or os.path.isfile(os.path.join(d, ADAPTER_CONFIG))
 
 
 def _newest_checkpoint(d: str) -> Optional[str]:
@@ -88,10 +90,15 @@ def resolve_model_dir(checkpoint: str) -> str:
                           "it, in its model/ and final/ and in its newest checkpoint-N/model)")
 
 
-def trained_model_section(model_dir: str, base: Any = None) -> tuple[str, dict[str, Any]]:
-    """``(state file, model section)``: the ``model`` section of the configuration a LoRA adapter in a trainer
-    checkpoint's ``model/`` was trained with, read from the checkpoint's ``trainer_state.pt``; ``base`` is the
-    adapter's ``base_model_name_or_path``, named in the error when there is no such file."""
+def adapter_base_section(model_dir: str, adapter_cfg: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(source, model section)``: where the base model of the LoRA adapter in ``model_dir`` comes from, as a
+    trainer configuration's ``model`` section. The adapter's ``base_model_name_or_path`` when it is a directory
+    (``{"path": it}``), else the section the run was configured with, read from the trainer checkpoint's
+    ``trainer_state.pt`` (``model.path``, or ``model.tiny``: tiny models are a pure function of their config and
+    seed); ``source`` is that directory or that file."""
+    base = adapter_cfg.get("base_model_name_or_path")
+    if base and os.path.isdir(base):
+        return base, {"path": base}
     state_file = os.path.join(os.path.dirname(os.path.abspath(model_dir)), "trainer_state.pt")
     if not os.path.isfile(state_file):
         raise CheckpointError(f"{model_dir}: LoRA adapter whose base model is unknown (base_model_name_or_path "
@@ -104,17 +111,12 @@ def trained_model_section(model_dir: str, base: Any = None) -> tuple[str, dict[s
 
 
 def _lora_base(model_dir: str, adapter_cfg: dict[str, Any], tok: Any) -> Any:
-    """The base model a LoRA adapter was trained on: ``base_model_name_or_path`` when it is a directory, else
-    the ``model`` section of the trainer checkpoint's configuration (``model.path``, or ``model.tiny`` rebuilt:
-    tiny models are a pure function of their config and seed)."""
+    """The causal LM a policy's LoRA adapter was trained on (:func:`adapter_base_section`)."""
     from transformers import AutoModelForCausalLM
 
     from .tiny import build_model
 
-    base = adapter_cfg.get("base_model_name_or_path")
-    if base and os.path.isdir(base):
-        return AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    state_file, mcfg = trained_model_section(model_dir, base)
+    source, mcfg = adapter_base_section(model_dir, adapter_cfg)
     if mcfg.get("path") and os.path.isdir(mcfg["path"]):
         return AutoModelForCausalLM.from_pretrained(mcfg["path"], dtype=torch.float32)
     if mcfg.get("tiny"):
@@ -122,7 +124,7 @@ def _lora_base(model_dir: str, adapter_cfg: dict[str, Any], tok: Any) -> Any:
         tcfg = TinyModelConfig(**{k: v for k, v in mcfg["tiny"].items() if k in known})
         # The saved tokenizer fixes vocabulary and special ids; the BPE need not be trained again.
         return build_model(tcfg, vocab_size=len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
-    raise CheckpointError(f"{state_file}: its configuration names no usable base model (model.path {mcfg.get('path')!r})")
+    raise CheckpointError(f"{source}: its configuration names no usable base model (model.path {mcfg.get('path')!r})")
 
 
 def cast_parameters(model: Any, dtype: torch.dtype) -> Any:
@@ -163,7 +165,7 @@ def load_policy(checkpoint: str, dtype: torch.dtype = torch.float32, device: Opt
 
     model_dir = resolve_model_dir(checkpoint)
     _refuse_reward_model(model_dir)
-    adapter_cfg_file = os.path.join(model_dir, "adapter_config.json")
+    adapter_cfg_file = os.path.join(model_dir, ADAPTER_CONFIG)
     lora = os.path.isfile(adapter_cfg_file)
     weights = _files(model_dir, ADAPTER_PATTERNS if lora else WEIGHT_PATTERNS)
     if not weights:

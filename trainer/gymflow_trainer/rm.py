@@ -41,8 +41,6 @@ STEP_INPUT_FORMAT = "gymflow-step-v1"
 #: The file (in ``final/`` and every checkpoint's ``model/``) that carries what scoring needs besides weights.
 RM_META_FILE = "gymflow_rm.json"
 ONNX_META_FILE = "gymflow_reward_model.json"
-#: What a LoRA run's step checkpoints hold in ``model/`` instead of ``config.json``: the adapter (and the head).
-ADAPTER_CONFIG = "adapter_config.json"
 
 # ------------------------------------------------------------------------------------------ step rendering
 
@@ -602,25 +600,13 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- ONNX export
 
 
-def _is_model_dir(d: str) -> bool:
-    return os.path.isfile(os.path.join(d, "config.json")) or os.path.isfile(os.path.join(d, ADAPTER_CONFIG))
-
-
 def _load_for_export(checkpoint_dir: str) -> tuple[Any, Any, dict[str, Any]]:
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    from .common import list_checkpoints
+    from .onnx_export import resolve_model_dir
 
-    d = checkpoint_dir
-    if os.path.isfile(os.path.join(d, "final", "config.json")):  # a run's output_dir: its final model
-        d = os.path.join(d, "final")
-    elif not _is_model_dir(d) and list_checkpoints(d):  # ... else its newest checkpoint
-        d = list_checkpoints(d)[-1]
-    if _is_model_dir(os.path.join(d, "model")):  # a step checkpoint: its model/ directory
-        d = os.path.join(d, "model")
-    if not _is_model_dir(d):
-        raise CheckpointError(f"{checkpoint_dir}: not a model directory (no config.json or {ADAPTER_CONFIG})")
+    d = resolve_model_dir(checkpoint_dir)
     meta: dict[str, Any] = {}
     mp = os.path.join(d, RM_META_FILE)
     if os.path.isfile(mp):
@@ -644,25 +630,20 @@ def _load_for_export(checkpoint_dir: str) -> tuple[Any, Any, dict[str, Any]]:
 
 def _merged_adapter(checkpoint_dir: str, d: str) -> Any:
     """The reward model of a LoRA step checkpoint's ``model/`` (the adapter and the trained head): the base the
-    run started from (the adapter's ``base_model_name_or_path`` when it is a directory, else the run's ``model``
-    section in the checkpoint's ``trainer_state.pt``: a tiny backbone is rebuilt) with the adapter merged, in
-    float32 with eager attention."""
+    run started from (:func:`~gymflow_trainer.onnx_export.adapter_base_section`; a tiny backbone is rebuilt) with
+    the adapter merged, in float32 with eager attention."""
     import torch
     from peft import PeftModel
 
     from .config import ModelConfig, from_dict
-    from .onnx_export import cast_parameters, trained_model_section
+    from .onnx_export import ADAPTER_CONFIG, adapter_base_section, cast_parameters
 
     with open(os.path.join(d, ADAPTER_CONFIG), encoding="utf-8") as fh:
         adapter = json.load(fh)
     if adapter.get("task_type") != "SEQ_CLS":
         raise CheckpointError(f"{checkpoint_dir}: not a reward model (a LoRA adapter for task {adapter.get('task_type')!r}); "
                               "train one with `python -m gymflow_trainer rm`")
-    base_dir = adapter.get("base_model_name_or_path")
-    if base_dir and os.path.isdir(base_dir):
-        source, section = base_dir, {"path": base_dir}
-    else:
-        source, section = trained_model_section(d, base_dir)
+    source, section = adapter_base_section(d, adapter)
     try:
         mcfg = from_dict(ModelConfig, section, source, "$.config.model")
         mcfg.validate("$.config.model")

@@ -227,7 +227,7 @@ def test_lora_trains_the_adapter_and_head_and_exports_from_final_and_a_step_chec
     res, events = train(tmp_path, "lora", data=data, epochs=4, eval_fraction=0.25, lora={"r": 8, "alpha": 16}, save_every=10, keep_last=10)
     assert res["eval"]["accuracy"] >= 0.9, res["eval"]  # chance: 0.5
     ckpts = sorted((tmp_path / "lora").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-    adapter = json.loads((ckpts[0] / "model" / rm.ADAPTER_CONFIG).read_text())
+    adapter = json.loads((ckpts[0] / "model" / "adapter_config.json").read_text())
     assert adapter["task_type"] == "SEQ_CLS" and "score" in adapter["modules_to_save"]
     assert not (ckpts[0] / "model" / "config.json").exists()
     trained_names = load_file(str(ckpts[-1] / "trainable.safetensors")).keys()
