@@ -10,7 +10,7 @@ export default defineConfig({
     // of their time waiting on dev servers, timers and subprocesses, so two side by side keep both cores busy.
     // On the 2-core CI machine that cut vitest from ~24 to ~19 minutes.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // The files that take minutes start first (tests/support/sequencer.ts).
+    // The files that take minutes start first, the learning test last (tests/support/sequencer.ts).
     sequence: { sequencer: SlowFirstSequencer },
     include: ['src/**/*.test.ts', 'workflows/**/*.test.ts', 'activities/**/*.test.ts', 'tests/**/*.test.ts', 'bench/**/*.test.ts'],
     testTimeout: 30_000,

@@ -1,22 +1,25 @@
 /**
- * The order vitest starts test files in (vitest.config.ts): the files that take minutes first, longest first,
- * then the rest in vitest's own order.
+ * The order vitest starts test files in (vitest.config.ts), two at a time: the files that take minutes first,
+ * longest first; then the rest in vitest's own order; and the learning test last, on its own.
  *
- * Why: with two files at a time (`maxWorkers`), the run ends when its last file does. A fresh clone has no
- * vitest cache of past durations, so vitest would start the files in glob order, and the learning test (~6 min
- * alone, ~8 min beside another file) would start last and run on its own at the end. Started first, the short
- * files fill the other worker around the long ones. (Longest first is the classic greedy rule for finishing a
- * set of jobs on two machines early.)
+ * Why: the run ends when its last file does. A fresh clone has no vitest cache of past durations, so vitest
+ * would start files in glob order, and a long file started late would run alone at the end while the other
+ * worker idles. Started first, the short files fill the other worker around the long ones (longest first is
+ * the classic greedy rule for finishing a set of jobs on two machines early).
+ *
+ * The learning test is the exception. Its trainer trains for minutes with torch's OpenMP threads, which spin
+ * waiting for each other; beside another file's trainers and dev server on two cores they barely progress.
+ * Measured from a clean clone on 2026-11-28: its SFT took 395 s when it ran last, nearly alone, and 1,335 s
+ * when it started first, beside the other files.
  */
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Test files that take a minute or more on the 2-core CI machine, longest first (seconds measured alone on
- * 2026-11-28: 342, 192, 168, 141, 90, 59, 56). A file missing from the run is simply not there to reorder.
+ * 2026-11-28: 192, 168, 141, 90, 59, 56). A file missing from the run is simply not there to reorder.
  */
 export const SLOW_FILES: readonly string[] = [
-  'tests/learning.test.ts',
   'tests/pipeline.test.ts',
   'tests/pipeline-cli.test.ts',
   'tests/pipeline-durability.test.ts',
@@ -25,18 +28,23 @@ export const SLOW_FILES: readonly string[] = [
   'tests/cli.test.ts',
 ];
 
-/** Where a file goes: its place in `slow`, or after all of them. */
-export function slowRank(file: string, slow: readonly string[] = SLOW_FILES): number {
-  const i = slow.indexOf(file);
-  return i < 0 ? slow.length : i;
+/** Files that run after all others, alone once the other worker finishes (see the module documentation). */
+export const LAST_FILES: readonly string[] = ['tests/learning.test.ts'];
+
+/** Where a file goes: its place in `SLOW_FILES`, then every other file, then `LAST_FILES` in their order. */
+export function fileRank(file: string): number {
+  const slow = SLOW_FILES.indexOf(file);
+  if (slow >= 0) return slow;
+  const last = LAST_FILES.indexOf(file);
+  return last >= 0 ? SLOW_FILES.length + 1 + last : SLOW_FILES.length;
 }
 
-/** {@link BaseSequencer}'s order, with {@link SLOW_FILES} moved to the front in their listed order. */
+/** {@link BaseSequencer}'s order, with {@link SLOW_FILES} moved to the front and {@link LAST_FILES} to the end. */
 export default class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const root = this.ctx.config.root;
-    const rank = new Map(sorted.map((f) => [f, slowRank(relative(root, f.moduleId).split('\\').join('/'))] as const));
+    const rank = new Map(sorted.map((f) => [f, fileRank(relative(root, f.moduleId).split('\\').join('/'))] as const));
     // Array#sort is stable: files of equal rank keep vitest's order.
     return sorted.sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
   }
