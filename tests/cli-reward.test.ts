@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,8 @@ function gymflow(...args: string[]): { status: number | null; stdout: string; st
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('gymflow reward', () => {
+// Each test runs the CLI several times (a few seconds each when the CI machine's two cores are busy).
+describe('gymflow reward', { timeout: 90_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'gymflow-reward-'));
   const runs = join(dir, 'runs.jsonl');
   const lines: string[] = [];
@@ -37,6 +38,10 @@ describe('gymflow reward', () => {
     const random = out.filter((t) => t.agent.name === 'random');
     expect([expert.length, random.length]).toEqual([2, 2]);
     expect(Math.min(...expert.map((t) => t.reward!.total))).toBeGreaterThan(Math.max(...random.map((t) => t.reward!.total)));
+    // Scoring threads (each registers tsx through bin/tsx-worker.js) write the same file.
+    const threaded = join(dir, 'scored-threads.jsonl');
+    expect(gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', threaded, '--workers', '2').status).toBe(0);
+    expect(readFileSync(threaded, 'utf8')).toBe(readFileSync(scored, 'utf8'));
 
     const pairs = join(dir, 'pairs.jsonl');
     expect(gymflow('reward', 'preferences', scored, '-o', pairs).status).toBe(0);
@@ -64,6 +69,15 @@ describe('gymflow reward', () => {
     });
     expect(noKey.status).toBe(1);
     expect(noKey.stderr).toMatch(/ANTHROPIC_API_KEY/);
+    // Refused before any judge call or output: the judge's calls are I/O, which threads would not speed up.
+    const judgeThreads = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'coding', '--judge', 'openai', '--model', 'm', '--judge-base-url', 'http://127.0.0.1:9/v1', '--workers', '2', '-o', join(dir, 'x.jsonl')], {
+      encoding: 'utf8',
+      env: { ...process.env, OPENAI_API_KEY: 'sk-test' },
+    });
+    expect(judgeThreads.status).toBe(1);
+    expect(judgeThreads.stderr).toMatch(/workers: a judge scores in one thread .*raise concurrency/);
+    expect(gymflow('reward', 'score', runs, '--domain', 'coding', '--workers', '-1', '-o', join(dir, 'x.jsonl')).stderr).toMatch(/expected 0 or a positive integer, got '-1'/);
+    expect(existsSync(join(dir, 'x.jsonl'))).toBe(false);
   });
 
   it('reads what it can of a damaged scored file, never writes over its input, and writes scores to stdout', () => {

@@ -1,13 +1,15 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { parseInteger, parsePort, parsePositiveInteger } from './options.js';
+import { parseInteger, parseNonNegativeInteger, parsePort, parsePositiveInteger } from './options.js';
 
 describe('option parsers', () => {
-  it('take integers, positive integers and ports, and name the bad value', () => {
+  it('take integers, positive and non-negative integers and ports, and name the bad value', () => {
     expect(parseInteger('-3')).toBe(-3);
     expect(() => parseInteger('1.5')).toThrow("expected an integer, got '1.5'");
     expect(parsePositiveInteger('7')).toBe(7);
     expect(() => parsePositiveInteger('0')).toThrow("expected a positive integer, got '0'");
+    expect(parseNonNegativeInteger('0')).toBe(0);
+    expect(() => parseNonNegativeInteger('-1')).toThrow("expected 0 or a positive integer, got '-1'");
     expect(parsePort('7233')).toBe(7233);
     expect(parsePort('65535')).toBe(65535);
     expect(() => parsePort('65536')).toThrow(InvalidArgumentError);

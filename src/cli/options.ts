@@ -14,6 +14,13 @@ export function parsePositiveInteger(value: string): number {
   return n;
 }
 
+/** Commander parser for an integer option of 0 or more (counts where 0 means "as many as there are cores"). */
+export function parseNonNegativeInteger(value: string): number {
+  const n = parseInteger(value);
+  if (n < 0) throw new InvalidArgumentError(`expected 0 or a positive integer, got '${value}'`);
+  return n;
+}
+
 /** Commander parser for a TCP port (1-65535). */
 export function parsePort(value: string): number {
   const n = parsePositiveInteger(value);

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { anyJson, findInvalidUtf8, readLines, stripBom, streamJsonl } from './jsonl-file.js';
+import { anyJson, findInvalidUtf8, lineBreaks, readLines, splitLines, stripBom, streamJsonl } from './jsonl-file.js';
 
 async function tempFile(content: string | Buffer): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'gymflow-jsonl-'));
@@ -47,6 +47,31 @@ describe('streamJsonl', () => {
 
   it('drops a byte-order mark only at the start', () => {
     expect([stripBom('\uFEFF{}'), stripBom('{}\uFEFF'), stripBom('')]).toEqual(['{}', '{}\uFEFF', '']);
+  });
+});
+
+describe('splitLines and lineBreaks', () => {
+  /** Text with every line break readLines knows, blank lines, a BOM, a BOM not at the start, bad UTF-8, non-ASCII. */
+  const bytes = Buffer.concat([
+    Buffer.from('\uFEFF{"a":1}\r\n\r\n\n{bad\r  \n[2]\n\uFEFF{}\n{"é":"日本"}\n'),
+    Buffer.from([0x7b, 0x22, 0xff, 0xc3, 0x22, 0x7d, 0x0a]),
+    Buffer.from('{"last":true}'),
+  ]);
+
+  it('give the lines and the count readLines gives, in one piece or cut after any \\n', async () => {
+    const path = await tempFile(bytes);
+    const expected: string[] = [];
+    for await (const line of readLines(path)) expected.push(line);
+    expect(expected).toHaveLength(10);
+    expect(splitLines(bytes, true)).toEqual(expected);
+    // Cut after each \n: the pieces' lines, and their first line numbers from the counts, match.
+    for (let cut = bytes.indexOf(10) + 1; cut > 0 && cut < bytes.length; cut = bytes.indexOf(10, cut) + 1) {
+      const head = bytes.subarray(0, cut);
+      const tail = bytes.subarray(cut);
+      expect([...splitLines(head, true), ...splitLines(tail, false)]).toEqual(expected);
+      expect(lineBreaks(head)).toBe(splitLines(head, true).length);
+    }
+    expect(lineBreaks(bytes)).toBe(expected.length - 1);
   });
 });
 

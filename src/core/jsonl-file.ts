@@ -32,6 +32,30 @@ export async function* readLines(path: string): AsyncGenerator<string> {
   }
 }
 
+/** Decodes UTF-8 as `readLines` does (bad bytes become U+FFFD), leaving a byte-order mark to the caller. */
+const DECODER = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * The lines of whole lines of a file given as bytes (every line but the file's last ends in a line break), as
+ * {@link readLines} yields them: split at \n, \r\n and a lone \r, without the terminators, and a byte-order mark
+ * dropped when `first` (the bytes begin the file).
+ */
+export function splitLines(bytes: Uint8Array, first: boolean): string[] {
+  const text = DECODER.decode(bytes);
+  const lines = (first ? stripBom(text) : text).split(/\r\n|\r|\n/);
+  // Text that ends in a line break (or is empty) leaves an empty string after the last one.
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** The line breaks in `bytes`, as {@link splitLines} and {@link readLines} count them: \n, \r\n and a lone \r. */
+export function lineBreaks(bytes: Uint8Array): number {
+  let n = 0;
+  for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++;
+  for (let i = bytes.indexOf(13); i >= 0; i = bytes.indexOf(13, i + 1)) if (bytes[i + 1] !== 10) n++;
+  return n;
+}
+
 /**
  * Streams a JSONL file through core's {@link parseJsonlLines}, so every record, good or bad, is reported
  * exactly as `gymflow` reports it everywhere else (`file:line $.path: message`). Blank lines are

@@ -235,13 +235,15 @@ export type JsonlRecord<T> = { line: number; ok: true; value: T } | { line: numb
 /**
  * Parses JSONL text line by line. Blank lines are skipped; a line that is not JSON or fails the schema
  * becomes an error record naming `file:line` and the JSON path, and the rest of the file goes on.
+ * `firstLine` is the line number of the first of `lines` (a part of a file read elsewhere).
  */
 export function* parseJsonlLines<T>(
   lines: Iterable<string>,
   file: string,
   parse: (value: unknown, place: string) => T,
+  firstLine = 1,
 ): Generator<JsonlRecord<T>> {
-  let line = 0;
+  let line = firstLine - 1;
   for (const text of lines) {
     line += 1;
     if (text.trim() === '') continue;

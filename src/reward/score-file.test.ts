@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../core/errors.js';
 import { getProfile } from '../core/profiles/registry.js';
 import { parseTrajectory } from '../core/trajectory.js';
+import { fitIsotonic } from './calibration/isotonic.js';
 import { trajectory } from './__fixtures__/trajectories.js';
 import { scoreFile } from './score-file.js';
 import type { JudgeLayer } from './types.js';
@@ -120,5 +121,80 @@ describe('scoreFile', () => {
 
   it('rejects a bad concurrency', async () => {
     await expect(scoreFile('x', 'y', { profile: coding, concurrency: 0 })).rejects.toThrow(/concurrency must be a positive integer/);
+  });
+});
+
+describe('scoreFile in worker threads', () => {
+  /**
+   * 700 lines: varied trajectories, a line that is not JSON every 97 lines and one that fails the schema every
+   * 89, blank lines every 50, so problems land in several batches and on their edges; and what reading must get
+   * right in pieces: a byte-order mark, CRLF and lone CR line breaks, bytes that are not UTF-8, a line of more
+   * than a batch (1 MiB), and no line break at the end.
+   */
+  async function mixedFile(): Promise<string> {
+    const lines: string[] = [];
+    for (let i = 1; i <= 700; i++) {
+      if (i % 97 === 0) lines.push('{not json');
+      else if (i % 89 === 0) lines.push(JSON.stringify({ ...JSON.parse(good(i)), steps: 'none' }));
+      else if (i % 50 === 0) lines.push('  ');
+      else {
+        const observation = i === 321 ? 'x'.repeat(1_500_000) : 'ok';
+        const t = trajectory([['file_read', { path: `f${i % 7}.py` }, observation], ['file_read', { path: `f${i % 7}.py` }], ['shell', { command: `pytest -k t${i % 5}` }], ['submit', {}]], { instruction: `task ${i} é` });
+        lines.push(JSON.stringify(t));
+      }
+    }
+    const breaks = (i: number): string => (i % 11 === 0 ? '\r\n' : i % 13 === 0 ? '\r' : '\n');
+    const text = lines.map((l, i) => (i === lines.length - 1 ? l : `${l}${breaks(i)}`)).join('');
+    const input = path.join(dir, 'runs.jsonl');
+    // Line 401, a trajectory, starts with bytes that are not UTF-8: invalid JSON.
+    const at = text.indexOf(lines[400] as string);
+    await writeFile(input, Buffer.concat([Buffer.from(`\uFEFF${text.slice(0, at)}`), Buffer.from([0xff, 0xc3]), Buffer.from(text.slice(at))]));
+    return input;
+  }
+
+  it('writes what one thread writes, byte for byte, and reports the same problems at the same lines', async () => {
+    const input = await mixedFile();
+    const one = await scoreFile(input, path.join(dir, 'one.jsonl'), { profile: coding, label: 'runs.jsonl' });
+    const three = await scoreFile(input, path.join(dir, 'three.jsonl'), { profile: coding, label: 'runs.jsonl', workers: 3 });
+    expect(three).toEqual(one);
+    expect(one.scored).toBe(700 - 7 - 7 - 14 - 1);
+    expect(one.skipped).toBe(15);
+    expect(one.errors.filter((e) => e.startsWith('runs.jsonl:401 $: invalid JSON'))).toHaveLength(1);
+    expect(one.errors.filter((e) => e.startsWith('runs.jsonl:291 $: invalid JSON'))).toHaveLength(1);
+    expect(one.errors.filter((e) => e.startsWith('runs.jsonl:267 $.steps: '))).toHaveLength(1);
+    expect(await readFile(path.join(dir, 'three.jsonl'), 'utf8')).toBe(await readFile(path.join(dir, 'one.jsonl'), 'utf8'));
+  });
+
+  it('applies a calibration and a reference length in every thread', async () => {
+    const input = await mixedFile();
+    const calibration = fitIsotonic([{ x: 0, y: 0.2 }, { x: 0.5, y: 0.3 }, { x: 1, y: 0.9 }]);
+    const options = { profile: coding, calibration, referenceSteps: 2 };
+    await scoreFile(input, path.join(dir, 'one.jsonl'), options);
+    await scoreFile(input, path.join(dir, 'two.jsonl'), { ...options, workers: 2 });
+    const two = await readFile(path.join(dir, 'two.jsonl'), 'utf8');
+    expect(two).toBe(await readFile(path.join(dir, 'one.jsonl'), 'utf8'));
+    // The calibration's layer: what it moved the total by.
+    expect(two).toContain('"human":');
+  });
+
+  it('fails as one thread does when scoring fails, leaving an existing output as it was', async () => {
+    const input = await mixedFile();
+    const out = path.join(dir, 'out.jsonl');
+    await writeFile(out, 'kept\n');
+    const error = await scoreFile(input, out, { profile: coding, referenceSteps: -1, workers: 2 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(String(error)).toMatch(/referenceSteps must be a finite number > 0, got -1/);
+    expect(await readFile(out, 'utf8')).toBe('kept\n');
+    expect((await readdir(dir)).sort()).toEqual(['out.jsonl', 'runs.jsonl']);
+  });
+
+  it('refuses a judge, a learned model and a bad count before writing anything', async () => {
+    const input = await mixedFile();
+    const out = path.join(dir, 'out.jsonl');
+    const judge: JudgeLayer = { name: 'j', judge: () => Promise.resolve([]), usage: () => ({ requests: 0, cacheHits: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, failures: 0 }) };
+    await expect(scoreFile(input, out, { profile: coding, judge, workers: 2 })).rejects.toThrow(/workers: a judge scores in one thread .* raise concurrency/);
+    await expect(scoreFile(input, out, { profile: coding, learned: { scorer: { name: 'm', scoreSteps: (t) => Promise.resolve(new Float64Array(t.steps.length)) }, weight: 1 }, workers: 2 })).rejects.toThrow(/workers: a learned reward model scores in one thread/);
+    await expect(scoreFile(input, out, { profile: coding, workers: 1.5 })).rejects.toThrow(/workers must be a positive integer, or 0 for one per core; got 1.5/);
+    expect(await readdir(dir)).toEqual(['runs.jsonl']);
   });
 });

@@ -1,7 +1,10 @@
+import { open, type FileHandle } from 'node:fs/promises';
 import { ConfigError } from '../core/errors.js';
-import { streamJsonl } from '../core/jsonl-file.js';
-import { openOutput, realPathOf } from '../core/output-file.js';
+import { lineBreaks, streamJsonl } from '../core/jsonl-file.js';
+import { openOutput, realPathOf, type OutputSink } from '../core/output-file.js';
 import { checkTrajectory, type Trajectory } from '../core/trajectory.js';
+import { IsotonicCalibration } from './calibration/isotonic.js';
+import { resolveWorkers, ScorePool, type ScoredBatch, type ScoreWorkerData } from './score-pool.js';
 import { scoreTrajectory } from './score.js';
 import type { ScoreOptions } from './types.js';
 
@@ -19,6 +22,13 @@ export interface ScoreFileOptions extends ScoreOptions {
    * is the input order regardless.
    */
   concurrency?: number;
+  /**
+   * Threads that parse, check and score the lines (default 1: this one; 0: one per core). The file is read
+   * here and handed out in batches; the output is the same, byte for byte, in input order. For the rule layer
+   * and a calibration: with a judge (raise `concurrency`: its calls are I/O) or a learned model, more than one
+   * is a {@link ConfigError}.
+   */
+  workers?: number;
   /**
    * Replace another file at `outPath` that holds something when the output is committed (default true; the
    * input itself, scored in place, always is): core's `WriteOptions`.
@@ -66,15 +76,36 @@ export async function scoreFile(inPath: string, outPath: string, options: ScoreF
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new ConfigError(`concurrency must be a positive integer, got ${String(concurrency)}`);
   }
+  const workers = resolveWorkers(options.workers ?? 1);
   const scoreOptions: ScoreOptions = { profile: options.profile };
   if (options.judge !== undefined) scoreOptions.judge = options.judge;
   if (options.calibration !== undefined) scoreOptions.calibration = options.calibration;
   if (options.learned !== undefined) scoreOptions.learned = options.learned;
   if (options.referenceSteps !== undefined) scoreOptions.referenceSteps = options.referenceSteps;
+  const threads = workers > 1 ? workerData(label, scoreOptions) : undefined;
 
   const inPlace = outPath !== '-' && (await realPathOf(outPath)) === (await realPathOf(inPath));
   const out = await openOutput(outPath, { replace: inPlace || (options.replace ?? true) });
   const summary: ScoreFileSummary = { scored: 0, skipped: 0, errors: [], written: false };
+  try {
+    if (threads === undefined) await scoreHere(inPath, label, scoreOptions, concurrency, out, summary);
+    else await scoreInThreads(inPath, label, workers, threads, out, summary);
+    if (inPlace && summary.skipped > 0) {
+      await out.abort();
+      return summary;
+    }
+    await out.commit();
+    summary.written = true;
+    return summary;
+  } catch (err) {
+    // Drop the partial output.
+    await out.abort();
+    throw err;
+  }
+}
+
+/** Scores the file in this thread, `concurrency` trajectories at once, writing each in input order. */
+async function scoreHere(inPath: string, label: string, options: ScoreOptions, concurrency: number, out: OutputSink, summary: ScoreFileSummary): Promise<void> {
   const inFlight: Promise<Trajectory>[] = [];
   const emitOldest = async (): Promise<void> => {
     const next = inFlight.shift();
@@ -90,26 +121,100 @@ export async function scoreFile(inPath: string, outPath: string, options: ScoreF
         summary.errors.push(...record.errors);
         continue;
       }
-      const scoring = scoreTrajectory(record.value, scoreOptions);
+      const scoring = scoreTrajectory(record.value, options);
       // Awaited in order later; until then a rejection must not count as unhandled.
       scoring.catch(() => undefined);
       inFlight.push(scoring);
       if (inFlight.length >= concurrency) await emitOldest();
     }
     while (inFlight.length > 0) await emitOldest();
-    if (inPlace && summary.skipped > 0) {
-      await out.abort();
-      return summary;
-    }
-    await out.commit();
-    summary.written = true;
-    return summary;
-  } catch (err) {
-    // Settle what is still running so no rejection goes unhandled, then drop the partial output.
+  } finally {
+    // On an error, settle what is still running so no rejection goes unhandled.
     await Promise.allSettled(inFlight);
-    await out.abort();
-    throw err;
   }
+}
+
+/** Bytes read at a time; a batch is what they hold up to their last line break. */
+const BATCH_BYTES = 1 << 20;
+
+/**
+ * Scores the file in `workers` threads ({@link ScorePool}). This thread only reads: it cuts the file into
+ * batches of whole lines (raw bytes, handed over without a copy), counts their line breaks to number each
+ * batch's first line, and writes the scored lines back in input order, with at most two batches per thread
+ * waiting, so memory stays bounded however large the file. Decoding and splitting the lines is the threads'
+ * work (`splitLines`, core/jsonl-file.ts), with the line breaks `readLines` knows.
+ */
+async function scoreInThreads(inPath: string, label: string, workers: number, data: ScoreWorkerData, out: OutputSink, summary: ScoreFileSummary): Promise<void> {
+  let file: FileHandle;
+  try {
+    file = await open(inPath, 'r');
+  } catch (err) {
+    throw new ConfigError(`${label}: cannot read: ${(err as Error).message}`);
+  }
+  const pool = new ScorePool(workers, data);
+  const inFlight: Promise<ScoredBatch>[] = [];
+  const emitOldest = async (): Promise<void> => {
+    const next = inFlight.shift();
+    if (next === undefined) return;
+    const batch = await next;
+    if (batch.text !== '') await out.write(batch.text);
+    summary.scored += batch.scored;
+    summary.skipped += batch.skipped;
+    summary.errors.push(...batch.errors);
+  };
+  let seq = 0;
+  let line = 1;
+  const send = async (bytes: Uint8Array<ArrayBuffer>): Promise<void> => {
+    // Counted first: sending moves the bytes away.
+    const breaks = lineBreaks(bytes);
+    const scoring = pool.score({ seq, firstLine: line, bytes });
+    seq++;
+    line += breaks;
+    scoring.catch(() => undefined);
+    inFlight.push(scoring);
+    if (inFlight.length >= 2 * workers) await emitOldest();
+  };
+  try {
+    const chunk = Buffer.allocUnsafe(BATCH_BYTES);
+    let carry: Buffer = Buffer.alloc(0);
+    for (;;) {
+      let read: number;
+      try {
+        ({ bytesRead: read } = await file.read(chunk, 0, BATCH_BYTES, null));
+      } catch (err) {
+        throw new ConfigError(`${label}: cannot read: ${(err as Error).message}`);
+      }
+      if (read === 0) break;
+      const bytes = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
+      // Whole lines only: a batch ends at its last \n (a \r\n is never cut in two), the rest waits for more.
+      const cut = bytes.lastIndexOf(10) + 1;
+      // The batch in a buffer of its own, which then moves to the thread without another copy.
+      if (cut > 0) await send(new Uint8Array(bytes.subarray(0, cut)));
+      carry = Buffer.from(bytes.subarray(cut));
+    }
+    if (carry.length > 0) await send(new Uint8Array(carry));
+    while (inFlight.length > 0) await emitOldest();
+  } finally {
+    await Promise.allSettled(inFlight);
+    await Promise.all([pool.close(), file.close()]);
+  }
+}
+
+/**
+ * What each scoring thread needs, copied to it: the profile and the calibration as data.
+ *
+ * @throws ConfigError with a judge or a learned model, which score in one thread.
+ */
+function workerData(label: string, options: ScoreOptions): ScoreWorkerData {
+  if (options.judge !== undefined) throw new ConfigError('workers: a judge scores in one thread (its calls are I/O): raise concurrency instead of workers');
+  if (options.learned !== undefined) throw new ConfigError('workers: a learned reward model scores in one thread: leave workers at 1 with it');
+  const data: { -readonly [K in keyof ScoreWorkerData]: ScoreWorkerData[K] } = { label, profile: options.profile };
+  if (options.calibration !== undefined) {
+    if (!(options.calibration instanceof IsotonicCalibration)) throw new ConfigError(`workers: only a calibration fitted by \`gymflow reward calibrate\` can be sent to scoring threads, not a '${options.calibration.kind}' one`);
+    data.calibration = options.calibration.toJSON();
+  }
+  if (options.referenceSteps !== undefined) data.referenceSteps = options.referenceSteps;
+  return data;
 }
 
 /** The records of `records`, with a failure to read the file itself turned into a {@link ConfigError} naming it. */

@@ -14,7 +14,7 @@ import { OnnxRewardModel } from '../../reward/learned/onnx-reward-model.js';
 import { buildPreferences } from '../../reward/preferences.js';
 import { scoreFile, type ScoreFileOptions } from '../../reward/score-file.js';
 import type { JudgeUsage } from '../../reward/types.js';
-import { parsePositiveInteger, printJson } from '../options.js';
+import { parseNonNegativeInteger, parsePositiveInteger, printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';
 
 interface ScoreOpts {
@@ -29,6 +29,7 @@ interface ScoreOpts {
   learnedWeight: number;
   referenceSteps?: number;
   concurrency: number;
+  workers: number;
   force?: boolean;
   json?: boolean;
 }
@@ -118,6 +119,7 @@ export function rewardCommand(program: Command): void {
     .option('--learned-weight <w>', 'weight of the `learned` rubric on the profile weight scale', parsePositive, 0.2)
     .option('--reference-steps <n>', 'reference solution length for the efficiency rule (default: the profile step budget)', parsePositiveInteger)
     .option('--concurrency <n>', 'trajectories scored at once (matters with a judge)', parsePositiveInteger, 1)
+    .option('--workers <n>', 'threads that parse and score lines, for large files (0: one per core; rules and calibration only, not with --judge or --reward-model)', parseNonNegativeInteger, 1)
     .option('--force', 'replace an existing -o file other than the input (by default an error)')
     .option('--json', 'print the summary as JSON')
     .action(async (file: string, opts: ScoreOpts, cmd: Command) => {
@@ -125,7 +127,7 @@ export function rewardCommand(program: Command): void {
       // Before any judge call: scoring in place is asked for by naming the input; any other file is new, or forced.
       const inPlace = opts.out !== '-' && (await realPathOf(opts.out)) === (await realPathOf(file));
       if (!inPlace) await checkNewOutput(opts.out, { force: opts.force === true, stdout: true });
-      const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency, replace: opts.force === true };
+      const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency, workers: opts.workers, replace: opts.force === true };
       const judgeConfig = judgeConfigFrom(opts);
       const judge = judgeConfig ? createJudge(judgeConfig) : undefined;
       if (judge) options.judge = judge;

@@ -1,0 +1,82 @@
+/**
+ * `gymflow reward score` on a file: MB/s and steps/s of `scoreFile` (read, parse, check each line's schema and
+ * content id, score with the rule layer, serialise, write) in one thread and with scoring threads
+ * (`--workers`), on the same file.
+ *
+ * The file is synthetic coding trajectories of 50 steps (bench/synthetic-trajectories.ts) with their content
+ * ids, ~`--mb` MB (default 40). Each setting runs `--repeats` times (default 3), alternating, in this process;
+ * the median is reported. Thread counts: 1, 2 and the cores the process may use (when more than 2), or
+ * `--workers 1,2,4`. Prints a table and writes `bench/results/reward-file.json`.
+ *
+ *     npx tsx bench/reward-file.ts [--mb 40] [--repeats 3] [--workers 1,2,4]
+ */
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { getProfile } from '../src/core/profiles/registry.js';
+import { trajectoryId } from '../src/core/trajectory.js';
+import { scoreFile } from '../src/reward/score-file.js';
+import { runBench, writeReport } from './report.js';
+import { syntheticTrajectory } from './synthetic-trajectories.js';
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+const MB = Number(flag('mb') ?? 40);
+const REPEATS = Number(flag('repeats') ?? 3);
+const CORES = os.availableParallelism();
+const WORKERS = (flag('workers') ?? [1, 2, ...(CORES > 2 ? [CORES] : [])].join(',')).split(',').map(Number);
+const STEPS = 50;
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gymflow-bench-reward-file-'));
+  try {
+    const input = path.join(dir, 'runs.jsonl');
+    const lines: string[] = [];
+    let bytes = 0;
+    for (let seed = 0; bytes < MB * 1e6; seed++) {
+      const t = syntheticTrajectory(STEPS, seed);
+      const line = JSON.stringify({ ...t, id: trajectoryId(t) });
+      lines.push(line);
+      bytes += line.length + 1;
+    }
+    await writeFile(input, `${lines.join('\n')}\n`);
+    const size = (await stat(input)).size;
+    const steps = lines.length * STEPS;
+    const profile = getProfile('coding');
+    const seconds = new Map<number, number[]>(WORKERS.map((w) => [w, []]));
+    for (let r = 0; r < REPEATS; r++) {
+      for (const workers of WORKERS) {
+        const out = path.join(dir, `scored-${workers}.jsonl`);
+        const start = process.hrtime.bigint();
+        const summary = await scoreFile(input, out, { profile, workers });
+        const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+        if (summary.scored !== lines.length) throw new Error(`scored ${summary.scored} of ${lines.length} lines (workers ${workers}): ${summary.errors.slice(0, 3).join('; ')}`);
+        seconds.get(workers)?.push(elapsed);
+        await rm(out);
+      }
+    }
+    const base = median(seconds.get(WORKERS[0] as number) ?? []);
+    const rows = WORKERS.map((workers) => {
+      const s = median(seconds.get(workers) ?? []);
+      return { workers, seconds: s, mbPerSecond: size / 1e6 / s, stepsPerSecond: steps / s, speedup: base / s, samples: seconds.get(workers) };
+    });
+    console.log(`scoreFile on ${(size / 1e6).toFixed(1)} MB (${lines.length} trajectories of ${STEPS} steps), ${CORES} cores, median of ${REPEATS}\n`);
+    console.log('| workers | seconds | MB/s | steps/s | speed-up |');
+    console.log('| ---: | ---: | ---: | ---: | ---: |');
+    for (const r of rows) console.log(`| ${r.workers} | ${r.seconds.toFixed(2)} | ${r.mbPerSecond.toFixed(1)} | ${Math.round(r.stepsPerSecond).toLocaleString('en-US')} | ${r.speedup.toFixed(2)}× |`);
+    await writeReport('reward-file', { bytes: size, trajectories: lines.length, stepsPerTrajectory: STEPS, repeats: REPEATS, rows });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+runBench(main);
