@@ -128,8 +128,8 @@ describe('scoreFile in worker threads', () => {
   /**
    * 700 lines: varied trajectories, a line that is not JSON every 97 lines and one that fails the schema every
    * 89, blank lines every 50, so problems land in several batches and on their edges; and what reading must get
-   * right in pieces: a byte-order mark, CRLF and lone CR line breaks, bytes that are not UTF-8, a line of more
-   * than a batch (1 MiB), and no line break at the end.
+   * right in pieces: a byte-order mark, CRLF and lone CR line breaks, bytes that are not UTF-8, a line of three
+   * reads (1 MiB each), and no line break at the end.
    */
   async function mixedFile(): Promise<string> {
     const lines: string[] = [];
@@ -138,7 +138,7 @@ describe('scoreFile in worker threads', () => {
       else if (i % 89 === 0) lines.push(JSON.stringify({ ...JSON.parse(good(i)), steps: 'none' }));
       else if (i % 50 === 0) lines.push('  ');
       else {
-        const observation = i === 321 ? 'x'.repeat(1_500_000) : 'ok';
+        const observation = i === 321 ? 'x'.repeat(3_000_000) : 'ok';
         const t = trajectory([['file_read', { path: `f${i % 7}.py` }, observation], ['file_read', { path: `f${i % 7}.py` }], ['shell', { command: `pytest -k t${i % 5}` }], ['submit', {}]], { instruction: `task ${i} é` });
         lines.push(JSON.stringify(t));
       }

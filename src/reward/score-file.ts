@@ -10,7 +10,8 @@ import type { ScoreOptions } from './types.js';
 
 /**
  * Scoring a JSONL file of trajectories, streaming: one line in memory at a time (plus the trajectories
- * in flight), one scored line out per valid line in, in input order.
+ * in flight; with scoring threads, two batches of ~1 MiB per thread), one scored line out per valid line in,
+ * in input order.
  */
 
 /** Options of {@link scoreFile}. */
@@ -61,8 +62,9 @@ export interface ScoreFileSummary {
  * (scored in place), unless a line is skipped: then nothing is written (`written: false`), since the new file
  * would lose that line. `outPath` `-` writes to stdout.
  *
- * @throws ConfigError when the input cannot be read or `concurrency` is not a positive integer; errors of
- *   the judge or the calibration propagate (nothing is written then).
+ * @throws ConfigError when the input cannot be read, `concurrency` is not a positive integer, or `workers` is
+ *   not 0 or a positive integer or is more than 1 with a judge or a learned model; errors of the judge or the
+ *   calibration propagate (nothing is written then).
  *
  * @example
  * ```ts
@@ -151,7 +153,7 @@ async function scoreInThreads(inPath: string, label: string, workers: number, da
   } catch (err) {
     throw new ConfigError(`${label}: cannot read: ${(err as Error).message}`);
   }
-  const pool = new ScorePool(workers, data);
+  let pool: ScorePool | undefined;
   const inFlight: Promise<ScoredBatch>[] = [];
   const emitOldest = async (): Promise<void> => {
     const next = inFlight.shift();
@@ -164,10 +166,10 @@ async function scoreInThreads(inPath: string, label: string, workers: number, da
   };
   let seq = 0;
   let line = 1;
-  const send = async (bytes: Uint8Array<ArrayBuffer>): Promise<void> => {
+  const send = async (threads: ScorePool, bytes: Uint8Array<ArrayBuffer>): Promise<void> => {
     // Counted first: sending moves the bytes away.
     const breaks = lineBreaks(bytes);
-    const scoring = pool.score({ seq, firstLine: line, bytes });
+    const scoring = threads.score({ seq, firstLine: line, bytes });
     seq++;
     line += breaks;
     scoring.catch(() => undefined);
@@ -175,8 +177,11 @@ async function scoreInThreads(inPath: string, label: string, workers: number, da
     if (inFlight.length >= 2 * workers) await emitOldest();
   };
   try {
+    pool = new ScorePool(workers, data);
     const chunk = Buffer.allocUnsafe(BATCH_BYTES);
-    let carry: Buffer = Buffer.alloc(0);
+    // What was read since the last line break, in pieces: a line longer than a chunk is joined once, at its end.
+    let rest: Buffer[] = [];
+    let restBytes = 0;
     for (;;) {
       let read: number;
       try {
@@ -185,18 +190,31 @@ async function scoreInThreads(inPath: string, label: string, workers: number, da
         throw new ConfigError(`${label}: cannot read: ${(err as Error).message}`);
       }
       if (read === 0) break;
-      const bytes = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, read)]) : chunk.subarray(0, read);
+      const piece = chunk.subarray(0, read);
       // Whole lines only: a batch ends at its last \n (a \r\n is never cut in two), the rest waits for more.
-      const cut = bytes.lastIndexOf(10) + 1;
+      const cut = piece.lastIndexOf(10) + 1;
+      if (cut === 0) {
+        rest.push(Buffer.from(piece));
+        restBytes += read;
+        continue;
+      }
       // The batch in a buffer of its own, which then moves to the thread without another copy.
-      if (cut > 0) await send(new Uint8Array(bytes.subarray(0, cut)));
-      carry = Buffer.from(bytes.subarray(cut));
+      const batch = new Uint8Array(restBytes + cut);
+      let at = 0;
+      for (const r of rest) {
+        batch.set(r, at);
+        at += r.length;
+      }
+      batch.set(piece.subarray(0, cut), at);
+      rest = [Buffer.from(piece.subarray(cut))];
+      restBytes = read - cut;
+      await send(pool, batch);
     }
-    if (carry.length > 0) await send(new Uint8Array(carry));
+    if (restBytes > 0) await send(pool, new Uint8Array(Buffer.concat(rest, restBytes)));
     while (inFlight.length > 0) await emitOldest();
   } finally {
     await Promise.allSettled(inFlight);
-    await Promise.all([pool.close(), file.close()]);
+    await Promise.all([pool?.close(), file.close()]);
   }
 }
 
