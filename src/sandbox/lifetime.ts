@@ -45,10 +45,29 @@ export function ownedSandboxIds(): string[] {
   return [...owned.keys()];
 }
 
+/** How often {@link gone} asks the engine whether a container being removed still exists. */
+const GONE_POLL_MS = 50;
+
+/**
+ * Waits until the engine no longer knows a container (true), or says something else than "no such
+ * container" (false). Unbounded: {@link removeOwnedSandboxes} bounds it with its own timeout.
+ */
+async function gone(c: Docker.Container): Promise<boolean> {
+  for (;;) {
+    try {
+      await c.inspect();
+    } catch (err) {
+      return /no such container/i.test(String(err));
+    }
+    await new Promise((resolve) => setTimeout(resolve, GONE_POLL_MS));
+  }
+}
+
 /**
  * Removes (force: killed first) every container this process owns, after the creations in flight have
- * settled, and refuses new ones from then on. Bounded: resolves within `timeoutMs` whatever the engine does,
- * with the ids it could not confirm removed. Safe to call more than once.
+ * settled, and refuses new ones from then on. A container already being removed (by a `replace` in flight) counts
+ * once the engine no longer knows it. Bounded: resolves within `timeoutMs` whatever the engine does, with the
+ * ids it could not confirm removed. Safe to call more than once.
  */
 export async function removeOwnedSandboxes(timeoutMs = 10_000): Promise<{ removed: string[]; left: string[] }> {
   stopping = true;
@@ -61,7 +80,10 @@ export async function removeOwnedSandboxes(timeoutMs = 10_000): Promise<{ remove
         try {
           await c.remove({ force: true });
         } catch (err) {
-          if (!/no such container|removal .* in progress/i.test(String(err))) return;
+          if (/removal .* in progress/i.test(String(err))) {
+            // Another removal (a `replace`, a `destroy`) is under way: removed means gone, so wait for it.
+            if (!(await gone(c))) return;
+          } else if (!/no such container/i.test(String(err))) return;
         }
         owned.delete(id);
         removed.push(id);
