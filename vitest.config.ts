@@ -8,7 +8,7 @@ export default defineConfig({
     pool: 'forks',
     // At least two files at a time, even on 2 cores (vitest's default there is one): the slow files spend much
     // of their time waiting on dev servers, timers and subprocesses, so two side by side keep both cores busy.
-    // On the 2-core CI machine that cut vitest from ~24 to ~19 minutes.
+    // On the 2-core CI machine that cut vitest from 24.3 to 19.3 minutes (scripts/test-suites.sh has the numbers).
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // The files that take minutes start first, the learning test last (tests/support/sequencer.ts).
     sequence: { sequencer: SlowFirstSequencer },
