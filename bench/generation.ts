@@ -23,7 +23,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runBench, writeReport } from './report.js';
+import { median, runBench, writeReport } from './report.js';
 import { buildTinyModel, python, PYTHON } from './tiny-model.js';
 import { loadTokenizer } from '../src/core/tokenizer.js';
 import { renderChatML } from '../src/policy/chatml.js';
@@ -80,12 +80,6 @@ interface Row {
   sameTokens: boolean;
   /** Index of the first differing id, when they differ. */
   firstMismatch: number | null;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
 /** Builds the checkpoint and its ONNX export under `dir`; returns both directories. */

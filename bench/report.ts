@@ -26,6 +26,13 @@ export async function writeReport(name: string, fields: Record<string, unknown>)
   return out;
 }
 
+/** The median of samples (the mean of the middle two for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
 /** Runs a benchmark's `main`, printing the error and exiting non-zero if it fails. */
 export function runBench(main: () => Promise<void>): void {
   main().catch((err: unknown) => {

@@ -13,28 +13,27 @@
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { getProfile } from '../src/core/profiles/registry.js';
 import { trajectoryId } from '../src/core/trajectory.js';
 import { scoreFile } from '../src/reward/score-file.js';
-import { runBench, writeReport } from './report.js';
+import { median, runBench, writeReport } from './report.js';
 import { syntheticTrajectory } from './synthetic-trajectories.js';
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? undefined : process.argv[i + 1];
+const { values } = parseArgs({ options: { mb: { type: 'string', default: '40' }, repeats: { type: 'string', default: '3' }, workers: { type: 'string' } } });
+
+/** A positive number of an option, or an error naming it. */
+function positive(name: string, text: string, integer: boolean): number {
+  const n = Number(text);
+  if (!(n > 0) || !Number.isFinite(n) || (integer && !Number.isSafeInteger(n))) throw new Error(`--${name}: expected a positive ${integer ? 'integer' : 'number'}, got '${text}'`);
+  return n;
 }
 
-const MB = Number(flag('mb') ?? 40);
-const REPEATS = Number(flag('repeats') ?? 3);
+const MB = positive('mb', values.mb, false);
+const REPEATS = positive('repeats', values.repeats, true);
 const CORES = os.availableParallelism();
-const WORKERS = (flag('workers') ?? [1, 2, ...(CORES > 2 ? [CORES] : [])].join(',')).split(',').map(Number);
+const WORKERS = (values.workers ?? [1, 2, ...(CORES > 2 ? [CORES] : [])].join(',')).split(',').map((w) => positive('workers', w, true));
 const STEPS = 50;
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gymflow-bench-reward-file-'));

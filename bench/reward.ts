@@ -15,7 +15,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runBench, writeReport } from './report.js';
+import { median, runBench, writeReport } from './report.js';
 import { getProfile } from '../src/core/profiles/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { isConversionProblem } from '../src/recorder/adapter.js';
@@ -53,12 +53,6 @@ interface RuleRow {
   repetitions: number;
   rulesSamples: number[];
   scorerSamples: number[];
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
 function now(): number {

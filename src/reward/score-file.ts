@@ -151,7 +151,7 @@ async function scoreInThreads(inPath: string, label: string, workers: number, da
   try {
     file = await open(inPath, 'r');
   } catch (err) {
-    throw new ConfigError(`${label}: cannot read: ${(err as Error).message}`);
+    throw cannotRead(label, err);
   }
   let pool: ScorePool | undefined;
   const inFlight: Promise<ScoredBatch>[] = [];
@@ -187,7 +187,7 @@ async function scoreInThreads(inPath: string, label: string, workers: number, da
       try {
         ({ bytesRead: read } = await file.read(chunk, 0, BATCH_BYTES, null));
       } catch (err) {
-        throw new ConfigError(`${label}: cannot read: ${(err as Error).message}`);
+        throw cannotRead(label, err);
       }
       if (read === 0) break;
       const piece = chunk.subarray(0, read);
@@ -235,11 +235,16 @@ function workerData(label: string, options: ScoreOptions): ScoreWorkerData {
   return data;
 }
 
+/** A failure to read the input itself, as a {@link ConfigError} naming it. */
+function cannotRead(label: string, err: unknown): ConfigError {
+  return new ConfigError(`${label}: cannot read: ${(err as Error).message}`);
+}
+
 /** The records of `records`, with a failure to read the file itself turned into a {@link ConfigError} naming it. */
 async function* readable<T>(records: AsyncIterable<T>, label: string): AsyncGenerator<T> {
   try {
     yield* records;
   } catch (err) {
-    throw new ConfigError(`${label}: cannot read: ${(err as Error).message}`);
+    throw cannotRead(label, err);
   }
 }
