@@ -5,7 +5,9 @@
  *    efficiency — `runRules`) and of the whole rule-only scorer (`scoreTrajectoryRules`: rules, combination
  *    and building the scored trajectory), on synthetic coding trajectories of 5, 50, 500 and 2,000 steps,
  *    and on the real agent logs of the fixtures (`../shared/fixtures/agent-logs`, or `GYMFLOW_FIXTURES`),
- *    converted. One core (Node's main thread), several repetitions, median reported.
+ *    converted. One core (Node's main thread), several repetitions, median reported. Beside them, two
+ *    ceilings on the same texts: reading every character once in JavaScript, and copying them into a byte
+ *    buffer as the WebAssembly token index receives them.
  * 2. Recorder conversion: MB/s of `convertFile` over ~50 MB of claude-code session logs (the fixtures copied
  *    many times into a temp dir). Skipped, and said so, without the fixtures.
  *
@@ -47,6 +49,13 @@ interface RuleRow {
    * an add): the ceiling for any rule that looks at every character, on this machine.
    */
   readOnceStepsPerSecond: number;
+  /**
+   * Steps per second of a bare loop that only copies each step's texts into a byte buffer the way the
+   * WebAssembly token index receives them (short ASCII strings by a loop, the others with
+   * `TextEncoder.encodeInto`): the ceiling for any rule layer that reads the trajectory's text in
+   * WebAssembly, before it looks at a single byte.
+   */
+  copyInStepsPerSecond: number;
   rulesStepsPerSecond: number;
   rulesMBPerSecond: number;
   scorerStepsPerSecond: number;
@@ -82,6 +91,30 @@ function readOnce(texts: readonly string[]): number {
   return x;
 }
 
+const COPY_BUFFER = new Uint8Array(1 << 20);
+const ENCODER = new TextEncoder();
+/** Strings up to this long are copied by a loop when ASCII (as `WasmRevealIndex` does). */
+const SHORT_STRING = 64;
+
+/** Copies every text into {@link COPY_BUFFER} (each at its start), as the token index copies texts in. */
+function copyIn(texts: readonly string[]): number {
+  const buffer = COPY_BUFFER;
+  let written = 0;
+  for (const s of texts) {
+    const n = s.length;
+    let i = 0;
+    if (n <= SHORT_STRING) {
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buffer[i] = c;
+      }
+    }
+    written += i === n ? n : ENCODER.encodeInto(s, buffer).written;
+  }
+  return written;
+}
+
 /** Runs `fn` over the pool until `STEPS_PER_REP` steps; returns steps per second. */
 function rate(pool: readonly Trajectory[], fn: (t: Trajectory) => unknown): number {
   let steps = 0;
@@ -112,14 +145,18 @@ function measure(kind: RuleRow['pool'], pool: readonly Trajectory[]): RuleRow {
   rate(pool, scorerFn);
   const texts = new Map(pool.map((t) => [t, textsOf(t)] as const));
   const readFn = (t: Trajectory): unknown => readOnce(texts.get(t) ?? []);
+  const copyFn = (t: Trajectory): unknown => copyIn(texts.get(t) ?? []);
   rate(pool, readFn);
+  rate(pool, copyFn);
   const rulesSamples: number[] = [];
   const scorerSamples: number[] = [];
   const readSamples: number[] = [];
+  const copySamples: number[] = [];
   for (let r = 0; r < REPETITIONS; r++) {
     rulesSamples.push(rate(pool, rulesFn));
     scorerSamples.push(rate(pool, scorerFn));
     readSamples.push(rate(pool, readFn));
+    copySamples.push(rate(pool, copyFn));
   }
   const rulesRate = median(rulesSamples);
   return {
@@ -128,6 +165,7 @@ function measure(kind: RuleRow['pool'], pool: readonly Trajectory[]): RuleRow {
     trajectories: pool.length,
     charsPerStep: Math.round(chars),
     readOnceStepsPerSecond: Math.round(median(readSamples)),
+    copyInStepsPerSecond: Math.round(median(copySamples)),
     rulesStepsPerSecond: Math.round(rulesRate),
     rulesMBPerSecond: Math.round((rulesRate * chars) / 1e6),
     scorerStepsPerSecond: Math.round(median(scorerSamples)),
@@ -205,20 +243,21 @@ async function main(): Promise<void> {
   if ('rulesStepsPerSecond' in logs) rows.push(logs);
   console.log(`Reward rule layer — one core, ${REPETITIONS} repetitions, median (node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'})`);
   console.log('');
-  console.log('| trajectories | steps/trajectory | chars/step | rules steps/s | rules MB/s | scorer steps/s | read-once ceiling steps/s | target 1,000,000 |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: |');
+  console.log('| trajectories | steps/trajectory | chars/step | rules steps/s | rules MB/s | scorer steps/s | read-once ceiling steps/s | copy-in ceiling steps/s | target 1,000,000 |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: |');
   for (const r of rows) {
     // The target is the issue's, for the synthetic lengths; real logs carry far more text per step.
     const target = r.pool === 'agent-logs' ? '—' : r.rulesStepsPerSecond >= TARGET_STEPS_PER_SECOND ? 'met' : 'missed';
     const label = r.pool === 'agent-logs' ? `${r.trajectories} converted agent logs` : 'synthetic';
     console.log(
-      `| ${label} | ${fmt(r.steps)} | ${r.charsPerStep} | ${fmt(r.rulesStepsPerSecond)} | ${r.rulesMBPerSecond} | ${fmt(r.scorerStepsPerSecond)} | ${fmt(r.readOnceStepsPerSecond)} | ${target} |`,
+      `| ${label} | ${fmt(r.steps)} | ${r.charsPerStep} | ${fmt(r.rulesStepsPerSecond)} | ${r.rulesMBPerSecond} | ${fmt(r.scorerStepsPerSecond)} | ${fmt(r.readOnceStepsPerSecond)} | ${fmt(r.copyInStepsPerSecond)} | ${target} |`,
     );
   }
   if (!('rulesStepsPerSecond' in logs)) console.log(`\nAgent logs: not measured (${logs.reason})`);
   console.log('');
   console.log('rules = runRules (the four step rules); scorer = scoreTrajectoryRules (rules + combination + the scored trajectory);');
-  console.log('read-once ceiling = a bare loop reading each character of each step once, on this machine.');
+  console.log('read-once ceiling = a bare loop reading each character of each step once, on this machine;');
+  console.log('copy-in ceiling = a bare loop copying each step\'s texts into a byte buffer as the WebAssembly index receives them.');
   console.log(`load average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} on ${os.cpus().length} cores`);
   const recorder = await benchRecorderConversion();
   console.log('');
