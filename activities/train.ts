@@ -18,7 +18,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { putTree } from '../src/hub/store/tree.js';
-import { releaseRunDir, storedTrainResult, TRAINER_LOG, type StoredTrainResult } from '../src/pipeline/run-dir.js';
+import { releaseRunDir, storedTrainResult, tensorboardRunDir, TRAINER_LOG, type StoredTrainResult } from '../src/pipeline/run-dir.js';
 import { trainNumbers, type PolicyState } from '../src/pipeline/status.js';
 import {
   buildTrainerLaunch,
@@ -136,7 +136,9 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         await mkdir(runDir, { recursive: true });
         const model = { ...((o.config['model'] as Record<string, unknown> | undefined) ?? {}), path: await modelDir(ws, o.policy) };
         const configFile = path.join(runDir, `${o.command}.json`);
-        await writeFile(configFile, JSON.stringify({ ...o.config, model, data: ws.store.objectFile(o.datasetRef), output_dir: outputDir }, null, 2));
+        const tensorboard = tensorboardRunDir(o.config['tensorboard_dir'], o.experiment, o.iteration, o.command);
+        const trainerConfig = { ...o.config, model, data: ws.store.objectFile(o.datasetRef), output_dir: outputDir, ...(tensorboard === undefined ? {} : { tensorboard_dir: tensorboard }) };
+        await writeFile(configFile, JSON.stringify(trainerConfig, null, 2));
 
         // A retry resumes from the newer of the last heartbeat's checkpoint and the newest one in outputDir (the
         // server's heartbeat is throttled, so rotation may have deleted the checkpoint it names).

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -108,14 +108,14 @@ temporal.describe('pipeline on Temporal', () => {
             collect: { agent: 'expert', env: RANDOMIZED_ENV, tasks: 4, shard_size: 2 },
             export: { success_only: true },
             // both phases carry AdamW's state: the RL iteration continues the moments stored with SFT's model
-            train: { command: 'sft', config: { max_steps: 2, max_length: 512, optim: { carry_state: true } } },
+            train: { command: 'sft', config: { max_steps: 2, max_length: 512, optim: { carry_state: true }, tensorboard_dir: path.join(dir, 'tb') } },
           },
           {
             name: 'rl',
             iterations: 1,
             collect: { agent: 'policy', tasks: 2, group_size: 2, shard_size: 1, max_steps: 2, max_new_tokens: 16 },
             // the whole prompt (byte-level, ~2,300 tokens): no step is cut, so the trainer sees what the policy saw
-            train: { command: 'rl', config: { max_steps: 1, max_length: 4096, optim: { carry_state: true } } },
+            train: { command: 'rl', config: { max_steps: 1, max_length: 4096, optim: { carry_state: true }, tensorboard_dir: path.join(dir, 'tb') } },
           },
         ],
         eval: { tasks: 2, max_steps: 2, max_new_tokens: 16, baseline: true },
@@ -164,6 +164,11 @@ temporal.describe('pipeline on Temporal', () => {
       expect(status.stages.train.note).toMatch(/^1 steps, loss \d+\.\d{4}, entropy \d+\.\d{4}, mismatch \d(\.\d)?(e-\d+)?$/);
       expect(status.history[1]?.rollouts).toMatchObject({ episodes: 4, success: 1 });
       expect(status.best?.iteration).toBeGreaterThanOrEqual(0);
+      // Each iteration's training curves went to a TensorBoard run of its own (the trainer's tests read them back).
+      for (const run of ['iter-1-sft', 'iter-2-rl']) {
+        const files = await readdir(path.join(dir, 'tb', c.name, run));
+        expect(files.filter((f) => f.startsWith('events.out.tfevents.')), run).toHaveLength(1);
+      }
 
       // Every ref is an artifact of the store, with the lineage dataset ← rollouts ← shards ← task set.
       const store = await ArtifactStore.open({ root: path.join(dir, 'store') });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../hub/store/store.js';
 import { putTree } from '../hub/store/tree.js';
-import { releaseRunDir, STORED_RESULT_FILE, storedTrainResult, type StoredTrainResult } from './run-dir.js';
+import { releaseRunDir, STORED_RESULT_FILE, storedTrainResult, tensorboardRunDir, type StoredTrainResult } from './run-dir.js';
 
 describe('a train run directory after its checkpoint is stored', () => {
   let root: string;
@@ -59,5 +59,18 @@ describe('a train run directory after its checkpoint is stored', () => {
     expect((await storedTrainResult(runDir, store)).problem).toMatch(new RegExp(`^${file}: not JSON \\(`));
     await writeFile(file, JSON.stringify({ ...result, steps: -1 }));
     expect((await storedTrainResult(runDir, store)).problem).toMatch(new RegExp(`^${file}: not a stored train result \\(\\$\\.steps: `));
+  });
+});
+
+describe('tensorboardRunDir', () => {
+  it('gives each experiment and iteration a run of its own under the configured directory', () => {
+    expect(tensorboardRunDir('/data/tb', 'demo', 3, 'rl')).toBe(path.join('/data/tb', 'demo', 'iter-3-rl'));
+    expect(tensorboardRunDir('tb', 'demo', 1, 'sft')).toBe(path.join(process.cwd(), 'tb', 'demo', 'iter-1-sft'));
+    // an experiment name is one directory, whatever it holds
+    expect(tensorboardRunDir('/data/tb', 'team/exp 1', 2, 'dpo')).toBe(path.join('/data/tb', 'team_exp_1', 'iter-2-dpo'));
+  });
+
+  it('leaves a configuration without a directory, or with a wrong one, to the trainer', () => {
+    for (const v of [undefined, null, '', 3, ['tb']]) expect(tensorboardRunDir(v, 'demo', 1, 'sft')).toBeUndefined();
   });
 });

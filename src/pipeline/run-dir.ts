@@ -99,3 +99,16 @@ export async function storedTrainResult(runDir: string, store: Pick<ArtifactStor
   }
   return { result: parsed.data };
 }
+
+/**
+ * Where an iteration's training writes its TensorBoard curves: `<tensorboard_dir>/<experiment>/iter-<n>-<command>`,
+ * the configured directory (the trainer configuration's `tensorboard_dir`) resolved against the worker's working
+ * directory. So one `tensorboard --logdir <tensorboard_dir>` shows every iteration of every experiment as a run of
+ * its own, and a retried attempt writes into its iteration's directory again (the trainer hides what the attempt
+ * before it logged past the checkpoint it resumes from). `undefined` when the configuration sets no directory (or
+ * not a string: the trainer's own check then names the problem).
+ */
+export function tensorboardRunDir(configured: unknown, experiment: string, iteration: number, command: string): string | undefined {
+  if (typeof configured !== 'string' || configured === '') return undefined;
+  return path.join(path.resolve(configured), experiment.replace(/[^A-Za-z0-9_.-]/g, '_'), `iter-${iteration}-${command}`);
+}

@@ -26,7 +26,7 @@ import time
 import traceback
 from typing import Optional
 
-from . import distributed, lifeline, watchdog
+from . import distributed, lifeline, tensorboard_log, watchdog
 from .config import COMMANDS, load_config
 from .errors import CheckpointError, ConfigError, DataError, OutOfMemory, Terminated, TrainerError, TrainingDiverged
 from .events import EventWriter
@@ -101,11 +101,18 @@ def _main(argv: Optional[list[str]], events: EventWriter) -> int:
         distributed.init()
         t0 = time.time()
         watchdog.start(getattr(cfg, "stall_timeout_s", 0), events)  # the training commands' configurations have it
+        curves = tensorboard_log.sink_for(cfg, a.command)
+        if curves is not None:
+            events.sinks.append(curves)
         try:
-            result = _dispatch(a.command, cfg, events)
+            try:
+                result = _dispatch(a.command, cfg, events)
+            finally:
+                watchdog.stop()
+            events.done(command=a.command, elapsed_s=round(time.time() - t0, 3), **result)
         finally:
-            watchdog.stop()
-        events.done(command=a.command, elapsed_s=round(time.time() - t0, 3), **result)
+            if curves is not None:
+                curves.close()  # an error or a signal ended the run: what was logged is flushed
         return 0
     except TrainerError as e:
         events.error(e.type, str(e))

@@ -190,6 +190,9 @@ class TrainLoopConfig:
     #: many seconds after the first step: a GPU that stopped answering, a hung collective or data read
     #: (watchdog.py). 0: never.
     stall_timeout_s: float = 3600.0
+    #: A directory for TensorBoard: every progress event's numbers as curves (``<command>/loss``, …) at its
+    #: optimizer step (tensorboard_log.py). null: none.
+    tensorboard_dir: Optional[str] = None
 
     def validate_loop(self, where: str) -> None:
         for k in ("data", "output_dir"):
@@ -204,6 +207,12 @@ class TrainLoopConfig:
             raise ConfigError(f"{where}.stall_timeout_s must be >= 0 (0: no watchdog), got {self.stall_timeout_s}")
         if self.max_piece_tokens is not None and self.max_piece_tokens <= 0:
             raise ConfigError(f"{where}.max_piece_tokens must be > 0 or null, got {self.max_piece_tokens}")
+        if self.tensorboard_dir is not None:
+            if not self.tensorboard_dir:
+                raise ConfigError(f"{where}.tensorboard_dir must be a directory or null, got an empty string")
+            from .tensorboard_log import check_available
+
+            check_available(where)
 
 
 # --------------------------------------------------------------------------------------------------- commands

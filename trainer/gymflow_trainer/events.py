@@ -14,7 +14,10 @@ import json
 import math
 import os
 import sys
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
+
+#: Receives every event rank 0 writes, with its fields as given (a NaN still a NaN): tensorboard_log.py.
+Sink = Callable[[str, dict[str, Any]], None]
 
 
 def _clean(v: Any) -> Any:
@@ -42,6 +45,7 @@ class EventWriter:
         self.stream = stream if stream is not None else sys.stdout
         # The launcher's RANK: known before the process group is joined, so even a start-up error is reported once.
         self.rank = rank if rank is not None else _launcher_rank()
+        self.sinks: list[Sink] = []
 
     def emit(self, event: str, **fields: Any) -> None:
         line = json.dumps(_clean({"event": event, **fields}), separators=(",", ":"), allow_nan=False)
@@ -52,6 +56,8 @@ class EventWriter:
             return
         self.stream.write(line + "\n")
         self.stream.flush()
+        for sink in self.sinks:
+            sink(event, fields)
 
     def progress(self, **fields: Any) -> None:
         self.emit("progress", **fields)
