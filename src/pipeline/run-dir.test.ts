@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactStore } from '../hub/store/store.js';
 import { putTree } from '../hub/store/tree.js';
-import { releaseRunDir, STORED_RESULT_FILE, storedTrainResult, tensorboardRunDir, type StoredTrainResult } from './run-dir.js';
+import { releaseRunDir, STORED_RESULT_FILE, storedTrainResult, tensorboardDirs, tensorboardRunDir, type StoredTrainResult } from './run-dir.js';
 
 describe('a train run directory after its checkpoint is stored', () => {
   let root: string;
@@ -68,6 +68,13 @@ describe('tensorboardRunDir', () => {
     expect(tensorboardRunDir('tb', 'demo', 1, 'sft')).toBe(path.join(process.cwd(), 'tb', 'demo', 'iter-1-sft'));
     // an experiment name is one directory, whatever it holds
     expect(tensorboardRunDir('/data/tb', 'team/exp 1', 2, 'dpo')).toBe(path.join('/data/tb', 'team_exp_1', 'iter-2-dpo'));
+  });
+
+  it('lists the directories of a configuration’s phases once each, for tensorboard --logdir', () => {
+    const phase = (config: Record<string, unknown>): { train: { config: Record<string, unknown> } } => ({ train: { config } });
+    const config = { phases: [phase({ tensorboard_dir: 'tb' }), phase({ tensorboard_dir: './tb' }), phase({}), phase({ tensorboard_dir: '/data/tb' })] };
+    expect(tensorboardDirs(config)).toEqual([path.join(process.cwd(), 'tb'), '/data/tb']);
+    expect(tensorboardDirs({ phases: [phase({ epochs: 1 })] })).toEqual([]);
   });
 
   it('leaves a configuration without a directory, or with a wrong one, to the trainer', () => {

@@ -112,3 +112,17 @@ export function tensorboardRunDir(configured: unknown, experiment: string, itera
   if (typeof configured !== 'string' || configured === '') return undefined;
   return path.join(path.resolve(configured), experiment.replace(/[^A-Za-z0-9_.-]/g, '_'), `iter-${iteration}-${command}`);
 }
+
+/**
+ * The directories whose runs a pipeline configuration's training writes (each phase's
+ * `train.config.tensorboard_dir`, resolved as {@link tensorboardRunDir} does), each once: what to give
+ * `tensorboard --logdir`.
+ */
+export function tensorboardDirs(config: { readonly phases: readonly { readonly train: { readonly config: Record<string, unknown> } }[] }): string[] {
+  const dirs = new Set<string>();
+  for (const phase of config.phases) {
+    const dir = phase.train.config['tensorboard_dir'];
+    if (typeof dir === 'string' && dir !== '') dirs.add(path.resolve(dir));
+  }
+  return [...dirs];
+}

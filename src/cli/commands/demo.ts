@@ -7,6 +7,7 @@ import { runEpisode } from '../../core/rollout.js';
 import { shortRef } from '../../hub/store/layout.js';
 import { loadPipelineConfig } from '../../pipeline/config.js';
 import { ensurePortFree, startDevServer, startWorkerProcess, type DevServer, type WorkerProcess } from '../../pipeline/dev-server.js';
+import { tensorboardDirs } from '../../pipeline/run-dir.js';
 import { SEARCH_ATTRIBUTES } from '../../pipeline/search-attributes.js';
 import type { IterationMetrics, PipelineStatus } from '../../pipeline/status.js';
 import { requireTemporalBinary } from '../../pipeline/temporal-cli.js';
@@ -72,6 +73,7 @@ async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
     log(`demo: trainingLoop '${workflowId}' on ${config.env} (${config.max_iterations} iterations at most${config.target ? `, target ${config.target.metric} ≥ ${config.target.value}` : ''})`);
     log(`demo: watch it in the Temporal Web UI: ${server.uiUrl ?? `http://127.0.0.1:${opts.uiPort}`}/namespaces/default/workflows/${workflowId}`);
     log(`demo: or: temporal workflow query --address ${address} --workflow-id ${workflowId} --type pipeline_status`);
+    for (const dir of tensorboardDirs(config)) log(`demo: training curves: .venv/bin/tensorboard --logdir ${dir}`);
     const t0 = Date.now();
     let shown = 0;
     let lastStage = '';
