@@ -2,10 +2,12 @@
  * The pipeline's activities, grouped by the task queue whose workers run them (docs/pipeline.md):
  * CPU (`gymflow`): configuration checks, tasks, rollouts, reward, export, evaluation, retention, waiting for
  * the policy server;
- * GPU (`gymflow-gpu`): trainer configuration checks, the initial policy, training, ONNX export, serving the policy.
+ * GPU (`gymflow-gpu`): trainer configuration checks, the initial policy, training, ONNX export, serving the policy,
+ * the loop's TensorBoard curves.
  */
 import { registerBuiltinEnvs } from '../src/envs/register.js';
 import type { WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { createCurveActivities } from './curves.js';
 import { createRetentionActivities } from './retention.js';
 import { createRolloutActivities } from './rollouts.js';
 import { createServeActivities } from './serve.js';
@@ -26,7 +28,8 @@ export function createPipelineActivities(defaults: ActivityDefaults = {}) {
   const train = createTrainActivities(defaults);
   const retention = createRetentionActivities(defaults);
   const serve = createServeActivities(defaults);
-  return { ...setup, ...rollouts, ...train, ...retention, ...serve };
+  const curves = createCurveActivities();
+  return { ...setup, ...rollouts, ...train, ...retention, ...serve, ...curves };
 }
 
 /** The activity functions of gymflow's pipeline. */
@@ -56,5 +59,6 @@ export function gpuActivities(defaults: ActivityDefaults = {}) {
     train: a.train,
     exportPolicy: a.exportPolicy,
     servePolicy: a.servePolicy,
+    writeLoopCurves: a.writeLoopCurves,
   };
 }

@@ -136,7 +136,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         await mkdir(runDir, { recursive: true });
         const model = { ...((o.config['model'] as Record<string, unknown> | undefined) ?? {}), path: await modelDir(ws, o.policy) };
         const configFile = path.join(runDir, `${o.command}.json`);
-        const tensorboard = tensorboardRunDir(o.config['tensorboard_dir'], o.experiment, o.iteration, o.command);
+        const tensorboard = tensorboardRunDir(o.config, o.experiment, o.iteration, o.command);
         const trainerConfig = { ...o.config, model, data: ws.store.objectFile(o.datasetRef), output_dir: outputDir, ...(tensorboard === undefined ? {} : { tensorboard_dir: tensorboard }) };
         await writeFile(configFile, JSON.stringify(trainerConfig, null, 2));
 

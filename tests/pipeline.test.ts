@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
@@ -24,10 +24,11 @@ import { runWorker as runGpuWorker } from '../workers/gpu.js';
 import { cancelSignal, pauseSignal, pipeline, pipelineStatusQuery, resumeSignal, trainingLoop } from '../workflows/index.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
+import { tensorboardPoints } from './support/tensorboard.js';
 import { freePort, repoRoot, startLocalTemporal, type LocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
-const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
+const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'tensorboard', 'gymflow_trainer']);
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -164,11 +165,14 @@ temporal.describe('pipeline on Temporal', () => {
       expect(status.stages.train.note).toMatch(/^1 steps, loss \d+\.\d{4}, entropy \d+\.\d{4}, mismatch \d(\.\d)?(e-\d+)?$/);
       expect(status.history[1]?.rollouts).toMatchObject({ episodes: 4, success: 1 });
       expect(status.best?.iteration).toBeGreaterThanOrEqual(0);
-      // Each iteration's training curves went to a TensorBoard run of its own (the trainer's tests read them back).
-      for (const run of ['iter-1-sft', 'iter-2-rl']) {
-        const files = await readdir(path.join(dir, 'tb', c.name, run));
-        expect(files.filter((f) => f.startsWith('events.out.tfevents.')), run).toHaveLength(1);
-      }
+      // TensorBoard: each iteration's training curves in a run of its own, and the loop's, one point per iteration.
+      const tb = path.join(dir, 'tb', c.name);
+      expect((await tensorboardPoints(path.join(tb, 'iter-1-sft')))['sft/loss']?.map(([step]) => step)).toEqual([1, 2]);
+      expect((await tensorboardPoints(path.join(tb, 'iter-2-rl')))['rl/entropy']?.map(([step]) => step)).toEqual([1]);
+      const loop = await tensorboardPoints(path.join(tb, 'loop'));
+      expect(loop['eval/success']?.map(([step]) => step)).toEqual([0, 1, 2]);
+      for (const [step, value] of loop['eval/success'] ?? []) expect(value, `iteration ${step}`).toBeCloseTo(status.history[step]?.success?.value ?? Number.NaN, 6);
+      expect(loop['train/steps']).toEqual([[1, 2], [2, 1]]);
 
       // Every ref is an artifact of the store, with the lineage dataset ← rollouts ← shards ← task set.
       const store = await ArtifactStore.open({ root: path.join(dir, 'store') });

@@ -27,6 +27,7 @@ import { SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
 import {
   bestOf,
   freshStages,
+  loopScalars,
   trainMetrics,
   trainNumbers,
   type CancelStatus,
@@ -111,6 +112,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
     train: train.train,
     servePolicy: serve.servePolicy,
     awaitPolicyServer: awaitServer.awaitPolicyServer,
+    writeLoopCurves: gpuSetup.writeLoopCurves,
   };
 }
 
@@ -391,6 +393,20 @@ export class PipelineRunner {
     } catch (err) {
       if (isCancellation(err)) throw err;
       this.status.retention = { pruned: [], error: describeFailure(err).message };
+    }
+  }
+
+  /**
+   * Appends an iteration's numbers to the loop's TensorBoard curves under `dir` (activities/curves.ts). Curves are
+   * a convenience: a failure is logged and the loop goes on.
+   */
+  async writeCurves(dir: string, metrics: IterationMetrics): Promise<void> {
+    const a = bindActivities(this.config, '1h');
+    try {
+      await a.writeLoopCurves({ dir, experiment: this.config.name, iteration: metrics.iteration, scalars: loopScalars(metrics) });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn(`TensorBoard curves of iteration ${metrics.iteration} not written: ${describeFailure(err).message}`);
     }
   }
 

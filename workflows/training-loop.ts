@@ -7,7 +7,7 @@
  */
 import { allHandlersFinished, condition, continueAsNew, patched } from '@temporalio/workflow';
 import type { PipelineConfig } from '../src/pipeline/config.js';
-import { phaseOf } from '../src/pipeline/plan.js';
+import { phaseOf, tensorboardDirOf } from '../src/pipeline/plan.js';
 import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PolicyState, type StopReason } from '../src/pipeline/status.js';
 import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
 
@@ -120,6 +120,8 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
     // Retention sees the iteration compaction is about to drop (a best just superseded), or its models would
     // never be pruned; histories recorded before this compacted first.
     await runner.retain(patched('retain-before-compacting') ? full : history);
+    const curves = tensorboardDirOf(validated, iteration);
+    if (curves !== undefined && patched('loop-curves')) await runner.writeCurves(curves, metrics);
     runner.publish({ iteration, ...(iteration === 0 ? { algorithm: 'baseline' } : { algorithm: phaseOf(validated, iteration).phase.train.command }) });
 
     const next: LoopState = { ...loop, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1 };

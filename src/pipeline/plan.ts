@@ -28,6 +28,20 @@ export function phaseOf(config: Pick<PipelineConfig, 'phases'>, iteration: numbe
   throw new Error('pipeline configuration has no phases');
 }
 
+/**
+ * A trainer configuration's `tensorboard_dir` when it is a non-empty string, else `undefined` (none, or a wrong
+ * value: the trainer's own check names that).
+ */
+export function tensorboardDirIn(trainConfig: Readonly<Record<string, unknown>>): string | undefined {
+  const dir = trainConfig['tensorboard_dir'];
+  return typeof dir === 'string' && dir !== '' ? dir : undefined;
+}
+
+/** The TensorBoard directory of iteration `iteration`'s phase (the baseline's: the first phase's), if it sets one. */
+export function tensorboardDirOf(config: Pick<PipelineConfig, 'phases'>, iteration: number): string | undefined {
+  return tensorboardDirIn(phaseOf(config, iteration).phase.train.config);
+}
+
 /** The base seed of iteration `iteration`'s collection: a fresh task order and episode seeds every iteration. */
 export function iterationSeed(seed: number, iteration: number): number {
   return mixSeed(seed, ITERATION_STREAM, iteration);

@@ -64,10 +64,10 @@ describe('a train run directory after its checkpoint is stored', () => {
 
 describe('tensorboardRunDir', () => {
   it('gives each experiment and iteration a run of its own under the configured directory', () => {
-    expect(tensorboardRunDir('/data/tb', 'demo', 3, 'rl')).toBe(path.join('/data/tb', 'demo', 'iter-3-rl'));
-    expect(tensorboardRunDir('tb', 'demo', 1, 'sft')).toBe(path.join(process.cwd(), 'tb', 'demo', 'iter-1-sft'));
+    expect(tensorboardRunDir({ tensorboard_dir: '/data/tb' }, 'demo', 3, 'rl')).toBe(path.join('/data/tb', 'demo', 'iter-3-rl'));
+    expect(tensorboardRunDir({ tensorboard_dir: 'tb', epochs: 2 }, 'demo', 1, 'sft')).toBe(path.join(process.cwd(), 'tb', 'demo', 'iter-1-sft'));
     // an experiment name is one directory, whatever it holds
-    expect(tensorboardRunDir('/data/tb', 'team/exp 1', 2, 'dpo')).toBe(path.join('/data/tb', 'team_exp_1', 'iter-2-dpo'));
+    expect(tensorboardRunDir({ tensorboard_dir: '/data/tb' }, 'team/exp 1', 2, 'dpo')).toBe(path.join('/data/tb', 'team_exp_1', 'iter-2-dpo'));
   });
 
   it('lists the directories of a configuration’s phases once each, for tensorboard --logdir', () => {
@@ -78,6 +78,7 @@ describe('tensorboardRunDir', () => {
   });
 
   it('leaves a configuration without a directory, or with a wrong one, to the trainer', () => {
-    for (const v of [undefined, null, '', 3, ['tb']]) expect(tensorboardRunDir(v, 'demo', 1, 'sft')).toBeUndefined();
+    for (const v of [undefined, null, '', 3, ['tb']]) expect(tensorboardRunDir({ tensorboard_dir: v }, 'demo', 1, 'sft')).toBeUndefined();
+    expect(tensorboardRunDir({}, 'demo', 1, 'sft')).toBeUndefined();
   });
 });

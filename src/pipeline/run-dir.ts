@@ -5,6 +5,8 @@ import { formatZodIssues } from '../core/trajectory.js';
 import { fsyncDir, isErrno } from '../hub/store/atomic.js';
 import { REF_PATTERN } from '../hub/store/layout.js';
 import type { ArtifactStore } from '../hub/store/store.js';
+import { tensorboardDirIn } from './plan.js';
+import { experimentCurvesDir } from './tensorboard.js';
 
 /**
  * What a `train` attempt leaves in its run directory (`<work_dir>/runs/<workflow>/<run>/iter-<n>-<command>`)
@@ -102,15 +104,14 @@ export async function storedTrainResult(runDir: string, store: Pick<ArtifactStor
 
 /**
  * Where an iteration's training writes its TensorBoard curves: `<tensorboard_dir>/<experiment>/iter-<n>-<command>`,
- * the configured directory (the trainer configuration's `tensorboard_dir`) resolved against the worker's working
- * directory. So one `tensorboard --logdir <tensorboard_dir>` shows every iteration of every experiment as a run of
- * its own, and a retried attempt writes into its iteration's directory again (the trainer hides what the attempt
- * before it logged past the checkpoint it resumes from). `undefined` when the configuration sets no directory (or
- * not a string: the trainer's own check then names the problem).
+ * the trainer configuration's `tensorboard_dir` resolved against the worker's working directory. So one
+ * `tensorboard --logdir <tensorboard_dir>` shows every iteration of every experiment as a run of its own, and a
+ * retried attempt writes into its iteration's directory again (the trainer hides what the attempt before it
+ * logged past the checkpoint it resumes from). `undefined` when the configuration sets no directory.
  */
-export function tensorboardRunDir(configured: unknown, experiment: string, iteration: number, command: string): string | undefined {
-  if (typeof configured !== 'string' || configured === '') return undefined;
-  return path.join(path.resolve(configured), experiment.replace(/[^A-Za-z0-9_.-]/g, '_'), `iter-${iteration}-${command}`);
+export function tensorboardRunDir(trainConfig: Readonly<Record<string, unknown>>, experiment: string, iteration: number, command: string): string | undefined {
+  const dir = tensorboardDirIn(trainConfig);
+  return dir === undefined ? undefined : path.join(experimentCurvesDir(dir, experiment), `iter-${iteration}-${command}`);
 }
 
 /**
@@ -118,11 +119,11 @@ export function tensorboardRunDir(configured: unknown, experiment: string, itera
  * `train.config.tensorboard_dir`, resolved as {@link tensorboardRunDir} does), each once: what to give
  * `tensorboard --logdir`.
  */
-export function tensorboardDirs(config: { readonly phases: readonly { readonly train: { readonly config: Record<string, unknown> } }[] }): string[] {
+export function tensorboardDirs(config: { readonly phases: readonly { readonly train: { readonly config: Readonly<Record<string, unknown>> } }[] }): string[] {
   const dirs = new Set<string>();
   for (const phase of config.phases) {
-    const dir = phase.train.config['tensorboard_dir'];
-    if (typeof dir === 'string' && dir !== '') dirs.add(path.resolve(dir));
+    const dir = tensorboardDirIn(phase.train.config);
+    if (dir !== undefined) dirs.add(path.resolve(dir));
   }
   return [...dirs];
 }

@@ -233,3 +233,31 @@ export function compactHistory(history: readonly IterationMetrics[], max = 200):
   const head = [first, ...history.filter((h) => h.iteration === best)].filter((h): h is IterationMetrics => h !== undefined && !keep.includes(h));
   return [...new Set([...head, ...keep])].slice(-max);
 }
+
+/**
+ * An iteration's numbers as the loop's curves: `eval/success` (held out; with `eval/success_low` and
+ * `eval/success_high`, its Wilson interval), `eval/reward`, `eval/steps`, `rollouts/success`, `rollouts/reward`,
+ * `rollouts/steps`, `rollouts/episodes`, `train/loss`, `train/steps`, `train/entropy`, `train/mismatch_kl` and
+ * `wall_minutes`, each where the iteration has it (the baseline has no rollouts and no training).
+ */
+export function loopScalars(m: IterationMetrics): Record<string, number> {
+  const out: Record<string, number> = {};
+  const put = (tag: string, v: number | null | undefined): void => {
+    if (typeof v === 'number') out[tag] = v;
+  };
+  put('eval/success', m.success?.value);
+  put('eval/success_low', m.success?.low);
+  put('eval/success_high', m.success?.high);
+  put('eval/reward', m.evalReward);
+  put('eval/steps', m.evalSteps);
+  put('rollouts/success', m.rollouts?.success);
+  put('rollouts/reward', m.rollouts?.meanReward);
+  put('rollouts/steps', m.rollouts?.meanSteps);
+  put('rollouts/episodes', m.rollouts?.episodes);
+  put('train/loss', m.train?.loss);
+  put('train/steps', m.train?.steps);
+  put('train/entropy', m.train?.entropy);
+  put('train/mismatch_kl', m.train?.mismatchKl);
+  put('wall_minutes', m.wallMs / 60_000);
+  return out;
+}
