@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -296,9 +296,12 @@ temporal.describe('pipeline on Temporal', () => {
 
     it('stops at the target: the first training iteration that reaches it, never the baseline', { timeout: 120_000 }, async () => {
       // The expert evaluates (success 1 from the baseline on), so only the target can end the loop early.
+      // Its TensorBoard directory cannot be made (a file is in the way): curves never stop the trainer or the loop.
+      const blocked = path.join(dir, 'tb-blocked');
+      writeFileSync(blocked, 'not a directory');
       const c = config({
         collect: { agent: 'expert', tasks: 2, shard_size: 1 },
-        train: { command: 'sft', config: { max_steps: 1, max_length: 256 } },
+        train: { command: 'sft', config: { max_steps: 1, max_length: 256, tensorboard_dir: blocked } },
         eval: { agent: 'expert', tasks: 2, baseline: true },
         target: { metric: 'heldout_success', value: 0.9 },
         max_iterations: 3,
@@ -311,6 +314,7 @@ temporal.describe('pipeline on Temporal', () => {
         [1, 1],
       ]);
       expect(await handle.query(pipelineStatusQuery)).toMatchObject({ state: 'completed', stopReason: 'target', iteration: 1, maxIterations: 3 });
+      expect(readFileSync(blocked, 'utf8')).toBe('not a directory');
     });
 
     it('runs shards as local activities with collect.shard_execution: local', { timeout: 120_000 }, async () => {

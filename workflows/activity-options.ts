@@ -89,6 +89,16 @@ export const GPU_SETUP_OPTIONS: ActivityOptions = {
 };
 
 /**
+ * The loop's TensorBoard curves (`writeLoopCurves`, GPU queue): an append of a few hundred bytes. Three attempts
+ * within a minute; after that the workflow logs the failure and goes on, since a missing point costs a curve,
+ * not the loop.
+ */
+export const CURVES_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+};
+
+/**
  * The policy server (`servePolicy`, GPU queue): runs as long as the stage that acts through it, until the
  * workflow cancels it. Heartbeats every 5 s, so 30 s without one means the GPU worker is gone (the stage's
  * shards wait for the server meanwhile, so the sooner a new worker takes over the better). A server

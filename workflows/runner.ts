@@ -39,6 +39,7 @@ import {
 import {
   AWAIT_SERVER_OPTIONS,
   CHECK_OPTIONS,
+  CURVES_OPTIONS,
   EVAL_OPTIONS,
   GPU_SETUP_OPTIONS,
   LOCAL_SHARD_OPTIONS,
@@ -97,6 +98,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
   const train = proxyActivities<PipelineActivities>({ ...trainOptions(trainTimeout, trainHeartbeatTimeout), taskQueue: gpu });
   const serve = proxyActivities<PipelineActivities>({ ...SERVE_OPTIONS, taskQueue: gpu });
   const awaitServer = proxyActivities<PipelineActivities>({ ...AWAIT_SERVER_OPTIONS, taskQueue: cpu });
+  const curves = proxyActivities<PipelineActivities>({ ...CURVES_OPTIONS, taskQueue: gpu });
   return {
     checkConfig: checks.checkConfig,
     checkTrainerConfigs: gpuChecks.checkTrainerConfigs,
@@ -112,7 +114,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
     train: train.train,
     servePolicy: serve.servePolicy,
     awaitPolicyServer: awaitServer.awaitPolicyServer,
-    writeLoopCurves: gpuSetup.writeLoopCurves,
+    writeLoopCurves: curves.writeLoopCurves,
   };
 }
 
