@@ -4,9 +4,13 @@
  * (src/pipeline/tensorboard.ts). Idempotent for TensorBoard: an iteration written again replaces its points.
  */
 import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { appendScalars, LOOP_EVENTS_FILE, loopCurvesDir } from '../src/pipeline/tensorboard.js';
 import { parseInput, withFailureMapping } from './common.js';
+
+/** Errors no retry can fix: something in the way of the directory, or no permission to write there. */
+const UNWRITABLE = new Set(['ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EROFS', 'ENAMETOOLONG']);
 
 /** Curve activities. */
 export function createCurveActivities() {
@@ -20,7 +24,16 @@ export function createCurveActivities() {
       );
       return withFailureMapping(async () => {
         const file = path.join(loopCurvesDir(o.dir, o.experiment), LOOP_EVENTS_FILE);
-        await appendScalars(file, o.iteration, o.scalars);
+        try {
+          await appendScalars(file, o.iteration, o.scalars);
+        } catch (err) {
+          // A path that cannot be a directory or may not be written stays so: no retry (a full disk may clear).
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code !== undefined && UNWRITABLE.has(code)) {
+            throw ApplicationFailure.create({ message: `TensorBoard curves: ${(err as Error).message}`, type: 'CURVES_UNWRITABLE', nonRetryable: true, cause: err as Error });
+          }
+          throw err;
+        }
         return { file };
       });
     },

@@ -90,8 +90,8 @@ export const GPU_SETUP_OPTIONS: ActivityOptions = {
 
 /**
  * The loop's TensorBoard curves (`writeLoopCurves`, GPU queue): an append of a few hundred bytes. Three attempts
- * within a minute; after that the workflow logs the failure and goes on, since a missing point costs a curve,
- * not the loop.
+ * within a minute (one when the path cannot be written: `CURVES_UNWRITABLE`); after that the workflow logs the
+ * failure and goes on, since a missing point costs a curve, not the loop.
  */
 export const CURVES_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '1 minute',
