@@ -243,7 +243,8 @@ export function compactHistory(history: readonly IterationMetrics[], max = 200):
 export function loopScalars(m: IterationMetrics): Record<string, number> {
   const out: Record<string, number> = {};
   const put = (tag: string, v: number | null | undefined): void => {
-    if (typeof v === 'number') out[tag] = v;
+    // JSON carries no NaN or infinity (a diverged loss arrives as null), and an activity's input is JSON
+    if (typeof v === 'number' && Number.isFinite(v)) out[tag] = v;
   };
   put('eval/success', m.success?.value);
   put('eval/success_low', m.success?.low);

@@ -54,6 +54,7 @@ describe('loopScalars', () => {
     });
     // the baseline: an evaluation only; a trainer that reported no loss (null) has no point either
     expect(loopScalars({ iteration: 0, phase: 'sft', algorithm: 'baseline', wallMs: 6000, refs: {}, train: { loss: null, steps: 0 } })).toEqual({ 'train/steps': 0, 'wall_minutes': 0.1 });
+    expect(loopScalars({ ...rl, train: { loss: Number.NaN, steps: 3, entropy: Number.POSITIVE_INFINITY } })).not.toHaveProperty('train/loss');
   });
 });
 
