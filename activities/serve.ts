@@ -18,16 +18,12 @@ import { z } from 'zod';
 import { durationMs, PolicyServeSchema } from '../src/pipeline/config.js';
 import { serveConfigFile, serveLaunch, waitForModel } from '../src/pipeline/serve.js';
 import { classifyTrainerRun, runTrainer, type TrainerRunResult } from '../src/pipeline/trainer-process.js';
-import { openWorkspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { fileSafe, openWorkspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
 import { parseInput, withFailureMapping } from './common.js';
 import { trainerEnv, trainerPython } from './python.js';
 import { PolicySchema, ServedPolicySchema } from './schemas.js';
 import { failWith, modelDir } from './train.js';
 
-/** A served model name as a file name. */
-function fileSafe(model: string): string {
-  return model.replace(/[^A-Za-z0-9_.-]/g, '_');
-}
 
 /**
  * Where the output of the server of `model` (the served model name) is appended, attempt after attempt:

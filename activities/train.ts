@@ -34,7 +34,7 @@ import {
   type TrainerRunResult,
   type TrainHeartbeat,
 } from '../src/pipeline/trainer-process.js';
-import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { checkoutCached, fileSafe, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
 import { parseInput, progressReporter, withFailureMapping } from './common.js';
 import { PolicySchema, storeRef as ref } from './schemas.js';
 import { runPython, trainerEnv, trainerPython } from './python.js';
@@ -126,7 +126,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         const started = Date.now();
         // One directory per workflow run and iteration: a retry finds the checkpoints of the attempt before.
         const { workflowId, runId } = info.workflowExecution ?? { workflowId: 'standalone', runId: info.activityId };
-        const runDir = path.join(ws.workDir, 'runs', workflowId.replace(/[^A-Za-z0-9_.-]/g, '_'), runId, `iter-${o.iteration}-${o.command}`);
+        const runDir = path.join(ws.workDir, 'runs', fileSafe(workflowId), runId, `iter-${o.iteration}-${o.command}`);
         const outputDir = path.join(runDir, 'output');
         // An earlier attempt stored the checkpoint but its result never reached the server (the worker died
         // after `putTree`): return what it recorded rather than train again (run-dir.ts).

@@ -24,6 +24,7 @@ import { isConversionProblem } from '../src/recorder/adapter.js';
 import { convertFile } from '../src/recorder/convert.js';
 import { FIXTURES } from '../src/recorder/__fixtures__/fixtures.js';
 import { runRules } from '../src/reward/rules/run.js';
+import { SHORT_STRING } from '../src/reward/rules/token-index.js';
 import { scoreTrajectoryRules } from '../src/reward/score.js';
 import { agentLogPool, syntheticPool } from './reward-pools.js';
 
@@ -93,8 +94,6 @@ function readOnce(texts: readonly string[]): number {
 
 const COPY_BUFFER = new Uint8Array(1 << 20);
 const ENCODER = new TextEncoder();
-/** Strings up to this long are copied by a loop when ASCII (as `WasmRevealIndex` does). */
-const SHORT_STRING = 64;
 
 /** Copies every text into {@link COPY_BUFFER} (each at its start), as the token index copies texts in. */
 function copyIn(texts: readonly string[]): number {

@@ -1,5 +1,7 @@
 import { appendFile, mkdir, readFile, truncate } from 'node:fs/promises';
 import path from 'node:path';
+import { isErrno } from '../hub/store/atomic.js';
+import { fileSafe } from './workspace.js';
 
 /**
  * The training loop's own TensorBoard curves, one point per iteration (docs/pipeline.md, "Training curves"):
@@ -25,7 +27,7 @@ import path from 'node:path';
  * (`iter-<n>-<command>`, run-dir.ts), and so are the loop's curves ({@link loopCurvesDir}).
  */
 export function experimentCurvesDir(configured: string, experiment: string): string {
-  return path.join(path.resolve(configured), experiment.replace(/[^A-Za-z0-9_.-]/g, '_'));
+  return path.join(path.resolve(configured), fileSafe(experiment));
 }
 
 /** Where the loop's curves go: `<dir>/<experiment>/loop`. */
@@ -158,7 +160,7 @@ export async function appendScalars(file: string, step: number, scalars: Readonl
   try {
     existing = await readFile(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (!isErrno(err, 'ENOENT')) throw err;
   }
   const records: Buffer[] = [];
   if (existing === undefined || existing.length === 0) {

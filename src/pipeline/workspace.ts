@@ -12,6 +12,11 @@ import { checkoutTree } from '../hub/store/tree.js';
  */
 
 /** Defaults of a worker (its `--store` / `--work-dir`), used when the pipeline configuration gives none. */
+/** A name (a workflow id, a served model, an experiment) as one file or directory name: anything but `A-Za-z0-9_.-` becomes `_`. */
+export function fileSafe(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
 export interface WorkspaceDefaults {
   store?: string | undefined;
   workDir?: string | undefined;

@@ -101,18 +101,15 @@ def _main(argv: Optional[list[str]], events: EventWriter) -> int:
         distributed.init()
         t0 = time.time()
         watchdog.start(getattr(cfg, "stall_timeout_s", 0), events)  # the training commands' configurations have it
+        # The curves close (and flush) on the `done` or `error` event that every way out of here writes.
         curves = tensorboard_log.sink_for(cfg, a.command)
         if curves is not None:
             events.sinks.append(curves)
         try:
-            try:
-                result = _dispatch(a.command, cfg, events)
-            finally:
-                watchdog.stop()
-            events.done(command=a.command, elapsed_s=round(time.time() - t0, 3), **result)
+            result = _dispatch(a.command, cfg, events)
         finally:
-            if curves is not None:
-                curves.close()  # an error or a signal ended the run: what was logged is flushed
+            watchdog.stop()
+        events.done(command=a.command, elapsed_s=round(time.time() - t0, 3), **result)
         return 0
     except TrainerError as e:
         events.error(e.type, str(e))

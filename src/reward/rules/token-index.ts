@@ -196,7 +196,7 @@ const MEMBER_WORDS = 4;
 /** Byte written between two param values, so a token never runs from one into the next. */
 const SEPARATOR = 0;
 /** Strings up to this long are copied into the module's memory by a JavaScript loop when ASCII. */
-const SHORT_STRING = 64;
+export const SHORT_STRING = 64;
 const ENCODER = new TextEncoder();
 
 /** `String.prototype.isWellFormed` (Node 20; not in the ES2023 lib): no lone surrogates. O(1) for one-byte strings. */
