@@ -21,9 +21,10 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code is replayed deterministically inside the Temporal sandbox: no Node built-ins, no I/O.
-    files: ['workflows/**/*.ts'],
-    ignores: ['workflows/**/*.test.ts'],
+    // Workflow code is replayed deterministically inside the Temporal sandbox: no Node built-ins, no I/O. The
+    // same holds for src/loop, the workflow-safe part that workflows import.
+    files: ['workflows/**/*.ts', 'src/loop/**/*.ts'],
+    ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', { paths: nodeBuiltins.map((name) => ({ name, message: 'workflows must not use Node built-ins' })) }],
     },

@@ -9,7 +9,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { GymflowError } from '../src/core/errors.js';
 import { formatZodIssues } from '../src/core/trajectory.js';
-import type { StageName } from '../src/pipeline/status.js';
+import type { StageName } from '../src/loop/status.js';
 import { stageProgressSignal, type StageProgress } from '../workflows/messages.js';
 
 /** Error codes no retry can fix: the configuration or the data is wrong. */

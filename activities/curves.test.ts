@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LOOP_EVENTS_FILE } from '../src/pipeline/tensorboard.js';
+import { LOOP_EVENTS_FILE } from '../src/runtime/tensorboard.js';
 import { createCurveActivities } from './curves.js';
 
 describe('writeLoopCurves', () => {

@@ -1,12 +1,12 @@
 /**
  * The loop's TensorBoard curves (GPU queue, beside the trainer's: the same host resolves the same
  * `tensorboard_dir`): `writeLoopCurves` appends one iteration's numbers to `<dir>/<experiment>/loop`
- * (src/pipeline/tensorboard.ts). Idempotent for TensorBoard: an iteration written again replaces its points.
+ * (src/runtime/tensorboard.ts). Idempotent for TensorBoard: an iteration written again replaces its points.
  */
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { appendScalars, LOOP_EVENTS_FILE, loopCurvesDir } from '../src/pipeline/tensorboard.js';
+import { appendScalars, LOOP_EVENTS_FILE, loopCurvesDir } from '../src/runtime/tensorboard.js';
 import { parseInput, withFailureMapping } from './common.js';
 
 /** Errors no retry can fix: something in the way of the directory, or no permission to write there. */

@@ -6,7 +6,7 @@
  * the loop's TensorBoard curves.
  */
 import { registerBuiltinEnvs } from '../src/envs/register.js';
-import type { WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import type { WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { createCurveActivities } from './curves.js';
 import { createRetentionActivities } from './retention.js';
 import { createRolloutActivities } from './rollouts.js';

@@ -1,11 +1,11 @@
 /**
  * The loop's `retention` (CPU queue): `pruneModels` prunes the checkpoints and ONNX policies of the
- * iterations the configuration lets go (`refsToPrune`, src/pipeline/plan.ts). Pruning keeps an artifact's
+ * iterations the configuration lets go (`refsToPrune`, src/loop/plan.ts). Pruning keeps an artifact's
  * entry, names and lineage and releases its files for the next `gymflow store gc` (docs/store.md,
  * "Pruning"). Idempotent: a retry, or a ref pruned after an earlier iteration, changes nothing.
  */
 import { z } from 'zod';
-import { openWorkspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
+import { openWorkspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { parseInput, withFailureMapping } from './common.js';
 import { storeRef as ref } from './schemas.js';
 

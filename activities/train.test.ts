@@ -9,10 +9,10 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { putTree } from '../src/hub/store/tree.js';
-import { releaseRunDir, type StoredTrainResult } from '../src/pipeline/run-dir.js';
-import { openWorkspace } from '../src/pipeline/workspace.js';
+import { releaseRunDir, type StoredTrainResult } from '../src/runtime/run-dir.js';
+import { openWorkspace } from '../src/runtime/workspace.js';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { TrainerOutcome } from '../src/pipeline/trainer-process.js';
+import type { TrainerOutcome } from '../src/runtime/trainer-process.js';
 import { NON_RETRYABLE_TYPES } from '../workflows/activity-options.js';
 import { createTrainActivities, failWith } from './train.js';
 

@@ -7,7 +7,7 @@
  * and the newest complete one in the attempt's output directory,
  * and kills the trainer's process group when the activity is cancelled or times out. The final model is
  * stored as a `checkpoint` tree; the activity returns its ref, after deleting the attempt's step checkpoints
- * and leaving a record of its result that a retry returns (src/pipeline/run-dir.ts).
+ * and leaving a record of its result that a retry returns (src/runtime/run-dir.ts).
  *
  * `exportPolicy` runs `python -m gymflow_trainer export-onnx` on a checkpoint and stores the policy
  * directory (`model.onnx`, tokenizer, `gymflow_policy.json`) as a `policy` tree, acted with as `local:<dir>`.
@@ -18,8 +18,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { putTree } from '../src/hub/store/tree.js';
-import { releaseRunDir, storedTrainResult, tensorboardRunDir, TRAINER_LOG, type StoredTrainResult } from '../src/pipeline/run-dir.js';
-import { trainNumbers, type PolicyState } from '../src/pipeline/status.js';
+import { releaseRunDir, storedTrainResult, tensorboardRunDir, TRAINER_LOG, type StoredTrainResult } from '../src/runtime/run-dir.js';
+import { trainNumbers, type PolicyState } from '../src/loop/status.js';
 import {
   buildTrainerLaunch,
   classifyTrainerRun,
@@ -33,8 +33,8 @@ import {
   type TrainerOutcome,
   type TrainerRunResult,
   type TrainHeartbeat,
-} from '../src/pipeline/trainer-process.js';
-import { checkoutCached, fileSafe, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/pipeline/workspace.js';
+} from '../src/runtime/trainer-process.js';
+import { checkoutCached, fileSafe, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { parseInput, progressReporter, withFailureMapping } from './common.js';
 import { PolicySchema, storeRef as ref } from './schemas.js';
 import { runPython, trainerEnv, trainerPython } from './python.js';

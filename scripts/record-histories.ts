@@ -19,10 +19,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { loadPipelineConfig, parsePipelineConfig, type PipelineConfig } from '../src/pipeline/config.js';
-import { freePort, startDevServer, startWorkerProcess, type WorkerProcess } from '../src/pipeline/dev-server.js';
-import { SEARCH_ATTRIBUTES } from '../src/pipeline/search-attributes.js';
-import { repoRoot, runTemporal } from '../src/pipeline/temporal-cli.js';
+import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
+import { loadPipelineConfig } from '../src/runtime/config-file.js';
+import { freePort, startDevServer, startWorkerProcess, type WorkerProcess } from '../src/runtime/dev-server.js';
+import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
+import { repoRoot, runTemporal } from '../src/runtime/temporal-cli.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../workflows/messages.js';
 import { pipeline, trainingLoop } from '../workflows/index.js';
 

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatStatus, listQuery } from '../src/cli/commands/pipeline.js';
-import { loadPipelineConfig } from '../src/pipeline/config.js';
-import { defaultWorkflowId } from '../src/pipeline/plan.js';
-import { ensurePortFree, freePort } from '../src/pipeline/dev-server.js';
-import { freshStages, type IterationMetrics, type PipelineStatus } from '../src/pipeline/status.js';
-import { repoRoot, runTemporal } from '../src/pipeline/temporal-cli.js';
+import { loadPipelineConfig } from '../src/runtime/config-file.js';
+import { defaultWorkflowId } from '../src/loop/plan.js';
+import { ensurePortFree, freePort } from '../src/runtime/dev-server.js';
+import { freshStages, type IterationMetrics, type PipelineStatus } from '../src/loop/status.js';
+import { repoRoot, runTemporal } from '../src/runtime/temporal-cli.js';
 import { requires } from './support/requires.js';
 
 const temporal = requires.temporal();

@@ -10,8 +10,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { cpuActivities } from '../activities/index.js';
-import { tolerateClosedOutput } from '../src/pipeline/dev-server.js';
-import { DEFAULT_TASK_QUEUES } from '../src/pipeline/plan.js';
+import { tolerateClosedOutput } from '../src/runtime/dev-server.js';
+import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
 import { removeOwnedSandboxes } from '../src/sandbox/lifetime.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
 

@@ -12,8 +12,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { gpuActivities } from '../activities/index.js';
-import { tolerateClosedOutput } from '../src/pipeline/dev-server.js';
-import { DEFAULT_TASK_QUEUES } from '../src/pipeline/plan.js';
+import { tolerateClosedOutput } from '../src/runtime/dev-server.js';
+import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';

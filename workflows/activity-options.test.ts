@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePipelineConfig } from '../src/pipeline/config.js';
+import { parsePipelineConfig } from '../src/loop/config.js';
 import { TRAIN_HEARTBEAT_TIMEOUT, trainOptions } from './activity-options.js';
 
 describe('train activity options', () => {

@@ -4,7 +4,7 @@
  * can show a running stage's progress. Clients (the CLI, tests) import these definitions too.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { PipelineStatus, StageName } from '../src/pipeline/status.js';
+import type { PipelineStatus, StageName } from '../src/loop/status.js';
 
 /** The full status of the pipeline (see `PipelineStatus`). */
 export const pipelineStatusQuery = defineQuery<PipelineStatus>('pipeline_status');

@@ -4,9 +4,9 @@
  * `trainingLoop`; the loop runs this pass once per iteration.
  */
 import { allHandlersFinished, condition } from '@temporalio/workflow';
-import type { PipelineConfig } from '../src/pipeline/config.js';
-import { phaseOf } from '../src/pipeline/plan.js';
-import type { IterationMetrics, PolicyState, StopReason } from '../src/pipeline/status.js';
+import type { PipelineConfig } from '../src/loop/config.js';
+import { phaseOf } from '../src/loop/plan.js';
+import type { IterationMetrics, PolicyState, StopReason } from '../src/loop/status.js';
 import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
 
 /** Optional start point of a pass. */

@@ -21,9 +21,9 @@ import {
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { PipelineActivities } from '../activities/index.js';
-import type { PipelineConfig } from '../src/pipeline/config.js';
-import { DEFAULT_TASK_QUEUES, iterationSeed, needsOnnxPolicy, phaseOf, planShards, refsToPrune, servedPolicy, type ServedPolicy } from '../src/pipeline/plan.js';
-import { SearchAttributeKeys } from '../src/pipeline/search-attributes.js';
+import { DEFAULT_TASK_QUEUES, type PipelineConfig } from '../src/loop/config.js';
+import { iterationSeed, needsOnnxPolicy, phaseOf, planShards, refsToPrune, servedPolicy, type ServedPolicy } from '../src/loop/plan.js';
+import { SearchAttributeKeys } from '../src/loop/search-attributes.js';
 import {
   bestOf,
   freshStages,
@@ -35,7 +35,7 @@ import {
   type PipelineStatus,
   type PolicyState,
   type StageName,
-} from '../src/pipeline/status.js';
+} from '../src/loop/status.js';
 import {
   AWAIT_SERVER_OPTIONS,
   CHECK_OPTIONS,

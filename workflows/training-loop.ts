@@ -6,9 +6,9 @@
  * continues a closed run (`gymflow pipeline continue`): the configuration is checked again, the policy kept.
  */
 import { allHandlersFinished, condition, continueAsNew, patched } from '@temporalio/workflow';
-import type { PipelineConfig } from '../src/pipeline/config.js';
-import { phaseOf, tensorboardDirOf } from '../src/pipeline/plan.js';
-import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PolicyState, type StopReason } from '../src/pipeline/status.js';
+import type { PipelineConfig } from '../src/loop/config.js';
+import { phaseOf, tensorboardDirOf } from '../src/loop/plan.js';
+import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PolicyState, type StopReason } from '../src/loop/status.js';
 import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
 
 /** What a finished loop returns. */
@@ -84,7 +84,7 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
       }
       loop = { ...loop, policy, setupDone: true };
     } else if (!loop.setupDone) {
-      // Continued by `gymflow pipeline continue` (src/pipeline/continuation.ts), perhaps with an amended
+      // Continued by `gymflow pipeline continue` (src/loop/continuation.ts), perhaps with an amended
       // configuration: its checks run again; the policy stays the one the continued run had reached.
       try {
         validated = await PipelineRunner.setup(config);

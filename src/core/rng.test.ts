@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Rng } from './rng.js';
+import { mixSeed, Rng } from './rng.js';
 
 describe('Rng', () => {
   it('is reproducible and pinned to fixed values across platforms', () => {
@@ -41,5 +41,17 @@ describe('Rng', () => {
     const parent = new Rng(5);
     const child = parent.fork();
     expect(child.next()).not.toBe(parent.next());
+  });
+});
+
+describe('mixSeed', () => {
+  it('is deterministic, non-negative, 31-bit and sensitive to every part', () => {
+    expect(mixSeed(1, 2, 3)).toBe(mixSeed(1, 2, 3));
+    const seen = new Set<number>();
+    for (let s = 0; s < 50; s++) for (let i = 0; i < 50; i++) seen.add(mixSeed(s, 0x5eed, i));
+    expect(seen.size).toBe(2500);
+    for (const v of seen) expect(v >= 0 && v < 2 ** 31 && Number.isInteger(v)).toBe(true);
+    expect(mixSeed(1, 2)).not.toBe(mixSeed(1, 2, 0));
+    expect(() => mixSeed(1.5)).toThrow(/seed must be an integer/);
   });
 });

@@ -1,3 +1,5 @@
+import { ConfigError } from './errors.js';
+
 /**
  * A small seeded PRNG (sfc32 seeded through splitmix32). Deterministic across processes and
  * platforms, so the same seed always gives the same episode; `Math.random` never is.
@@ -81,4 +83,22 @@ export class Rng {
 /** A fresh non-reproducible seed, for when the caller gave none. */
 export function entropySeed(): number {
   return Math.floor(Math.random() * 2 ** 31);
+}
+
+/**
+ * `f(seed, ...parts)`: a non-negative 31-bit seed derived from a base seed and integer parts
+ * (murmur3's finaliser applied after each part).
+ */
+export function mixSeed(seed: number, ...parts: number[]): number {
+  if (!Number.isInteger(seed)) throw new ConfigError(`seed must be an integer, got ${seed}`);
+  let h = (seed ^ 0x9e3779b9) >>> 0;
+  for (const p of [...parts, parts.length]) {
+    h = (h ^ (p >>> 0)) >>> 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
+    h = (h ^ (h >>> 16)) >>> 0;
+    // Fold in the high part of big seeds so seeds ≥ 2^32 still differ.
+    h = (h ^ Math.floor(Math.abs(p) / 4294967296)) >>> 0;
+  }
+  return h >>> 1;
 }

@@ -1,5 +1,5 @@
 import { ConfigError } from '../core/errors.js';
-import { Rng } from '../core/rng.js';
+import { mixSeed, Rng } from '../core/rng.js';
 import type { TaskInfo } from '../core/types.js';
 
 /**
@@ -29,24 +29,6 @@ import type { TaskInfo } from '../core/types.js';
 export const TASK_STREAM = 0x7a5c;
 /** Stream tag of the episode seeds. */
 export const EPISODE_STREAM = 0x5eed;
-
-/**
- * `f(seed, ...parts)`: a non-negative 31-bit seed derived from a base seed and integer parts
- * (murmur3's finaliser applied after each part).
- */
-export function mixSeed(seed: number, ...parts: number[]): number {
-  if (!Number.isInteger(seed)) throw new ConfigError(`seed must be an integer, got ${seed}`);
-  let h = (seed ^ 0x9e3779b9) >>> 0;
-  for (const p of [...parts, parts.length]) {
-    h = (h ^ (p >>> 0)) >>> 0;
-    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
-    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
-    h = (h ^ (h >>> 16)) >>> 0;
-    // Fold in the high part of big seeds so seeds ≥ 2^32 still differ.
-    h = (h ^ Math.floor(Math.abs(p) / 4294967296)) >>> 0;
-  }
-  return h >>> 1;
-}
 
 /** One planned episode. */
 export interface EpisodePlan {

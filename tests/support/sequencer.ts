@@ -23,7 +23,7 @@ export const SLOW_FILES: readonly string[] = [
   'tests/pipeline.test.ts',
   'tests/pipeline-cli.test.ts',
   'tests/pipeline-durability.test.ts',
-  'src/pipeline/trainer-process.test.ts',
+  'src/runtime/trainer-process.test.ts',
   'tests/cli-reward.test.ts',
   'tests/cli.test.ts',
 ];

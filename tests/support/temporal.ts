@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
-import { freePort, startDevServer, type DevServer } from '../../src/pipeline/dev-server.js';
-import type { SearchAttributeSpec } from '../../src/pipeline/temporal-cli.js';
+import { freePort, startDevServer, type DevServer } from '../../src/runtime/dev-server.js';
+import type { SearchAttributeSpec } from '../../src/runtime/temporal-cli.js';
 
-export { freePort } from '../../src/pipeline/dev-server.js';
-export { repoRoot, temporalBinary } from '../../src/pipeline/temporal-cli.js';
+export { freePort } from '../../src/runtime/dev-server.js';
+export { repoRoot, temporalBinary } from '../../src/runtime/temporal-cli.js';
 
 /** A {@link TestWorkflowEnvironment} on a headless dev server this test file owns. */
 export interface LocalTemporal {

@@ -1,6 +1,6 @@
 /**
  * Reads TensorBoard event files back with TensorBoard's own reader (`.venv`'s `tensorboard` package), for tests of
- * what gymflow writes (the loop's curves, src/pipeline/tensorboard.ts; the trainer's, through the pipeline). Tests
+ * what gymflow writes (the loop's curves, src/runtime/tensorboard.ts; the trainer's, through the pipeline). Tests
  * that use it require `requires.python(['tensorboard'])`.
  */
 import { execFile } from 'node:child_process';

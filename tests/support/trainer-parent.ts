@@ -5,7 +5,7 @@
  *
  *   node --import tsx tests/support/trainer-parent.ts '[{"command":"python","args":["-c","…"]}]'
  */
-import { runTrainer, type TrainerLaunch } from '../../src/pipeline/trainer-process.js';
+import { runTrainer, type TrainerLaunch } from '../../src/runtime/trainer-process.js';
 
 const launches = JSON.parse(process.argv[2] ?? '[]') as TrainerLaunch[];
 for (const launch of launches) {

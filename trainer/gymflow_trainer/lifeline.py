@@ -1,6 +1,6 @@
 """The lifeline: a process a gymflow worker starts stops when that worker is gone, however the worker ended.
 
-The worker (``runTrainer`` in src/pipeline/trainer-process.ts) starts each trainer command and policy server
+The worker (``runTrainer`` in src/runtime/trainer-process.ts) starts each trainer command and policy server
 with ``GYMFLOW_LIFELINE=stdin`` in its environment and its standard input a pipe. Only the worker holds the
 pipe's write end, and it never writes to it. When the worker exits, even by ``kill -9``, the kernel closes that
 end, and a read of the pipe returns end-of-file. Every process that inherited the pipe sees this.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { IterationMetrics } from '../../pipeline/status.js';
+import type { IterationMetrics } from '../../loop/status.js';
 import { bestArtifactLines, formatBestSuccess } from './demo.js';
 
 const iteration = (i: number, successes: number, n: number): IterationMetrics => ({

@@ -10,9 +10,9 @@ import {
   type ExitStatus,
   type WorkerKind,
   type WorkerProcess,
-} from '../../pipeline/dev-server.js';
-import { SEARCH_ATTRIBUTES } from '../../pipeline/search-attributes.js';
-import { requireTemporalBinary } from '../../pipeline/temporal-cli.js';
+} from '../../runtime/dev-server.js';
+import { SEARCH_ATTRIBUTES } from '../../loop/search-attributes.js';
+import { requireTemporalBinary } from '../../runtime/temporal-cli.js';
 import { parsePort, parsePositiveInteger } from '../options.js';
 
 /** Options of `gymflow dev`. */

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parsePipelineConfig } from './config.js';
-import { agentSpecFor, needsOnnxPolicy, servedPolicy } from './plan.js';
+import { parsePipelineConfig } from '../loop/config.js';
+import { agentSpecFor, needsOnnxPolicy, servedPolicy } from '../loop/plan.js';
 import { serveConfigFile, serveLaunch, waitForModel } from './serve.js';
 
 const REF = `sha256:${'ab12'.repeat(16)}`;

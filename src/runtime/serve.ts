@@ -1,4 +1,4 @@
-import type { PipelineConfig } from './config.js';
+import type { PipelineConfig } from '../loop/config.js';
 import { superviseLaunch, type TrainerLaunch } from './trainer-process.js';
 
 /**

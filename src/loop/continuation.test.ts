@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { continuation, parseRunInput, type ClosedRun } from './continuation.js';
-import { loadPipelineConfig, type PipelineConfig } from './config.js';
+import { type PipelineConfig } from './config.js';
+import { loadPipelineConfig } from '../runtime/config-file.js';
 import type { IterationMetrics, LoopState } from './status.js';
-import { repoRoot } from './temporal-cli.js';
+import { repoRoot } from '../runtime/temporal-cli.js';
 
 describe('continuing a closed trainingLoop run', () => {
   let config: PipelineConfig;

@@ -23,7 +23,7 @@ import {
   type TrainerEvent,
   type TrainHeartbeat,
 } from './trainer-process.js';
-import { trainMetrics, trainNumbers } from './status.js';
+import { trainMetrics, trainNumbers } from '../loop/status.js';
 
 const python = path.join(repoRoot, '.venv', 'bin', 'python');
 

@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import { isMap, isScalar, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
-import { DEFAULT_TASK_QUEUES } from './plan.js';
+
+/** The task queues of a configuration that names none: the CPU workers' and the GPU worker's (`workers/`). */
+export const DEFAULT_TASK_QUEUES = { cpu: 'gymflow', gpu: 'gymflow-gpu' } as const;
 
 /**
  * The pipeline configuration (docs/pipeline.md, "Pipeline configuration"): what `trainingLoop` and `pipeline`
@@ -389,7 +389,7 @@ export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfi
 });
 
 /** A path element that asks a line lookup for the line of the key that follows it, not of its value. */
-const KEY = Symbol('key');
+export const KEY = Symbol('key');
 
 /** One problem as `source[:line] $.path: message`. */
 function issueLine(source: string, path: readonly PropertyKey[], message: string, lineOf?: (path: readonly PropertyKey[]) => number | undefined): string {
@@ -412,7 +412,12 @@ export function parsePipelineConfig(value: unknown, source: string): PipelineCon
   return parseWithLines(value, source, undefined);
 }
 
-function parseWithLines(value: unknown, source: string, lineOf: ((path: readonly PropertyKey[]) => number | undefined) | undefined): PipelineConfig {
+/**
+ * {@link parsePipelineConfig} with a line lookup for the messages (the file loader, `src/runtime/config-file.ts`,
+ * passes the YAML document's): `lineOf(path)` is the line of the value at `path`, or with {@link KEY} before
+ * the path's last element, the line of that key.
+ */
+export function parseWithLines(value: unknown, source: string, lineOf: ((path: readonly PropertyKey[]) => number | undefined) | undefined): PipelineConfig {
   const result = PipelineConfigSchema.safeParse(value);
   if (result.success) return result.data;
   // An unknown key is reported on its own line (zod puts the issue on the mapping that holds it).
@@ -420,43 +425,4 @@ function parseWithLines(value: unknown, source: string, lineOf: ((path: readonly
     issueLine(source, issue.path, issue.message, lineOf === undefined ? undefined : (p) => (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined ? lineOf([...p, KEY, issue.keys[0]]) : undefined) ?? lineOf(p)),
   );
   throw new ConfigError(`invalid pipeline configuration:\n  ${lines.join('\n  ')}`);
-}
-
-/**
- * Reads and validates a pipeline configuration file (YAML, or JSON — YAML is a superset).
- *
- * @throws ConfigError naming `file:line $.field: what` for every problem, or the file when it cannot be read.
- */
-export async function loadPipelineConfig(path: string): Promise<PipelineConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`${path}: cannot read the pipeline configuration: ${(err as Error).message}`);
-  }
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0];
-    const pos = first === undefined ? undefined : counter.linePos(first.pos[0]);
-    throw new ConfigError(`${path}${pos ? `:${pos.line}` : ''}: not valid YAML: ${first?.message ?? 'parse error'}`);
-  }
-  const lineOf = (p: readonly PropertyKey[]): number | undefined => {
-    if (p.at(-2) === KEY) {
-      // The line of the key itself in the mapping at the path before it.
-      const map = doc.getIn(p.slice(0, -2) as unknown[], true);
-      const pair = isMap(map) ? map.items.find((item) => isScalar(item.key) && item.key.value === p.at(-1)) : undefined;
-      const range = isScalar(pair?.key) ? pair.key.range : undefined;
-      return range ? counter.linePos(range[0]).line : undefined;
-    }
-    // The deepest node that exists on the path (a missing key points at its parent mapping).
-    for (let n = p.length; n >= 0; n--) {
-      const node = doc.getIn(p.slice(0, n) as unknown[], true) as YamlNode | undefined;
-      if (node && typeof node === 'object' && 'range' in node && node.range) {
-        return counter.linePos(node.range[0]).line;
-      }
-    }
-    return undefined;
-  };
-  return parseWithLines(doc.toJS() as unknown, path, lineOf);
 }

@@ -5,7 +5,7 @@ import { formatZodIssues } from '../core/trajectory.js';
 import { fsyncDir, isErrno } from '../hub/store/atomic.js';
 import { REF_PATTERN } from '../hub/store/layout.js';
 import type { ArtifactStore } from '../hub/store/store.js';
-import { tensorboardDirIn } from './plan.js';
+import { tensorboardDirIn } from '../loop/plan.js';
 import { experimentCurvesDir } from './tensorboard.js';
 
 /**

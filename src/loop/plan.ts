@@ -1,4 +1,4 @@
-import { mixSeed } from '../hub/seeds.js';
+import { mixSeed } from '../core/rng.js';
 import type { PipelineConfig, PipelinePhase } from './config.js';
 import { bestOf, type IterationMetrics, type PolicyState } from './status.js';
 
@@ -10,9 +10,6 @@ import { bestOf, type IterationMetrics, type PolicyState } from './status.js';
 
 /** Stream tag of the per-iteration collection seeds. */
 const ITERATION_STREAM = 0x17e7;
-
-/** The task queues of a configuration that names none: the CPU workers' and the GPU worker's (`workers/`). */
-export const DEFAULT_TASK_QUEUES = { cpu: 'gymflow', gpu: 'gymflow-gpu' } as const;
 
 /**
  * The phase that iteration `iteration` (1-based) belongs to, and its index. Iterations past the last

@@ -2,7 +2,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadPipelineConfig, parsePipelineConfig } from './config.js';
+import { parsePipelineConfig } from './config.js';
+import { loadPipelineConfig } from '../runtime/config-file.js';
 import { defaultWorkflowId, iterationSeed, phaseOf, planShards, refsToPrune } from './plan.js';
 import type { IterationMetrics } from './status.js';
 

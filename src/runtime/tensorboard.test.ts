@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requires } from '../../tests/support/requires.js';
 import { tensorboardPoints } from '../../tests/support/tensorboard.js';
-import { loopScalars, type IterationMetrics } from './status.js';
+import { loopScalars, type IterationMetrics } from '../loop/status.js';
 import { appendScalars, crc32c, LOOP_EVENTS_FILE, loopCurvesDir, wholeRecordsLength } from './tensorboard.js';
 
 const python = requires.python(['tensorboard']);
