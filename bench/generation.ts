@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { median, runBench, writeReport } from './report.js';
 import { buildTinyModel, python, PYTHON } from './tiny-model.js';
 import { loadTokenizer } from '../src/core/tokenizer.js';
-import { renderChatML } from '../src/policy/chatml.js';
+import { renderChatML } from '../src/core/chat/chatml.js';
 import { OnnxCausalLM, logitsRow } from '../src/policy/onnx-lm.js';
 import { argmax, logSoftmaxAt } from '../src/policy/sampling.js';
 

@@ -3,8 +3,10 @@ import type { AgentContext } from '../core/agent.js';
 import { make } from '../core/registry.js';
 import { runEpisode } from '../core/rollout.js';
 import { registerBuiltinEnvs } from '../envs/register.js';
-import { registryToolLookup, renderConversation } from '../hub/export/conversation.js';
-import { renderContext } from './chat-format.js';
+import { renderChatML } from '../core/chat/chatml.js';
+import { registryToolLookup } from '../core/chat/tool-lookup.js';
+import { renderConversation } from '../hub/export/conversation.js';
+import { contextMessages, contextPrompt, type RenderedContext, renderContext } from './chat-format.js';
 import { resolveAgent } from './specs.js';
 import { invalidCall } from './tool-call-parsing.js';
 
@@ -57,5 +59,25 @@ describe('renderContext', () => {
     expect(s?.invalid).toBe(true);
     expect(s?.assistantText).toBe('<tool_call>{bad</tool_call>');
     expect(s?.result).toBe('Error: your tool call could not be parsed: the tool call is not valid JSON\nError: unknown tool');
+  });
+});
+
+describe('contextPrompt', () => {
+  it('is system, user, then assistant + tool per step, then the generation prompt', () => {
+    const step = { index: 0, callId: 'call_0', action: { tool: 't', params: {} }, thought: '', invalid: false, argumentsJson: '{}' };
+    const r: RenderedContext = {
+      system: 'sys',
+      user: 'task',
+      steps: [
+        { ...step, assistantText: 'a0', result: 'r0' },
+        { ...step, index: 1, callId: 'call_1', assistantText: 'a1', result: 'r1' },
+      ],
+    };
+    expect(contextMessages(r).map((m) => `${m.role}:${m.content}`)).toEqual(['system:sys', 'user:task', 'assistant:a0', 'tool:r0', 'assistant:a1', 'tool:r1']);
+    expect(contextPrompt(r)).toBe(renderChatML(contextMessages(r), true));
+    expect(contextPrompt(r).endsWith('<|im_start|>tool\nr1<|im_end|>\n<|im_start|>assistant\n')).toBe(true);
+    // a model trained with system_prompt: drop sees the same prompt without the system message
+    expect(contextPrompt(r, { system: 'drop' })).toBe(contextPrompt(r).slice(renderChatML([{ role: 'system', content: 'sys' }], false).length));
+    expect(contextPrompt(r, { system: 'drop' }).startsWith('<|im_start|>user\ntask<|im_end|>\n')).toBe(true);
   });
 });

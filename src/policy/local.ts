@@ -5,8 +5,7 @@ import { entropySeed, Rng } from '../core/rng.js';
 import { loadTokenizer, type Tokenizer } from '../core/tokenizer.js';
 import type { StepMeta, TaskInfo } from '../core/types.js';
 import type { AgentInfo } from '../core/wrappers/recorder.js';
-import { renderContext, type StepNote } from './chat-format.js';
-import { contextPrompt } from './chatml.js';
+import { contextPrompt, renderContext, type StepNote } from './chat-format.js';
 import { acquireModel, type ModelLease } from './model-pool.js';
 import { type KvCache, logitsRow } from './onnx-lm.js';
 import { type PolicyManifest, readPolicyManifest } from './onnx-manifest.js';
@@ -19,8 +18,8 @@ import { emptyUsage, stepSeed, type PolicyUsage } from './usage.js';
  * policy"). DIR is what `python -m gymflow_trainer export-onnx` writes: `model.onnx`, `tokenizer.json`,
  * `gymflow_policy.json`.
  *
- * Per step: the context is rendered as ChatML exactly as the SFT data was (`chat-format.ts` →
- * `chatml.ts`), tokenized, prefilled, then decoded token by token with the KV cache, sampling with
+ * Per step: the context is rendered as ChatML exactly as the SFT data was (`chat-format.ts`,
+ * `contextPrompt`), tokenized, prefilled, then decoded token by token with the KV cache, sampling with
  * temperature / top-p from a seeded {@link Rng}, until an end-of-turn id (`eos_token_ids`, which include
  * `<|im_end|>`) or `maxNewTokens`. The completion is parsed as a `<tool_call>`; an unreadable one is the
  * invalid-call action, never an exception.

@@ -1,11 +1,11 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { toolCallText } from '../core/chat/prompt.js';
 import { ConfigError } from '../core/errors.js';
 import { make } from '../core/registry.js';
 import { runEpisode } from '../core/rollout.js';
 import type { Action } from '../core/types.js';
 import { registerBuiltinEnvs } from '../envs/register.js';
 import { canonicalJson } from '../core/canonical.js';
-import { toolCallText } from '../hub/export/conversation.js';
 import { LoopbackApi, openaiCompletion, openaiError, type RecordedRequest } from '../reward/judge/__fixtures__/loopback-api.js';
 import { RetriesExhaustedError } from '../core/retry.js';
 import { ExpertOracle } from './__fixtures__/scripted.js';

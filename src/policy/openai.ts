@@ -1,9 +1,9 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Agent, AgentContext, AgentDecision } from '../core/agent.js';
+import { toolFunction } from '../core/chat/prompt.js';
 import type { StepMeta, TaskInfo } from '../core/types.js';
 import type { AgentInfo } from '../core/wrappers/recorder.js';
-import { toolFunction } from '../hub/export/conversation.js';
 import { classifySdkError, withDeadline } from '../core/retry.js';
 import { DEFAULT_RETRY_POLICY, type FailureInfo, RetriesExhaustedError, type RetryPolicy, withRetry } from '../core/retry.js';
 import { renderContext, type StepNote } from './chat-format.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { toolCallText } from '../core/chat/prompt.js';
 import { ToolValidator } from '../core/tool-validator.js';
-import { toolCallText } from '../hub/export/conversation.js';
 import { INVALID_TOOL_CALL, invalidCallFeedback, parseAnthropicContent, parseOpenAIMessage, parseReActText, parseToolCallText, RAW_LIMIT } from './tool-call-parsing.js';
 
 const ok = (tool: string, params: Record<string, unknown>, thought?: string): { action: { tool: string; params: Record<string, unknown> }; thought?: string } =>

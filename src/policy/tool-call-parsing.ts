@@ -1,5 +1,5 @@
 import type { Action } from '../core/types.js';
-import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../hub/export/conversation.js';
+import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../core/chat/prompt.js';
 
 /**
  * Model output → {@link Action}. Four shapes are understood:

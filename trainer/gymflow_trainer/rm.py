@@ -113,7 +113,7 @@ def canonical_json(value: Any) -> str:
 
 
 def tool_call_text(tool: str, params: dict[str, Any]) -> str:
-    """``toolCallText`` of ``src/hub/export/conversation.ts``."""
+    """``toolCallText`` of ``src/core/chat/prompt.ts``."""
     return f'<tool_call>\n{{"name":{_js_string(tool)},"arguments":{canonical_json(params)}}}\n</tool_call>'
 
 

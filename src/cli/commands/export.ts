@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import { registryToolLookup } from '../../core/chat/tool-lookup.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { ExportError } from '../../hub/errors.js';
-import { registryToolLookup } from '../../hub/export/conversation.js';
 import { resolvePairs } from '../../hub/export/dpo.js';
 import { exportDataset, type ExportOptions } from '../../hub/export/export.js';
 import { loadTrajectoriesFrom } from '../../hub/export/input.js';

@@ -1,12 +1,13 @@
 import { canonicalJson } from '../../core/canonical.js';
-import type { Trajectory, TrajectoryStep } from '../../core/trajectory.js';
-import { listEnvs, make } from '../../core/registry.js';
-import type { ToolSpec } from '../../core/types.js';
+import { assistantText, callId, systemPrompt, toolsJson } from '../../core/chat/prompt.js';
+import { toolsFor, type ToolLookup } from '../../core/chat/tool-lookup.js';
+import type { Trajectory } from '../../core/trajectory.js';
 import type { ChatMessage, ToolCall, TrainMessage } from './schemas.js';
 
 /**
  * Trajectory → chat conversation, the one rendering every export format shares (docs/datasets.md,
- * "Conversation rendering"):
+ * "Conversation rendering"), written with the chat format of `src/core/chat/prompt.ts` that the policies
+ * use too:
  *
  * 1. `system`: what the agent is, the tools (one JSON object per line, OpenAI function shape) and the
  *    call format;
@@ -18,81 +19,6 @@ import type { ChatMessage, ToolCall, TrainMessage } from './schemas.js';
  *    environment's verdict ("Correct.") into preference and RL completions.
  */
 
-/** Opening tag of a tool call in assistant text. */
-export const TOOL_CALL_OPEN = '<tool_call>';
-/** Closing tag of a tool call in assistant text. */
-export const TOOL_CALL_CLOSE = '</tool_call>';
-
-/** The OpenAI/TRL function shape of a tool. */
-export function toolFunction(tool: Pick<ToolSpec, 'name' | 'description' | 'parameters'>): { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } } {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
-}
-
-/** The `tools` column: a JSON string of the tools in function shape. */
-export function toolsJson(tools: readonly Pick<ToolSpec, 'name' | 'description' | 'parameters'>[]): string {
-  return JSON.stringify(tools.map(toolFunction));
-}
-
-/** `<tool_call>\n{"name":…,"arguments":…}\n</tool_call>` for an action. */
-export function toolCallText(tool: string, params: Record<string, unknown>): string {
-  return `${TOOL_CALL_OPEN}\n{"name":${JSON.stringify(tool)},"arguments":${canonicalJson(params)}}\n${TOOL_CALL_CLOSE}`;
-}
-
-/** The system prompt for an environment's tools. */
-export function systemPrompt(envId: string, domain: string, tools: readonly Pick<ToolSpec, 'name' | 'description' | 'parameters'>[]): string {
-  const lines = tools.map((t) => JSON.stringify(toolFunction(t)));
-  return [
-    `You are an agent solving a task in the environment ${envId} (domain: ${domain}) by calling tools, one call per turn.`,
-    '',
-    '# Tools',
-    '',
-    ...lines,
-    '',
-    '# Format',
-    '',
-    'Think briefly, then call exactly one tool:',
-    `${TOOL_CALL_OPEN}`,
-    '{"name":"<tool name>","arguments":{...}}',
-    `${TOOL_CALL_CLOSE}`,
-    'The result comes back as a tool message. The episode ends when you submit your answer.',
-  ].join('\n');
-}
-
-/**
- * The tools to describe for a trajectory: `lookup(envId)` (the registered env's tools) when it knows
- * the env, else one schemaless entry per tool name the trajectory used.
- */
-export function toolsFor(t: Trajectory, lookup: ToolLookup | undefined): readonly Pick<ToolSpec, 'name' | 'description' | 'parameters'>[] {
-  const known = lookup?.(t.envId);
-  if (known) return known;
-  const names = [...new Set(t.steps.map((s) => s.action.tool))];
-  return names.map((name) => ({ name, description: '', parameters: { type: 'object' } }));
-}
-
-/** Finds an environment's tools by id (`undefined` when unknown). */
-export type ToolLookup = (envId: string) => readonly ToolSpec[] | undefined;
-
-/**
- * A {@link ToolLookup} backed by the environment registry: the tools of a registered env (built once
- * with `make`, then closed), `undefined` for an id that is not registered.
- */
-export function registryToolLookup(): ToolLookup {
-  const cache = new Map<string, readonly ToolSpec[] | undefined>();
-  return (envId) => {
-    if (!cache.has(envId)) {
-      let tools: readonly ToolSpec[] | undefined;
-      if (listEnvs().some((s) => s.id === envId)) {
-        const env = make(envId);
-        tools = env.tools;
-        // close() is idempotent and cheap before reset; nothing to wait for.
-        void env.close().catch(() => undefined);
-      }
-      cache.set(envId, tools);
-    }
-    return cache.get(envId);
-  };
-}
-
 /** A rendered trajectory: the shared prompt and the step turns. */
 export interface Conversation {
   /** system + user. */
@@ -101,10 +27,6 @@ export interface Conversation {
   turns: TrainMessage[];
   /** The `tools` column value. */
   tools: string;
-}
-
-function callId(step: TrajectoryStep): string {
-  return `call_${step.index}`;
 }
 
 function blank(role: TrainMessage['role'], content: string, train: boolean): TrainMessage {
@@ -117,12 +39,11 @@ export function renderConversation(t: Trajectory, lookup: ToolLookup | undefined
   const prompt: TrainMessage[] = [blank('system', systemPrompt(t.envId, t.task.domain, tools), false), blank('user', t.task.instruction, false)];
   const turns: TrainMessage[] = [];
   t.steps.forEach((s, i) => {
-    const call: ToolCall = { id: callId(s), type: 'function', function: { name: s.action.tool, arguments: canonicalJson(s.action.params) } };
+    const call: ToolCall = { id: callId(s.index), type: 'function', function: { name: s.action.tool, arguments: canonicalJson(s.action.params) } };
     const thought = s.thought?.trim() ?? '';
-    const text = toolCallText(s.action.tool, s.action.params);
     turns.push({
       role: 'assistant',
-      content: thought ? `${thought}\n\n${text}` : text,
+      content: assistantText(thought, s.action.tool, s.action.params),
       tool_calls: [call],
       thought,
       name: null,

@@ -1,6 +1,7 @@
 import type { Trajectory } from '../../core/trajectory.js';
 import { ExportError } from '../errors.js';
-import { renderConversation, toChatMessage, type ToolLookup } from './conversation.js';
+import type { ToolLookup } from '../../core/chat/tool-lookup.js';
+import { renderConversation, toChatMessage } from './conversation.js';
 import type { ChatMessage, DpoRecord } from './schemas.js';
 import { trajectoryReward } from './select.js';
 import { canonicalJson } from '../../core/canonical.js';

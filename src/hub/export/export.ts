@@ -7,7 +7,7 @@ import type { Trajectory } from '../../core/trajectory.js';
 import { formatZodIssues } from '../../core/trajectory.js';
 import { ExportError } from '../errors.js';
 import { toBenchmarkRecords } from './benchmark.js';
-import type { ToolLookup } from './conversation.js';
+import type { ToolLookup } from '../../core/chat/tool-lookup.js';
 import { toDpoRecord, type TrajectoryPair } from './dpo.js';
 import { writeHfDataset } from './hf.js';
 import { selectTop } from './ranking.js';

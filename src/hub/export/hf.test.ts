@@ -10,7 +10,7 @@ import type { Trajectory } from '../../core/trajectory.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
 import { buildPreferences } from '../../reward/preferences.js';
 import { collect } from '../collect.js';
-import type { ToolLookup } from './conversation.js';
+import type { ToolLookup } from '../../core/chat/tool-lookup.js';
 import { resolvePairs } from './dpo.js';
 import { exportDataset } from './export.js';
 import { datasetCard, shardNames } from './hf.js';

@@ -1,5 +1,6 @@
 import type { Trajectory } from '../../core/trajectory.js';
-import { renderConversation, type ToolLookup } from './conversation.js';
+import type { ToolLookup } from '../../core/chat/tool-lookup.js';
+import { renderConversation } from './conversation.js';
 import type { RlMember, RlRecord } from './schemas.js';
 import { trajectoryReward } from './select.js';
 

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requires } from '../../../tests/support/requires.js';
 import { repoRoot } from '../../../tests/support/temporal.js';
+import { toolCallText } from '../../core/chat/prompt.js';
 import { loadTokenizer } from '../../core/tokenizer.js';
 import { makeTrajectory, parseTrajectory, type Trajectory } from '../../core/trajectory.js';
-import { toolCallText } from '../../hub/export/conversation.js';
 import { encodeStepInputs, renderStepInput, stepToolCall, truncateIds } from './step-input.js';
 
 const python = requires.python(['gymflow_trainer', 'transformers']);

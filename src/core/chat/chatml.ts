@@ -1,5 +1,3 @@
-import type { RenderedContext } from './chat-format.js';
-
 /**
  * ChatML text of a conversation, byte-identical to the trainer's `gymflow_trainer.chat.render`
  * (docs/trainer.md, "Chat template"): every message renders as
@@ -10,9 +8,8 @@ import type { RenderedContext } from './chat-format.js';
  * (the system message carries the tools). `tests/chat-token-parity.test.ts` renders the same
  * conversations here and in Python and compares text and token ids, so a change on either side fails.
  *
- * A local policy's prompt at step `k` is {@link contextMessages} of its context rendered with the
- * generation prompt: system, user, then per earlier step the assistant turn and the tool result — a prefix
- * of the text the SFT exporter's record of the same episode renders to, which is what SFT trained on.
+ * A local policy renders its prompt with this (`contextPrompt` in `src/policy/chat-format.ts`), and the
+ * benchmarks use it to build prompts, so it lives in core where every part may reach it.
  */
 
 /** Opens a message. */
@@ -21,8 +18,6 @@ export const IM_START = '<|im_start|>';
 export const IM_END = '<|im_end|>';
 /** Padding / end of text. */
 export const END_OF_TEXT = '<|endoftext|>';
-/** The special tokens of the chat format, as the trainer's tiny tokenizer defines them. */
-export const CHATML_SPECIAL_TOKENS = [END_OF_TEXT, IM_START, IM_END] as const;
 
 /** The roles the trainer's template accepts. */
 export type ChatMLRole = 'system' | 'user' | 'assistant' | 'tool';
@@ -51,34 +46,4 @@ export function renderChatML(messages: readonly ChatMLMessage[], addGenerationPr
   });
   if (addGenerationPrompt) out += `${IM_START}assistant\n`;
   return out;
-}
-
-/**
- * The chat messages of a rendered context, in the order the exports write them: system, user, then per
- * step the assistant text and the tool result.
- */
-export function contextMessages(r: RenderedContext, options: ContextOptions = {}): ChatMLMessage[] {
-  const out: ChatMLMessage[] = [
-    ...(options.system === 'drop' ? [] : [{ role: 'system' as const, content: r.system }]),
-    { role: 'user', content: r.user },
-  ];
-  for (const s of r.steps) {
-    out.push({ role: 'assistant', content: s.assistantText });
-    out.push({ role: 'tool', content: s.result });
-  }
-  return out;
-}
-
-/** How a context becomes messages. */
-export interface ContextOptions {
-  /**
-   * `drop` leaves the system message out: the prompt format of a model trained with the trainer's
-   * `system_prompt: drop` (its `gymflow_policy.json` says so). Default `keep`.
-   */
-  system?: 'keep' | 'drop';
-}
-
-/** The prompt a local policy completes: the context's messages with the generation prompt. */
-export function contextPrompt(r: RenderedContext, options: ContextOptions = {}): string {
-  return renderChatML(contextMessages(r, options), true);
 }
