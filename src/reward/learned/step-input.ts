@@ -1,4 +1,5 @@
-import { canonicalJson } from '../../core/canonical.js';
+import { renderChatML } from '../../core/chat/chatml.js';
+import { assistantText } from '../../core/chat/prompt.js';
 import type { Tokenizer } from '../../core/tokenizer.js';
 import type { Trajectory } from '../../core/trajectory.js';
 
@@ -11,7 +12,8 @@ import type { Trajectory } from '../../core/trajectory.js';
  * ChatML (`<|im_start|>{role}\n{content}<|im_end|>\n` per message) of
  * - head: a `user` message with the task instruction;
  * - tail: for every step `j ≤ i` an `assistant` message — the trimmed thought, a blank line, then
- *   `<tool_call>\n{"name":…,"arguments":<canonical JSON>}\n</tool_call>` (as exports render it) — and a
+ *   `<tool_call>\n{"name":…,"arguments":<canonical JSON>}\n</tool_call>` (`assistantText` of
+ *   `src/core/chat/prompt.ts`, as exports render it) — and a
  *   `tool` message with the step's observation (step `i`'s own result included).
  *
  * No system prompt (the tool list needs the environment registry; the trainer has none). Ids are the head
@@ -28,22 +30,15 @@ export interface StepInputMessage {
   content: string;
 }
 
-/** `<|im_start|>{role}\n{content}<|im_end|>\n`. */
+/** `<|im_start|>{role}\n{content}<|im_end|>\n`: one message, each encoded on its own. */
 export function chatMLMessage(m: StepInputMessage): string {
-  return `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
-}
-
-/** `<tool_call>\n{"name":…,"arguments":…}\n</tool_call>`, as `toolCallText` of the exporters writes it. */
-export function stepToolCall(tool: string, params: Record<string, unknown>): string {
-  return `<tool_call>\n{"name":${JSON.stringify(tool)},"arguments":${canonicalJson(params)}}\n</tool_call>`;
+  return renderChatML([m]);
 }
 
 /** The assistant and tool messages of one step. */
 export function stepTurns(step: Trajectory['steps'][number]): [StepInputMessage, StepInputMessage] {
-  const thought = step.thought?.trim() ?? '';
-  const call = stepToolCall(step.action.tool, step.action.params);
   return [
-    { role: 'assistant', content: thought ? `${thought}\n\n${call}` : call },
+    { role: 'assistant', content: assistantText(step.thought?.trim() ?? '', step.action.tool, step.action.params) },
     { role: 'tool', content: step.observation },
   ];
 }
