@@ -15,4 +15,5 @@ export * from './profiles/index.js';
 export * from './schema-sample.js';
 export * from './check-env.js';
 export * from './jsonl-file.js';
+export * from './fs.js';
 export * from './output-file.js';

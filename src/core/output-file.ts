@@ -4,6 +4,7 @@ import { link, mkdir, open, realpath, rename, rm, stat, unlink, type FileHandle 
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { ConfigError, OutputExistsError } from './errors.js';
+import { isErrno, siblingTempPath } from './fs.js';
 
 /**
  * Output files that appear complete or not at all, for every command that writes one (`record convert`,
@@ -69,7 +70,7 @@ export class AtomicFile implements OutputSink {
     if (target === '-') throw new ConfigError("cannot write '-' as a file: this output does not go to stdout; give a file path");
     await checkOutputPath(target);
     const abs = path.resolve(target);
-    const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    const tmp = siblingTempPath(abs);
     try {
       await mkdir(path.dirname(abs), { recursive: true });
       return new AtomicFile(target, abs, tmp, await open(tmp, 'w'), options.replace ?? true);
@@ -134,7 +135,7 @@ export class AtomicFile implements OutputSink {
     try {
       await link(this.tmp, this.target);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return true;
+      if (!isErrno(err, 'EEXIST')) return true;
       const info = await stat(this.target).catch(() => undefined);
       if (info?.isFile() && info.size === 0) return true;
       const kept = `${this.target}.${process.pid}.${randomBytes(3).toString('hex')}`;

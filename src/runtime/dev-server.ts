@@ -14,7 +14,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError, GymflowError } from '../core/errors.js';
-import { processAlive } from '../hub/store/atomic.js';
+import { isErrno, processAlive } from '../core/fs.js';
 import { repoRoot, requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
 
 /** How a child process ended. */
@@ -129,7 +129,7 @@ class ManagedChild {
     try {
       process.kill(-this.child.pid, signal);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+      if (!isErrno(err, 'ESRCH')) throw err;
     }
   }
 
@@ -450,7 +450,7 @@ export function claimDatabase(db: string): () => void {
         rmSync(lock, { force: true });
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(`cannot claim the database ${db}: ${(err as Error).message}`);
+      if (!isErrno(err, 'EEXIST')) throw new ConfigError(`cannot claim the database ${db}: ${(err as Error).message}`);
       const holder = Number(readFileSync(lock, 'utf8').trim());
       if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) {
         throw new ConfigError(`the database ${db} is in use by another Temporal dev server (started by pid ${holder}): give this one another --db, or stop that one`);

@@ -1,8 +1,8 @@
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { atomicWrite, isErrno } from '../core/fs.js';
 import { formatZodIssues } from '../core/trajectory.js';
-import { fsyncDir, isErrno } from '../hub/store/atomic.js';
 import { REF_PATTERN } from '../hub/store/layout.js';
 import type { ArtifactStore } from '../hub/store/store.js';
 import { tensorboardDirIn } from '../loop/plan.js';
@@ -55,20 +55,10 @@ export type StoredTrainResult = z.infer<typeof StoredTrainResultSchema>;
  * and then deletes `outputDir`, the trainer's checkpoints.
  */
 export async function releaseRunDir(runDir: string, outputDir: string, result: StoredTrainResult): Promise<void> {
-  const file = path.join(runDir, STORED_RESULT_FILE);
-  // Not the store's writeFileAtomic: its temp files live under the store root, often another filesystem
-  // (a shared mount) than this local work directory, where a rename cannot reach.
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fh = await open(tmp, 'w');
-  try {
-    await fh.writeFile(`${JSON.stringify(result, null, 2)}\n`);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, file);
-  // The record must be durable before the checkpoints it replaces are gone.
-  await fsyncDir(runDir);
+  // The temp file beside the record, not the store's: the store's temp files live under the store root,
+  // often another filesystem (a shared mount) than this local work directory, where a rename cannot reach.
+  // atomicWrite fsyncs the directory: the record must be durable before the checkpoints it replaces are gone.
+  await atomicWrite(path.join(runDir, STORED_RESULT_FILE), `${JSON.stringify(result, null, 2)}\n`);
   await rm(outputDir, { recursive: true, force: true });
 }
 

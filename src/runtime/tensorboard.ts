@@ -1,6 +1,6 @@
 import { appendFile, mkdir, readFile, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { isErrno } from '../hub/store/atomic.js';
+import { isErrno } from '../core/fs.js';
 import { fileSafe } from './workspace.js';
 
 /**

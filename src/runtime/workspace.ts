@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isErrno, pathExists, touch } from '../hub/store/atomic.js';
+import { isErrno, pathExists, touch } from '../core/fs.js';
 import { ArtifactStore } from '../hub/store/store.js';
 import { checkoutTree } from '../hub/store/tree.js';
 

@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { hostname } from 'node:os';
-import { processAlive } from '../hub/store/atomic.js';
+import { processAlive } from '../core/fs.js';
 import { LABEL_CREATED, LABEL_DETACHED, LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_SANDBOX, LABEL_TASK } from './config.js';
 
 /** What {@link gcSandboxes} did. */

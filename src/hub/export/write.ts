@@ -1,7 +1,7 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { pathExists } from '../../core/fs.js';
 import { checkNewOutput, openOutput, type WriteOptions } from '../../core/output-file.js';
-import { pathExists } from '../store/atomic.js';
 
 /**
  * Output helpers of the exporters: every file appears complete or not at all (temp file in the same

@@ -1,21 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { readdir, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { atomicWrite, fsyncDir, isErrno, processAlive, writeSynced } from '../../core/fs.js';
 
 /**
- * Crash-safe file primitives of the artifact store.
- *
- * Every file the store publishes is written as: a temp file under `<root>/tmp/` → `fsync` it → `rename`
- * it onto its final name → `fsync` the destination directory. `rename(2)` within one filesystem is
- * atomic, so a reader sees either no file or the whole file, never a prefix; the two fsyncs make the
- * content durable before the name is, and the name durable before the caller goes on to publish
- * anything that refers to it.
- *
- * Temp files live in one `tmp/` directory at the store root rather than beside their destination:
- * it is on the same filesystem (the root is one directory tree), so the rename is just as atomic, and
- * cleaning up after a crashed writer is a scan of one small directory instead of every shard.
+ * The artifact store's temp files. Every file the store publishes is written with the primitives of
+ * `src/core/fs.ts` (temp file → fsync → rename → fsync of the directory), its temp file in one `tmp/`
+ * directory at the store root rather than beside its destination: it is on the same filesystem (the root is
+ * one directory tree), so the rename is just as atomic, and cleaning up after a crashed writer is a scan of
+ * one small directory instead of every shard.
  */
 
 /** Subdirectory of the store root that holds in-flight temp files. */
@@ -32,79 +26,16 @@ export function tempPath(root: string): string {
   return path.join(root, TMP_DIR, `${HOST}.${process.pid}.${randomBytes(8).toString('hex')}${TMP_SUFFIX}`);
 }
 
-/** `fsync` on a directory, so a rename or unlink inside it is durable. */
-export async function fsyncDir(dir: string): Promise<void> {
-  let fh;
-  try {
-    fh = await open(dir, constants.O_RDONLY);
-  } catch (err) {
-    // Some platforms cannot open directories; durability of the rename is then best effort.
-    if (isErrno(err, 'EISDIR') || isErrno(err, 'EPERM') || isErrno(err, 'EACCES')) return;
-    throw err;
-  }
-  try {
-    await fh.sync();
-  } catch (err) {
-    if (!(isErrno(err, 'EINVAL') || isErrno(err, 'EBADF'))) throw err;
-  } finally {
-    await fh.close();
-  }
-}
-
-/**
- * `mkdir -p dir`, fsyncing the parent of every directory it created so the new entries survive a
- * crash (an object renamed into a shard that vanishes on reboot would be lost).
- */
-export async function ensureDir(dir: string): Promise<void> {
-  const first = await mkdir(dir, { recursive: true });
-  if (first === undefined) return;
-  // `first` is the top-most directory created; fsync every parent from dir's parent up to first's.
-  let cur = dir;
-  for (;;) {
-    await fsyncDir(path.dirname(cur));
-    if (path.resolve(cur) === path.resolve(first)) break;
-    cur = path.dirname(cur);
-  }
-}
-
 /** Writes `data` to a fresh temp file and fsyncs it; returns the temp path. */
 export async function writeTemp(root: string, data: string | Uint8Array, mode = 0o444): Promise<string> {
   const tmp = tempPath(root);
-  const fh = await open(tmp, 'wx', mode);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } catch (err) {
-    await fh.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  await fh.close();
+  await writeSynced(tmp, data, mode);
   return tmp;
 }
 
-/**
- * Moves a synced temp file onto `dest` (creating its directory) without fsyncing the directory; the
- * caller fsyncs the directories of a batch once (see {@link publishAtomic} for the single-file form).
- */
-export async function moveInto(tmp: string, dest: string): Promise<void> {
-  try {
-    await rename(tmp, dest);
-  } catch (err) {
-    if (!isErrno(err, 'ENOENT')) {
-      await unlink(tmp).catch(() => undefined);
-      throw err;
-    }
-    await ensureDir(path.dirname(dest));
-    await rename(tmp, dest);
-  }
-}
-
-/** Atomically publishes `data` at `dest`: temp file, fsync, rename, fsync of the directory. */
+/** Atomically publishes `data` at `dest` through a temp file of the store at `root` (`atomicWrite`). */
 export async function writeFileAtomic(root: string, dest: string, data: string | Uint8Array, mode = 0o444): Promise<void> {
-  const tmp = await writeTemp(root, data, mode);
-  await moveInto(tmp, dest);
-  await fsyncDir(path.dirname(dest));
+  await atomicWrite(dest, data, { tmp: tempPath(root), mode });
 }
 
 /** What {@link cleanTempFiles} removed and kept. */
@@ -163,47 +94,4 @@ function parseTempName(name: string): { host: string; pid: number } | undefined 
   const m = /^(.+)\.(\d+)\.[0-9a-f]+\.tmp$/.exec(name);
   if (!m) return undefined;
   return { host: m[1] as string, pid: Number(m[2]) };
-}
-
-/** Whether process `pid` exists on this host (signal 0 checks without sending anything). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return isErrno(err, 'EPERM');
-  }
-}
-
-/** True when `err` is a Node system error with the given `code`. */
-export function isErrno(err: unknown, code: string): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
-}
-
-/** Whether anything (a file, a directory, a symlink, even a dangling one) is at `p`. */
-export async function pathExists(p: string): Promise<boolean> {
-  try {
-    await lstat(p);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    throw err;
-  }
-}
-
-/**
- * Sets the access and modification times of what is at `p` to now; returns whether it exists. Something the
- * process may not touch (a read-only object of another user) still counts as existing.
- */
-export async function touch(p: string): Promise<boolean> {
-  const now = new Date();
-  try {
-    await utimes(p, now, now);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    if (isErrno(err, 'EPERM') || isErrno(err, 'EACCES')) return pathExists(p);
-    throw err;
-  }
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { fsyncDir, pathExists } from '../../core/fs.js';
 import { StoreError } from '../errors.js';
-import { fsyncDir, pathExists } from './atomic.js';
 import type { ArtifactStore, IndexEntry } from './store.js';
 import { readTrajectories } from './trajectory-set.js';
 import { checkoutTree, readTree } from './tree.js';

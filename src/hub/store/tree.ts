@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { fsyncDir, isErrno } from '../../core/fs.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
-import { fsyncDir, isErrno } from './atomic.js';
 import { parseTreeManifest, TREE_FORMAT, type TreeManifest } from './manifests.js';
 import type { ArtifactStore, IndexEntry, PutOptions } from './store.js';
 
