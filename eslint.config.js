@@ -5,6 +5,73 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+// Import boundaries (docs/ARCHITECTURE.md §2). The parts of src/ from the ground up, and what each may
+// import; anything not listed (a part above it, a sibling) is an error. Test files and fixtures may cross.
+const SRC_PARTS = ['core', 'sandbox', 'recorder', 'reward', 'policy', 'envs', 'hub', 'eval', 'loop', 'runtime', 'cli'];
+/** @type {Record<string, string[]>} */
+const SRC_MAY_IMPORT = {
+  core: [],
+  sandbox: ['core'],
+  recorder: ['core'],
+  reward: ['core'],
+  policy: ['core'],
+  envs: ['core', 'sandbox'],
+  // hub → policy only until collect() takes an agent resolver the way evaluate() does (issue 42); then drop it.
+  hub: ['core', 'envs', 'reward', 'policy'],
+  eval: ['core', 'hub'],
+  // Workflow-safe: workflows import it, so it stands on core alone.
+  loop: ['core'],
+  runtime: ['core', 'hub', 'loop'],
+  cli: SRC_PARTS,
+};
+const TEST_FILES = ['**/*.test.ts', '**/__fixtures__/**'];
+
+const escape = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** A specifier that reaches src/<part> from inside src/ (`../hub/…`, `../../src/hub/…`) or from a top-level folder. */
+const srcPart = (/** @type {string} */ part) => `^(?:(?:\\.\\./)+(?:src/)?|gymflow/src/)${escape(part)}(?:/|$)`;
+/** A specifier that reaches the top-level folder `dir`. */
+const topDir = (/** @type {string} */ dir, except = '') => `^(?:(?:\\.\\./)+|gymflow/)${escape(dir)}(?:/${except}|$)`;
+
+/**
+ * One `@typescript-eslint/no-restricted-imports` entry (flat config replaces a rule's options for the files a
+ * later block matches, so each folder gets one entry holding all of its restrictions).
+ *
+ * @param {string[]} files
+ * @param {{ regex: string, message: string, allowTypeImports?: boolean }[]} patterns
+ * @param {{ name: string, message: string, allowTypeImports?: boolean }[]} [paths]
+ */
+function boundary(files, patterns, paths = []) {
+  return {
+    files,
+    ignores: TEST_FILES,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns: patterns.map((p) => ({ caseSensitive: true, ...p })) }] },
+  };
+}
+
+const notFromProduction = (/** @type {string} */ who) =>
+  ['tests', 'bench', 'scripts'].map((dir) => ({ regex: topDir(dir), message: `${who} must not import ${dir}/ (test and benchmark code stays out of production code)` }));
+
+const workflowBuiltins = nodeBuiltins.map((name) => ({ name, message: 'workflows (and src/loop, which they import) must not use Node built-ins: workflow code is replayed deterministically, no I/O' }));
+
+const srcBoundaries = SRC_PARTS.map((part) => {
+  const allowed = new Set([part, ...SRC_MAY_IMPORT[part] ?? []]);
+  const who = `src/${part}`;
+  const may = (SRC_MAY_IMPORT[part] ?? []).map((p) => `src/${p}`).join(', ');
+  const rule = may === '' ? `${who} is the ground: it imports no other part` : `${who} may import ${may}`;
+  return boundary(
+    [`src/${part}/**/*.ts`],
+    [
+      ...SRC_PARTS.filter((p) => !allowed.has(p)).map((p) => ({ regex: srcPart(p), message: `${who} must not import src/${p}: ${rule} (docs/ARCHITECTURE.md §2, "Import boundaries")` })),
+      // The CLI is a Temporal client: it imports the workflows' messages and signals.
+      ...['workflows', 'activities', 'workers']
+        .filter((dir) => part !== 'cli' || dir === 'workers')
+        .map((dir) => ({ regex: topDir(dir), message: `${who} must not import ${dir}/: src/ is below the Temporal layer` })),
+      ...notFromProduction(who),
+    ],
+    part === 'loop' ? workflowBuiltins : [],
+  );
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.gymflow/', '.venv/', 'dist/', 'trainer/', 'coverage/', 'eslint.config.js'] },
   js.configs.recommended,
@@ -20,13 +87,32 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  {
-    // Workflow code is replayed deterministically inside the Temporal sandbox: no Node built-ins, no I/O. The
-    // same holds for src/loop, the workflow-safe part that workflows import.
-    files: ['workflows/**/*.ts', 'src/loop/**/*.ts'],
-    ignores: ['**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { paths: nodeBuiltins.map((name) => ({ name, message: 'workflows must not use Node built-ins' })) }],
-    },
-  },
+  ...srcBoundaries,
+  // Workflow code is replayed deterministically inside the Temporal sandbox: no Node built-ins, no I/O, no
+  // runtime code. It imports @temporalio/workflow, src/loop (and pure helpers of src/core), and activities
+  // only as types (`import type`, erased before bundling).
+  boundary(
+    ['workflows/**/*.ts'],
+    [
+      ...SRC_PARTS.filter((p) => p !== 'loop' && p !== 'core').map((p) => ({ regex: srcPart(p), message: `workflows must not import src/${p}: they may import src/loop, src/core and @temporalio/workflow` })),
+      { regex: topDir('activities'), allowTypeImports: true, message: 'workflows import activities only as types (import type): activity code runs on workers, not in the workflow sandbox' },
+      { regex: topDir('workers'), message: 'workflows must not import workers/' },
+      ...notFromProduction('workflows'),
+    ],
+    [
+      ...workflowBuiltins,
+      ...['@temporalio/activity', '@temporalio/client', '@temporalio/worker', '@temporalio/testing'].map((name) => ({ name, allowTypeImports: true, message: `workflows must not import ${name} (only @temporalio/workflow and @temporalio/common run in the workflow sandbox)` })),
+    ],
+  ),
+  boundary(
+    ['activities/**/*.ts'],
+    [
+      // workflows/messages.ts holds the signal and query definitions, the workflows' public interface, which
+      // activities signal (stage_progress) as clients do.
+      { regex: topDir('workflows', '(?!messages(?:\\.js)?$)'), message: 'activities must not import workflow code (workflows/messages.js, the signal and query definitions, is the exception)' },
+      { regex: topDir('workers'), message: 'activities must not import workers/' },
+      ...notFromProduction('activities'),
+    ],
+  ),
+  boundary(['workers/**/*.ts'], notFromProduction('workers')),
 );

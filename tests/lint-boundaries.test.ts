@@ -1,0 +1,40 @@
+import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from './support/temporal.js';
+
+// The import-boundary rule of eslint.config.js (docs/ARCHITECTURE.md §2, "Import boundaries") on deliberately
+// wrong imports: the real config, linting snippets as if they were files of the named folders. The probe files
+// do not exist, so type-aware linting (which needs them in the TypeScript project) is switched off here; the
+// boundary rule needs no types. `npm run lint` checks the real tree with everything on.
+const eslint = new ESLint({ cwd: repoRoot, overrideConfig: tseslint.configs.disableTypeChecked });
+
+async function boundaryErrors(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+}
+
+describe('import boundaries', () => {
+  it.each([
+    ['src/core importing src/hub', 'src/core/probe.ts', "import { collect } from '../hub/collect.js';\nexport const x = collect;\n", /src\/core must not import src\/hub/],
+    ['a workflow importing a Node built-in', 'workflows/probe.ts', "import { readFile } from 'node:fs/promises';\nexport const x = readFile;\n", /must not use Node built-ins/],
+    ['a workflow importing src/runtime', 'workflows/probe.ts', "import { startDevServer } from '../src/runtime/dev-server.js';\nexport const x = startDevServer;\n", /workflows must not import src\/runtime/],
+    ['a workflow importing activity code', 'workflows/probe.ts', "import { train } from '../activities/train.js';\nexport const x = train;\n", /activities only as types/],
+    ['src/policy importing src/hub (the old cycle), from a subfolder', 'src/policy/sub/probe.ts', "import { collect } from '../../hub/collect.js';\nexport const x = collect;\n", /src\/policy must not import src\/hub/],
+    ['src/loop importing src/hub', 'src/loop/probe.ts', "export { ArtifactStore } from '../hub/store/store.js';\n", /src\/loop must not import src\/hub/],
+    ['src/sandbox importing src/envs (a lower part importing a higher one)', 'src/sandbox/probe.ts', "import { registerBuiltinEnvs } from '../envs/register.js';\nexport const x = registerBuiltinEnvs;\n", /src\/sandbox must not import src\/envs/],
+    ['production code importing tests/', 'src/hub/probe.ts', "import { repoRoot } from '../../tests/support/temporal.js';\nexport const x = repoRoot;\n", /must not import tests\//],
+  ])('fails on %s', async (_what, filePath, code, message) => {
+    const errors = await boundaryErrors(filePath, code);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(message);
+  });
+
+  it.each([
+    ['src/envs importing src/sandbox and src/core', 'src/envs/sandbox/probe.ts', "import { Sandbox } from '../../../sandbox/sandbox.js';\nimport { make } from '../../../core/registry.js';\nexport const x = [Sandbox, make];\n"],
+    ['a workflow importing src/loop, @temporalio/workflow and activity types', 'workflows/probe.ts', "import { proxyActivities } from '@temporalio/workflow';\nimport type { PipelineActivities } from '../activities/index.js';\nimport { planShards } from '../src/loop/plan.js';\nexport const x = [proxyActivities<PipelineActivities>, planShards];\n"],
+    ['a test crossing parts', 'src/policy/probe.test.ts', "import { collect } from '../hub/collect.js';\nexport const x = collect;\n"],
+  ])('allows %s', async (_what, filePath, code) => {
+    expect(await boundaryErrors(filePath, code)).toEqual([]);
+  });
+});
