@@ -16,8 +16,6 @@
 export const IM_START = '<|im_start|>';
 /** Ends a message (the end-of-turn token a policy stops on). */
 export const IM_END = '<|im_end|>';
-/** Padding / end of text. */
-export const END_OF_TEXT = '<|endoftext|>';
 
 /** The roles the trainer's template accepts. */
 export type ChatMLRole = 'system' | 'user' | 'assistant' | 'tool';
