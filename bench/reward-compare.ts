@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DomainProfile } from '../src/core/profiles/profile.js';
 import { getProfile } from '../src/core/profiles/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
-import { quantileSorted } from '../src/eval/stats/descriptive.js';
+import { quantileSorted } from '../src/core/stats/descriptive.js';
 import { runRules, type RuleRun } from '../src/reward/rules/run.js';
 import { runBench, writeReport } from './report.js';
 import { agentLogPool, syntheticPool } from './reward-pools.js';

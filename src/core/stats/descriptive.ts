@@ -1,5 +1,5 @@
 /**
- * Descriptive statistics shared by the tests and intervals of `src/eval/stats`. Every function takes a
+ * Descriptive statistics shared by the tests and intervals of `src/core/stats`. Every function takes a
  * plain array of finite numbers and throws a `RangeError` naming the argument when it cannot answer
  * (too few values), so a caller never averages nothing by accident.
  */

@@ -1,4 +1,4 @@
-import { Rng } from '../../core/rng.js';
+import { Rng } from '../rng.js';
 import { assertFinite, assertMinLength, mean, quantileSorted } from './descriptive.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../../core/rng.js';
+import { Rng } from '../rng.js';
 import { bootstrapMeanCi, bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from './bootstrap.js';
 import { standardDeviation } from './descriptive.js';
 import { normalQuantile } from './normal.js';
