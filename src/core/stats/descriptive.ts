@@ -17,6 +17,11 @@ export function assertMinLength(xs: readonly number[], min: number, name: string
   if (xs.length < min) throw new RangeError(`${what}: ${name} has ${xs.length} value(s); at least ${min} needed`);
 }
 
+/** Throws unless the paired samples `x` and `y` have equal lengths; `what` names the statistic. */
+export function assertSameLength(x: readonly number[], y: readonly number[], what: string): void {
+  if (x.length !== y.length) throw new RangeError(`${what}: x has ${x.length} values, y has ${y.length}`);
+}
+
 /** Sum with Neumaier's compensation, so long lists of small rewards do not drift. */
 export function sum(xs: readonly number[]): number {
   let s = 0;
