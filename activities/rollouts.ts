@@ -27,7 +27,7 @@ import { exportDataset } from '../src/hub/export/export.js';
 import { mapPool } from '../src/hub/pool.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
-import { durationMs } from '../src/loop/config.js';
+import { durationMs } from '../src/core/duration.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
