@@ -127,6 +127,10 @@ describe('evaluate', () => {
 });
 
 describe('episodeSeeds', () => {
+  it('keeps the seeds of earlier evaluations (pinned: paired comparisons with stored results depend on them)', () => {
+    expect(episodeSeeds(3, 5)).toEqual([884521706, 1289306659, 1214976533, 705069852, 734751661]);
+  });
+
   it('depends only on (seed, i): a longer run extends a shorter one', () => {
     expect(episodeSeeds(7, 10).slice(0, 4)).toEqual(episodeSeeds(7, 4));
     expect(episodeSeeds(7, 4)).not.toEqual(episodeSeeds(8, 4));

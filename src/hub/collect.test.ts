@@ -58,6 +58,16 @@ describe('collect', () => {
     expect(c.trajectories.map((t) => t.task.id)).not.toEqual(a.trajectories.map((t) => t.task.id));
   });
 
+  it('keeps the tasks and seeds of earlier collections (pinned)', async () => {
+    const r = await collect({ envId: 'gymflow/tool-use-v0', agent: 'random', n: 4, seed: 5, concurrency: 2, maxSteps: 2 });
+    expect(r.trajectories.map((t) => [t.task.id, (t.metadata.collect as { seed: number }).seed])).toEqual([
+      ['tool-train-00762', 1439571439],
+      ['tool-train-00949', 1439571439],
+      ['tool-train-00660', 1439571439],
+      ['tool-train-01134', 1439571439],
+    ]);
+  });
+
   it('runs G episodes per task with the same member seeds in every group', async () => {
     const r = await collect({ envId: 'gymflow/tool-use-v0', agent: 'random', n: 3, groupSize: 4, concurrency: 3, seed: 2, maxSteps: 3 });
     expect(r.trajectories).toHaveLength(12);

@@ -44,4 +44,24 @@ describe('seed schedule', () => {
     expect(() => planEpisodes({ seed: 1, n: 3, groupSize: 2, tasks: undefined, shuffle: true })).toThrow(/groupSize 2 needs task ids/);
     expect(() => planEpisodes({ seed: 1, tasks: undefined, shuffle: true })).toThrow(/n is required/);
   });
+
+  it('keeps the schedules of earlier collections (pinned: stored sets and histories were made with them)', () => {
+    expect(planEpisodes({ seed: 3, n: 7, tasks, shuffle: true }).map((p) => [p.task?.id, p.seed])).toEqual([
+      ['t1', 70421422],
+      ['t4', 70421422],
+      ['t3', 70421422],
+      ['t0', 70421422],
+      ['t2', 70421422],
+      ['t4', 1907865261],
+      ['t2', 1907865261],
+    ]);
+    expect(planEpisodes({ seed: 9, n: 3, groupSize: 2, tasks, shuffle: true }).map((p) => [p.task?.id, p.seed])).toEqual([
+      ['t4', 990587505],
+      ['t4', 1548211477],
+      ['t0', 990587505],
+      ['t0', 1548211477],
+      ['t2', 990587505],
+      ['t2', 1548211477],
+    ]);
+  });
 });
