@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CountdownEnv } from '../core/__fixtures__/countdown-env.js';
-import type { Agent, AgentContext, AgentDecision } from '../core/agent.js';
+import type { Agent, AgentContext, AgentDecision, AgentResolver } from '../core/agent.js';
 import { ConfigError } from '../core/errors.js';
 import { register } from '../core/registry.js';
-import { episodeSeeds, evaluate, type AgentResolver } from './evaluate.js';
+import { episodeSeeds, evaluate } from './evaluate.js';
 import { toMarkdown } from './markdown.js';
 import { parseEvalResult } from './result.js';
 

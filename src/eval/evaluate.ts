@@ -1,4 +1,4 @@
-import type { Agent } from '../core/agent.js';
+import type { Agent, AgentResolver } from '../core/agent.js';
 import { ConfigError, GymflowError } from '../core/errors.js';
 import { make } from '../core/registry.js';
 import { Rng } from '../core/rng.js';
@@ -8,13 +8,6 @@ import type { AgentEnv, Split, TaskInfo } from '../core/types.js';
 import { episodeRecord, type EpisodeRecord } from './metrics.js';
 import { EVAL_RESULT_FORMAT, type EvalResult } from './result.js';
 import { summarizeEpisodes } from './summarize.js';
-
-/**
- * Builds the agent for one episode from a spec string. It has the signature of `resolveAgent` in
- * `src/policy/specs.ts`; evaluation takes it as an argument because `src/eval` may import only core
- * and hub (DESIGN.md §2), and so tests can pass their own agents.
- */
-export type AgentResolver = (agentSpec: string, envId: string, options: { seed?: number }) => Agent;
 
 /** Options of {@link evaluate}. */
 export interface EvaluateOptions {

@@ -1,6 +1,6 @@
 import { writeJsonl } from './export/write.js';
 import path from 'node:path';
-import type { Agent } from '../core/agent.js';
+import type { Agent, AgentResolver } from '../core/agent.js';
 import { ConfigError, GymflowError } from '../core/errors.js';
 import { checkNewOutput } from '../core/output-file.js';
 import { RetriesExhaustedError } from '../core/retry.js';
@@ -10,7 +10,6 @@ import type { Trajectory } from '../core/trajectory.js';
 import { makeTrajectory } from '../core/trajectory.js';
 import type { AgentEnv, Split, TaskInfo } from '../core/types.js';
 import { Recorder, type AgentInfo } from '../core/wrappers/recorder.js';
-import { resolveAgent, type ResolveAgentOptions } from '../policy/specs.js';
 import { planEpisodes, type EpisodePlan } from './seeds.js';
 import { isRef } from './store/layout.js';
 import type { ArtifactStore } from './store/store.js';
@@ -28,8 +27,11 @@ export interface CollectOptions {
   envId: string;
   /** Agent spec for `resolveAgent` (`expert`, `random`, …). */
   agent: string;
-  /** Options for `resolveAgent` besides the seed (e.g. `local: { temperature, maxNewTokens }`). */
-  agentOptions?: Omit<ResolveAgentOptions, 'seed'>;
+  /**
+   * Builds a fresh agent for every episode from `agent` and the episode's seed: `resolveAgent` of
+   * `src/policy/specs.ts`, with the policy's options (sampling, a served model) bound by the caller.
+   */
+  resolveAgent: AgentResolver;
   /** Task ids to run, in this order (cycled when `n` is larger). Default: the split's tasks, shuffled by seed. */
   tasks?: readonly string[];
   /** Number of groups (tasks drawn). Episodes = n × groupSize. Default: one pass over the tasks. */
@@ -171,7 +173,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     } else if (listed !== undefined && listed.length > 0) {
       tasks = listed;
     }
-    await closeAgent(resolveAgent(options.agent, options.envId, { ...options.agentOptions, seed }));
+    await closeAgent(options.resolveAgent(options.agent, options.envId, { seed }));
   } finally {
     await probe.close();
   }
@@ -274,7 +276,7 @@ async function runPlanned(
   const recorder = new Recorder(env, { envId: options.envId, agent: agentInfo });
   let agent: Agent | undefined;
   try {
-    agent = resolveAgent(options.agent, options.envId, { ...options.agentOptions, seed: plan.seed });
+    agent = options.resolveAgent(options.agent, options.envId, { seed: plan.seed });
     agentInfo = agent.info;
     recorder.setAgent(agentInfo);
     const trajectory = await runEpisode(recorder, agent, {
