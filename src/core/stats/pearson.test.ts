@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { TIED_AUTO, TIED_HUMAN, X, Y } from './__fixtures__/paired-samples.js';
 import { pearson } from './pearson.js';
 
-// Reference values computed with Python 3.11 + scipy 1.17.1 on exactly these arrays:
-//   scipy.stats.pearsonr(x, y).statistic
-const TIED_AUTO = [0.1, 0.4, 0.35, 0.8, 0.4, 0.9, 0.2, 0.65, 0.65, 0.5];
-const TIED_HUMAN = [1, 3, 2, 5, 2, 4, 1, 4, 3, 3];
-const X = [0.12, 0.95, 0.33, 0.47, 0.71, 0.05, 0.88, 0.29, 0.64, 0.51, 0.18, 0.79];
-const Y = [0.3, 0.8, 0.2, 0.55, 0.6, 0.1, 0.95, 0.4, 0.5, 0.7, 0.15, 0.65];
+// Reference values: scipy.stats.pearsonr(x, y).statistic (see the fixture).
 
 describe('pearson', () => {
   it('matches scipy.stats.pearsonr with and without ties', () => {
