@@ -1,7 +1,9 @@
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PROGRESS_HISTORY_BUDGET, progressReporter, progressSignalInterval, type ProgressReporterOptions } from './common.js';
+import { ConfigError, GymflowError } from '../src/core/errors.js';
+import { PROGRESS_HISTORY_BUDGET, progressReporter, progressSignalInterval, withFailureMapping, type ProgressReporterOptions } from './common.js';
 
 interface Reported {
   beats: unknown[];
@@ -149,5 +151,24 @@ describe('progressReporter', () => {
       { describeFails: true },
     );
     expect(r.signals.map((s) => s.done)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('withFailureMapping', () => {
+  async function failureOf(err: Error): Promise<ApplicationFailure> {
+    const thrown = await withFailureMapping(() => Promise.reject(err)).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(ApplicationFailure);
+    return thrown as ApplicationFailure;
+  }
+
+  it('fails a gymflow error for good when no retry can fix its code (src/loop/failures.ts), retryably otherwise', async () => {
+    expect(await failureOf(new ConfigError('train.lr: expected a number'))).toMatchObject({ type: 'CONFIG_ERROR', nonRetryable: true, message: 'train.lr: expected a number' });
+    expect(await failureOf(new GymflowError('DATA_ERROR', 'no records'))).toMatchObject({ type: 'DATA_ERROR', nonRetryable: true });
+    expect(await failureOf(new GymflowError('STORE_ERROR', 'disk full'))).toMatchObject({ type: 'STORE_ERROR', nonRetryable: false });
+  });
+
+  it('passes other errors through', async () => {
+    const plain = new Error('boom');
+    await expect(withFailureMapping(() => Promise.reject(plain))).rejects.toBe(plain);
   });
 });

@@ -9,11 +9,9 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { GymflowError } from '../src/core/errors.js';
 import { formatZodIssues } from '../src/core/trajectory.js';
+import { isRetryable } from '../src/loop/failures.js';
 import type { StageName } from '../src/loop/status.js';
 import { stageProgressSignal, type StageProgress } from '../workflows/messages.js';
-
-/** Error codes no retry can fix: the configuration or the data is wrong. */
-export const NON_RETRYABLE_CODES = new Set(['CONFIG_ERROR', 'SCHEMA_ERROR', 'REGISTRY_ERROR', 'TASK_ERROR', 'INVALID_ARGUMENT', 'DATA_ERROR']);
 
 /** Parses an activity's input; a bad one fails for good with every problem named (`activity $.field: …`). */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, activity: string): z.infer<S> {
@@ -28,8 +26,8 @@ export function configFailure(message: string): ApplicationFailure {
 }
 
 /**
- * Runs an activity body, turning gymflow errors whose code no retry can fix into non-retryable
- * `ApplicationFailure`s (type = the code) and leaving the rest retryable.
+ * Runs an activity body, turning gymflow errors into `ApplicationFailure`s of type = the code, non-retryable
+ * where `src/loop/failures.ts` says no retry can fix the code, retryable otherwise.
  */
 export async function withFailureMapping<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -37,8 +35,7 @@ export async function withFailureMapping<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof ApplicationFailure || err instanceof CancelledFailure) throw err;
     if (err instanceof GymflowError) {
-      if (NON_RETRYABLE_CODES.has(err.code)) throw ApplicationFailure.create({ message: err.message, type: err.code, nonRetryable: true, cause: err });
-      throw ApplicationFailure.create({ message: err.message, type: err.code, cause: err });
+      throw ApplicationFailure.create({ message: err.message, type: err.code, nonRetryable: !isRetryable(err.code), cause: err });
     }
     throw err;
   }

@@ -5,10 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** The repository root (one level above activities/). */
-export const repoRoot: string = fileURLToPath(new URL('../', import.meta.url));
+import { repoRoot } from '../src/core/repo-root.js';
 
 /** `$GYMFLOW_PYTHON`, else `<repo>/.venv/bin/python`, else `python3` on PATH. */
 export function trainerPython(env: Record<string, string | undefined> = process.env): string {

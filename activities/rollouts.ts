@@ -27,7 +27,8 @@ import { exportDataset } from '../src/hub/export/export.js';
 import { mapPool } from '../src/hub/pool.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
-import { durationMs } from '../src/loop/config.js';
+import { durationMs } from '../src/core/duration.js';
+import type { AgentResolver } from '../src/core/agent.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
@@ -85,6 +86,11 @@ function policyOptions(temperature: number, maxNewTokens: number | undefined, se
   const local = { local: { temperature, ...(maxNewTokens === undefined ? {} : { maxNewTokens }) } };
   if (served === undefined) return local;
   return { ...local, openai: { apiKey: 'EMPTY', temperature, returnTokenIds: served.tokenIds, ...(maxNewTokens === undefined ? {} : { maxTokens: maxNewTokens }) } };
+}
+
+/** `resolveAgent` with the policy's options bound (the episode's seed is the resolver's). */
+function policyResolver(options: Omit<ResolveAgentOptions, 'seed'>): AgentResolver {
+  return (agentSpec, envId, o) => resolveAgent(agentSpec, envId, { ...options, ...o });
 }
 
 
@@ -159,7 +165,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const result = await collect({
           envId: o.envId,
           agent,
-          agentOptions: policyOptions(o.temperature, o.maxNewTokens, o.served),
+          resolveAgent: policyResolver(policyOptions(o.temperature, o.maxNewTokens, o.served)),
           tasks: o.tasks,
           n: o.tasks.length,
           groupSize: o.groupSize,
@@ -354,7 +360,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           seed: o.seed,
           concurrency: o.concurrency,
           ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
-          resolveAgent: (s, envId, opts) => resolveAgent(s, envId, { ...opts, ...policyOptions(o.temperature, o.maxNewTokens, o.served) }),
+          resolveAgent: policyResolver(policyOptions(o.temperature, o.maxNewTokens, o.served)),
           onEpisode: () => {
             report(++done, n);
             // evaluate has no abort signal: failing the next episode stops it.

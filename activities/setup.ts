@@ -56,7 +56,7 @@ function checkSplit(envId: string, split: 'train' | 'heldout', field: string): v
 async function writeExpertCorpus(envId: string, file: string): Promise<void> {
   const expert = spec(envId).agents?.['expert'];
   if (expert === undefined) throw configFailure(`pipeline config $.policy.init.tokenizer_corpus: ${envId} has no expert agent to learn a tokenizer from`);
-  const { trajectories } = await collect({ envId, agent: 'expert', split: 'train', concurrency: 8, signal: Context.current().cancellationSignal });
+  const { trajectories } = await collect({ envId, agent: 'expert', resolveAgent, split: 'train', concurrency: 8, signal: Context.current().cancellationSignal });
   const lookup = registryToolLookup();
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, trajectories.map((t) => JSON.stringify(toSftRecord(t, lookup))).join('\n') + '\n');

@@ -13,7 +13,7 @@ import { releaseRunDir, type StoredTrainResult } from '../src/runtime/run-dir.js
 import { openWorkspace } from '../src/runtime/workspace.js';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TrainerOutcome } from '../src/runtime/trainer-process.js';
-import { NON_RETRYABLE_TYPES } from '../workflows/activity-options.js';
+import { NON_RETRYABLE_TYPES } from '../src/loop/failures.js';
 import { createTrainActivities, failWith } from './train.js';
 
 describe('train, retried after it stored its checkpoint', () => {
@@ -84,7 +84,7 @@ describe('failWith', () => {
     }
     expect(thrown).toBeInstanceOf(ApplicationFailure);
     expect(thrown).toMatchObject({ type, nonRetryable, message: `trainer sft failed: ${kind}` });
-    // The workflows' retry policies list the same types, so no retry starts even if the flag were lost.
+    // The retry policies list the same types (workflows/activity-options.ts), so no retry starts even if the flag were lost.
     expect(NON_RETRYABLE_TYPES.includes(type ?? '')).toBe(nonRetryable);
   });
 

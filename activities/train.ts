@@ -20,6 +20,7 @@ import { z } from 'zod';
 import { putTree } from '../src/hub/store/tree.js';
 import { releaseRunDir, storedTrainResult, tensorboardRunDir, TRAINER_LOG, type StoredTrainResult } from '../src/runtime/run-dir.js';
 import { trainNumbers, type PolicyState } from '../src/loop/status.js';
+import { FAILURE_TYPES, type FailureType } from '../src/loop/failures.js';
 import {
   buildTrainerLaunch,
   classifyTrainerRun,
@@ -73,29 +74,26 @@ export function failOn(run: TrainerRunResult, label: string): void {
   failWith(classifyTrainerRun(run, label));
 }
 
-/** The Temporal failure type of each way a trainer run fails, and whether a retry may help. */
-const FAILURES: Readonly<Record<TrainerFailureKind, { type: string; retry: boolean }>> = {
-  config: { type: 'CONFIG_ERROR', retry: false },
-  data: { type: 'DATA_ERROR', retry: false },
-  // Resuming from a checkpoint of other data or another plan: no retry can fix it.
-  checkpoint: { type: 'CHECKPOINT_ERROR', retry: false },
-  // Gradients stayed NaN or infinite: a retry would replay the same batches from the last checkpoint.
-  diverged: { type: 'TRAINING_DIVERGED', retry: false },
-  // Even a single sequence did not fit (the trainer already ran the step again in smaller pieces), or several
-  // processes train: a retry would replay the same batches and fail on the same step.
-  out_of_memory: { type: 'TRAINER_OUT_OF_MEMORY', retry: false },
-  // The watchdog ended a training that stopped making progress (a GPU that stopped answering): a retry resumes
-  // from the last checkpoint, on a GPU that may answer again.
-  stalled: { type: 'TRAINER_STALLED', retry: true },
-  failed: { type: 'TRAINER_FAILED', retry: true },
+/**
+ * The Temporal failure type of each way a trainer run fails; whether a retry may help (and why) is the
+ * type's entry in `src/loop/failures.ts`.
+ */
+const FAILURES: Readonly<Record<TrainerFailureKind, FailureType>> = {
+  config: 'CONFIG_ERROR',
+  data: 'DATA_ERROR',
+  checkpoint: 'CHECKPOINT_ERROR',
+  diverged: 'TRAINING_DIVERGED',
+  out_of_memory: 'TRAINER_OUT_OF_MEMORY',
+  stalled: 'TRAINER_STALLED',
+  failed: 'TRAINER_FAILED',
 };
 
 /** {@link failOn} for an outcome already classified. */
 export function failWith(outcome: TrainerOutcome): void {
   if (outcome.kind === 'ok') return;
   if (outcome.kind === 'cancelled') throw new CancelledFailure(outcome.message);
-  const { type, retry } = FAILURES[outcome.kind];
-  throw retry ? ApplicationFailure.retryable(outcome.message, type) : ApplicationFailure.nonRetryable(outcome.message, type);
+  const type = FAILURES[outcome.kind];
+  throw FAILURE_TYPES[type].retryable ? ApplicationFailure.retryable(outcome.message, type) : ApplicationFailure.nonRetryable(outcome.message, type);
 }
 
 /** GPU activities; `defaults` are the worker's store and work directory. */

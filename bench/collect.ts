@@ -21,6 +21,7 @@ import { registryToolLookup } from '../src/core/chat/tool-lookup.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { collect } from '../src/hub/collect.js';
+import { resolveAgent } from '../src/policy/specs.js';
 import { exportDataset } from '../src/hub/export/export.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
@@ -43,7 +44,7 @@ interface Row {
 
 async function timeCollect(concurrency: number, n: number, store?: ArtifactStore): Promise<{ seconds: number; episodes: number; success: number; trajectories: Trajectory[] }> {
   const t0 = process.hrtime.bigint();
-  const r = await collect({ envId: ENV, agent: 'expert', n, concurrency, seed: 1, ...(store ? { store, name: `bench/c${concurrency}` } : {}) });
+  const r = await collect({ resolveAgent, envId: ENV, agent: 'expert', n, concurrency, seed: 1, ...(store ? { store, name: `bench/c${concurrency}` } : {}) });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   return { seconds, episodes: r.summary.episodes, success: r.summary.successRate, trajectories: r.trajectories };
 }
@@ -103,7 +104,7 @@ async function measureExport(trajectories: readonly Trajectory[], validate: bool
 
 /** Stores distinct trajectories as a set (one fsynced object each) and reads them back. */
 async function measureStore(): Promise<Row[]> {
-  const { trajectories } = await collect({ envId: ENV, agent: 'random', n: 4000, concurrency: 4, seed: 1, maxSteps: 8 });
+  const { trajectories } = await collect({ resolveAgent, envId: ENV, agent: 'random', n: 4000, concurrency: 4, seed: 1, maxSteps: 8 });
   const root = await mkdtemp(path.join(os.tmpdir(), 'gymflow-bench-store-'));
   try {
     const store = await ArtifactStore.open({ root });

@@ -6,11 +6,11 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { repoRoot } from '../src/core/repo-root.js';
 
 const run = promisify(execFile);
-const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = repoRoot;
 
 /** The trainer's Python interpreter. */
 export const PYTHON = process.env['GYMFLOW_PYTHON'] ?? path.join(ROOT, '.venv', 'bin', 'python');

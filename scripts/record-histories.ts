@@ -23,7 +23,8 @@ import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js'
 import { loadPipelineConfig } from '../src/runtime/config-file.js';
 import { freePort, startDevServer, startWorkerProcess, type WorkerProcess } from '../src/runtime/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
-import { repoRoot, runTemporal } from '../src/runtime/temporal-cli.js';
+import { repoRoot } from '../src/core/repo-root.js';
+import { runTemporal } from '../src/runtime/temporal-cli.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../workflows/messages.js';
 import { pipeline, trainingLoop } from '../workflows/index.js';
 

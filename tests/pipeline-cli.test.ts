@@ -14,7 +14,8 @@ import { loadPipelineConfig } from '../src/runtime/config-file.js';
 import { defaultWorkflowId } from '../src/loop/plan.js';
 import { ensurePortFree, freePort } from '../src/runtime/dev-server.js';
 import { freshStages, type IterationMetrics, type PipelineStatus } from '../src/loop/status.js';
-import { repoRoot, runTemporal } from '../src/runtime/temporal-cli.js';
+import { repoRoot } from '../src/core/repo-root.js';
+import { runTemporal } from '../src/runtime/temporal-cli.js';
 import { requires } from './support/requires.js';
 
 const temporal = requires.temporal();

@@ -3,9 +3,13 @@
  * Workflows create one `proxyActivities` binding per policy from these.
  */
 import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import { NON_RETRYABLE_TYPES as NON_RETRYABLE } from '../src/loop/failures.js';
 
-/** Error types no retry can fix (set by the activities: see `activities/common.ts`). */
-export const NON_RETRYABLE_TYPES = ['CONFIG_ERROR', 'SCHEMA_ERROR', 'REGISTRY_ERROR', 'TASK_ERROR', 'DATA_ERROR', 'CHECKPOINT_ERROR', 'TRAINING_DIVERGED', 'TRAINER_OUT_OF_MEMORY'];
+/**
+ * Error types no retry can fix: those `src/loop/failures.ts` marks so (the table the activities set their
+ * failures from). A copy, since a retry policy takes a mutable list.
+ */
+export const NON_RETRYABLE_TYPES: string[] = [...NON_RETRYABLE];
 
 /**
  * Configuration checks: fast and pure reads. A short timeout and few retries — a check that fails for a

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command } from 'commander';
+import { repoRoot } from '../core/repo-root.js';
 import { registerBuiltinEnvs } from '../envs/index.js';
 import { collectCommand } from './commands/collect.js';
 import { compareCommand } from './commands/compare.js';
@@ -18,7 +20,7 @@ import { storeCommand } from './commands/store.js';
 import { ownedSandboxIds, removeOwnedSandboxes } from '../sandbox/lifetime.js';
 import { reportError } from './errors.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
 
 /** The `gymflow` command tree. */
 export function buildProgram(): Command {

@@ -33,6 +33,21 @@ export interface Agent {
 /** Builds an agent for one environment (the registry's `agents` map holds these). */
 export type AgentFactory = (options: { seed?: number }) => Agent;
 
+/**
+ * Builds the agent for one episode from a spec string (`expert`, `random`, `local:DIR`, `openai:MODEL`):
+ * the signature of `resolveAgent` in `src/policy/specs.ts`. `collect` (src/hub) and `evaluate` (src/eval)
+ * take one as an argument rather than importing src/policy, which sits beside them, and tests pass their own.
+ *
+ * @example
+ * ```ts
+ * import { resolveAgent } from '../policy/specs.js';
+ * await collect({ envId: 'gymflow/tool-use-v0', agent: 'expert', resolveAgent, n: 8 });
+ * // options of the policy besides the seed are bound by the caller:
+ * const sampled: AgentResolver = (spec, envId, o) => resolveAgent(spec, envId, { ...o, local: { temperature: 0.7 } });
+ * ```
+ */
+export type AgentResolver = (agentSpec: string, envId: string, options: { seed?: number }) => Agent;
+
 /** Convenience: the first-step context from a reset time step. */
 export function initialContext(ts: TimeStep, tools: readonly ToolSpec[]): AgentContext {
   return { task: ts.info.task as TaskInfo, tools, observation: ts.observation, history: [], stepIndex: 0 };

@@ -3,7 +3,7 @@ import { ConfigError } from '../core/errors.js';
 import type { TaskInfo } from '../core/types.js';
 import { assertMetadataField, NO_VALUE, successBy } from './breakdown.js';
 import type { EpisodeRecord } from './metrics.js';
-import { wilsonInterval } from './stats/wilson.js';
+import { wilsonInterval } from '../core/stats/wilson.js';
 
 const task = (id: string, metadata?: Record<string, unknown>): TaskInfo => ({ id, domain: 'd', instruction: id, ...(metadata ? { metadata } : {}) }) as TaskInfo;
 

@@ -1,7 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import type { TaskInfo } from '../core/types.js';
 import type { EpisodeRecord } from './metrics.js';
-import { wilsonInterval, type ProportionInterval } from './stats/wilson.js';
+import { wilsonInterval, type ProportionInterval } from '../core/stats/wilson.js';
 
 /** Success on the episodes whose task has one value of a metadata field. */
 export interface BreakdownRow {

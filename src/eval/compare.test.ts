@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { compare } from './compare.js';
 import { compareToMarkdown } from './markdown.js';
-import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from './stats/bootstrap.js';
-import { holm } from './stats/corrections.js';
-import { mannWhitneyU } from './stats/mann-whitney.js';
-import { pairedTTest } from './stats/paired-t.js';
-import { welchTTest } from './stats/welch.js';
-import { expectClose } from './stats/test-support.js';
+import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from '../core/stats/bootstrap.js';
+import { holm } from '../core/stats/corrections.js';
+import { mannWhitneyU } from '../core/stats/mann-whitney.js';
+import { pairedTTest } from '../core/stats/paired-t.js';
+import { welchTTest } from '../core/stats/welch.js';
+import { expectClose } from '../core/stats/test-support.js';
 import { evalResultOf } from './__fixtures__/results.js';
 
 const strong = [0.9, 1, 0.8, 1, 0.95, 0.85, 1, 0.9, 0.75, 1, 0.9, 0.95];

@@ -2,12 +2,12 @@ import { ConfigError } from '../core/errors.js';
 import { finiteOrNull } from './format.js';
 import { METRIC_INFO, metricValue, type MetricName } from './metrics.js';
 import type { EvalResult, Interval } from './result.js';
-import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from './stats/bootstrap.js';
-import { bonferroni, holm } from './stats/corrections.js';
-import { mean } from './stats/descriptive.js';
-import { mannWhitneyU } from './stats/mann-whitney.js';
-import { pairedTTest } from './stats/paired-t.js';
-import { welchTTest } from './stats/welch.js';
+import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from '../core/stats/bootstrap.js';
+import { bonferroni, holm } from '../core/stats/corrections.js';
+import { mean } from '../core/stats/descriptive.js';
+import { mannWhitneyU } from '../core/stats/mann-whitney.js';
+import { pairedTTest } from '../core/stats/paired-t.js';
+import { welchTTest } from '../core/stats/welch.js';
 
 /**
  * Compares evaluation results of several agents on one environment split: pairwise tests of one

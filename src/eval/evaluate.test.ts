@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CountdownEnv } from '../core/__fixtures__/countdown-env.js';
-import type { Agent, AgentContext, AgentDecision } from '../core/agent.js';
+import type { Agent, AgentContext, AgentDecision, AgentResolver } from '../core/agent.js';
 import { ConfigError } from '../core/errors.js';
 import { register } from '../core/registry.js';
-import { episodeSeeds, evaluate, type AgentResolver } from './evaluate.js';
+import { evaluate } from './evaluate.js';
 import { toMarkdown } from './markdown.js';
 import { parseEvalResult } from './result.js';
 
@@ -66,7 +66,8 @@ describe('evaluate', () => {
   it('cycles over the held-out tasks with derived seeds and measures every episode', async () => {
     const r = await evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 5, seed: 3, resamples: 200 });
     expect(r.episodes.map((e) => e.taskId)).toEqual(['countdown-7', 'countdown-8', 'countdown-7', 'countdown-8', 'countdown-7']);
-    expect(r.episodes.map((e) => e.seed)).toEqual(episodeSeeds(3, 5));
+    // Pinned: stored results are compared pair by pair with new ones of the same seed.
+    expect(r.episodes.map((e) => e.seed)).toEqual([884521706, 1289306659, 1214976533, 705069852, 734751661]);
     expect(r).toMatchObject({ envId: ENV, agent: 'solver', agentName: 'solver', split: 'heldout', n: 5, seed: 3, tasks: 2, resamples: 200 });
     // countdown-7: 3+3+1 then submit (4 steps, 3 tool calls); countdown-8: 3+3+2 then submit.
     expect(r.episodes[0]).toMatchObject({ success: true, reward: 1, steps: 4, toolCalls: 3, invalidActions: 0, tokens: 9, costUsd: 0 });
@@ -123,13 +124,5 @@ describe('evaluate', () => {
 
   it('parseEvalResult names the file and the JSON path of each problem', () => {
     expect(() => parseEvalResult({ format: 'gymflow.eval/v1', n: 0 }, 'runs/x.json')).toThrow(/runs\/x\.json \$\.envId: /);
-  });
-});
-
-describe('episodeSeeds', () => {
-  it('depends only on (seed, i): a longer run extends a shorter one', () => {
-    expect(episodeSeeds(7, 10).slice(0, 4)).toEqual(episodeSeeds(7, 4));
-    expect(episodeSeeds(7, 4)).not.toEqual(episodeSeeds(8, 4));
-    for (const s of episodeSeeds(1, 50)) expect(Number.isSafeInteger(s) && s >= 0 && s < 2 ** 31).toBe(true);
   });
 });

@@ -1,20 +1,14 @@
-import type { Agent } from '../core/agent.js';
+import type { Agent, AgentResolver } from '../core/agent.js';
 import { ConfigError, GymflowError } from '../core/errors.js';
 import { make } from '../core/registry.js';
-import { Rng } from '../core/rng.js';
 import { runEpisode } from '../core/rollout.js';
 import type { Trajectory } from '../core/trajectory.js';
-import type { AgentEnv, Split, TaskInfo } from '../core/types.js';
+import type { Split, TaskInfo } from '../core/types.js';
+import { runSchedule } from '../hub/scheduler.js';
+import { planEpisodes, type EpisodePlan } from '../hub/seeds.js';
 import { episodeRecord, type EpisodeRecord } from './metrics.js';
 import { EVAL_RESULT_FORMAT, type EvalResult } from './result.js';
 import { summarizeEpisodes } from './summarize.js';
-
-/**
- * Builds the agent for one episode from a spec string. It has the signature of `resolveAgent` in
- * `src/policy/specs.ts`; evaluation takes it as an argument because `src/eval` may import only core
- * and hub (DESIGN.md §2), and so tests can pass their own agents.
- */
-export type AgentResolver = (agentSpec: string, envId: string, options: { seed?: number }) => Agent;
 
 /** Options of {@link evaluate}. */
 export interface EvaluateOptions {
@@ -43,18 +37,9 @@ export interface EvaluateOptions {
 }
 
 /**
- * The seed of every episode of an evaluation: a stream of 31-bit integers from `Rng(seed)`. Episode
- * i's seed depends only on (seed, i) — not on n or the concurrency — so two agents evaluated with the
- * same seed see the same tasks with the same environment seeds, and their results can be paired.
- */
-export function episodeSeeds(seed: number, n: number): number[] {
-  const rng = new Rng(seed);
-  return Array.from({ length: n }, () => rng.nextUint32() >>> 1);
-}
-
-/**
  * Evaluates an agent on an environment split: n seeded episodes over the split's tasks in order
- * (task i = tasks[i mod |tasks|]), run with bounded concurrency, measured per episode
+ * (task i = tasks[i mod |tasks|], seed i = `episodeSeeds(seed, n)[i]`: the `'stream'` scheme of
+ * `planEpisodes` in src/hub/seeds.ts), run with bounded concurrency by the scheduler `collect` uses too, measured per episode
  * ({@link EpisodeRecord}) and summarised with bootstrap intervals (success also Wilson).
  *
  * @example
@@ -89,51 +74,43 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     throw new ConfigError(`evaluate: ${options.envId} lists no '${split}' tasks; evaluation needs a fixed task list`);
   }
 
-  const seeds = episodeSeeds(seed, options.n);
+  // Episode i runs task i mod |tasks| in the split's order, with the i-th seed of the seed's stream.
+  const plans = planEpisodes({ seed, tasks, n: options.n, shuffle: false, seeds: 'stream' });
   // Resolve once up front so an unknown agent spec fails as itself, not as "episode 0 failed".
-  await options.resolveAgent(options.agent, options.envId, { seed: seeds[0] as number }).close?.();
-  const records: (EpisodeRecord | undefined)[] = new Array<EpisodeRecord | undefined>(options.n);
+  await options.resolveAgent(options.agent, options.envId, { seed: (plans[0] as EpisodePlan).seed }).close?.();
   let agentName = options.agent;
-  let next = 0;
-  let failure: unknown;
 
-  const worker = async (): Promise<void> => {
-    const env: AgentEnv = make(options.envId);
-    try {
-      while (failure === undefined && next < options.n) {
-        const i = next++;
-        const episodeSeed = seeds[i] as number;
-        const task = tasks[i % tasks.length] as TaskInfo;
-        let agent: Agent | undefined;
-        try {
-          agent = options.resolveAgent(options.agent, options.envId, { seed: episodeSeed });
-          const trajectory = await runEpisode(env, agent, {
-            envId: options.envId,
-            seed: episodeSeed,
-            task: task.id,
-            ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
-          });
-          const record = episodeRecord(trajectory, env.tools, i, episodeSeed);
-          records[i] = record;
-          agentName = trajectory.agent.name;
-          await options.onEpisode?.(record, trajectory);
-        } catch (err) {
-          failure ??= new GymflowError(
-            'EVAL_EPISODE_FAILED',
-            `evaluate: episode ${i} of ${options.agent} on ${options.envId} (task ${task.id}, seed ${episodeSeed}) failed: ${err instanceof Error ? err.message : String(err)}`,
-            { cause: err },
-          );
-        } finally {
-          await agent?.close?.();
-        }
+  // The first episode that fails stops the evaluation (a result with a hole in it would not pair with another).
+  const records = await runSchedule({
+    plans,
+    concurrency,
+    makeEnv: () => make(options.envId),
+    episode: async (env, plan) => {
+      const task = plan.task as TaskInfo;
+      let agent: Agent | undefined;
+      try {
+        agent = options.resolveAgent(options.agent, options.envId, { seed: plan.seed });
+        const trajectory = await runEpisode(env, agent, {
+          envId: options.envId,
+          seed: plan.seed,
+          task: task.id,
+          ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+        });
+        const record = episodeRecord(trajectory, env.tools, plan.index, plan.seed);
+        agentName = trajectory.agent.name;
+        await options.onEpisode?.(record, trajectory);
+        return record;
+      } catch (err) {
+        throw new GymflowError(
+          'EVAL_EPISODE_FAILED',
+          `evaluate: episode ${plan.index} of ${options.agent} on ${options.envId} (task ${task.id}, seed ${plan.seed}) failed: ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        );
+      } finally {
+        await agent?.close?.();
       }
-    } finally {
-      await env.close();
-    }
-  };
-
-  await Promise.all(Array.from({ length: Math.min(concurrency, options.n) }, () => worker()));
-  if (failure !== undefined) throw failure;
+    },
+  });
   const episodes = records as EpisodeRecord[];
   return {
     format: EVAL_RESULT_FORMAT,

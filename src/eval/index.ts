@@ -5,5 +5,5 @@ export * from './format.js';
 export * from './markdown.js';
 export * from './metrics.js';
 export * from './result.js';
-export * from './stats/index.js';
+export * from '../core/stats/index.js';
 export * from './summarize.js';

@@ -1,9 +1,9 @@
 import { Rng } from '../core/rng.js';
 import { EVAL_METRICS, metricValue, type EpisodeRecord, type MetricName } from './metrics.js';
 import type { MetricSummaries, MetricSummary, SuccessSummary } from './result.js';
-import { bootstrapMeanCi } from './stats/bootstrap.js';
-import { mean, standardDeviation } from './stats/descriptive.js';
-import { wilsonInterval } from './stats/wilson.js';
+import { bootstrapMeanCi } from '../core/stats/bootstrap.js';
+import { mean, standardDeviation } from '../core/stats/descriptive.js';
+import { wilsonInterval } from '../core/stats/wilson.js';
 
 /** How {@link summarizeEpisodes} builds its intervals. */
 export interface SummaryOptions {

@@ -11,6 +11,7 @@ import { parseTrajectory, type Trajectory } from '../core/trajectory.js';
 import type { Action, TimeStep } from '../core/types.js';
 import { registerBuiltinEnvs } from '../envs/index.js';
 import { collect, type CollectProgress } from './collect.js';
+import { resolveAgent } from '../policy/specs.js';
 import { ArtifactStore } from './store/store.js';
 import { loadTrajectories } from './store/trajectory-set.js';
 
@@ -46,20 +47,30 @@ beforeAll(() => {
 
 describe('collect', () => {
   it('runs the schedule in parallel and returns trajectories in schedule order, deterministically', async () => {
-    const a = await collect({ envId: 'gymflow/tool-use-v0', agent: 'expert', n: 12, concurrency: 4, seed: 5 });
-    const b = await collect({ envId: 'gymflow/tool-use-v0', agent: 'expert', n: 12, concurrency: 1, seed: 5 });
+    const a = await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'expert', n: 12, concurrency: 4, seed: 5 });
+    const b = await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'expert', n: 12, concurrency: 1, seed: 5 });
     expect(a.trajectories.map((t) => t.id)).toEqual(b.trajectories.map((t) => t.id));
     expect(a.trajectories.map((t) => (t.metadata.collect as { index: number }).index)).toEqual([...Array(12).keys()]);
     expect(new Set(a.trajectories.map((t) => t.task.id)).size).toBe(12);
     expect(a.summary).toMatchObject({ episodes: 12, successes: 12, successRate: 1, failures: { total: 0, byKind: {} }, aborted: false });
     expect(a.summary.meanSteps).toBeGreaterThan(1);
     expect(a.summary.meanReward).toBe(1);
-    const c = await collect({ envId: 'gymflow/tool-use-v0', agent: 'expert', n: 12, concurrency: 4, seed: 6 });
+    const c = await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'expert', n: 12, concurrency: 4, seed: 6 });
     expect(c.trajectories.map((t) => t.task.id)).not.toEqual(a.trajectories.map((t) => t.task.id));
   });
 
+  it('keeps the tasks and seeds of earlier collections (pinned)', async () => {
+    const r = await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'random', n: 4, seed: 5, concurrency: 2, maxSteps: 2 });
+    expect(r.trajectories.map((t) => [t.task.id, (t.metadata.collect as { seed: number }).seed])).toEqual([
+      ['tool-train-00762', 1439571439],
+      ['tool-train-00949', 1439571439],
+      ['tool-train-00660', 1439571439],
+      ['tool-train-01134', 1439571439],
+    ]);
+  });
+
   it('runs G episodes per task with the same member seeds in every group', async () => {
-    const r = await collect({ envId: 'gymflow/tool-use-v0', agent: 'random', n: 3, groupSize: 4, concurrency: 3, seed: 2, maxSteps: 3 });
+    const r = await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'random', n: 3, groupSize: 4, concurrency: 3, seed: 2, maxSteps: 3 });
     expect(r.trajectories).toHaveLength(12);
     const meta = r.trajectories.map((t) => t.metadata.collect as { group: number; member: number; seed: number });
     for (let k = 0; k < 3; k++) {
@@ -76,7 +87,7 @@ describe('collect', () => {
 
   it('records an episode that throws as a failed, valid trajectory with its partial steps, and goes on', async () => {
     const progress: CollectProgress[] = [];
-    const r = await collect({ envId: 'test/flaky-v0', agent: 'expert', concurrency: 2, seed: 1, onProgress: (p) => progress.push(p) });
+    const r = await collect({ resolveAgent, envId: 'test/flaky-v0', agent: 'expert', concurrency: 2, seed: 1, onProgress: (p) => progress.push(p) });
     expect(r.trajectories).toHaveLength(4);
     const failed = r.trajectories.filter((t) => t.outcome.reason === 'error');
     expect(failed).toHaveLength(1);
@@ -98,7 +109,7 @@ describe('collect', () => {
     const store = await ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-collect-')) });
     const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-collect-out-')), 'rollouts.jsonl');
     let calls = 0;
-    const r = await collect({
+    const r = await collect({ resolveAgent,
       envId: 'gymflow/text-math-v0',
       agent: 'expert',
       n: 5,
@@ -126,7 +137,7 @@ describe('collect', () => {
     expect(lines.map((l) => (JSON.parse(l) as Trajectory).id)).toEqual(r.trajectories.map((t) => t.id));
 
     // The file and the name now hold a set: a second run replaces neither unless forced.
-    const again = { envId: 'gymflow/text-math-v0', agent: 'expert', n: 2, store, name: 'math/rollouts', out };
+    const again = { envId: 'gymflow/text-math-v0', agent: 'expert', resolveAgent, n: 2, store, name: 'math/rollouts', out };
     await expect(collect(again)).rejects.toThrow(`output ${out} already exists (pass --force to replace it, or choose another path)`);
     await expect(collect({ ...again, out: `${out}.2` })).rejects.toThrow(/^'math\/rollouts' already names sha256:[0-9a-f]{12} in store .* \(pass --force to move the name/);
     expect((await readFile(out, 'utf8')).trim().split('\n')).toHaveLength(5);
@@ -139,7 +150,7 @@ describe('collect', () => {
   it('keeps a set another run wrote to the same -o while it collected, and its own beside it', async () => {
     const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-collect-')), 'runs.jsonl');
     let written = false;
-    const run = collect({
+    const run = collect({ resolveAgent,
       envId: 'gymflow/text-math-v0',
       agent: 'expert',
       n: 3,
@@ -158,14 +169,14 @@ describe('collect', () => {
   });
 
   it('rejects bad options before running anything', async () => {
-    await expect(collect({ envId: 'gymflow/tool-use-v0', agent: 'genius', n: 1 })).rejects.toThrow(/unknown agent 'genius'/);
-    await expect(collect({ envId: 'gymflow/tool-use-v0', agent: 'expert', n: 1, concurrency: 0 })).rejects.toThrow(/concurrency/);
-    await expect(collect({ envId: 'gymflow/nope-v0', agent: 'expert', n: 1 })).rejects.toThrow(/not registered/);
+    await expect(collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'genius', n: 1 })).rejects.toThrow(/unknown agent 'genius'/);
+    await expect(collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'expert', n: 1, concurrency: 0 })).rejects.toThrow(/concurrency/);
+    await expect(collect({ resolveAgent, envId: 'gymflow/nope-v0', agent: 'expert', n: 1 })).rejects.toThrow(/not registered/);
   });
 
   it('stops starting episodes when aborted', async () => {
     const ac = new AbortController();
-    const r = await collect({
+    const r = await collect({ resolveAgent,
       envId: 'gymflow/tool-use-v0',
       agent: 'expert',
       n: 50,

@@ -1,6 +1,6 @@
 import { writeJsonl } from './export/write.js';
 import path from 'node:path';
-import type { Agent } from '../core/agent.js';
+import type { Agent, AgentResolver } from '../core/agent.js';
 import { ConfigError, GymflowError } from '../core/errors.js';
 import { checkNewOutput } from '../core/output-file.js';
 import { RetriesExhaustedError } from '../core/retry.js';
@@ -10,7 +10,7 @@ import type { Trajectory } from '../core/trajectory.js';
 import { makeTrajectory } from '../core/trajectory.js';
 import type { AgentEnv, Split, TaskInfo } from '../core/types.js';
 import { Recorder, type AgentInfo } from '../core/wrappers/recorder.js';
-import { resolveAgent, type ResolveAgentOptions } from '../policy/specs.js';
+import { runSchedule, type ScheduleProgress } from './scheduler.js';
 import { planEpisodes, type EpisodePlan } from './seeds.js';
 import { isRef } from './store/layout.js';
 import type { ArtifactStore } from './store/store.js';
@@ -19,7 +19,8 @@ import { putTrajectories } from './store/trajectory-set.js';
 /**
  * `collect`: rollouts at scale. Runs many episodes of one agent in one environment with a bounded
  * pool of workers, records every trajectory, optionally scores it, and returns the set (in schedule
- * order, whatever order episodes finished in) plus a summary. See `seeds.ts` for the schedule.
+ * order, whatever order episodes finished in) plus a summary. See `seeds.ts` for the schedule and
+ * `scheduler.ts` for how it runs.
  */
 
 /** Options of {@link collect}. */
@@ -28,8 +29,11 @@ export interface CollectOptions {
   envId: string;
   /** Agent spec for `resolveAgent` (`expert`, `random`, …). */
   agent: string;
-  /** Options for `resolveAgent` besides the seed (e.g. `local: { temperature, maxNewTokens }`). */
-  agentOptions?: Omit<ResolveAgentOptions, 'seed'>;
+  /**
+   * Builds a fresh agent for every episode from `agent` and the episode's seed: `resolveAgent` of
+   * `src/policy/specs.ts`, with the policy's options (sampling, a served model) bound by the caller.
+   */
+  resolveAgent: AgentResolver;
   /** Task ids to run, in this order (cycled when `n` is larger). Default: the split's tasks, shuffled by seed. */
   tasks?: readonly string[];
   /** Number of groups (tasks drawn). Episodes = n × groupSize. Default: one pass over the tasks. */
@@ -66,17 +70,10 @@ export interface CollectOptions {
   signal?: AbortSignal;
 }
 
-/** Progress after an episode. */
-export interface CollectProgress {
-  done: number;
-  total: number;
+/** Progress after an episode: the scheduler's, with the successes and failures so far. */
+export interface CollectProgress extends ScheduleProgress {
   successes: number;
   failures: number;
-  elapsedMs: number;
-  /** Episodes per second so far. */
-  rate: number;
-  /** Estimated time to finish, from the rate so far. */
-  etaMs: number;
 }
 
 /** Aggregate numbers of a collection. */
@@ -171,7 +168,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     } else if (listed !== undefined && listed.length > 0) {
       tasks = listed;
     }
-    await closeAgent(resolveAgent(options.agent, options.envId, { ...options.agentOptions, seed }));
+    await closeAgent(options.resolveAgent(options.agent, options.envId, { seed }));
   } finally {
     await probe.close();
   }
@@ -183,14 +180,11 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     ...(options.n === undefined ? {} : { n: options.n }),
   });
 
-  const results = new Array<Trajectory | undefined>(plans.length);
   const byKind: Record<string, number> = {};
   const firstMessage: Record<string, string> = {};
-  let done = 0;
   let successes = 0;
   let failures = 0;
   const started = Date.now();
-  let next = 0;
 
   const fail = (kind: string, err: unknown): void => {
     byKind[kind] = (byKind[kind] ?? 0) + 1;
@@ -198,43 +192,34 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     failures++;
   };
 
-  const worker = async (): Promise<void> => {
-    let env: AgentEnv | undefined;
-    try {
-      while (next < plans.length && !options.signal?.aborted) {
-        const plan = plans[next++] as EpisodePlan;
-        env ??= makeEnv();
-        const { trajectory, error } = await runPlanned(env, plan, options, envSpec.domain);
-        let t = trajectory;
-        if (error !== undefined) {
-          fail(errorKind(error), error);
-          // The env may be mid-episode or broken: start the next episode on a fresh one.
-          await env.close().catch(() => undefined);
-          env = undefined;
-        } else if (options.rewardFn) {
-          try {
-            t = await options.rewardFn(t);
-          } catch (err) {
-            fail('reward', err);
-            t = { ...t, metadata: { ...t.metadata, rewardError: describeError(err) } };
-          }
-        }
-        results[plan.index] = t;
-        done++;
-        if (t.outcome.success) successes++;
-        if (options.onProgress) {
-          const elapsedMs = Date.now() - started;
-          const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
-          options.onProgress({ done, total: plans.length, successes, failures, elapsedMs, rate, etaMs: rate > 0 ? ((plans.length - done) / rate) * 1000 : 0 });
+  const results = await runSchedule({
+    plans,
+    concurrency,
+    makeEnv,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    // Never throws for an episode that failed: it becomes a failed trajectory and the others go on.
+    episode: async (env, plan) => {
+      const { trajectory, error } = await runPlanned(env, plan, options, envSpec.domain);
+      let t = trajectory;
+      if (error !== undefined) {
+        fail(errorKind(error), error);
+      } else if (options.rewardFn) {
+        try {
+          t = await options.rewardFn(t);
+        } catch (err) {
+          fail('reward', err);
+          t = { ...t, metadata: { ...t.metadata, rewardError: describeError(err) } };
         }
       }
-    } finally {
-      await env?.close();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, plans.length)) }, worker));
+      if (t.outcome.success) successes++;
+      return { trajectory: t, failed: error !== undefined };
+    },
+    // The env may be mid-episode or broken: start the next episode on a fresh one.
+    discardEnv: (r) => r.failed,
+    ...(options.onProgress === undefined ? {} : { onProgress: (p: ScheduleProgress) => options.onProgress?.({ ...p, successes, failures }) }),
+  });
 
-  const trajectories = results.filter((t): t is Trajectory => t !== undefined);
+  const trajectories = results.flatMap((r) => (r === undefined ? [] : [r.trajectory]));
   const wallMs = Date.now() - started;
   const summary = summarize(trajectories, { byKind, total: failures, firstMessage }, wallMs, options.signal?.aborted === true && trajectories.length < plans.length);
   const result: CollectResult = { trajectories, summary };
@@ -274,7 +259,7 @@ async function runPlanned(
   const recorder = new Recorder(env, { envId: options.envId, agent: agentInfo });
   let agent: Agent | undefined;
   try {
-    agent = resolveAgent(options.agent, options.envId, { ...options.agentOptions, seed: plan.seed });
+    agent = options.resolveAgent(options.agent, options.envId, { seed: plan.seed });
     agentInfo = agent.info;
     recorder.setAgent(agentInfo);
     const trajectory = await runEpisode(recorder, agent, {

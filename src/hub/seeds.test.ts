@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskInfo } from '../core/types.js';
 import { mixSeed } from '../core/rng.js';
-import { EPISODE_STREAM, planEpisodes } from './seeds.js';
+import { episodeSeeds, EPISODE_STREAM, planEpisodes } from './seeds.js';
 
 const tasks: TaskInfo[] = Array.from({ length: 5 }, (_, i) => ({ id: `t${i}`, domain: 'generic', instruction: '' }));
 
@@ -43,5 +43,47 @@ describe('seed schedule', () => {
     expect(free.map((p) => p.seed)).toEqual([0, 1, 2].map((i) => mixSeed(1, EPISODE_STREAM, i)));
     expect(() => planEpisodes({ seed: 1, n: 3, groupSize: 2, tasks: undefined, shuffle: true })).toThrow(/groupSize 2 needs task ids/);
     expect(() => planEpisodes({ seed: 1, tasks: undefined, shuffle: true })).toThrow(/n is required/);
+  });
+
+  it('keeps the schedules of earlier collections (pinned: stored sets and histories were made with them)', () => {
+    expect(planEpisodes({ seed: 3, n: 7, tasks, shuffle: true }).map((p) => [p.task?.id, p.seed])).toEqual([
+      ['t1', 70421422],
+      ['t4', 70421422],
+      ['t3', 70421422],
+      ['t0', 70421422],
+      ['t2', 70421422],
+      ['t4', 1907865261],
+      ['t2', 1907865261],
+    ]);
+    expect(planEpisodes({ seed: 9, n: 3, groupSize: 2, tasks, shuffle: true }).map((p) => [p.task?.id, p.seed])).toEqual([
+      ['t4', 990587505],
+      ['t4', 1548211477],
+      ['t0', 990587505],
+      ['t0', 1548211477],
+      ['t2', 990587505],
+      ['t2', 1548211477],
+    ]);
+  });
+});
+
+describe('episodeSeeds', () => {
+  it('keeps the seeds of earlier evaluations (pinned: paired comparisons with stored results depend on them)', () => {
+    expect(episodeSeeds(3, 5)).toEqual([884521706, 1289306659, 1214976533, 705069852, 734751661]);
+  });
+
+  it('depends only on (seed, i): a longer run extends a shorter one', () => {
+    expect(episodeSeeds(7, 10).slice(0, 4)).toEqual(episodeSeeds(7, 4));
+    expect(episodeSeeds(7, 4)).not.toEqual(episodeSeeds(8, 4));
+    for (const s of episodeSeeds(1, 50)) expect(Number.isSafeInteger(s) && s >= 0 && s < 2 ** 31).toBe(true);
+  });
+});
+
+describe("evaluate's seed scheme", () => {
+  it('deals the tasks in order and gives episode i the i-th seed of the stream', () => {
+    const two = tasks.slice(0, 2);
+    const plans = planEpisodes({ seed: 3, n: 5, tasks: two, shuffle: false, seeds: 'stream' });
+    expect(plans.map((p) => p.task?.id)).toEqual(['t0', 't1', 't0', 't1', 't0']);
+    expect(plans.map((p) => p.seed)).toEqual([884521706, 1289306659, 1214976533, 705069852, 734751661]);
+    expect(planEpisodes({ seed: 3, n: 2, tasks: undefined, shuffle: false, seeds: 'stream' }).map((p) => p.seed)).toEqual(episodeSeeds(3, 2));
   });
 });

@@ -3,7 +3,8 @@ import { mixSeed, Rng } from '../core/rng.js';
 import type { TaskInfo } from '../core/types.js';
 
 /**
- * The deterministic episode schedule of `collect` (docs/datasets.md, "Seed schedule").
+ * The deterministic episode schedule of `collect` and `evaluate` (docs/datasets.md, "Seed schedule"),
+ * run by `runSchedule` (scheduler.ts).
  *
  * `n` groups of `G` episodes (G = `groupSize`, default 1). Group `k` (0 ≤ k < n) runs one task; its
  * member `g` (0 ≤ g < G) is episode `i = k·G + g`.
@@ -23,6 +24,13 @@ import type { TaskInfo } from '../core/types.js';
  * `f` is {@link mixSeed}: a 32-bit avalanche hash, so neighbouring inputs give unrelated seeds. The
  * schedule depends only on (seed, tasks, n, G): not on concurrency or on which episode finishes
  * first, and a run with a smaller `n` is a prefix of one with a larger `n`.
+ *
+ * `evaluate` deals its tasks the same way, unshuffled and in groups of one (episode i runs task
+ * `i mod T` of the split's list), but draws its seeds from the `'stream'` scheme: episode i gets the
+ * i-th value of one `Rng(seed)` stream ({@link episodeSeeds}), so every episode has a seed of its own.
+ * Both schemes make episode i's (task, seed) a function of (seed, i), which is what lets two agents
+ * evaluated with one seed be compared pair by pair. The two schemes stay apart because stored sets,
+ * evaluation results and recorded histories were made with them.
  */
 
 /** Stream tag of the task-order shuffles. */
@@ -41,6 +49,24 @@ export interface EpisodePlan {
   seed: number;
 }
 
+/**
+ * The seed of every episode of an evaluation (the `'stream'` scheme of {@link planEpisodes}): a stream of
+ * 31-bit integers from `Rng(seed)`. Episode i's seed depends only on (seed, i) — not on n or the
+ * concurrency — so two agents evaluated with the same seed see the same tasks with the same
+ * environment seeds, and their results can be paired.
+ */
+export function episodeSeeds(seed: number, n: number): number[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, () => rng.nextUint32() >>> 1);
+}
+
+/**
+ * How {@link planEpisodes} draws episode seeds: `'epoch'` (collect's, the default) gives member g of every
+ * group of epoch e the seed `f(seed, EPISODE_STREAM, e·G + g)`; `'stream'` (evaluate's) gives episode i the
+ * i-th value of {@link episodeSeeds}.
+ */
+export type SeedScheme = 'epoch' | 'stream';
+
 /** Options of {@link planEpisodes}. */
 export interface PlanOptions {
   seed: number;
@@ -51,6 +77,8 @@ export interface PlanOptions {
   tasks: readonly TaskInfo[] | undefined;
   /** Shuffle the tasks per epoch (listed tasks) or keep their order (explicit tasks). */
   shuffle: boolean;
+  /** How the episode seeds are drawn; default `'epoch'`. */
+  seeds?: SeedScheme;
 }
 
 /** The schedule described in the module comment. */
@@ -65,6 +93,7 @@ export function planEpisodes(options: PlanOptions): EpisodePlan[] {
   if (tasks === undefined && G > 1) {
     throw new ConfigError(`groupSize ${G} needs task ids: the environment cannot list its tasks, so every seed would pick another task; pass tasks explicitly`);
   }
+  const stream = options.seeds === 'stream' ? episodeSeeds(options.seed, n * G) : undefined;
   const plans: EpisodePlan[] = [];
   const orders = new Map<number, readonly TaskInfo[]>();
   const orderOf = (epoch: number): readonly TaskInfo[] => {
@@ -78,13 +107,14 @@ export function planEpisodes(options: PlanOptions): EpisodePlan[] {
   };
   for (let k = 0; k < n; k++) {
     if (tasks === undefined) {
-      plans.push({ index: k, group: k, member: 0, task: undefined, seed: mixSeed(options.seed, EPISODE_STREAM, k) });
+      plans.push({ index: k, group: k, member: 0, task: undefined, seed: stream?.[k] ?? mixSeed(options.seed, EPISODE_STREAM, k) });
       continue;
     }
     const epoch = Math.floor(k / tasks.length);
     const task = orderOf(epoch)[k % tasks.length] as TaskInfo;
     for (let g = 0; g < G; g++) {
-      plans.push({ index: k * G + g, group: k, member: g, task, seed: mixSeed(options.seed, EPISODE_STREAM, epoch * G + g) });
+      const index = k * G + g;
+      plans.push({ index, group: k, member: g, task, seed: stream?.[index] ?? mixSeed(options.seed, EPISODE_STREAM, epoch * G + g) });
     }
   }
   return plans;

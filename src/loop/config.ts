@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DURATION_PATTERN, durationMs } from '../core/duration.js';
 import { ConfigError } from '../core/errors.js';
 
 /** The task queues of a configuration that names none: the CPU workers' and the GPU worker's (`workers/`). */
@@ -14,23 +15,9 @@ export const DEFAULT_TASK_QUEUES = { cpu: 'gymflow', gpu: 'gymflow-gpu' } as con
  */
 
 const positiveInt = z.number().int().positive();
-const durationPattern = /^\d+(\.\d+)?\s*(ms|s|m|h|d)$/;
 
-/** A Temporal duration string (`90s`, `30m`, `6h`). */
-const duration = z.string().regex(durationPattern, "expected a duration like '90s', '30m' or '6h'");
-
-const DURATION_UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/**
- * Milliseconds of a duration string of the configuration (`90s`, `2m`, `1.5h`); `NaN` when it is not one.
- *
- * @example durationMs('2m') // 120000
- */
-export function durationMs(value: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(value);
-  if (m === null) return Number.NaN;
-  return Number(m[1]) * DURATION_UNIT_MS[m[2] as keyof typeof DURATION_UNIT_MS];
-}
+/** A Temporal duration string (`90s`, `30m`, `6h`), read by `durationMs` (src/core/duration.ts). */
+const duration = z.string().regex(DURATION_PATTERN, "expected a duration like '90s', '30m' or '6h'");
 
 /**
  * Heartbeats of the workers are sent at most every 5 s (`maxHeartbeatThrottleInterval` in workers/worker.ts)
@@ -89,7 +76,7 @@ export const PolicyServeSchema = z
     port: z.number().int().min(1).max(65535).default(8000),
     /** How long the server may take to load the model and list it (a 70B model on vLLM: minutes). */
     startup_timeout: duration
-      .refine((v) => !durationPattern.test(v) || durationMs(v) <= 60 * 60_000, 'at most 1h')
+      .refine((v) => !DURATION_PATTERN.test(v) || durationMs(v) <= 60 * 60_000, 'at most 1h')
       .default('10m'),
     /** Ask for the sampled token ids (`return_token_ids`: vLLM and the trainer's server), recorded for RL. */
     token_ids: z.boolean().default(true),
@@ -188,7 +175,7 @@ export const TrainSectionSchema = z
      * retries (resuming from the newest checkpoint): how fast a lost GPU worker is noticed. At least 10s.
      */
     heartbeat_timeout: duration
-      .refine((v) => !durationPattern.test(v) || durationMs(v) >= MIN_HEARTBEAT_TIMEOUT_MS, {
+      .refine((v) => !DURATION_PATTERN.test(v) || durationMs(v) >= MIN_HEARTBEAT_TIMEOUT_MS, {
         message: `must be at least 10s (workers send heartbeats up to 5s apart)`,
       })
       .default('2m'),

@@ -4,7 +4,7 @@ import { continuation, parseRunInput, type ClosedRun } from './continuation.js';
 import { type PipelineConfig } from './config.js';
 import { loadPipelineConfig } from '../runtime/config-file.js';
 import type { IterationMetrics, LoopState } from './status.js';
-import { repoRoot } from '../runtime/temporal-cli.js';
+import { repoRoot } from '../core/repo-root.js';
 
 describe('continuing a closed trainingLoop run', () => {
   let config: PipelineConfig;

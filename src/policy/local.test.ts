@@ -88,7 +88,7 @@ python.describe('local:DIR policy on an exported tiny model', () => {
   }, 180_000);
 
   it('collects tool-use episodes: invalid calls are actions, episodes end by max_steps, tokens and logprobs are recorded', async () => {
-    const { trajectories, summary } = await collect({ envId: ENV, agent: `local:${dirs.onnx}?max_new_tokens=${MAX_NEW}`, n: 1, groupSize: 2, maxSteps: 3, seed: 1 });
+    const { trajectories, summary } = await collect({ resolveAgent, envId: ENV, agent: `local:${dirs.onnx}?max_new_tokens=${MAX_NEW}`, n: 1, groupSize: 2, maxSteps: 3, seed: 1 });
     expect(summary.failures.total).toBe(0);
     expect(trajectories).toHaveLength(2);
     const tok = await loadTokenizer(dirs.onnx);

@@ -1,6 +1,7 @@
 import type { Trajectory } from '../core/trajectory.js';
 import { preferenceScore } from './preferences.js';
-import { bootstrapInterval, mean, wilsonInterval, type BootstrapInterval, type Interval } from './stats.js';
+import { mean } from '../core/stats/descriptive.js';
+import { bootstrapInterval, wilsonInterval, type BootstrapInterval, type Interval } from './stats.js';
 
 /**
  * A leaderboard of scored trajectories grouped by agent, model or task.

@@ -1,7 +1,10 @@
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { DomainProfile } from '../core/profiles/profile.js';
 import { ConfigError } from '../core/errors.js';
+import { repoRoot } from '../core/repo-root.js';
 
 /**
  * Worker threads that score batches of JSONL lines for `scoreFile` (`gymflow reward score --workers N`).
@@ -47,7 +50,7 @@ export interface FailedBatch {
 }
 
 /** `bin/tsx-worker.js` registers tsx in the new thread, then imports `score-worker.ts`. */
-const ENTRY = new URL('../../bin/tsx-worker.js', import.meta.url);
+const ENTRY = pathToFileURL(join(repoRoot, 'bin', 'tsx-worker.js'));
 const MODULE = new URL('./score-worker.ts', import.meta.url).href;
 
 interface Thread {

@@ -15,7 +15,8 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError, GymflowError } from '../core/errors.js';
 import { isErrno, processAlive } from '../core/fs.js';
-import { repoRoot, requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
+import { repoRoot } from '../core/repo-root.js';
+import { requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
 
 /** How a child process ended. */
 export interface ExitStatus {

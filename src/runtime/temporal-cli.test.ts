@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requires } from '../../tests/support/requires.js';
 import { ConfigError } from '../core/errors.js';
-import { repoRoot, requireTemporalBinary, runTemporal, searchAttributeFlags, TemporalCliError, temporalBinary } from './temporal-cli.js';
+import { repoRoot } from '../core/repo-root.js';
+import { requireTemporalBinary, runTemporal, searchAttributeFlags, TemporalCliError, temporalBinary } from './temporal-cli.js';
 
 const temporal = requires.temporal();
 

@@ -6,11 +6,8 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ConfigError, GymflowError } from '../core/errors.js';
-
-/** The repository root (two levels above this file): where `.venv/`, `workers/` and `workflows/` live. */
-export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url));
+import { repoRoot } from '../core/repo-root.js';
 
 function isExecutable(path: string): boolean {
   try {

@@ -5,6 +5,7 @@ import { getProfile } from '../../core/profiles/index.js';
 import { spec } from '../../core/registry.js';
 import type { Split } from '../../core/types.js';
 import { collect, type CollectOptions, type CollectProgress, type CollectSummary } from '../../hub/collect.js';
+import { resolveAgent } from '../../policy/specs.js';
 import { scoreTrajectory } from '../../reward/score.js';
 import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
 import { openStore, withStoreOption } from './store.js';
@@ -131,6 +132,7 @@ export function collectCommand(program: Command): void {
       const options: CollectOptions = {
         envId: opts.env,
         agent: opts.agent,
+        resolveAgent,
         concurrency: opts.concurrency,
         groupSize: opts.groupSize,
         split: opts.split,

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
+import { durationMs } from '../../core/duration.js';
 import { StoreError } from '../../hub/errors.js';
 import { checkoutArtifact } from '../../hub/store/checkout.js';
 import { resolveStoreRoot, shortRef } from '../../hub/store/layout.js';
@@ -8,13 +9,14 @@ import { ArtifactStore, type IndexEntry, type LineageNode } from '../../hub/stor
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
 
-/** Parses `0`, `90s`, `10m`, `1h`, `2d` (bare numbers are milliseconds) into milliseconds. */
+/** Parses `0`, `90s`, `10m`, `1h`, `2d` (a duration of src/core/duration.ts, or zero) into milliseconds. */
 export function parseDuration(value: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(value);
+  const v = value.trim();
   // A bare number other than 0 is refused: `--grace 60` meant as seconds would be 60 ms, which no write outlasts.
-  if (!m || (m[2] === undefined && Number(m[1]) !== 0)) throw new InvalidArgumentError(`expected a duration with its unit (ms, s, m, h or d) like 30s, 10m, 1h or 2d, or 0; got '${value}'`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h' | 'd'];
-  return Number(m[1]) * unit;
+  if (/^\d+(?:\.\d+)?$/.test(v) && Number(v) === 0) return 0;
+  const ms = durationMs(v);
+  if (Number.isNaN(ms)) throw new InvalidArgumentError(`expected a duration with its unit (ms, s, m, h or d) like 30s, 10m, 1h or 2d, or 0; got '${value}'`);
+  return ms;
 }
 
 /** The store's readable refs, with a warning on stderr for each ref file that holds no ref. */

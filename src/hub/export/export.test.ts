@@ -9,6 +9,7 @@ import { registerBuiltinEnvs } from '../../envs/index.js';
 import { buildPreferences } from '../../reward/preferences.js';
 import { fakeTrajectory } from '../__fixtures__/trajectories.js';
 import { collect } from '../collect.js';
+import { resolveAgent } from '../../policy/specs.js';
 import { toBenchmarkRecords } from './benchmark.js';
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../../core/chat/prompt.js';
 import type { ToolLookup } from '../../core/chat/tool-lookup.js';
@@ -31,8 +32,8 @@ let random: Trajectory[] = [];
 
 beforeAll(async () => {
   registerBuiltinEnvs();
-  expert = (await collect({ envId: 'gymflow/tool-use-v0', agent: 'expert', n: 30, groupSize: 2, concurrency: 4, seed: 1 })).trajectories;
-  random = (await collect({ envId: 'gymflow/tool-use-v0', agent: 'random', n: 30, groupSize: 2, concurrency: 4, seed: 1, maxSteps: 4 })).trajectories;
+  expert = (await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'expert', n: 30, groupSize: 2, concurrency: 4, seed: 1 })).trajectories;
+  random = (await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'random', n: 30, groupSize: 2, concurrency: 4, seed: 1, maxSteps: 4 })).trajectories;
 });
 
 async function readJsonl(file: string): Promise<unknown[]> {

@@ -11,6 +11,7 @@ import { registerBuiltinEnvs } from '../../envs/index.js';
 import { buildPreferences } from '../../reward/preferences.js';
 import { collect } from '../collect.js';
 import type { ToolLookup } from '../../core/chat/tool-lookup.js';
+import { resolveAgent } from '../../policy/specs.js';
 import { resolvePairs } from './dpo.js';
 import { exportDataset } from './export.js';
 import { datasetCard, shardNames } from './hf.js';
@@ -26,9 +27,9 @@ const tools: ToolLookup = (envId) => {
 let pool: Trajectory[] = [];
 beforeAll(async () => {
   registerBuiltinEnvs();
-  const a = await collect({ envId: 'gymflow/tool-use-v0', agent: 'expert', n: 20, groupSize: 2, concurrency: 4, seed: 2 });
-  const b = await collect({ envId: 'gymflow/tool-use-v0', agent: 'random', n: 20, groupSize: 2, concurrency: 4, seed: 2, maxSteps: 4 });
-  const c = await collect({ envId: 'gymflow/text-math-v0', agent: 'expert', n: 10, concurrency: 2, seed: 2 });
+  const a = await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'expert', n: 20, groupSize: 2, concurrency: 4, seed: 2 });
+  const b = await collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'random', n: 20, groupSize: 2, concurrency: 4, seed: 2, maxSteps: 4 });
+  const c = await collect({ resolveAgent, envId: 'gymflow/text-math-v0', agent: 'expert', n: 10, concurrency: 2, seed: 2 });
   pool = [...a.trajectories, ...b.trajectories, ...c.trajectories];
 });
 

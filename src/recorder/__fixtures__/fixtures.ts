@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repoRoot } from '../../core/repo-root.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { parseTrajectory } from '../../core/trajectory.js';
 import type { ConversionItem, ConversionProblem, LogAdapter } from '../adapter.js';
@@ -11,11 +11,8 @@ import { isConversionProblem } from '../adapter.js';
  * produced trajectory survives a JSON round trip through the schema.
  */
 
-/** The repository root (this file is `src/recorder/__fixtures__/fixtures.ts`). */
-export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
 /** The fixture folder: `$GYMFLOW_FIXTURES`, else `../shared/fixtures/agent-logs` beside the repository. */
-export const FIXTURES = process.env.GYMFLOW_FIXTURES ?? resolve(REPO_ROOT, '..', 'shared', 'fixtures', 'agent-logs');
+export const FIXTURES = process.env.GYMFLOW_FIXTURES ?? resolve(repoRoot, '..', 'shared', 'fixtures', 'agent-logs');
 
 /** The absolute path of a fixture; throws a clear error when the fixture folder is missing. */
 export function fixture(relative: string): string {

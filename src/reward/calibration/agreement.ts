@@ -1,4 +1,7 @@
-import { bootstrapInterval, kendallTauB, pairwiseAgreement, pearson, spearman, type BootstrapInterval, type BootstrapOptions } from '../stats.js';
+import { kendallTauB } from '../../core/stats/kendall.js';
+import { pearson } from '../../core/stats/pearson.js';
+import { spearman } from '../../core/stats/spearman.js';
+import { bootstrapInterval, pairwiseAgreement, type BootstrapInterval, type BootstrapOptions } from '../stats.js';
 
 /**
  * How well automatic scores agree with human ones: Pearson, Spearman, Kendall tau-b and pairwise

@@ -1,4 +1,4 @@
-import { Rng } from '../../core/rng.js';
+import { Rng } from '../rng.js';
 import { assertFinite, assertMinLength, mean, quantileSorted } from './descriptive.js';
 
 /**
@@ -129,4 +129,49 @@ export function pairedBootstrapMeanDifferenceCi(
   const reps: number[] = [];
   for (let b = 0; b < resamples; b++) reps.push(resampleMean(d, rng));
   return interval(mean(d), reps, confidence, 'paired');
+}
+
+/** A bootstrap percentile interval of any statistic, with how many resamples gave a defined value. */
+export interface StatisticBootstrapInterval {
+  /** The statistic on the original data (all n indices in order). */
+  estimate: number;
+  /** `NaN` when no resample gave a defined statistic. */
+  low: number;
+  high: number;
+  confidence: number;
+  resamples: number;
+  /** Resamples whose statistic was defined (not `NaN`); the percentiles are taken over these. */
+  valid: number;
+}
+
+/**
+ * Percentile bootstrap interval of an arbitrary statistic of n observations (paired observations stay
+ * paired: the statistic receives the resampled **indices**). Each of the B resamples draws n indices
+ * with replacement from the seeded {@link Rng}; a resample whose statistic is `NaN` (a correlation of a
+ * constant resample) is skipped and counted out of `valid`. With n = 0 the interval is [NaN, NaN].
+ *
+ * @example
+ * ```ts
+ * const ci = bootstrapStatisticCi(a.length, (idx) => pearson(idx.map((i) => a[i]!), idx.map((i) => h[i]!)), { seed: 1 });
+ * ```
+ */
+export function bootstrapStatisticCi(
+  n: number,
+  statistic: (indices: readonly number[]) => number,
+  options: BootstrapOptions = {},
+): StatisticBootstrapInterval {
+  const { resamples, confidence, rng } = settings(options);
+  const estimate = statistic(Array.from({ length: n }, (_, i) => i));
+  if (n === 0) return { estimate, low: Number.NaN, high: Number.NaN, confidence, resamples, valid: 0 };
+  const values: number[] = [];
+  const idx = new Array<number>(n);
+  for (let b = 0; b < resamples; b++) {
+    for (let i = 0; i < n; i++) idx[i] = rng.int(0, n - 1);
+    const v = statistic(idx);
+    if (!Number.isNaN(v)) values.push(v);
+  }
+  values.sort((a, b) => a - b);
+  const alpha = 1 - confidence;
+  const quantile = (q: number): number => (values.length === 0 ? Number.NaN : quantileSorted(values, q));
+  return { estimate, low: quantile(alpha / 2), high: quantile(1 - alpha / 2), confidence, resamples, valid: values.length };
 }

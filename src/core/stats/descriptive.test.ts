@@ -24,6 +24,8 @@ describe('descriptive statistics', () => {
     expectClose(quantileSorted(sorted, 0.3), 2.8499999999999996, 1e-12);
     expect(quantileSorted(sorted, 0)).toBe(1.9);
     expect(quantileSorted(sorted, 1)).toBe(5.6);
+    expect(quantileSorted([1, 2, 3, 4], 0.5)).toBe(2.5);
+    expect(quantileSorted([1, 2, 3, 4, 5], 0.25)).toBe(2);
   });
 
   it('names what is missing', () => {

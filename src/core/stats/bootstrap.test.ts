@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../../core/rng.js';
-import { bootstrapMeanCi, bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from './bootstrap.js';
+import { Rng } from '../rng.js';
+import { bootstrapMeanCi, bootstrapMeanDifferenceCi, bootstrapStatisticCi, pairedBootstrapMeanDifferenceCi } from './bootstrap.js';
 import { standardDeviation } from './descriptive.js';
 import { normalQuantile } from './normal.js';
+import { pearson } from './pearson.js';
 
 // A seeded resampler cannot reproduce scipy.stats.bootstrap's numpy stream, so these tests check the
 // method against what the percentile bootstrap must give: exact answers on tiny enumerable cases, the
@@ -68,5 +69,29 @@ describe('bootstrap percentile intervals', () => {
     expect(() => bootstrapMeanCi([1], { resamples: 0 })).toThrow(/resamples must be a positive integer, got 0/);
     expect(() => bootstrapMeanCi([1], { confidence: 1.5 })).toThrow(/confidence must be in \(0, 1\), got 1.5/);
     expect(() => pairedBootstrapMeanDifferenceCi([1, 2], [1])).toThrow(/x has 2 values but y has 1/);
+  });
+});
+
+describe('bootstrapStatisticCi', () => {
+  it('draws the same resamples as bootstrapMeanCi when the statistic is the mean', () => {
+    const xs = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3];
+    const generic = bootstrapStatisticCi(xs.length, (idx) => idx.reduce((s, i) => s + xs[i]!, 0) / idx.length, { seed: 5, resamples: 300 });
+    const specific = bootstrapMeanCi(xs, { seed: 5, resamples: 300 });
+    expect(generic.estimate).toBeCloseTo(specific.estimate, 12);
+    expect(generic.low).toBeCloseTo(specific.low, 12);
+    expect(generic.high).toBeCloseTo(specific.high, 12);
+    expect(generic.valid).toBe(300);
+  });
+
+  it('skips resamples whose statistic is NaN, and gives [NaN, NaN] when none is defined or n = 0', () => {
+    const x = [0, 0, 0, 0, 1];
+    const y = [0, 1, 0, 1, 1];
+    const ci = bootstrapStatisticCi(x.length, (idx) => pearson(idx.map((i) => x[i]!), idx.map((i) => y[i]!)), { seed: 1, resamples: 200 });
+    expect(ci.valid).toBeLessThan(200);
+    expect(ci.valid).toBeGreaterThan(0);
+    const never = bootstrapStatisticCi(3, () => Number.NaN, { resamples: 10 });
+    expect([never.low, never.high, never.valid]).toEqual([Number.NaN, Number.NaN, 0]);
+    const empty = bootstrapStatisticCi(0, (idx) => idx.length, { resamples: 10 });
+    expect([empty.estimate, empty.low, empty.valid]).toEqual([0, Number.NaN, 0]);
   });
 });

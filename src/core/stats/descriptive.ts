@@ -1,5 +1,5 @@
 /**
- * Descriptive statistics shared by the tests and intervals of `src/eval/stats`. Every function takes a
+ * Descriptive statistics shared by the tests and intervals of `src/core/stats`. Every function takes a
  * plain array of finite numbers and throws a `RangeError` naming the argument when it cannot answer
  * (too few values), so a caller never averages nothing by accident.
  */
@@ -15,6 +15,11 @@ export function assertFinite(xs: readonly number[], name: string): void {
 /** Throws unless `xs` has at least `min` values. */
 export function assertMinLength(xs: readonly number[], min: number, name: string, what: string): void {
   if (xs.length < min) throw new RangeError(`${what}: ${name} has ${xs.length} value(s); at least ${min} needed`);
+}
+
+/** Throws unless the paired samples `x` and `y` have equal lengths; `what` names the statistic. */
+export function assertSameLength(x: readonly number[], y: readonly number[], what: string): void {
+  if (x.length !== y.length) throw new RangeError(`${what}: x has ${x.length} values, y has ${y.length}`);
 }
 
 /** Sum with Neumaier's compensation, so long lists of small rewards do not drift. */
