@@ -16,8 +16,7 @@ const SRC_MAY_IMPORT = {
   reward: ['core'],
   policy: ['core'],
   envs: ['core', 'sandbox'],
-  // hub → policy only until collect() takes an agent resolver the way evaluate() does (issue 42); then drop it.
-  hub: ['core', 'envs', 'reward', 'policy'],
+  hub: ['core', 'envs', 'reward'],
   eval: ['core', 'hub'],
   // Workflow-safe: workflows import it, so it stands on core alone.
   loop: ['core'],
