@@ -8,8 +8,7 @@ import { StoreError } from '../errors.js';
 import { cleanTempFiles, tempPath } from './atomic.js';
 import { indexPath, objectPath, resolveStoreRoot } from './layout.js';
 import { ArtifactStore } from './store.js';
-import { joinTrajectory, loadTrajectories, putTrajectories, splitTrajectory } from './trajectory-set.js';
-import { checkoutTree, putTree, readTree } from './tree.js';
+import { loadTrajectories, putTrajectories } from './trajectory-set.js';
 
 async function freshStore(): Promise<ArtifactStore> {
   return ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-store-')) });
@@ -200,66 +199,5 @@ describe('ArtifactStore', () => {
     expect(resolveStoreRoot('/x/y', { GYMFLOW_STORE: '/env' })).toBe('/x/y');
     expect(resolveStoreRoot(undefined, { GYMFLOW_STORE: '/env' })).toBe('/env');
     expect(resolveStoreRoot(undefined, {})).toBe(path.resolve('.gymflow/store'));
-  });
-});
-
-describe('trajectory sets', () => {
-  it('split and join are exact inverses', () => {
-    const t = fakeTrajectory({ reward: 0.7, tokens: true, metadata: { seed: 3 } });
-    const { behaviour, extra } = splitTrajectory(t);
-    expect(sha256Ref(canonicalJson(behaviour))).toBe(t.id);
-    expect(canonicalJson(joinTrajectory(t.id, behaviour, extra))).toBe(canonicalJson(t));
-  });
-
-  it('stores an identical behaviour once, keeps repeats and order, and round-trips rewards and timing', async () => {
-    const store = await freshStore();
-    const a1 = fakeTrajectory({ task: 'a', startedAt: '2026-01-01T00:00:00.000Z', metadata: { seed: 1 } });
-    const a2 = fakeTrajectory({ task: 'a', startedAt: '2026-02-01T00:00:00.000Z', metadata: { seed: 2 } });
-    const b = fakeTrajectory({ task: 'b' });
-    expect(a1.id).toBe(a2.id);
-    const set = await putTrajectories(store, [a1, b, a2, a1]);
-    expect(set.meta).toEqual({ count: 4, unique: 2 });
-    expect(set.format).toBe('trajectory-set');
-    const back = await loadTrajectories(store, set.ref);
-    expect(back.map((t) => canonicalJson(t))).toEqual([a1, b, a2, a1].map((t) => canonicalJson(t)));
-
-    // A scored copy is a different set that shares the behaviour objects.
-    const before = (await store.verify()).objects;
-    const scored = await putTrajectories(store, [{ ...a1, reward: { total: 0.5, outcome: 1, process: 0.2, efficiency: 1, layers: {} } }], {
-      kind: 'scored-trajectories',
-      parents: [set.ref],
-    });
-    expect((await store.verify()).objects).toBe(before + 1);
-    const [s] = await loadTrajectories(store, scored.ref);
-    expect(s?.reward?.total).toBe(0.5);
-    expect(s?.id).toBe(a1.id);
-    expect((await store.stat(scored.ref)).kind).toBe('scored-trajectories');
-  });
-
-  it('reads a plain JSONL bytes artifact too, with ref:line in errors', async () => {
-    const store = await freshStore();
-    const t = fakeTrajectory();
-    const good = await store.putBytes(`${JSON.stringify(t)}\n`, { kind: 'trajectories' });
-    expect((await loadTrajectories(store, good.ref))[0]?.id).toBe(t.id);
-    const bad = await store.putBytes(`${JSON.stringify(t)}\n${JSON.stringify({ ...t, envId: 7 })}\n`, { kind: 'trajectories' });
-    await expect(loadTrajectories(store, bad.ref)).rejects.toThrow(new RegExp(`${bad.ref}:2 \\$\\.envId`));
-  });
-});
-
-describe('file trees', () => {
-  it('stores a directory and checks it out again', async () => {
-    const store = await freshStore();
-    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-tree-'));
-    await mkdir(path.join(dir, 'data'));
-    await writeFile(path.join(dir, 'README.md'), '# card\n');
-    await writeFile(path.join(dir, 'data', 'train-00000-of-00001.jsonl'), '{"a":1}\n');
-    const entry = await putTree(store, dir, { kind: 'dataset', name: 'hf' });
-    expect(entry.format).toBe('tree');
-    expect((await readTree(store, entry.ref)).files.map((f) => f.path)).toEqual(['README.md', 'data/train-00000-of-00001.jsonl']);
-    const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-co-')), 'copy');
-    await checkoutTree(store, entry.ref, out);
-    expect(await readFile(path.join(out, 'data', 'train-00000-of-00001.jsonl'), 'utf8')).toBe('{"a":1}\n');
-    expect((await store.gc({ graceMs: 0 })).deletedObjects).toBe(0);
-    expect((await store.verify()).ok).toBe(true);
   });
 });
