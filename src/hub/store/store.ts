@@ -3,15 +3,16 @@ import { constants as fsConstants, type ReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { chmod, copyFile, open, readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
 import { OutputExistsError } from '../../core/errors.js';
-import { formatZodIssues } from '../../core/trajectory.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
 import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, pathExists, tempPath, TMP_DIR, touch, writeFileAtomic, writeTemp } from './atomic.js';
+import { ARTIFACT_KINDS, IndexEntrySchema, isManifest, parseIndexEntry, readIndexEntry, writeIndexEntry, type ArtifactFormat, type IndexEntry } from './index-entry.js';
 import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot, shortRef } from './layout.js';
 import { manifestMembers } from './manifests.js';
+import { readObject } from './objects.js';
+import { fsyncShards, IO_CONCURRENCY, shardFiles, strayObjectFiles, type ShardFile } from './shards.js';
 import { hashCopy, hashFile, type StreamedObject } from './stream.js';
 
 /**
@@ -19,9 +20,7 @@ import { hashCopy, hashFile, type StreamedObject } from './stream.js';
  *
  * - **Objects** are immutable files named by the sha256 of their bytes (`objects/ab/cdef…`). JSON is
  *   canonicalised ({@link canonicalJson}) before hashing, so equal values share one object.
- * - **Index**: one small JSON file per artifact (`index/ab/cdef….json`) with its kind, format, size,
- *   creation time, parents and optional name. No shared file is ever rewritten, so concurrent writers
- *   never lose each other's entries and a crash can tear nothing.
+ * - **Index**: one small JSON file per artifact (`index/ab/cdef….json`, index-entry.ts).
  * - **Refs**: named roots (`refs/<name>` → `sha256:…`). `gc` keeps what the roots reach through
  *   parents and manifest members, and deletes the rest.
  *
@@ -30,55 +29,6 @@ import { hashCopy, hashFile, type StreamedObject } from './stream.js';
  * manifest, its members. A crash before the last rename leaves an unreferenced temp file or object,
  * which the next open (temp files) or `gc` (objects) removes.
  */
-
-/** Artifact kinds gymflow writes; other kinds matching `[a-z][a-z0-9-]*` are accepted too. */
-export const ARTIFACT_KINDS = [
-  'task-set',
-  'trajectories',
-  'scored-trajectories',
-  'preferences',
-  'dataset',
-  'checkpoint',
-  'calibration',
-  'eval',
-  'blob',
-] as const;
-
-/** How an artifact's bytes are to be read. `trajectory-set` and `tree` are manifests with members. */
-export const ARTIFACT_FORMATS = ['bytes', 'json', 'trajectory-set', 'tree'] as const;
-/** One of {@link ARTIFACT_FORMATS}. */
-export type ArtifactFormat = (typeof ARTIFACT_FORMATS)[number];
-
-/** The index entry of one artifact. */
-export const IndexEntrySchema = z
-  .object({
-    ref: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-    kind: z.string().regex(/^[a-z][a-z0-9-]*$/, 'expected a kind like task-set, trajectories, dataset'),
-    format: z.enum(ARTIFACT_FORMATS),
-    /** Bytes of the artifact's own object (a manifest's size, not its members'). */
-    size: z.number().int().nonnegative(),
-    createdAt: z.iso.datetime(),
-    /** Artifacts this one was made from (refs; they need not be in this store). */
-    parents: z.array(z.string().min(1)),
-    /** The ref name given when the artifact was first stored. */
-    name: z.string().optional(),
-    /** Small facts about the artifact (counts, a summary). */
-    meta: z.record(z.string(), z.unknown()).optional(),
-    /**
-     * When the artifact was pruned ({@link ArtifactStore.prune}): its entry and lineage stay, its content
-     * (a manifest's members, a plain artifact's object) is no longer kept by gc and can no longer be read.
-     */
-    prunedAt: z.iso.datetime().optional(),
-  })
-  .strict();
-
-/** One artifact's index entry. */
-export type IndexEntry = z.infer<typeof IndexEntrySchema>;
-
-/** Whether an artifact is a manifest, whose members are other objects (`trajectory-set`, `tree`). */
-function isManifest(entry: IndexEntry): boolean {
-  return entry.format === 'trajectory-set' || entry.format === 'tree';
-}
 
 /** Options of every `put`. */
 export interface PutOptions {
@@ -172,7 +122,6 @@ export interface ArtifactWriter {
 }
 
 const KIND_PATTERN = /^[a-z][a-z0-9-]*$/;
-const IO_CONCURRENCY = 16;
 /**
  * Files streamed at once by {@link ArtifactStore.putObjectFiles}: each holds one chunk buffer, and
  * large files are disk-bound, so a few in flight keep the disk busy without multiplying memory.
@@ -370,12 +319,7 @@ export class ArtifactStore {
    * files) go through {@link ArtifactStore.openObjectStream} or {@link ArtifactStore.copyObjectTo}.
    */
   async get(ref: string): Promise<Buffer> {
-    try {
-      return await readFile(objectPath(this.root, ref));
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) throw new StoreError(`object ${ref} is not in store ${this.root}`);
-      throw err;
-    }
+    return readObject(this.root, ref);
   }
 
   /**
@@ -476,16 +420,7 @@ export class ArtifactStore {
 
   /** An artifact's index entry, or `undefined`. */
   async tryStat(ref: string): Promise<IndexEntry | undefined> {
-    if (!isRef(ref)) return undefined;
-    const file = indexPath(this.root, ref);
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) return undefined;
-      throw err;
-    }
-    return parseIndexEntry(text, file);
+    return readIndexEntry(this.root, ref);
   }
 
   /** Every artifact's index entry, newest first (optionally of one kind). */
@@ -665,7 +600,7 @@ export class ArtifactStore {
       deletedArtifacts.push(f.ref);
       if (!dryRun) await unlink(f.file).catch(ignoreEnoent);
     }
-    if (!dryRun && deletedArtifacts.length > 0) await this.fsyncShards('index', deletedArtifacts);
+    if (!dryRun && deletedArtifacts.length > 0) await fsyncShards(this.root, 'index', deletedArtifacts);
 
     let deletedObjects = 0;
     let freedBytes = 0;
@@ -706,7 +641,7 @@ export class ArtifactStore {
       const actual = (await hashFile(o.file)).ref;
       if (actual !== o.ref) problems.push({ code: 'corrupt-object', path: o.file, ref: o.ref, message: `content hashes to ${actual}` });
     });
-    for (const stray of await this.strayObjectFiles()) {
+    for (const stray of await strayObjectFiles(this.root)) {
       problems.push({ code: 'stray-file', path: stray, message: 'not named by a sha256 (a file written outside the store API)' });
     }
     const objectSizes = new Map(objects.map((o) => [o.ref, o.size]));
@@ -858,7 +793,7 @@ export class ArtifactStore {
 
   /** Publishes an artifact's index entry atomically (its directory must exist). */
   private async writeEntry(entry: IndexEntry): Promise<void> {
-    await writeFileAtomic(this.root, indexPath(this.root, entry.ref), `${JSON.stringify(entry, null, 2)}\n`);
+    await writeIndexEntry(this.root, entry);
   }
 
   private checkPut(options: PutOptions): void {
@@ -873,48 +808,12 @@ export class ArtifactStore {
     return manifestMembers(entry.format, await this.getText(entry.ref), entry.ref);
   }
 
-  private async shardFiles(top: 'objects' | 'index'): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
-    const base = path.join(this.root, top);
-    const shards = await readdirOrEmpty(base);
-    const out: { ref: string; file: string; size: number; mtimeMs: number }[] = [];
-    await mapPool(shards, IO_CONCURRENCY, async (shard) => {
-      if (!/^[0-9a-f]{2}$/.test(shard)) return;
-      const dir = path.join(base, shard);
-      for (const name of await readdirOrEmpty(dir)) {
-        if (top === 'index' && !name.endsWith('.json')) continue;
-        const ref = refFromShard(shard, name);
-        if (!ref) continue;
-        const file = path.join(dir, name);
-        try {
-          const s = await stat(file);
-          out.push({ ref, file, size: s.size, mtimeMs: s.mtimeMs });
-        } catch (err) {
-          if (!isErrno(err, 'ENOENT')) throw err;
-        }
-      }
-    });
-    return out.sort((a, b) => a.ref.localeCompare(b.ref));
+  private async objectFiles(): Promise<ShardFile[]> {
+    return shardFiles(this.root, 'objects');
   }
 
-  private async objectFiles(): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
-    return this.shardFiles('objects');
-  }
-
-  private async indexFiles(): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
-    return this.shardFiles('index');
-  }
-
-  private async strayObjectFiles(): Promise<string[]> {
-    const base = path.join(this.root, 'objects');
-    const out: string[] = [];
-    for (const shard of await readdirOrEmpty(base)) {
-      if (!/^[0-9a-f]{2}$/.test(shard)) {
-        out.push(path.join(base, shard));
-        continue;
-      }
-      for (const name of await readdirOrEmpty(path.join(base, shard))) if (!refFromShard(shard, name)) out.push(path.join(base, shard, name));
-    }
-    return out;
+  private async indexFiles(): Promise<ShardFile[]> {
+    return shardFiles(this.root, 'index');
   }
 
   private async listRefsLenient(problems: VerifyProblem[]): Promise<{ name: string; ref: string }[]> {
@@ -926,11 +825,6 @@ export class ArtifactStore {
       problems.push({ code: 'dangling-ref', path: path.join(this.root, 'refs'), message: (err as Error).message });
       return [];
     }
-  }
-
-  private async fsyncShards(top: 'index' | 'objects', refs: readonly string[]): Promise<void> {
-    const dirs = new Set(refs.map((r) => path.dirname(top === 'index' ? indexPath(this.root, r) : objectPath(this.root, r))));
-    await mapPool([...dirs], IO_CONCURRENCY, (d) => fsyncDir(d));
   }
 }
 
@@ -999,28 +893,6 @@ class StreamWriter implements ArtifactWriter {
     await unlink(this.tmp).catch(ignoreEnoent);
   }
 }
-
-function parseIndexEntry(text: string, file: string): IndexEntry {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new StoreError(`${file} $: invalid JSON (${(err as Error).message})`);
-  }
-  const r = IndexEntrySchema.safeParse(value);
-  if (!r.success) throw new StoreError(formatZodIssues(r.error, file).join('\n'));
-  return r.data;
-}
-
-async function readdirOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return [];
-    throw err;
-  }
-}
-
 
 function ignoreEnoent(err: unknown): void {
   if (!isErrno(err, 'ENOENT')) throw err;
