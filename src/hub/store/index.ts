@@ -3,6 +3,7 @@ export * from './index-entry.js';
 export * from './layout.js';
 export * from './manifests.js';
 export * from './objects.js';
+export * from './refs.js';
 export * from './shards.js';
 export * from './store.js';
 export * from './stream.js';

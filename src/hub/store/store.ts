@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants, type ReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { chmod, copyFile, open, readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
+import { chmod, copyFile, open, readdir, readFile, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
-import { OutputExistsError } from '../../core/errors.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
 import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, pathExists, tempPath, TMP_DIR, touch, writeFileAtomic, writeTemp } from './atomic.js';
 import { ARTIFACT_KINDS, IndexEntrySchema, isManifest, parseIndexEntry, readIndexEntry, writeIndexEntry, type ArtifactFormat, type IndexEntry } from './index-entry.js';
-import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot, shortRef } from './layout.js';
+import { assertName, assertRef, indexPath, isRef, objectPath, refPath, resolveStoreRoot } from './layout.js';
 import { manifestMembers } from './manifests.js';
 import { readObject } from './objects.js';
+import { checkNewRefName, checkRefName, deleteRef, readRef, resolveArtifact, scanRefs, writeRef, type BadRef } from './refs.js';
 import { fsyncShards, IO_CONCURRENCY, shardFiles, strayObjectFiles, type ShardFile } from './shards.js';
 import { hashCopy, hashFile, type StreamedObject } from './stream.js';
 
@@ -21,7 +21,7 @@ import { hashCopy, hashFile, type StreamedObject } from './stream.js';
  * - **Objects** are immutable files named by the sha256 of their bytes (`objects/ab/cdef…`). JSON is
  *   canonicalised ({@link canonicalJson}) before hashing, so equal values share one object.
  * - **Index**: one small JSON file per artifact (`index/ab/cdef….json`, index-entry.ts).
- * - **Refs**: named roots (`refs/<name>` → `sha256:…`). `gc` keeps what the roots reach through
+ * - **Refs**: named roots (`refs/<name>` → `sha256:…`, refs.ts). `gc` keeps what the roots reach through
  *   parents and manifest members, and deletes the rest.
  *
  * Publication order makes every crash safe: object (fsynced, renamed, directory fsynced) → index entry
@@ -127,13 +127,6 @@ const KIND_PATTERN = /^[a-z][a-z0-9-]*$/;
  * large files are disk-bound, so a few in flight keep the disk busy without multiplying memory.
  */
 const FILE_IO_CONCURRENCY = 4;
-
-/** A ref file that holds no ref (edited by hand, cut short): its name, file and why ({@link ArtifactStore.scanRefs}). */
-export interface BadRef {
-  name: string;
-  path: string;
-  message: string;
-}
 
 /**
  * An opened store. Opening creates the directories and removes temp files of dead writers.
@@ -260,15 +253,7 @@ export class ArtifactStore {
    * `runs/expert` exists). Commands that run for a while check this before they start.
    */
   async checkName(name: string): Promise<void> {
-    assertName(name);
-    const segments = name.split('/');
-    for (let i = 1; i <= segments.length; i++) {
-      const prefix = segments.slice(0, i).join('/');
-      const info = await stat(refPath(this.root, prefix)).catch(() => undefined);
-      if (info === undefined) return;
-      if (i < segments.length && !info.isDirectory()) throw new StoreError(`cannot name '${name}': '${prefix}' is already a name in store ${this.root}, so it cannot hold others`);
-      if (i === segments.length && info.isDirectory()) throw new StoreError(`cannot name '${name}': it is a folder of names in store ${this.root} (${name}/…); choose another name`);
-    }
+    await checkRefName(this.root, name);
   }
 
   /**
@@ -279,36 +264,17 @@ export class ArtifactStore {
    * @throws OutputExistsError naming `name`, the ref it names and `--force`.
    */
   async checkNewName(name: string, options: { force?: boolean } = {}): Promise<void> {
-    await this.checkName(name);
-    if (options.force) return;
-    const info = await stat(refPath(this.root, name)).catch(() => undefined);
-    if (info === undefined) return;
-    const ref = await this.getRef(name).catch(() => undefined);
-    throw new OutputExistsError(`'${name}' already names ${ref === undefined ? 'an artifact' : shortRef(ref)} in store ${this.root} (pass --force to move the name, or choose another name)`);
+    await checkNewRefName(this.root, name, options);
   }
 
   /** Points `refs/<name>` at an artifact of this store (atomically replacing an earlier target). */
   async setRef(name: string, ref: string): Promise<void> {
-    await this.checkName(name);
-    assertRef(ref);
-    if (!(await this.has(ref))) throw new StoreError(`cannot name '${name}': artifact ${ref} is not in store ${this.root}`);
-    const dest = refPath(this.root, name);
-    await ensureDir(path.dirname(dest));
-    await writeFileAtomic(this.root, dest, `${ref}\n`, 0o644);
+    await writeRef(this.root, name, ref);
   }
 
   /** Removes a ref name; returns whether it existed. Its artifacts become collectable by `gc`. */
   async deleteRef(name: string): Promise<boolean> {
-    const file = refPath(this.root, name);
-    try {
-      await unlink(file);
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) return false;
-      if (isErrno(err, 'EISDIR') || isErrno(err, 'EPERM')) throw new StoreError(`cannot remove '${name}': it is a folder of names in store ${this.root}, not a name (see gymflow store ls)`);
-      throw err;
-    }
-    await fsyncDir(path.dirname(file));
-    return true;
+    return deleteRef(this.root, name);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -434,14 +400,7 @@ export class ArtifactStore {
 
   /** The target of `refs/<name>`, or `undefined`. */
   async getRef(name: string): Promise<string | undefined> {
-    let text: string;
-    try {
-      text = await readFile(refPath(this.root, name), 'utf8');
-    } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'EISDIR')) return undefined;
-      throw err;
-    }
-    return assertRef(text.trim(), `refs/${name}`);
+    return readRef(this.root, name);
   }
 
   /**
@@ -455,33 +414,7 @@ export class ArtifactStore {
 
   /** {@link listRefs}, and the ref files that hold no ref, with why. */
   async scanRefs(): Promise<{ refs: { name: string; ref: string }[]; bad: BadRef[] }> {
-    const bad: BadRef[] = [];
-    const out: { name: string; ref: string }[] = [];
-    const walk = async (dir: string, prefix: string): Promise<void> => {
-      let entries;
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch (err) {
-        if (isErrno(err, 'ENOENT')) return;
-        throw err;
-      }
-      for (const e of entries) {
-        const name = prefix ? `${prefix}/${e.name}` : e.name;
-        if (e.isDirectory()) await walk(path.join(dir, e.name), name);
-        else if (e.isFile()) {
-          let ref: string | undefined;
-          try {
-            ref = await this.getRef(name);
-          } catch (err) {
-            if (!(err instanceof StoreError)) throw err;
-            bad.push({ name, path: refPath(this.root, name), message: err.message });
-          }
-          if (ref) out.push({ name, ref });
-        }
-      }
-    };
-    await walk(path.join(this.root, 'refs'), '');
-    return { refs: out.sort((a, b) => a.name.localeCompare(b.name)), bad };
+    return scanRefs(this.root);
   }
 
   /**
@@ -489,32 +422,7 @@ export class ArtifactStore {
    * (`sha256:3fa2c1`, at least 6 hex digits), or a ref name.
    */
   async resolve(spec: string): Promise<string> {
-    if (isRef(spec)) {
-      if (await this.has(spec)) return spec;
-      throw new StoreError(`artifact ${spec} is not in store ${this.root}`);
-    }
-    const prefix = /^sha256:([0-9a-f]{6,63})$/.exec(spec)?.[1];
-    if (prefix !== undefined) {
-      const shard = path.join(this.root, 'index', prefix.slice(0, 2));
-      let names: string[] = [];
-      try {
-        names = await readdir(shard);
-      } catch (err) {
-        if (!isErrno(err, 'ENOENT')) throw err;
-      }
-      const rest = prefix.slice(2);
-      const hits = names.filter((n) => n.startsWith(rest) && n.endsWith('.json')).map((n) => refFromShard(prefix.slice(0, 2), n));
-      if (hits.length === 1 && hits[0]) return hits[0];
-      if (hits.length > 1) throw new StoreError(`ref prefix '${spec}' is ambiguous in store ${this.root}: ${hits.length} artifacts match`);
-      throw new StoreError(`no artifact with ref prefix '${spec}' in store ${this.root}`);
-    }
-    if (/^sha256:[0-9a-f]{0,5}$/.test(spec)) throw new StoreError(`ref prefix '${spec}' is too short: give at least 6 hex digits after sha256:`);
-    if (!/^[A-Za-z0-9]/.test(spec) || spec.includes(':')) {
-      throw new StoreError(`'${spec}' is neither a ref (sha256:…) nor a ref name`);
-    }
-    const target = await this.getRef(spec);
-    if (target === undefined) throw new StoreError(`no ref named '${spec}' in store ${this.root} (see \`gymflow store ls\`)`);
-    return target;
+    return resolveArtifact(this.root, spec);
   }
 
   /**
