@@ -1,6 +1,7 @@
 export * from './atomic.js';
 export * from './index-entry.js';
 export * from './layout.js';
+export * from './lineage.js';
 export * from './manifests.js';
 export * from './objects.js';
 export * from './refs.js';

@@ -8,7 +8,8 @@ import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
 import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, pathExists, tempPath, TMP_DIR, touch, writeFileAtomic, writeTemp } from './atomic.js';
 import { ARTIFACT_KINDS, IndexEntrySchema, isManifest, parseIndexEntry, readIndexEntry, writeIndexEntry, type ArtifactFormat, type IndexEntry } from './index-entry.js';
-import { assertName, assertRef, indexPath, isRef, objectPath, refPath, resolveStoreRoot } from './layout.js';
+import { assertName, indexPath, isRef, objectPath, refPath, resolveStoreRoot } from './layout.js';
+import { lineageOf, type LineageNode } from './lineage.js';
 import { manifestMembers } from './manifests.js';
 import { readObject } from './objects.js';
 import { checkNewRefName, checkRefName, deleteRef, readRef, resolveArtifact, scanRefs, writeRef, type BadRef } from './refs.js';
@@ -22,7 +23,7 @@ import { hashCopy, hashFile, type StreamedObject } from './stream.js';
  *   canonicalised ({@link canonicalJson}) before hashing, so equal values share one object.
  * - **Index**: one small JSON file per artifact (`index/ab/cdef….json`, index-entry.ts).
  * - **Refs**: named roots (`refs/<name>` → `sha256:…`, refs.ts). `gc` keeps what the roots reach through
- *   parents and manifest members, and deletes the rest.
+ *   parents and manifest members, and deletes the rest; `lineage` walks parents (lineage.ts).
  *
  * Publication order makes every crash safe: object (fsynced, renamed, directory fsynced) → index entry
  * (same) → ref (same). A reader that finds a ref finds its index entry; an index entry, its object; a
@@ -49,18 +50,6 @@ export interface OpenStoreOptions {
   root?: string;
   /** Age after which any temp file counts as abandoned (default 1 h). */
   staleTempMs?: number;
-}
-
-/** A node of {@link ArtifactStore.lineage}. */
-export interface LineageNode {
-  ref: string;
-  /** Absent when the ref is not in this store (an external checkpoint, a deleted parent). */
-  entry?: IndexEntry;
-  /** Ref names pointing at this artifact. */
-  names: string[];
-  /** Set when this artifact was already expanded elsewhere in the walk (its parents are not repeated). */
-  repeated?: true;
-  parents: LineageNode[];
 }
 
 /** Options of {@link ArtifactStore.gc}. */
@@ -431,23 +420,7 @@ export class ArtifactStore {
    * expanded once (later occurrences are marked `repeated`).
    */
   async lineage(ref: string): Promise<LineageNode> {
-    assertRef(ref);
-    const names = new Map<string, string[]>();
-    for (const r of await this.listRefs()) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);
-    const expanded = new Set<string>();
-    const visit = async (r: string): Promise<LineageNode> => {
-      const entry = await this.tryStat(r);
-      const node: LineageNode = { ref: r, names: names.get(r) ?? [], parents: [] };
-      if (entry) node.entry = entry;
-      if (expanded.has(r)) {
-        node.repeated = true;
-        return node;
-      }
-      expanded.add(r);
-      for (const p of entry?.parents ?? []) node.parents.push(await visit(p));
-      return node;
-    };
-    return visit(ref);
+    return lineageOf(this.root, ref);
   }
 
   // ---------------------------------------------------------------------------------------------
