@@ -2,6 +2,7 @@ export * from './atomic.js';
 export * from './index-entry.js';
 export * from './layout.js';
 export * from './lineage.js';
+export * from './maintenance.js';
 export * from './manifests.js';
 export * from './objects.js';
 export * from './refs.js';

@@ -1,20 +1,20 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants, type ReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { chmod, copyFile, open, readdir, readFile, unlink, utimes } from 'node:fs/promises';
+import { chmod, copyFile, open, readFile, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
 import { cleanTempFiles, ensureDir, fsyncDir, isErrno, moveInto, pathExists, tempPath, TMP_DIR, touch, writeFileAtomic, writeTemp } from './atomic.js';
-import { ARTIFACT_KINDS, IndexEntrySchema, isManifest, parseIndexEntry, readIndexEntry, writeIndexEntry, type ArtifactFormat, type IndexEntry } from './index-entry.js';
-import { assertName, indexPath, isRef, objectPath, refPath, resolveStoreRoot } from './layout.js';
+import { ARTIFACT_KINDS, IndexEntrySchema, parseIndexEntry, readIndexEntry, writeIndexEntry, type ArtifactFormat, type IndexEntry } from './index-entry.js';
+import { assertName, indexPath, objectPath, resolveStoreRoot } from './layout.js';
 import { lineageOf, type LineageNode } from './lineage.js';
-import { manifestMembers } from './manifests.js';
+import { collectGarbage, pruneArtifact, verifyStore, type GcOptions, type GcReport, type VerifyReport } from './maintenance.js';
 import { readObject } from './objects.js';
 import { checkNewRefName, checkRefName, deleteRef, readRef, resolveArtifact, scanRefs, writeRef, type BadRef } from './refs.js';
-import { fsyncShards, IO_CONCURRENCY, shardFiles, strayObjectFiles, type ShardFile } from './shards.js';
-import { hashCopy, hashFile, type StreamedObject } from './stream.js';
+import { IO_CONCURRENCY, shardFiles } from './shards.js';
+import { hashCopy, type StreamedObject } from './stream.js';
 
 /**
  * The content-addressed artifact store (DESIGN.md §7, docs/store.md).
@@ -23,7 +23,10 @@ import { hashCopy, hashFile, type StreamedObject } from './stream.js';
  *   canonicalised ({@link canonicalJson}) before hashing, so equal values share one object.
  * - **Index**: one small JSON file per artifact (`index/ab/cdef….json`, index-entry.ts).
  * - **Refs**: named roots (`refs/<name>` → `sha256:…`, refs.ts). `gc` keeps what the roots reach through
- *   parents and manifest members, and deletes the rest; `lineage` walks parents (lineage.ts).
+ *   parents and manifest members, and deletes the rest (maintenance.ts); `lineage` walks parents (lineage.ts).
+ *
+ * This file writes and reads objects and index entries; {@link ArtifactStore} is the one handle callers use,
+ * and delegates refs, lineage and maintenance to their files.
  *
  * Publication order makes every crash safe: object (fsynced, renamed, directory fsynced) → index entry
  * (same) → ref (same). A reader that finds a ref finds its index entry; an index entry, its object; a
@@ -50,50 +53,6 @@ export interface OpenStoreOptions {
   root?: string;
   /** Age after which any temp file counts as abandoned (default 1 h). */
   staleTempMs?: number;
-}
-
-/** Options of {@link ArtifactStore.gc}. */
-export interface GcOptions {
-  /**
-   * Objects and index entries touched less than this long ago are kept even when unreachable, so a
-   * write in flight (objects stored, ref not yet set) is not collected under its writer. Default 1 h.
-   */
-  graceMs?: number;
-  /** Report what would be deleted without deleting. */
-  dryRun?: boolean;
-}
-
-/** What {@link ArtifactStore.gc} did. */
-export interface GcReport {
-  roots: number;
-  keptArtifacts: number;
-  keptObjects: number;
-  deletedArtifacts: string[];
-  deletedObjects: number;
-  freedBytes: number;
-  tempFilesRemoved: number;
-  dryRun: boolean;
-}
-
-/** One problem {@link ArtifactStore.verify} found. */
-export interface VerifyProblem {
-  code: 'corrupt-object' | 'missing-object' | 'size-mismatch' | 'bad-index-entry' | 'dangling-ref' | 'missing-member' | 'bad-manifest' | 'stray-file';
-  path: string;
-  ref?: string;
-  message: string;
-}
-
-/** The result of {@link ArtifactStore.verify}. */
-export interface VerifyReport {
-  ok: boolean;
-  objects: number;
-  artifacts: number;
-  refs: number;
-  bytes: number;
-  tempFiles: number;
-  problems: VerifyProblem[];
-  /** Not errors: parents outside the store, unreferenced objects awaiting gc. */
-  warnings: string[];
 }
 
 /** A streaming write of one object; see {@link ArtifactStore.createWriter}. */
@@ -380,7 +339,7 @@ export class ArtifactStore {
 
   /** Every artifact's index entry, newest first (optionally of one kind). */
   async list(options: { kind?: string } = {}): Promise<IndexEntry[]> {
-    const files = await this.indexFiles();
+    const files = await shardFiles(this.root, 'index');
     const entries = await mapPool(files, IO_CONCURRENCY, async (f) => parseIndexEntry(await readFile(f.file, 'utf8'), f.file));
     return entries
       .filter((e) => options.kind === undefined || e.kind === options.kind)
@@ -435,11 +394,7 @@ export class ArtifactStore {
    * undoes it. Returns the entry and whether it was pruned already.
    */
   async prune(ref: string): Promise<{ entry: IndexEntry; already: boolean }> {
-    const existing = await this.stat(ref);
-    if (existing.prunedAt !== undefined) return { entry: existing, already: true };
-    const entry: IndexEntry = { ...existing, prunedAt: new Date().toISOString() };
-    await this.writeEntry(entry);
-    return { entry, already: false };
+    return pruneArtifact(this.root, ref);
   }
 
   /**
@@ -448,64 +403,7 @@ export class ArtifactStore {
    * before their objects, so a crash mid-gc never leaves an entry without its object.
    */
   async gc(options: GcOptions = {}): Promise<GcReport> {
-    const graceMs = options.graceMs ?? 3_600_000;
-    const dryRun = options.dryRun ?? false;
-    const now = Date.now();
-    const temps = dryRun ? { removed: [] } : await cleanTempFiles(this.root, { staleMs: Math.min(this.staleTempMs, graceMs), now });
-
-    const { refs, bad } = await this.scanRefs();
-    if (bad[0] !== undefined) {
-      throw new StoreError(`gc: ${bad[0].path} holds no ref (${bad[0].message}); what it names cannot be kept alive. Fix it (gymflow store tag) or remove it first`);
-    }
-    const indexFiles = await this.indexFiles();
-    // Recently written entries are roots too: their writer may be about to name them.
-    const young = indexFiles.filter((f) => now - f.mtimeMs < graceMs).map((f) => f.ref);
-    const liveArtifacts = new Set<string>();
-    const liveObjects = new Set<string>();
-    const queue = [...refs.map((r) => r.ref), ...young];
-    while (queue.length > 0) {
-      const ref = queue.pop() as string;
-      if (liveArtifacts.has(ref)) continue;
-      const entry = await this.tryStat(ref);
-      if (!entry) continue;
-      liveArtifacts.add(ref);
-      // A pruned artifact keeps its entry and, for a manifest, the manifest itself, but not its content.
-      if (entry.prunedAt === undefined || isManifest(entry)) liveObjects.add(ref);
-      if (entry.prunedAt === undefined) for (const member of await this.members(entry)) liveObjects.add(member);
-      queue.push(...entry.parents.filter(isRef));
-    }
-
-    const deletedArtifacts: string[] = [];
-    for (const f of indexFiles) {
-      if (liveArtifacts.has(f.ref)) continue;
-      deletedArtifacts.push(f.ref);
-      if (!dryRun) await unlink(f.file).catch(ignoreEnoent);
-    }
-    if (!dryRun && deletedArtifacts.length > 0) await fsyncShards(this.root, 'index', deletedArtifacts);
-
-    let deletedObjects = 0;
-    let freedBytes = 0;
-    const touched = new Set<string>();
-    for (const o of await this.objectFiles()) {
-      if (liveObjects.has(o.ref) || now - o.mtimeMs < graceMs) continue;
-      deletedObjects++;
-      freedBytes += o.size;
-      if (!dryRun) {
-        await unlink(o.file).catch(ignoreEnoent);
-        touched.add(path.dirname(o.file));
-      }
-    }
-    await mapPool([...touched], IO_CONCURRENCY, (d) => fsyncDir(d));
-    return {
-      roots: refs.length,
-      keptArtifacts: liveArtifacts.size,
-      keptObjects: liveObjects.size,
-      deletedArtifacts,
-      deletedObjects,
-      freedBytes,
-      tempFilesRemoved: temps.removed.length,
-      dryRun,
-    };
+    return collectGarbage(this.root, { ...options, staleTempMs: this.staleTempMs });
   }
 
   /**
@@ -513,68 +411,7 @@ export class ArtifactStore {
    * object present, size right), every ref (target present) and every manifest (members present).
    */
   async verify(): Promise<VerifyReport> {
-    const problems: VerifyProblem[] = [];
-    const warnings: string[] = [];
-    const objects = await this.objectFiles();
-    let bytes = 0;
-    await mapPool(objects, 8, async (o) => {
-      bytes += o.size;
-      const actual = (await hashFile(o.file)).ref;
-      if (actual !== o.ref) problems.push({ code: 'corrupt-object', path: o.file, ref: o.ref, message: `content hashes to ${actual}` });
-    });
-    for (const stray of await strayObjectFiles(this.root)) {
-      problems.push({ code: 'stray-file', path: stray, message: 'not named by a sha256 (a file written outside the store API)' });
-    }
-    const objectSizes = new Map(objects.map((o) => [o.ref, o.size]));
-
-    const entries = new Map<string, IndexEntry>();
-    for (const f of await this.indexFiles()) {
-      let entry: IndexEntry;
-      try {
-        entry = parseIndexEntry(await readFile(f.file, 'utf8'), f.file);
-      } catch (err) {
-        problems.push({ code: 'bad-index-entry', path: f.file, ref: f.ref, message: (err as Error).message });
-        continue;
-      }
-      if (entry.ref !== f.ref) {
-        problems.push({ code: 'bad-index-entry', path: f.file, ref: f.ref, message: `entry names ${entry.ref}` });
-        continue;
-      }
-      entries.set(entry.ref, entry);
-      const size = objectSizes.get(entry.ref);
-      // A pruned artifact's content may be gone (gc): only its entry, and a manifest's own object, must be whole.
-      const pruned = entry.prunedAt !== undefined;
-      if (size === undefined && pruned && !isManifest(entry)) continue;
-      if (size === undefined) {
-        problems.push({ code: 'missing-object', path: objectPath(this.root, entry.ref), ref: entry.ref, message: `the ${entry.kind} artifact has no object` });
-        continue;
-      }
-      if (size !== entry.size) problems.push({ code: 'size-mismatch', path: f.file, ref: entry.ref, message: `index says ${entry.size} bytes, object has ${size}` });
-      if (pruned) continue;
-      try {
-        const members = await this.members(entry);
-        const missing = members.filter((m) => !objectSizes.has(m));
-        if (missing.length > 0) {
-          problems.push({ code: 'missing-member', path: objectPath(this.root, entry.ref), ref: entry.ref, message: `${missing.length} member object(s) missing, e.g. ${missing[0]}` });
-        }
-      } catch (err) {
-        problems.push({ code: 'bad-manifest', path: objectPath(this.root, entry.ref), ref: entry.ref, message: (err as Error).message });
-      }
-    }
-    for (const entry of entries.values()) {
-      for (const p of entry.parents) if (!entries.has(p)) warnings.push(`${entry.ref} (${entry.kind}): parent ${p} is not in this store`);
-    }
-    const refs = await this.listRefsLenient(problems);
-    for (const r of refs) {
-      if (!entries.has(r.ref)) problems.push({ code: 'dangling-ref', path: refPath(this.root, r.name), ref: r.ref, message: `refs/${r.name} points at an artifact not in the index` });
-    }
-    let tempFiles = 0;
-    try {
-      tempFiles = (await readdir(path.join(this.root, TMP_DIR))).length;
-    } catch (err) {
-      if (!isErrno(err, 'ENOENT')) throw err;
-    }
-    return { ok: problems.length === 0, objects: objects.length, artifacts: entries.size, refs: refs.length, bytes, tempFiles, problems, warnings };
+    return verifyStore(this.root);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -681,31 +518,6 @@ export class ArtifactStore {
     if (!KIND_PATTERN.test(options.kind)) throw new StoreError(`invalid artifact kind '${options.kind}': expected [a-z][a-z0-9-]*, e.g. ${ARTIFACT_KINDS.join(', ')}`);
     if (options.name !== undefined) assertName(options.name);
     for (const p of options.parents ?? []) if (p.length === 0) throw new StoreError('a parent ref is empty');
-  }
-
-  /** Member objects of a manifest artifact (empty for plain ones). */
-  private async members(entry: IndexEntry): Promise<string[]> {
-    if (!isManifest(entry)) return [];
-    return manifestMembers(entry.format, await this.getText(entry.ref), entry.ref);
-  }
-
-  private async objectFiles(): Promise<ShardFile[]> {
-    return shardFiles(this.root, 'objects');
-  }
-
-  private async indexFiles(): Promise<ShardFile[]> {
-    return shardFiles(this.root, 'index');
-  }
-
-  private async listRefsLenient(problems: VerifyProblem[]): Promise<{ name: string; ref: string }[]> {
-    try {
-      const { refs, bad } = await this.scanRefs();
-      for (const b of bad) problems.push({ code: 'dangling-ref', path: b.path, message: `refs/${b.name} holds no ref: ${b.message}` });
-      return refs;
-    } catch (err) {
-      problems.push({ code: 'dangling-ref', path: path.join(this.root, 'refs'), message: (err as Error).message });
-      return [];
-    }
   }
 }
 
