@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { expect, it } from 'vitest';
-import * as activities from '../activities/smoke.js';
 import { requires } from './support/requires.js';
+import * as activities from './support/smoke-activities.js';
 import { finishSignal, setNoteUpdate, smokeStatusQuery, smokeWorkflow } from './support/smoke-workflow.js';
 import { useLocalTemporal } from './support/temporal.js';
 

@@ -16,7 +16,7 @@ import {
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type * as activities from '../../activities/smoke.js';
+import type * as activities from './smoke-activities.js';
 
 /** What `pipeline_status` answers for the smoke workflow. */
 export interface SmokeStatus {
