@@ -22,8 +22,8 @@ export default tseslint.config(
   },
   {
     // Workflow code is replayed deterministically inside the Temporal sandbox: no Node built-ins, no I/O. The
-    // same holds for src/loop, the workflow-safe part that workflows import.
-    files: ['workflows/**/*.ts', 'src/loop/**/*.ts'],
+    // same holds for src/loop, the workflow-safe part that workflows import, and for the tests' own workflows.
+    files: ['workflows/**/*.ts', 'src/loop/**/*.ts', 'tests/support/*-workflow.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', { paths: nodeBuiltins.map((name) => ({ name, message: 'workflows must not use Node built-ins' })) }],
