@@ -91,7 +91,8 @@ export default tseslint.config(
   // runtime code. It imports @temporalio/workflow, src/loop (and pure helpers of src/core), and activities
   // only as types (`import type`, erased before bundling).
   boundary(
-    ['workflows/**/*.ts'],
+    // The tests' own workflows (tests/support/*-workflow.ts) are bundled and replayed the same way.
+    ['workflows/**/*.ts', 'tests/support/*-workflow.ts'],
     [
       ...SRC_PARTS.filter((p) => p !== 'loop' && p !== 'core').map((p) => ({ regex: srcPart(p), message: `workflows must not import src/${p}: they may import src/loop, src/core and @temporalio/workflow` })),
       { regex: topDir('activities'), allowTypeImports: true, message: 'workflows import activities only as types (import type): activity code runs on workers, not in the workflow sandbox' },

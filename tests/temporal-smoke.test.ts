@@ -1,15 +1,15 @@
 /**
  * Smoke test against a real Temporal dev server (the `temporal` CLI from `.venv/`): a worker bundles
- * `workflows/smoke.ts`, runs it, answers `pipeline_status`, takes an update and a signal, runs an activity.
+ * `tests/support/smoke-workflow.ts`, runs it, answers `pipeline_status`, takes an update and a signal, runs an activity.
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { expect, it } from 'vitest';
-import * as activities from '../activities/smoke.js';
-import { finishSignal, pipelineStatusQuery, setNoteUpdate, smokeWorkflow } from '../workflows/smoke.js';
 import { requires } from './support/requires.js';
+import * as activities from './support/smoke-activities.js';
+import { finishSignal, setNoteUpdate, smokeStatusQuery, smokeWorkflow } from './support/smoke-workflow.js';
 import { useLocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
@@ -33,7 +33,7 @@ temporal.describe('Temporal dev server smoke', () => {
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       taskQueue,
-      workflowsPath: fileURLToPath(new URL('../workflows/smoke.ts', import.meta.url)),
+      workflowsPath: fileURLToPath(new URL('./support/smoke-workflow.ts', import.meta.url)),
       activities,
     });
 
@@ -44,18 +44,18 @@ temporal.describe('Temporal dev server smoke', () => {
         args: ['gymflow'],
       });
       // The workflow blocks on the signal, so the status is deterministic here.
-      expect(await handle.query(pipelineStatusQuery)).toEqual({ stage: 'waiting', progress: 0 });
+      expect(await handle.query(smokeStatusQuery)).toEqual({ stage: 'waiting', progress: 0 });
 
       expect(await handle.executeUpdate(setNoteUpdate, { args: ['smoke'] })).toBeUndefined();
       await expect(handle.executeUpdate(setNoteUpdate, { args: ['  '] })).rejects.toBeInstanceOf(
         WorkflowUpdateFailedError,
       );
-      expect(await handle.query(pipelineStatusQuery)).toEqual({ stage: 'waiting', progress: 0, note: 'smoke' });
+      expect(await handle.query(smokeStatusQuery)).toEqual({ stage: 'waiting', progress: 0, note: 'smoke' });
 
       await handle.signal(finishSignal);
       const greeting = await handle.result();
       // A completed workflow still answers queries (replayed by the worker).
-      expect(await handle.query(pipelineStatusQuery)).toEqual({ stage: 'done', progress: 1, note: 'smoke' });
+      expect(await handle.query(smokeStatusQuery)).toEqual({ stage: 'done', progress: 1, note: 'smoke' });
       return greeting;
     });
 

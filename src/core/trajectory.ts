@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { contentRef } from './canonical.js';
 import { SchemaError } from './errors.js';
-import { TOOL_CATEGORIES } from './types.js';
 
 /**
  * The trajectory: one JSON object per episode, the record every part of gymflow shares
@@ -139,9 +138,6 @@ export type StepReward = z.infer<typeof StepRewardSchema>;
 export type TrajectoryReward = z.infer<typeof TrajectoryRewardSchema>;
 /** The outcome of a trajectory. */
 export type Outcome = z.infer<typeof OutcomeSchema>;
-
-/** Categories a tool may have, re-exported so schema consumers need not import types. */
-export const TOOL_CATEGORY_SCHEMA = z.enum(TOOL_CATEGORIES);
 
 /**
  * The content id of a trajectory: sha256 of its canonical JSON without `id`, timing fields

@@ -5,7 +5,7 @@ import { runEpisode } from '../core/rollout.js';
 import type { Action } from '../core/types.js';
 import { registerBuiltinEnvs } from '../envs/register.js';
 import { LoopbackApi, anthropicError, anthropicText, type RecordedRequest } from '../reward/judge/__fixtures__/loopback-api.js';
-import { ExpertOracle } from './__fixtures__/scripted.js';
+import { ExpertOracle } from '../../tests/support/expert-oracle.js';
 import { AnthropicPolicy } from './anthropic.js';
 import { resolveAgent } from './specs.js';
 import { INVALID_TOOL_CALL } from './tool-call-parsing.js';

@@ -8,7 +8,7 @@ import { registerBuiltinEnvs } from '../envs/register.js';
 import { canonicalJson } from '../core/canonical.js';
 import { LoopbackApi, openaiCompletion, openaiError, type RecordedRequest } from '../reward/judge/__fixtures__/loopback-api.js';
 import { RetriesExhaustedError } from '../core/retry.js';
-import { ExpertOracle } from './__fixtures__/scripted.js';
+import { ExpertOracle } from '../../tests/support/expert-oracle.js';
 import { OpenAIPolicy, type OpenAIPolicyOptions } from './openai.js';
 import { parseOpenAISpec, resolveAgent } from './specs.js';
 import { INVALID_TOOL_CALL } from './tool-call-parsing.js';

@@ -8,7 +8,7 @@ import { listEnvs, register } from '../../core/registry.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
 import { RandomAgent } from '../../policy/random.js';
 import type { CollectProgress } from '../../hub/collect.js';
-import type { LineageNode } from '../../hub/store/store.js';
+import type { LineageNode } from '../../hub/store/lineage.js';
 import { collectCommand, isFileOutput, progressLine, progressReporter } from './collect.js';
 import { runCommand } from './__fixtures__/run-command.js';
 import { exportCommand } from './export.js';

@@ -5,7 +5,9 @@ import { durationMs } from '../../core/duration.js';
 import { StoreError } from '../../hub/errors.js';
 import { checkoutArtifact } from '../../hub/store/checkout.js';
 import { resolveStoreRoot, shortRef } from '../../hub/store/layout.js';
-import { ArtifactStore, type IndexEntry, type LineageNode } from '../../hub/store/store.js';
+import type { IndexEntry } from '../../hub/store/index-entry.js';
+import type { LineageNode } from '../../hub/store/lineage.js';
+import { ArtifactStore } from '../../hub/store/store.js';
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
 

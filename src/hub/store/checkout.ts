@@ -3,7 +3,8 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, pathExists } from '../../core/fs.js';
 import { StoreError } from '../errors.js';
-import type { ArtifactStore, IndexEntry } from './store.js';
+import type { IndexEntry } from './index-entry.js';
+import type { ArtifactStore } from './store.js';
 import { readTrajectories } from './trajectory-set.js';
 import { checkoutTree, readTree } from './tree.js';
 

@@ -1,15 +1,11 @@
-import { chmod, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
-import { fakeTrajectory } from '../__fixtures__/trajectories.js';
-import { StoreError } from '../errors.js';
 import { cleanTempFiles, tempPath } from './atomic.js';
 import { indexPath, objectPath, resolveStoreRoot } from './layout.js';
 import { ArtifactStore } from './store.js';
-import { joinTrajectory, loadTrajectories, putTrajectories, splitTrajectory } from './trajectory-set.js';
-import { checkoutTree, putTree, readTree } from './tree.js';
 
 async function freshStore(): Promise<ArtifactStore> {
   return ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-store-')) });
@@ -51,115 +47,9 @@ describe('ArtifactStore', () => {
     expect((await store.list({ kind: 'checkpoint' })).map((e) => e.ref)).toEqual([p2.ref]);
   });
 
-  it('resolves full refs, unique prefixes and names, and names the input when it cannot', async () => {
-    const store = await freshStore();
-    const e = await store.putBytes('x', { kind: 'blob', name: 'latest' });
-    expect(await store.resolve(e.ref)).toBe(e.ref);
-    expect(await store.resolve(e.ref.slice(0, 15))).toBe(e.ref);
-    expect(await store.resolve('latest')).toBe(e.ref);
-    await expect(store.resolve('nope')).rejects.toThrow(/no ref named 'nope' in store/);
-    await expect(store.resolve(`sha256:${'0'.repeat(64)}`)).rejects.toThrow(StoreError);
-    await expect(store.resolve('../etc/passwd')).rejects.toThrow(/neither a ref/);
-    await expect(store.resolve('sha256:72')).rejects.toThrow("ref prefix 'sha256:72' is too short: give at least 6 hex digits after sha256:");
-    await expect(store.setRef('bad name', e.ref)).rejects.toThrow(/invalid ref name 'bad name'/);
-    await expect(store.setRef('x', `sha256:${'1'.repeat(64)}`)).rejects.toThrow(/is not in store/);
-    await expect(store.putBytes('y', { kind: 'Bad Kind' })).rejects.toThrow(/invalid artifact kind 'Bad Kind'/);
-  });
 
-  it('lists, moves and deletes refs', async () => {
-    const store = await freshStore();
-    const a = await store.putBytes('a', { kind: 'blob', name: 'x/one' });
-    const b = await store.putBytes('b', { kind: 'blob', name: 'two' });
-    expect(await store.listRefs()).toEqual([
-      { name: 'two', ref: b.ref },
-      { name: 'x/one', ref: a.ref },
-    ]);
-    await store.setRef('two', a.ref);
-    expect(await store.getRef('two')).toBe(a.ref);
-    expect(await store.deleteRef('two')).toBe(true);
-    expect(await store.deleteRef('two')).toBe(false);
-    expect(await store.getRef('two')).toBeUndefined();
-  });
 
-  it('leaves out a ref file that holds no ref, lists it, and refuses gc while it is there', async () => {
-    const store = await freshStore();
-    const a = await store.putBytes('a', { kind: 'blob', name: 'runs/expert' });
-    await writeFile(path.join(store.root, 'refs', 'mytag'), 'not a ref\n');
-    expect(await store.listRefs()).toEqual([{ name: 'runs/expert', ref: a.ref }]);
-    expect((await store.scanRefs()).bad).toEqual([{ name: 'mytag', path: path.join(store.root, 'refs', 'mytag'), message: expect.stringMatching(/refs\/mytag 'not a ref' is not a content ref/) }]);
-    expect((await store.lineage(a.ref)).names).toEqual(['runs/expert']);
-    await expect(store.gc()).rejects.toThrow(/gc: .*refs\/mytag holds no ref .*Fix it \(gymflow store tag\) or remove it first/);
-    expect((await store.verify()).problems).toEqual([expect.objectContaining({ code: 'dangling-ref', message: expect.stringMatching(/^refs\/mytag holds no ref/) })]);
-    await expect(store.checkName('runs')).rejects.toThrow(/it is a folder of names/);
-    await expect(store.checkName('mytag/x')).rejects.toThrow(/'mytag' is already a name/);
-    await expect(store.deleteRef('runs')).rejects.toThrow(/cannot remove 'runs': it is a folder of names/);
-  });
 
-  it('walks lineage: dataset ← scored ← trajectories ← task set + checkpoint', async () => {
-    const store = await freshStore();
-    const tasks = await store.putJson({ tasks: ['t1'] }, { kind: 'task-set' });
-    const ckpt = await store.putBytes('weights', { kind: 'checkpoint' });
-    const trajs = await store.putBytes('t', { kind: 'trajectories', parents: [tasks.ref, ckpt.ref] });
-    const scored = await store.putBytes('s', { kind: 'scored-trajectories', parents: [trajs.ref, 'sha256:' + 'f'.repeat(64)] });
-    const data = await store.putBytes('d', { kind: 'dataset', parents: [scored.ref, trajs.ref], name: 'sft' });
-    const tree = await store.lineage(data.ref);
-    expect(tree.names).toEqual(['sft']);
-    expect(tree.parents.map((p) => p.entry?.kind)).toEqual(['scored-trajectories', 'trajectories']);
-    const s = tree.parents[0];
-    expect(s?.parents.map((p) => p.entry?.kind ?? 'missing')).toEqual(['trajectories', 'missing']);
-    expect(s?.parents[0]?.parents.map((p) => p.entry?.kind)).toEqual(['task-set', 'checkpoint']);
-    // The second path to `trajectories` is not expanded again.
-    expect(tree.parents[1]?.repeated).toBe(true);
-    expect(tree.parents[1]?.parents).toEqual([]);
-  });
-
-  it('gc keeps what named roots reach through parents and members, and deletes the rest', async () => {
-    const store = await freshStore();
-    const tasks = await store.putJson({ tasks: ['t1'] }, { kind: 'task-set' });
-    const kept = await putTrajectories(store, [fakeTrajectory({ task: 'a' }), fakeTrajectory({ task: 'b' })], { parents: [tasks.ref], name: 'keep' });
-    const dropped = await putTrajectories(store, [fakeTrajectory({ task: 'c' })]);
-    const orphan = await store.putBytes('orphan', { kind: 'blob' });
-
-    // Within the grace period nothing is collected.
-    const young = await store.gc();
-    expect(young.deletedArtifacts).toEqual([]);
-    expect(young.deletedObjects).toBe(0);
-
-    const dry = await store.gc({ graceMs: 0, dryRun: true });
-    expect(dry.deletedArtifacts.sort()).toEqual([dropped.ref, orphan.ref].sort());
-    expect(await store.has(orphan.ref)).toBe(true);
-
-    const report = await store.gc({ graceMs: 0 });
-    expect(report.deletedArtifacts.sort()).toEqual([dropped.ref, orphan.ref].sort());
-    expect(report.deletedObjects).toBe(3); // the two artifacts and the dropped set's one member
-    expect(report.roots).toBe(1);
-    expect(await store.has(tasks.ref)).toBe(true);
-    expect((await loadTrajectories(store, kept.ref)).map((t) => t.task.id)).toEqual(['a', 'b']);
-    expect(await store.has(dropped.ref)).toBe(false);
-    expect((await store.verify()).ok).toBe(true);
-  });
-
-  it('verify re-hashes every object and reports corruption, missing objects and dangling refs', async () => {
-    const store = await freshStore();
-    const e = await store.putBytes('precious', { kind: 'blob', name: 'p' });
-    const set = await putTrajectories(store, [fakeTrajectory()], { name: 's' });
-    expect(await store.verify()).toMatchObject({ ok: true, artifacts: 2, refs: 2, objects: 3 });
-
-    const file = objectPath(store.root, e.ref);
-    await chmod(file, 0o644);
-    await writeFile(file, 'tamper');
-    const member = (await store.getText(set.ref)).split('\n')[1] as string;
-    const memberRef = (JSON.parse(member) as { object: string }).object;
-    const { unlink } = await import('node:fs/promises');
-    await unlink(objectPath(store.root, memberRef));
-    await mkdir(path.join(store.root, 'refs'), { recursive: true });
-    await writeFile(path.join(store.root, 'refs', 'ghost'), `sha256:${'a'.repeat(64)}\n`);
-
-    const report = await store.verify();
-    expect(report.ok).toBe(false);
-    expect(report.problems.map((p) => p.code).sort()).toEqual(['corrupt-object', 'dangling-ref', 'missing-member', 'size-mismatch']);
-    expect(report.problems.find((p) => p.code === 'corrupt-object')?.ref).toBe(e.ref);
-  });
 
   it('streams big artifacts through a writer and publishes nothing until commit', async () => {
     const store = await freshStore();
@@ -200,66 +90,5 @@ describe('ArtifactStore', () => {
     expect(resolveStoreRoot('/x/y', { GYMFLOW_STORE: '/env' })).toBe('/x/y');
     expect(resolveStoreRoot(undefined, { GYMFLOW_STORE: '/env' })).toBe('/env');
     expect(resolveStoreRoot(undefined, {})).toBe(path.resolve('.gymflow/store'));
-  });
-});
-
-describe('trajectory sets', () => {
-  it('split and join are exact inverses', () => {
-    const t = fakeTrajectory({ reward: 0.7, tokens: true, metadata: { seed: 3 } });
-    const { behaviour, extra } = splitTrajectory(t);
-    expect(sha256Ref(canonicalJson(behaviour))).toBe(t.id);
-    expect(canonicalJson(joinTrajectory(t.id, behaviour, extra))).toBe(canonicalJson(t));
-  });
-
-  it('stores an identical behaviour once, keeps repeats and order, and round-trips rewards and timing', async () => {
-    const store = await freshStore();
-    const a1 = fakeTrajectory({ task: 'a', startedAt: '2026-01-01T00:00:00.000Z', metadata: { seed: 1 } });
-    const a2 = fakeTrajectory({ task: 'a', startedAt: '2026-02-01T00:00:00.000Z', metadata: { seed: 2 } });
-    const b = fakeTrajectory({ task: 'b' });
-    expect(a1.id).toBe(a2.id);
-    const set = await putTrajectories(store, [a1, b, a2, a1]);
-    expect(set.meta).toEqual({ count: 4, unique: 2 });
-    expect(set.format).toBe('trajectory-set');
-    const back = await loadTrajectories(store, set.ref);
-    expect(back.map((t) => canonicalJson(t))).toEqual([a1, b, a2, a1].map((t) => canonicalJson(t)));
-
-    // A scored copy is a different set that shares the behaviour objects.
-    const before = (await store.verify()).objects;
-    const scored = await putTrajectories(store, [{ ...a1, reward: { total: 0.5, outcome: 1, process: 0.2, efficiency: 1, layers: {} } }], {
-      kind: 'scored-trajectories',
-      parents: [set.ref],
-    });
-    expect((await store.verify()).objects).toBe(before + 1);
-    const [s] = await loadTrajectories(store, scored.ref);
-    expect(s?.reward?.total).toBe(0.5);
-    expect(s?.id).toBe(a1.id);
-    expect((await store.stat(scored.ref)).kind).toBe('scored-trajectories');
-  });
-
-  it('reads a plain JSONL bytes artifact too, with ref:line in errors', async () => {
-    const store = await freshStore();
-    const t = fakeTrajectory();
-    const good = await store.putBytes(`${JSON.stringify(t)}\n`, { kind: 'trajectories' });
-    expect((await loadTrajectories(store, good.ref))[0]?.id).toBe(t.id);
-    const bad = await store.putBytes(`${JSON.stringify(t)}\n${JSON.stringify({ ...t, envId: 7 })}\n`, { kind: 'trajectories' });
-    await expect(loadTrajectories(store, bad.ref)).rejects.toThrow(new RegExp(`${bad.ref}:2 \\$\\.envId`));
-  });
-});
-
-describe('file trees', () => {
-  it('stores a directory and checks it out again', async () => {
-    const store = await freshStore();
-    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-tree-'));
-    await mkdir(path.join(dir, 'data'));
-    await writeFile(path.join(dir, 'README.md'), '# card\n');
-    await writeFile(path.join(dir, 'data', 'train-00000-of-00001.jsonl'), '{"a":1}\n');
-    const entry = await putTree(store, dir, { kind: 'dataset', name: 'hf' });
-    expect(entry.format).toBe('tree');
-    expect((await readTree(store, entry.ref)).files.map((f) => f.path)).toEqual(['README.md', 'data/train-00000-of-00001.jsonl']);
-    const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-co-')), 'copy');
-    await checkoutTree(store, entry.ref, out);
-    expect(await readFile(path.join(out, 'data', 'train-00000-of-00001.jsonl'), 'utf8')).toBe('{"a":1}\n');
-    expect((await store.gc({ graceMs: 0 })).deletedObjects).toBe(0);
-    expect((await store.verify()).ok).toBe(true);
   });
 });

@@ -1,85 +1,39 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants, type ReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { chmod, copyFile, open, readdir, readFile, stat, unlink, utimes } from 'node:fs/promises';
+import { chmod, copyFile, open, readFile, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
-import { OutputExistsError } from '../../core/errors.js';
 import { ensureDir, fsyncDir, isErrno, moveInto, pathExists, touch } from '../../core/fs.js';
-import { formatZodIssues } from '../../core/trajectory.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
 import { cleanTempFiles, tempPath, TMP_DIR, writeFileAtomic, writeTemp } from './atomic.js';
-import { assertName, assertRef, indexPath, isRef, objectPath, refFromShard, refPath, resolveStoreRoot, shortRef } from './layout.js';
-import { manifestMembers } from './manifests.js';
-import { hashCopy, hashFile, type StreamedObject } from './stream.js';
+import { ARTIFACT_KINDS, IndexEntrySchema, parseIndexEntry, readIndexEntry, writeIndexEntry, type ArtifactFormat, type IndexEntry } from './index-entry.js';
+import { assertName, indexPath, objectPath, resolveStoreRoot } from './layout.js';
+import { lineageOf, type LineageNode } from './lineage.js';
+import { collectGarbage, pruneArtifact, verifyStore, type GcOptions, type GcReport, type VerifyReport } from './maintenance.js';
+import { readObject } from './objects.js';
+import { checkNewRefName, checkRefName, deleteRef, readRef, resolveArtifact, scanRefs, writeRef, type BadRef } from './refs.js';
+import { IO_CONCURRENCY, shardFiles } from './shards.js';
+import { hashCopy, type StreamedObject } from './stream.js';
 
 /**
  * The content-addressed artifact store (DESIGN.md §7, docs/store.md).
  *
  * - **Objects** are immutable files named by the sha256 of their bytes (`objects/ab/cdef…`). JSON is
  *   canonicalised ({@link canonicalJson}) before hashing, so equal values share one object.
- * - **Index**: one small JSON file per artifact (`index/ab/cdef….json`) with its kind, format, size,
- *   creation time, parents and optional name. No shared file is ever rewritten, so concurrent writers
- *   never lose each other's entries and a crash can tear nothing.
- * - **Refs**: named roots (`refs/<name>` → `sha256:…`). `gc` keeps what the roots reach through
- *   parents and manifest members, and deletes the rest.
+ * - **Index**: one small JSON file per artifact (`index/ab/cdef….json`, index-entry.ts).
+ * - **Refs**: named roots (`refs/<name>` → `sha256:…`, refs.ts). `gc` keeps what the roots reach through
+ *   parents and manifest members, and deletes the rest (maintenance.ts); `lineage` walks parents (lineage.ts).
+ *
+ * This file writes and reads objects and index entries; {@link ArtifactStore} is the one handle callers use,
+ * and delegates refs, lineage and maintenance to their files.
  *
  * Publication order makes every crash safe: object (fsynced, renamed, directory fsynced) → index entry
  * (same) → ref (same). A reader that finds a ref finds its index entry; an index entry, its object; a
  * manifest, its members. A crash before the last rename leaves an unreferenced temp file or object,
  * which the next open (temp files) or `gc` (objects) removes.
  */
-
-/** Artifact kinds gymflow writes; other kinds matching `[a-z][a-z0-9-]*` are accepted too. */
-export const ARTIFACT_KINDS = [
-  'task-set',
-  'trajectories',
-  'scored-trajectories',
-  'preferences',
-  'dataset',
-  'checkpoint',
-  'calibration',
-  'eval',
-  'blob',
-] as const;
-
-/** How an artifact's bytes are to be read. `trajectory-set` and `tree` are manifests with members. */
-export const ARTIFACT_FORMATS = ['bytes', 'json', 'trajectory-set', 'tree'] as const;
-/** One of {@link ARTIFACT_FORMATS}. */
-export type ArtifactFormat = (typeof ARTIFACT_FORMATS)[number];
-
-/** The index entry of one artifact. */
-export const IndexEntrySchema = z
-  .object({
-    ref: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-    kind: z.string().regex(/^[a-z][a-z0-9-]*$/, 'expected a kind like task-set, trajectories, dataset'),
-    format: z.enum(ARTIFACT_FORMATS),
-    /** Bytes of the artifact's own object (a manifest's size, not its members'). */
-    size: z.number().int().nonnegative(),
-    createdAt: z.iso.datetime(),
-    /** Artifacts this one was made from (refs; they need not be in this store). */
-    parents: z.array(z.string().min(1)),
-    /** The ref name given when the artifact was first stored. */
-    name: z.string().optional(),
-    /** Small facts about the artifact (counts, a summary). */
-    meta: z.record(z.string(), z.unknown()).optional(),
-    /**
-     * When the artifact was pruned ({@link ArtifactStore.prune}): its entry and lineage stay, its content
-     * (a manifest's members, a plain artifact's object) is no longer kept by gc and can no longer be read.
-     */
-    prunedAt: z.iso.datetime().optional(),
-  })
-  .strict();
-
-/** One artifact's index entry. */
-export type IndexEntry = z.infer<typeof IndexEntrySchema>;
-
-/** Whether an artifact is a manifest, whose members are other objects (`trajectory-set`, `tree`). */
-function isManifest(entry: IndexEntry): boolean {
-  return entry.format === 'trajectory-set' || entry.format === 'tree';
-}
 
 /** Options of every `put`. */
 export interface PutOptions {
@@ -102,62 +56,6 @@ export interface OpenStoreOptions {
   staleTempMs?: number;
 }
 
-/** A node of {@link ArtifactStore.lineage}. */
-export interface LineageNode {
-  ref: string;
-  /** Absent when the ref is not in this store (an external checkpoint, a deleted parent). */
-  entry?: IndexEntry;
-  /** Ref names pointing at this artifact. */
-  names: string[];
-  /** Set when this artifact was already expanded elsewhere in the walk (its parents are not repeated). */
-  repeated?: true;
-  parents: LineageNode[];
-}
-
-/** Options of {@link ArtifactStore.gc}. */
-export interface GcOptions {
-  /**
-   * Objects and index entries touched less than this long ago are kept even when unreachable, so a
-   * write in flight (objects stored, ref not yet set) is not collected under its writer. Default 1 h.
-   */
-  graceMs?: number;
-  /** Report what would be deleted without deleting. */
-  dryRun?: boolean;
-}
-
-/** What {@link ArtifactStore.gc} did. */
-export interface GcReport {
-  roots: number;
-  keptArtifacts: number;
-  keptObjects: number;
-  deletedArtifacts: string[];
-  deletedObjects: number;
-  freedBytes: number;
-  tempFilesRemoved: number;
-  dryRun: boolean;
-}
-
-/** One problem {@link ArtifactStore.verify} found. */
-export interface VerifyProblem {
-  code: 'corrupt-object' | 'missing-object' | 'size-mismatch' | 'bad-index-entry' | 'dangling-ref' | 'missing-member' | 'bad-manifest' | 'stray-file';
-  path: string;
-  ref?: string;
-  message: string;
-}
-
-/** The result of {@link ArtifactStore.verify}. */
-export interface VerifyReport {
-  ok: boolean;
-  objects: number;
-  artifacts: number;
-  refs: number;
-  bytes: number;
-  tempFiles: number;
-  problems: VerifyProblem[];
-  /** Not errors: parents outside the store, unreferenced objects awaiting gc. */
-  warnings: string[];
-}
-
 /** A streaming write of one object; see {@link ArtifactStore.createWriter}. */
 export interface ArtifactWriter {
   /** Appends bytes (strings as UTF-8). */
@@ -173,19 +71,11 @@ export interface ArtifactWriter {
 }
 
 const KIND_PATTERN = /^[a-z][a-z0-9-]*$/;
-const IO_CONCURRENCY = 16;
 /**
  * Files streamed at once by {@link ArtifactStore.putObjectFiles}: each holds one chunk buffer, and
  * large files are disk-bound, so a few in flight keep the disk busy without multiplying memory.
  */
 const FILE_IO_CONCURRENCY = 4;
-
-/** A ref file that holds no ref (edited by hand, cut short): its name, file and why ({@link ArtifactStore.scanRefs}). */
-export interface BadRef {
-  name: string;
-  path: string;
-  message: string;
-}
 
 /**
  * An opened store. Opening creates the directories and removes temp files of dead writers.
@@ -312,15 +202,7 @@ export class ArtifactStore {
    * `runs/expert` exists). Commands that run for a while check this before they start.
    */
   async checkName(name: string): Promise<void> {
-    assertName(name);
-    const segments = name.split('/');
-    for (let i = 1; i <= segments.length; i++) {
-      const prefix = segments.slice(0, i).join('/');
-      const info = await stat(refPath(this.root, prefix)).catch(() => undefined);
-      if (info === undefined) return;
-      if (i < segments.length && !info.isDirectory()) throw new StoreError(`cannot name '${name}': '${prefix}' is already a name in store ${this.root}, so it cannot hold others`);
-      if (i === segments.length && info.isDirectory()) throw new StoreError(`cannot name '${name}': it is a folder of names in store ${this.root} (${name}/…); choose another name`);
-    }
+    await checkRefName(this.root, name);
   }
 
   /**
@@ -331,36 +213,17 @@ export class ArtifactStore {
    * @throws OutputExistsError naming `name`, the ref it names and `--force`.
    */
   async checkNewName(name: string, options: { force?: boolean } = {}): Promise<void> {
-    await this.checkName(name);
-    if (options.force) return;
-    const info = await stat(refPath(this.root, name)).catch(() => undefined);
-    if (info === undefined) return;
-    const ref = await this.getRef(name).catch(() => undefined);
-    throw new OutputExistsError(`'${name}' already names ${ref === undefined ? 'an artifact' : shortRef(ref)} in store ${this.root} (pass --force to move the name, or choose another name)`);
+    await checkNewRefName(this.root, name, options);
   }
 
   /** Points `refs/<name>` at an artifact of this store (atomically replacing an earlier target). */
   async setRef(name: string, ref: string): Promise<void> {
-    await this.checkName(name);
-    assertRef(ref);
-    if (!(await this.has(ref))) throw new StoreError(`cannot name '${name}': artifact ${ref} is not in store ${this.root}`);
-    const dest = refPath(this.root, name);
-    await ensureDir(path.dirname(dest));
-    await writeFileAtomic(this.root, dest, `${ref}\n`, 0o644);
+    await writeRef(this.root, name, ref);
   }
 
   /** Removes a ref name; returns whether it existed. Its artifacts become collectable by `gc`. */
   async deleteRef(name: string): Promise<boolean> {
-    const file = refPath(this.root, name);
-    try {
-      await unlink(file);
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) return false;
-      if (isErrno(err, 'EISDIR') || isErrno(err, 'EPERM')) throw new StoreError(`cannot remove '${name}': it is a folder of names in store ${this.root}, not a name (see gymflow store ls)`);
-      throw err;
-    }
-    await fsyncDir(path.dirname(file));
-    return true;
+    return deleteRef(this.root, name);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -371,12 +234,7 @@ export class ArtifactStore {
    * files) go through {@link ArtifactStore.openObjectStream} or {@link ArtifactStore.copyObjectTo}.
    */
   async get(ref: string): Promise<Buffer> {
-    try {
-      return await readFile(objectPath(this.root, ref));
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) throw new StoreError(`object ${ref} is not in store ${this.root}`);
-      throw err;
-    }
+    return readObject(this.root, ref);
   }
 
   /**
@@ -477,21 +335,12 @@ export class ArtifactStore {
 
   /** An artifact's index entry, or `undefined`. */
   async tryStat(ref: string): Promise<IndexEntry | undefined> {
-    if (!isRef(ref)) return undefined;
-    const file = indexPath(this.root, ref);
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) return undefined;
-      throw err;
-    }
-    return parseIndexEntry(text, file);
+    return readIndexEntry(this.root, ref);
   }
 
   /** Every artifact's index entry, newest first (optionally of one kind). */
   async list(options: { kind?: string } = {}): Promise<IndexEntry[]> {
-    const files = await this.indexFiles();
+    const files = await shardFiles(this.root, 'index');
     const entries = await mapPool(files, IO_CONCURRENCY, async (f) => parseIndexEntry(await readFile(f.file, 'utf8'), f.file));
     return entries
       .filter((e) => options.kind === undefined || e.kind === options.kind)
@@ -500,14 +349,7 @@ export class ArtifactStore {
 
   /** The target of `refs/<name>`, or `undefined`. */
   async getRef(name: string): Promise<string | undefined> {
-    let text: string;
-    try {
-      text = await readFile(refPath(this.root, name), 'utf8');
-    } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'EISDIR')) return undefined;
-      throw err;
-    }
-    return assertRef(text.trim(), `refs/${name}`);
+    return readRef(this.root, name);
   }
 
   /**
@@ -521,33 +363,7 @@ export class ArtifactStore {
 
   /** {@link listRefs}, and the ref files that hold no ref, with why. */
   async scanRefs(): Promise<{ refs: { name: string; ref: string }[]; bad: BadRef[] }> {
-    const bad: BadRef[] = [];
-    const out: { name: string; ref: string }[] = [];
-    const walk = async (dir: string, prefix: string): Promise<void> => {
-      let entries;
-      try {
-        entries = await readdir(dir, { withFileTypes: true });
-      } catch (err) {
-        if (isErrno(err, 'ENOENT')) return;
-        throw err;
-      }
-      for (const e of entries) {
-        const name = prefix ? `${prefix}/${e.name}` : e.name;
-        if (e.isDirectory()) await walk(path.join(dir, e.name), name);
-        else if (e.isFile()) {
-          let ref: string | undefined;
-          try {
-            ref = await this.getRef(name);
-          } catch (err) {
-            if (!(err instanceof StoreError)) throw err;
-            bad.push({ name, path: refPath(this.root, name), message: err.message });
-          }
-          if (ref) out.push({ name, ref });
-        }
-      }
-    };
-    await walk(path.join(this.root, 'refs'), '');
-    return { refs: out.sort((a, b) => a.name.localeCompare(b.name)), bad };
+    return scanRefs(this.root);
   }
 
   /**
@@ -555,32 +371,7 @@ export class ArtifactStore {
    * (`sha256:3fa2c1`, at least 6 hex digits), or a ref name.
    */
   async resolve(spec: string): Promise<string> {
-    if (isRef(spec)) {
-      if (await this.has(spec)) return spec;
-      throw new StoreError(`artifact ${spec} is not in store ${this.root}`);
-    }
-    const prefix = /^sha256:([0-9a-f]{6,63})$/.exec(spec)?.[1];
-    if (prefix !== undefined) {
-      const shard = path.join(this.root, 'index', prefix.slice(0, 2));
-      let names: string[] = [];
-      try {
-        names = await readdir(shard);
-      } catch (err) {
-        if (!isErrno(err, 'ENOENT')) throw err;
-      }
-      const rest = prefix.slice(2);
-      const hits = names.filter((n) => n.startsWith(rest) && n.endsWith('.json')).map((n) => refFromShard(prefix.slice(0, 2), n));
-      if (hits.length === 1 && hits[0]) return hits[0];
-      if (hits.length > 1) throw new StoreError(`ref prefix '${spec}' is ambiguous in store ${this.root}: ${hits.length} artifacts match`);
-      throw new StoreError(`no artifact with ref prefix '${spec}' in store ${this.root}`);
-    }
-    if (/^sha256:[0-9a-f]{0,5}$/.test(spec)) throw new StoreError(`ref prefix '${spec}' is too short: give at least 6 hex digits after sha256:`);
-    if (!/^[A-Za-z0-9]/.test(spec) || spec.includes(':')) {
-      throw new StoreError(`'${spec}' is neither a ref (sha256:…) nor a ref name`);
-    }
-    const target = await this.getRef(spec);
-    if (target === undefined) throw new StoreError(`no ref named '${spec}' in store ${this.root} (see \`gymflow store ls\`)`);
-    return target;
+    return resolveArtifact(this.root, spec);
   }
 
   /**
@@ -589,23 +380,7 @@ export class ArtifactStore {
    * expanded once (later occurrences are marked `repeated`).
    */
   async lineage(ref: string): Promise<LineageNode> {
-    assertRef(ref);
-    const names = new Map<string, string[]>();
-    for (const r of await this.listRefs()) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);
-    const expanded = new Set<string>();
-    const visit = async (r: string): Promise<LineageNode> => {
-      const entry = await this.tryStat(r);
-      const node: LineageNode = { ref: r, names: names.get(r) ?? [], parents: [] };
-      if (entry) node.entry = entry;
-      if (expanded.has(r)) {
-        node.repeated = true;
-        return node;
-      }
-      expanded.add(r);
-      for (const p of entry?.parents ?? []) node.parents.push(await visit(p));
-      return node;
-    };
-    return visit(ref);
+    return lineageOf(this.root, ref);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -620,11 +395,7 @@ export class ArtifactStore {
    * undoes it. Returns the entry and whether it was pruned already.
    */
   async prune(ref: string): Promise<{ entry: IndexEntry; already: boolean }> {
-    const existing = await this.stat(ref);
-    if (existing.prunedAt !== undefined) return { entry: existing, already: true };
-    const entry: IndexEntry = { ...existing, prunedAt: new Date().toISOString() };
-    await this.writeEntry(entry);
-    return { entry, already: false };
+    return pruneArtifact(this.root, ref);
   }
 
   /**
@@ -633,64 +404,7 @@ export class ArtifactStore {
    * before their objects, so a crash mid-gc never leaves an entry without its object.
    */
   async gc(options: GcOptions = {}): Promise<GcReport> {
-    const graceMs = options.graceMs ?? 3_600_000;
-    const dryRun = options.dryRun ?? false;
-    const now = Date.now();
-    const temps = dryRun ? { removed: [] } : await cleanTempFiles(this.root, { staleMs: Math.min(this.staleTempMs, graceMs), now });
-
-    const { refs, bad } = await this.scanRefs();
-    if (bad[0] !== undefined) {
-      throw new StoreError(`gc: ${bad[0].path} holds no ref (${bad[0].message}); what it names cannot be kept alive. Fix it (gymflow store tag) or remove it first`);
-    }
-    const indexFiles = await this.indexFiles();
-    // Recently written entries are roots too: their writer may be about to name them.
-    const young = indexFiles.filter((f) => now - f.mtimeMs < graceMs).map((f) => f.ref);
-    const liveArtifacts = new Set<string>();
-    const liveObjects = new Set<string>();
-    const queue = [...refs.map((r) => r.ref), ...young];
-    while (queue.length > 0) {
-      const ref = queue.pop() as string;
-      if (liveArtifacts.has(ref)) continue;
-      const entry = await this.tryStat(ref);
-      if (!entry) continue;
-      liveArtifacts.add(ref);
-      // A pruned artifact keeps its entry and, for a manifest, the manifest itself, but not its content.
-      if (entry.prunedAt === undefined || isManifest(entry)) liveObjects.add(ref);
-      if (entry.prunedAt === undefined) for (const member of await this.members(entry)) liveObjects.add(member);
-      queue.push(...entry.parents.filter(isRef));
-    }
-
-    const deletedArtifacts: string[] = [];
-    for (const f of indexFiles) {
-      if (liveArtifacts.has(f.ref)) continue;
-      deletedArtifacts.push(f.ref);
-      if (!dryRun) await unlink(f.file).catch(ignoreEnoent);
-    }
-    if (!dryRun && deletedArtifacts.length > 0) await this.fsyncShards('index', deletedArtifacts);
-
-    let deletedObjects = 0;
-    let freedBytes = 0;
-    const touched = new Set<string>();
-    for (const o of await this.objectFiles()) {
-      if (liveObjects.has(o.ref) || now - o.mtimeMs < graceMs) continue;
-      deletedObjects++;
-      freedBytes += o.size;
-      if (!dryRun) {
-        await unlink(o.file).catch(ignoreEnoent);
-        touched.add(path.dirname(o.file));
-      }
-    }
-    await mapPool([...touched], IO_CONCURRENCY, (d) => fsyncDir(d));
-    return {
-      roots: refs.length,
-      keptArtifacts: liveArtifacts.size,
-      keptObjects: liveObjects.size,
-      deletedArtifacts,
-      deletedObjects,
-      freedBytes,
-      tempFilesRemoved: temps.removed.length,
-      dryRun,
-    };
+    return collectGarbage(this.root, { ...options, staleTempMs: this.staleTempMs });
   }
 
   /**
@@ -698,68 +412,7 @@ export class ArtifactStore {
    * object present, size right), every ref (target present) and every manifest (members present).
    */
   async verify(): Promise<VerifyReport> {
-    const problems: VerifyProblem[] = [];
-    const warnings: string[] = [];
-    const objects = await this.objectFiles();
-    let bytes = 0;
-    await mapPool(objects, 8, async (o) => {
-      bytes += o.size;
-      const actual = (await hashFile(o.file)).ref;
-      if (actual !== o.ref) problems.push({ code: 'corrupt-object', path: o.file, ref: o.ref, message: `content hashes to ${actual}` });
-    });
-    for (const stray of await this.strayObjectFiles()) {
-      problems.push({ code: 'stray-file', path: stray, message: 'not named by a sha256 (a file written outside the store API)' });
-    }
-    const objectSizes = new Map(objects.map((o) => [o.ref, o.size]));
-
-    const entries = new Map<string, IndexEntry>();
-    for (const f of await this.indexFiles()) {
-      let entry: IndexEntry;
-      try {
-        entry = parseIndexEntry(await readFile(f.file, 'utf8'), f.file);
-      } catch (err) {
-        problems.push({ code: 'bad-index-entry', path: f.file, ref: f.ref, message: (err as Error).message });
-        continue;
-      }
-      if (entry.ref !== f.ref) {
-        problems.push({ code: 'bad-index-entry', path: f.file, ref: f.ref, message: `entry names ${entry.ref}` });
-        continue;
-      }
-      entries.set(entry.ref, entry);
-      const size = objectSizes.get(entry.ref);
-      // A pruned artifact's content may be gone (gc): only its entry, and a manifest's own object, must be whole.
-      const pruned = entry.prunedAt !== undefined;
-      if (size === undefined && pruned && !isManifest(entry)) continue;
-      if (size === undefined) {
-        problems.push({ code: 'missing-object', path: objectPath(this.root, entry.ref), ref: entry.ref, message: `the ${entry.kind} artifact has no object` });
-        continue;
-      }
-      if (size !== entry.size) problems.push({ code: 'size-mismatch', path: f.file, ref: entry.ref, message: `index says ${entry.size} bytes, object has ${size}` });
-      if (pruned) continue;
-      try {
-        const members = await this.members(entry);
-        const missing = members.filter((m) => !objectSizes.has(m));
-        if (missing.length > 0) {
-          problems.push({ code: 'missing-member', path: objectPath(this.root, entry.ref), ref: entry.ref, message: `${missing.length} member object(s) missing, e.g. ${missing[0]}` });
-        }
-      } catch (err) {
-        problems.push({ code: 'bad-manifest', path: objectPath(this.root, entry.ref), ref: entry.ref, message: (err as Error).message });
-      }
-    }
-    for (const entry of entries.values()) {
-      for (const p of entry.parents) if (!entries.has(p)) warnings.push(`${entry.ref} (${entry.kind}): parent ${p} is not in this store`);
-    }
-    const refs = await this.listRefsLenient(problems);
-    for (const r of refs) {
-      if (!entries.has(r.ref)) problems.push({ code: 'dangling-ref', path: refPath(this.root, r.name), ref: r.ref, message: `refs/${r.name} points at an artifact not in the index` });
-    }
-    let tempFiles = 0;
-    try {
-      tempFiles = (await readdir(path.join(this.root, TMP_DIR))).length;
-    } catch (err) {
-      if (!isErrno(err, 'ENOENT')) throw err;
-    }
-    return { ok: problems.length === 0, objects: objects.length, artifacts: entries.size, refs: refs.length, bytes, tempFiles, problems, warnings };
+    return verifyStore(this.root);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -859,79 +512,13 @@ export class ArtifactStore {
 
   /** Publishes an artifact's index entry atomically (its directory must exist). */
   private async writeEntry(entry: IndexEntry): Promise<void> {
-    await writeFileAtomic(this.root, indexPath(this.root, entry.ref), `${JSON.stringify(entry, null, 2)}\n`);
+    await writeIndexEntry(this.root, entry);
   }
 
   private checkPut(options: PutOptions): void {
     if (!KIND_PATTERN.test(options.kind)) throw new StoreError(`invalid artifact kind '${options.kind}': expected [a-z][a-z0-9-]*, e.g. ${ARTIFACT_KINDS.join(', ')}`);
     if (options.name !== undefined) assertName(options.name);
     for (const p of options.parents ?? []) if (p.length === 0) throw new StoreError('a parent ref is empty');
-  }
-
-  /** Member objects of a manifest artifact (empty for plain ones). */
-  private async members(entry: IndexEntry): Promise<string[]> {
-    if (!isManifest(entry)) return [];
-    return manifestMembers(entry.format, await this.getText(entry.ref), entry.ref);
-  }
-
-  private async shardFiles(top: 'objects' | 'index'): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
-    const base = path.join(this.root, top);
-    const shards = await readdirOrEmpty(base);
-    const out: { ref: string; file: string; size: number; mtimeMs: number }[] = [];
-    await mapPool(shards, IO_CONCURRENCY, async (shard) => {
-      if (!/^[0-9a-f]{2}$/.test(shard)) return;
-      const dir = path.join(base, shard);
-      for (const name of await readdirOrEmpty(dir)) {
-        if (top === 'index' && !name.endsWith('.json')) continue;
-        const ref = refFromShard(shard, name);
-        if (!ref) continue;
-        const file = path.join(dir, name);
-        try {
-          const s = await stat(file);
-          out.push({ ref, file, size: s.size, mtimeMs: s.mtimeMs });
-        } catch (err) {
-          if (!isErrno(err, 'ENOENT')) throw err;
-        }
-      }
-    });
-    return out.sort((a, b) => a.ref.localeCompare(b.ref));
-  }
-
-  private async objectFiles(): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
-    return this.shardFiles('objects');
-  }
-
-  private async indexFiles(): Promise<{ ref: string; file: string; size: number; mtimeMs: number }[]> {
-    return this.shardFiles('index');
-  }
-
-  private async strayObjectFiles(): Promise<string[]> {
-    const base = path.join(this.root, 'objects');
-    const out: string[] = [];
-    for (const shard of await readdirOrEmpty(base)) {
-      if (!/^[0-9a-f]{2}$/.test(shard)) {
-        out.push(path.join(base, shard));
-        continue;
-      }
-      for (const name of await readdirOrEmpty(path.join(base, shard))) if (!refFromShard(shard, name)) out.push(path.join(base, shard, name));
-    }
-    return out;
-  }
-
-  private async listRefsLenient(problems: VerifyProblem[]): Promise<{ name: string; ref: string }[]> {
-    try {
-      const { refs, bad } = await this.scanRefs();
-      for (const b of bad) problems.push({ code: 'dangling-ref', path: b.path, message: `refs/${b.name} holds no ref: ${b.message}` });
-      return refs;
-    } catch (err) {
-      problems.push({ code: 'dangling-ref', path: path.join(this.root, 'refs'), message: (err as Error).message });
-      return [];
-    }
-  }
-
-  private async fsyncShards(top: 'index' | 'objects', refs: readonly string[]): Promise<void> {
-    const dirs = new Set(refs.map((r) => path.dirname(top === 'index' ? indexPath(this.root, r) : objectPath(this.root, r))));
-    await mapPool([...dirs], IO_CONCURRENCY, (d) => fsyncDir(d));
   }
 }
 
@@ -1000,28 +587,6 @@ class StreamWriter implements ArtifactWriter {
     await unlink(this.tmp).catch(ignoreEnoent);
   }
 }
-
-function parseIndexEntry(text: string, file: string): IndexEntry {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new StoreError(`${file} $: invalid JSON (${(err as Error).message})`);
-  }
-  const r = IndexEntrySchema.safeParse(value);
-  if (!r.success) throw new StoreError(formatZodIssues(r.error, file).join('\n'));
-  return r.data;
-}
-
-async function readdirOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return [];
-    throw err;
-  }
-}
-
 
 function ignoreEnoent(err: unknown): void {
   if (!isErrno(err, 'ENOENT')) throw err;

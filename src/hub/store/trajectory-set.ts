@@ -5,8 +5,9 @@ import type { Trajectory } from '../../core/trajectory.js';
 import { parseTrajectory } from '../../core/trajectory.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
+import type { IndexEntry } from './index-entry.js';
 import { parseTrajectorySetHeader, parseTrajectorySetItem, TRAJECTORY_SET_FORMAT, type TrajectorySetItem } from './manifests.js';
-import type { ArtifactStore, IndexEntry, PutOptions } from './store.js';
+import type { ArtifactStore, PutOptions } from './store.js';
 
 /**
  * Trajectory sets in the store (docs/store.md, "Trajectory sets").

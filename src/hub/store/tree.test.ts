@@ -189,4 +189,20 @@ describe('file trees', () => {
     await expect(checkoutTree(store, entry.ref, path.join(parent, 'ckpt'))).rejects.toThrow(new RegExp(`object ${weights} .* has 1000 bytes, expected ${2 * 1024 * 1024 + 3}`));
     expect(await readdir(parent)).toEqual([]);
   });
+
+  it('stores a directory and checks it out again', async () => {
+    const store = await freshStore();
+    const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-tree-'));
+    await mkdir(path.join(dir, 'data'));
+    await writeFile(path.join(dir, 'README.md'), '# card\n');
+    await writeFile(path.join(dir, 'data', 'train-00000-of-00001.jsonl'), '{"a":1}\n');
+    const entry = await putTree(store, dir, { kind: 'dataset', name: 'hf' });
+    expect(entry.format).toBe('tree');
+    expect((await readTree(store, entry.ref)).files.map((f) => f.path)).toEqual(['README.md', 'data/train-00000-of-00001.jsonl']);
+    const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-co-')), 'copy');
+    await checkoutTree(store, entry.ref, out);
+    expect(await readFile(path.join(out, 'data', 'train-00000-of-00001.jsonl'), 'utf8')).toBe('{"a":1}\n');
+    expect((await store.gc({ graceMs: 0 })).deletedObjects).toBe(0);
+    expect((await store.verify()).ok).toBe(true);
+  });
 });

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { fsyncDir, isErrno } from '../../core/fs.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
+import type { IndexEntry } from './index-entry.js';
 import { parseTreeManifest, TREE_FORMAT, type TreeManifest } from './manifests.js';
-import type { ArtifactStore, IndexEntry, PutOptions } from './store.js';
+import type { ArtifactStore, PutOptions } from './store.js';
 
 /**
  * File trees in the store: an exported dataset directory (Hugging Face layout) stored as one object

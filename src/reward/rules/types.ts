@@ -45,9 +45,3 @@ export function emptyColumn(rubric: StepRuleRubric, n: number): RuleColumn {
     counts: slabArray(Int32Array, n),
   };
 }
-
-/** The score of a step in a column, or `undefined` where the rule does not apply. */
-export function columnScore(column: RuleColumn, position: number): number | undefined {
-  const s = column.scores[position];
-  return s === undefined || Number.isNaN(s) ? undefined : s;
-}

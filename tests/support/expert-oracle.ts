@@ -1,11 +1,12 @@
-import type { Agent, AgentContext, AgentDecision } from '../../core/agent.js';
-import type { Action, TaskInfo } from '../../core/types.js';
-import type { AgentInfo } from '../../core/wrappers/recorder.js';
-import { ToolUseExpert } from '../../envs/tool-use/expert.js';
+import type { Agent, AgentContext, AgentDecision } from '../../src/core/agent.js';
+import type { Action, TaskInfo } from '../../src/core/types.js';
+import type { AgentInfo } from '../../src/core/wrappers/recorder.js';
+import { ToolUseExpert } from '../../src/envs/tool-use/expert.js';
 
 /**
- * Test support: wraps a policy under test and remembers the context of the step in flight, so that a
- * fake model server can ask the tool-use expert what the right next call is.
+ * Test support for the policy clients' tests (`src/policy/openai.test.ts`, `anthropic.test.ts`): wraps a policy
+ * under test and remembers the context of the step in flight, so that a fake model server can ask the tool-use
+ * expert what the right next call is.
  */
 export class ExpertOracle implements Agent {
   readonly info: AgentInfo;

@@ -1,6 +1,6 @@
 /**
- * The activity of the smoke workflow (`workflows/smoke.ts`): proves that a worker runs activities against a
- * real Temporal server. It has no part in the pipeline.
+ * The activity of the smoke workflow (`tests/support/smoke-workflow.ts`): proves that a worker runs activities
+ * against a real Temporal server. It has no part in the pipeline; only the smoke test's worker registers it.
  */
 import { activityInfo, heartbeat } from '@temporalio/activity';
 

@@ -1,6 +1,8 @@
 /**
- * A tiny workflow that exercises what the pipeline relies on — a `pipeline_status` query, a signal, an update
- * and an activity — so `tests/temporal-smoke.test.ts` can check the real stack end to end.
+ * The workflow of `tests/temporal-smoke.test.ts`: a tiny workflow that exercises what the pipeline relies on
+ * — a `pipeline_status` query, a signal, an update and an activity — so the test can check the real stack end
+ * to end. It is test support, not part of the pipeline: no worker of gymflow's registers it (the test's own
+ * worker bundles this file).
  *
  * It waits for the `finish` signal, then runs one activity and returns its result.
  */
@@ -14,7 +16,7 @@ import {
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type * as activities from '../activities/smoke.js';
+import type * as activities from './smoke-activities.js';
 
 /** What `pipeline_status` answers for the smoke workflow. */
 export interface SmokeStatus {
@@ -23,8 +25,11 @@ export interface SmokeStatus {
   note: string | undefined;
 }
 
-/** Same name as the pipeline's query, so clients and the Web UI treat both alike. */
-export const pipelineStatusQuery = defineQuery<SmokeStatus>('pipeline_status');
+/**
+ * The smoke workflow's own `pipeline_status` query: the same name as the pipeline's (`workflows/messages.ts`), so
+ * clients and the Web UI treat both alike, with the smoke workflow's smaller status.
+ */
+export const smokeStatusQuery = defineQuery<SmokeStatus>('pipeline_status');
 /** Lets the workflow go on to its activity. */
 export const finishSignal = defineSignal<[]>('finish');
 /** Sets the note shown in the status; rejects an empty note in its validator. Returns the previous note. */
@@ -41,7 +46,7 @@ export async function smokeWorkflow(name: string): Promise<string> {
   const status: SmokeStatus = { stage: 'waiting', progress: 0, note: undefined };
   let finished = false;
 
-  setHandler(pipelineStatusQuery, () => ({ ...status }));
+  setHandler(smokeStatusQuery, () => ({ ...status }));
   setHandler(finishSignal, () => {
     finished = true;
   });

@@ -1,0 +1,152 @@
+import { readdir, readFile, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { OutputExistsError } from '../../core/errors.js';
+import { ensureDir, fsyncDir, isErrno } from '../../core/fs.js';
+import { StoreError } from '../errors.js';
+import { writeFileAtomic } from './atomic.js';
+import { readIndexEntry } from './index-entry.js';
+import { assertName, assertRef, isRef, refFromShard, refPath, shortRef } from './layout.js';
+
+/**
+ * Refs of the artifact store (docs/store.md): named roots, `refs/<name>` holding the text `sha256:…\n`.
+ * `gc` keeps what they reach. A ref is published last (after its object and index entry), so a reader that
+ * finds a ref finds its artifact.
+ */
+
+/** A ref file that holds no ref (edited by hand, cut short): its name, file and why ({@link scanRefs}). */
+export interface BadRef {
+  name: string;
+  path: string;
+  message: string;
+}
+
+/**
+ * Throws a {@link StoreError} unless `name` can name an artifact in the store at `root`: a valid name that is
+ * not a folder of other names (`runs` while `runs/expert` exists) and has no name as a folder
+ * (`runs/expert/x` while `runs/expert` exists).
+ */
+export async function checkRefName(root: string, name: string): Promise<void> {
+  assertName(name);
+  const segments = name.split('/');
+  for (let i = 1; i <= segments.length; i++) {
+    const prefix = segments.slice(0, i).join('/');
+    const info = await stat(refPath(root, prefix)).catch(() => undefined);
+    if (info === undefined) return;
+    if (i < segments.length && !info.isDirectory()) throw new StoreError(`cannot name '${name}': '${prefix}' is already a name in store ${root}, so it cannot hold others`);
+    if (i === segments.length && info.isDirectory()) throw new StoreError(`cannot name '${name}': it is a folder of names in store ${root} (${name}/…); choose another name`);
+  }
+}
+
+/**
+ * {@link checkRefName}, also refusing a name that already names an artifact unless `force`.
+ *
+ * @throws OutputExistsError naming `name`, the ref it names and `--force`.
+ */
+export async function checkNewRefName(root: string, name: string, options: { force?: boolean } = {}): Promise<void> {
+  await checkRefName(root, name);
+  if (options.force) return;
+  const info = await stat(refPath(root, name)).catch(() => undefined);
+  if (info === undefined) return;
+  const ref = await readRef(root, name).catch(() => undefined);
+  throw new OutputExistsError(`'${name}' already names ${ref === undefined ? 'an artifact' : shortRef(ref)} in store ${root} (pass --force to move the name, or choose another name)`);
+}
+
+/** Points `refs/<name>` at an artifact of the store at `root` (atomically replacing an earlier target). */
+export async function writeRef(root: string, name: string, ref: string): Promise<void> {
+  await checkRefName(root, name);
+  assertRef(ref);
+  if ((await readIndexEntry(root, ref)) === undefined) throw new StoreError(`cannot name '${name}': artifact ${ref} is not in store ${root}`);
+  const dest = refPath(root, name);
+  await ensureDir(path.dirname(dest));
+  await writeFileAtomic(root, dest, `${ref}\n`, 0o644);
+}
+
+/** Removes a ref name; returns whether it existed. */
+export async function deleteRef(root: string, name: string): Promise<boolean> {
+  const file = refPath(root, name);
+  try {
+    await unlink(file);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
+    if (isErrno(err, 'EISDIR') || isErrno(err, 'EPERM')) throw new StoreError(`cannot remove '${name}': it is a folder of names in store ${root}, not a name (see gymflow store ls)`);
+    throw err;
+  }
+  await fsyncDir(path.dirname(file));
+  return true;
+}
+
+/** The target of `refs/<name>`, or `undefined`. */
+export async function readRef(root: string, name: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(refPath(root, name), 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT') || isErrno(err, 'EISDIR')) return undefined;
+    throw err;
+  }
+  return assertRef(text.trim(), `refs/${name}`);
+}
+
+/** Every ref name and its target, sorted by name, and the ref files that hold no ref, with why. */
+export async function scanRefs(root: string): Promise<{ refs: { name: string; ref: string }[]; bad: BadRef[] }> {
+  const bad: BadRef[] = [];
+  const out: { name: string; ref: string }[] = [];
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return;
+      throw err;
+    }
+    for (const e of entries) {
+      const name = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.isDirectory()) await walk(path.join(dir, e.name), name);
+      else if (e.isFile()) {
+        let ref: string | undefined;
+        try {
+          ref = await readRef(root, name);
+        } catch (err) {
+          if (!(err instanceof StoreError)) throw err;
+          bad.push({ name, path: refPath(root, name), message: err.message });
+        }
+        if (ref) out.push({ name, ref });
+      }
+    }
+  };
+  await walk(path.join(root, 'refs'), '');
+  return { refs: out.sort((a, b) => a.name.localeCompare(b.name)), bad };
+}
+
+/**
+ * Resolves what a user typed to a full ref of the store at `root`: a full `sha256:…` ref, a unique prefix of
+ * one (`sha256:3fa2c1`, at least 6 hex digits), or a ref name.
+ */
+export async function resolveArtifact(root: string, spec: string): Promise<string> {
+  if (isRef(spec)) {
+    if ((await readIndexEntry(root, spec)) !== undefined) return spec;
+    throw new StoreError(`artifact ${spec} is not in store ${root}`);
+  }
+  const prefix = /^sha256:([0-9a-f]{6,63})$/.exec(spec)?.[1];
+  if (prefix !== undefined) {
+    const shard = path.join(root, 'index', prefix.slice(0, 2));
+    let names: string[] = [];
+    try {
+      names = await readdir(shard);
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    }
+    const rest = prefix.slice(2);
+    const hits = names.filter((n) => n.startsWith(rest) && n.endsWith('.json')).map((n) => refFromShard(prefix.slice(0, 2), n));
+    if (hits.length === 1 && hits[0]) return hits[0];
+    if (hits.length > 1) throw new StoreError(`ref prefix '${spec}' is ambiguous in store ${root}: ${hits.length} artifacts match`);
+    throw new StoreError(`no artifact with ref prefix '${spec}' in store ${root}`);
+  }
+  if (/^sha256:[0-9a-f]{0,5}$/.test(spec)) throw new StoreError(`ref prefix '${spec}' is too short: give at least 6 hex digits after sha256:`);
+  if (!/^[A-Za-z0-9]/.test(spec) || spec.includes(':')) {
+    throw new StoreError(`'${spec}' is neither a ref (sha256:…) nor a ref name`);
+  }
+  const target = await readRef(root, spec);
+  if (target === undefined) throw new StoreError(`no ref named '${spec}' in store ${root} (see \`gymflow store ls\`)`);
+  return target;
+}

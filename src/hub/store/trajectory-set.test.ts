@@ -1,0 +1,55 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, sha256Ref } from '../../core/canonical.js';
+import { fakeTrajectory } from '../__fixtures__/trajectories.js';
+import { ArtifactStore } from './store.js';
+import { joinTrajectory, loadTrajectories, putTrajectories, splitTrajectory } from './trajectory-set.js';
+
+async function freshStore(): Promise<ArtifactStore> {
+  return ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-store-')) });
+}
+
+describe('trajectory sets', () => {
+  it('split and join are exact inverses', () => {
+    const t = fakeTrajectory({ reward: 0.7, tokens: true, metadata: { seed: 3 } });
+    const { behaviour, extra } = splitTrajectory(t);
+    expect(sha256Ref(canonicalJson(behaviour))).toBe(t.id);
+    expect(canonicalJson(joinTrajectory(t.id, behaviour, extra))).toBe(canonicalJson(t));
+  });
+
+  it('stores an identical behaviour once, keeps repeats and order, and round-trips rewards and timing', async () => {
+    const store = await freshStore();
+    const a1 = fakeTrajectory({ task: 'a', startedAt: '2026-01-01T00:00:00.000Z', metadata: { seed: 1 } });
+    const a2 = fakeTrajectory({ task: 'a', startedAt: '2026-02-01T00:00:00.000Z', metadata: { seed: 2 } });
+    const b = fakeTrajectory({ task: 'b' });
+    expect(a1.id).toBe(a2.id);
+    const set = await putTrajectories(store, [a1, b, a2, a1]);
+    expect(set.meta).toEqual({ count: 4, unique: 2 });
+    expect(set.format).toBe('trajectory-set');
+    const back = await loadTrajectories(store, set.ref);
+    expect(back.map((t) => canonicalJson(t))).toEqual([a1, b, a2, a1].map((t) => canonicalJson(t)));
+
+    // A scored copy is a different set that shares the behaviour objects.
+    const before = (await store.verify()).objects;
+    const scored = await putTrajectories(store, [{ ...a1, reward: { total: 0.5, outcome: 1, process: 0.2, efficiency: 1, layers: {} } }], {
+      kind: 'scored-trajectories',
+      parents: [set.ref],
+    });
+    expect((await store.verify()).objects).toBe(before + 1);
+    const [s] = await loadTrajectories(store, scored.ref);
+    expect(s?.reward?.total).toBe(0.5);
+    expect(s?.id).toBe(a1.id);
+    expect((await store.stat(scored.ref)).kind).toBe('scored-trajectories');
+  });
+
+  it('reads a plain JSONL bytes artifact too, with ref:line in errors', async () => {
+    const store = await freshStore();
+    const t = fakeTrajectory();
+    const good = await store.putBytes(`${JSON.stringify(t)}\n`, { kind: 'trajectories' });
+    expect((await loadTrajectories(store, good.ref))[0]?.id).toBe(t.id);
+    const bad = await store.putBytes(`${JSON.stringify(t)}\n${JSON.stringify({ ...t, envId: 7 })}\n`, { kind: 'trajectories' });
+    await expect(loadTrajectories(store, bad.ref)).rejects.toThrow(new RegExp(`${bad.ref}:2 \\$\\.envId`));
+  });
+});
