@@ -5,10 +5,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
-/** The repository root (one level above activities/). */
-export const repoRoot: string = fileURLToPath(new URL('../', import.meta.url));
+/** The repository root (gymflow's package root, also when running from dist/): where `.venv/` and `trainer/` are. */
+export const repoRoot: string = PACKAGE_ROOT;
 
 /** `$GYMFLOW_PYTHON`, else `<repo>/.venv/bin/python`, else `python3` on PATH. */
 export function trainerPython(env: Record<string, string | undefined> = process.env): string {

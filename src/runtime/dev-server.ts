@@ -11,11 +11,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, GymflowError } from '../core/errors.js';
+import { MODULE_EXT } from '../core/package-root.js';
 import { processAlive } from '../hub/store/atomic.js';
-import { repoRoot, requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
+import { requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
 
 /** How a child process ended. */
 export interface ExitStatus {
@@ -467,7 +469,7 @@ export type WorkerKind = 'cpu' | 'gpu';
 /** Options of {@link startWorkerProcess}. */
 export interface WorkerProcessOptions {
   kind: WorkerKind;
-  /** The worker program to run. Default `workers/<kind>.ts` of this repository. */
+  /** The worker program to run (a `.ts` one runs through tsx). Default `workers/<kind>.js` of the build when this runs from dist/, else `workers/<kind>.ts`. */
   program?: string;
   /** Temporal frontend `host:port`. */
   address: string;
@@ -525,7 +527,7 @@ export class WorkerProcess extends ChildHandle {
 }
 
 /**
- * Runs `node --import tsx workers/<kind>.ts --address …` and resolves once it prints its ready line.
+ * Runs `node workers/<kind>.js --address …` (from the sources `node --import tsx workers/<kind>.ts`) and resolves once it prints its ready line.
  *
  * @example
  * ```ts
@@ -534,10 +536,9 @@ export class WorkerProcess extends ChildHandle {
  * ```
  */
 export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
-  const program = options.program ?? join(repoRoot, 'workers', `${options.kind}.ts`);
+  const program = options.program ?? fileURLToPath(new URL(`../../workers/${options.kind}${MODULE_EXT}`, import.meta.url));
   const args = [
-    '--import',
-    import.meta.resolve('tsx'),
+    ...(program.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : []),
     program,
     '--address',
     options.address,

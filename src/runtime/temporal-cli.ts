@@ -6,11 +6,11 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ConfigError, GymflowError } from '../core/errors.js';
+import { PACKAGE_ROOT } from '../core/package-root.js';
 
-/** The repository root (two levels above this file): where `.venv/`, `workers/` and `workflows/` live. */
-export const repoRoot: string = fileURLToPath(new URL('../../', import.meta.url));
+/** The repository root (gymflow's package root, also when running from dist/): where `.venv/` lives. */
+export const repoRoot: string = PACKAGE_ROOT;
 
 function isExecutable(path: string): boolean {
   try {
