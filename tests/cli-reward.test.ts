@@ -38,7 +38,7 @@ describe('gymflow reward', { timeout: 90_000 }, () => {
     const random = out.filter((t) => t.agent.name === 'random');
     expect([expert.length, random.length]).toEqual([2, 2]);
     expect(Math.min(...expert.map((t) => t.reward!.total))).toBeGreaterThan(Math.max(...random.map((t) => t.reward!.total)));
-    // Scoring threads (each registers tsx through bin/tsx-worker.js) write the same file.
+    // Scoring threads (the built score-worker.js, started as it is) write the same file.
     const threaded = join(dir, 'scored-threads.jsonl');
     expect(gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', threaded, '--workers', '2').status).toBe(0);
     expect(readFileSync(threaded, 'utf8')).toBe(readFileSync(scored, 'utf8'));
