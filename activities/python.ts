@@ -5,19 +5,19 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../src/core/repo-root.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 /** `$GYMFLOW_PYTHON`, else `<repo>/.venv/bin/python`, else `python3` on PATH. */
 export function trainerPython(env: Record<string, string | undefined> = process.env): string {
   const fromEnv = env['GYMFLOW_PYTHON'];
   if (fromEnv) return fromEnv;
-  const venv = path.join(repoRoot, '.venv', 'bin', 'python');
+  const venv = path.join(PACKAGE_ROOT, '.venv', 'bin', 'python');
   return existsSync(venv) ? venv : 'python3';
 }
 
 /** The trainer package's directory, put on PYTHONPATH so `-m gymflow_trainer` works from any cwd. */
 export function trainerEnv(env: Record<string, string | undefined> = process.env): Record<string, string> {
-  const trainerDir = path.join(repoRoot, 'trainer');
+  const trainerDir = path.join(PACKAGE_ROOT, 'trainer');
   const pythonPath = env['PYTHONPATH'] ? `${trainerDir}${path.delimiter}${env['PYTHONPATH']}` : trainerDir;
   return { PYTHONPATH: pythonPath };
 }

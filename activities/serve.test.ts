@@ -22,14 +22,14 @@ import { agentSpecFor, servedPolicy } from '../src/loop/plan.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { processesMentioning } from '../tests/support/processes.js';
 import { requires } from '../tests/support/requires.js';
-import { repoRoot } from '../tests/support/temporal.js';
 import { createServeActivities, servedLogFile } from './serve.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
 const ENV = 'gymflow/tool-use-v0';
 
 function run(args: string[], what: string): void {
-  const r = spawnSync(join(repoRoot, '.venv', 'bin', 'python'), args, { encoding: 'utf8', timeout: 180_000, cwd: repoRoot });
+  const r = spawnSync(join(PACKAGE_ROOT, '.venv', 'bin', 'python'), args, { encoding: 'utf8', timeout: 180_000, cwd: PACKAGE_ROOT });
   if (r.status !== 0) throw new Error(`${what} failed:\n${r.stdout}\n${r.stderr}`);
 }
 

@@ -22,15 +22,15 @@ import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { DomainProfile } from '../src/core/profiles/profile.js';
-import { repoRoot } from '../src/core/repo-root.js';
 import { getProfile } from '../src/core/profiles/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { quantileSorted } from '../src/core/stats/descriptive.js';
 import { runRules, type RuleRun } from '../src/reward/rules/run.js';
 import { runBench, writeReport } from './report.js';
 import { agentLogPool, syntheticPool } from './reward-pools.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
-const REPO = repoRoot;
+const REPO = PACKAGE_ROOT;
 /** Steps per turn: long enough that timer and loop overhead vanish, short enough that drift between the
  * two turns of a round is small. */
 const TURN_STEPS = 30_000;

@@ -7,10 +7,10 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../src/core/repo-root.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 const run = promisify(execFile);
-const ROOT = repoRoot;
+const ROOT = PACKAGE_ROOT;
 
 /** The trainer's Python interpreter. */
 export const PYTHON = process.env['GYMFLOW_PYTHON'] ?? path.join(ROOT, '.venv', 'bin', 'python');

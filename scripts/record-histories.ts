@@ -23,10 +23,10 @@ import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js'
 import { loadPipelineConfig } from '../src/runtime/config-file.js';
 import { freePort, startDevServer, startWorkerProcess, type WorkerProcess } from '../src/runtime/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
-import { repoRoot } from '../src/core/repo-root.js';
 import { runTemporal } from '../src/runtime/temporal-cli.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../workflows/messages.js';
 import { pipeline, trainingLoop } from '../workflows/index.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 /** A small SFT loop: expert rollouts, a few steps of a 1-layer model, expert evaluation (no ONNX needed). */
 function smallConfig(name: string, work: string): PipelineConfig {
@@ -48,7 +48,7 @@ function smallConfig(name: string, work: string): PipelineConfig {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { out: { type: 'string', default: join(repoRoot, 'tests', 'histories') } } });
+  const { values } = parseArgs({ options: { out: { type: 'string', default: join(PACKAGE_ROOT, 'tests', 'histories') } } });
   const out = resolve(values.out);
   const work = await mkdtemp(join(tmpdir(), 'gymflow-record-'));
   const server = await startDevServer({ dbFilename: join(work, 'temporal.db'), port: await freePort(), headless: true, searchAttributes: SEARCH_ATTRIBUTES });
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     await mkdir(out, { recursive: true });
     for (const f of await readdir(out)) if (f.endsWith('.json')) await unlink(join(out, f));
 
-    const smoke = await loadPipelineConfig(join(repoRoot, 'examples', 'smoke.yaml'));
+    const smoke = await loadPipelineConfig(join(PACKAGE_ROOT, 'examples', 'smoke.yaml'));
     const smokeRun = await client.workflow.start(trainingLoop, {
       taskQueue: smoke.task_queues.cpu,
       workflowId: 'record-smoke',

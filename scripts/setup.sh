@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up for gymflow: node modules, the Python venv (temporal CLI, the trainer; transformers 4
-# beside it for one compatibility test), a Docker engine, the sandbox image and the WebAssembly build. Installs only what is missing; a second run takes a second or two.
+# Idempotent set-up for gymflow: node modules, the build (dist/), the Python venv (temporal CLI, the trainer;
+# transformers 4 beside it for one compatibility test), a Docker engine, the sandbox image and the WebAssembly build. Installs only what is missing; a second run takes a second or two.
 #
 # Environment:
 #   GYMFLOW_CACHE          download caches kept outside the clone (default ~/.cache/gymflow)
@@ -35,11 +35,25 @@ warn() { echo "setup: WARNING: $*" >&2; }
 setup_node() {
   if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
     log "installing node modules (npm ci)"
-    npm ci --no-audit --no-fund
+    # onnxruntime-node's install script would download its CUDA binaries; the CPU ones come in its package.
+    ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
     summary+=("node_modules installed")
   else
     summary+=("node_modules ok")
   fi
+}
+
+# ---------------------------------------------------------------- the build
+# dist/ (scripts/build.sh), which the gymflow command and the tests that run it use: rebuilt when a source is
+# newer than it, which takes one `find` when nothing changed.
+setup_build() {
+  if bash scripts/build.sh --check 2>/dev/null; then
+    summary+=("build ok")
+    return 0
+  fi
+  log "building dist/ (npm run build)"
+  bash scripts/build.sh
+  summary+=("built")
 }
 
 # ---------------------------------------------------------------- python venv
@@ -279,6 +293,7 @@ setup_wasm() {
 }
 
 setup_node
+setup_build
 setup_python
 setup_compat
 setup_docker

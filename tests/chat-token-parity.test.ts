@@ -17,7 +17,6 @@ import { toSftRecord } from '../src/hub/export/sft.js';
 import { contextPrompt, renderContext } from '../src/policy/chat-format.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { requires } from './support/requires.js';
-import { repoRoot } from './support/temporal.js';
 
 // The prompt a local policy renders and tokenizes in TypeScript must be, text and token ids, what the
 // trainer renders (gymflow_trainer.chat.render) and tokenizes (gymflow_trainer.data.load_sft) for the SFT
@@ -55,10 +54,11 @@ for k in range(steps):
     prompts.append({"text": text, "ids": tok.encode(text, add_special_tokens=False)})
 print(json.dumps({"full_text": full_text, "full_ids": examples[0].input_ids, "prompts": prompts}))
 `;
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 function pythonSide(sftPath: string, bpe: number): { tokDir: string; out: PySide } {
   const tokDir = mkdtempSync(join(tmpdir(), 'gymflow-parity-tok-'));
-  const r = spawnSync(join(repoRoot, '.venv', 'bin', 'python'), ['-c', PY_SCRIPT, sftPath, tokDir, String(bpe)], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(join(PACKAGE_ROOT, '.venv', 'bin', 'python'), ['-c', PY_SCRIPT, sftPath, tokDir, String(bpe)], { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`python side failed:\n${r.stderr}`);
   return { tokDir, out: JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as PySide };
 }

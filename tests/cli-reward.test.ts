@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTrajectory } from '../src/core/trajectory.js';
 import { LoopbackApi, openaiError } from '../src/reward/judge/__fixtures__/loopback-api.js';
-import { repoRoot } from './support/temporal.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -38,7 +38,7 @@ describe('gymflow reward', { timeout: 90_000 }, () => {
     const random = out.filter((t) => t.agent.name === 'random');
     expect([expert.length, random.length]).toEqual([2, 2]);
     expect(Math.min(...expert.map((t) => t.reward!.total))).toBeGreaterThan(Math.max(...random.map((t) => t.reward!.total)));
-    // Scoring threads (each registers tsx through bin/tsx-worker.js) write the same file.
+    // Scoring threads (the built score-worker.js, started as it is) write the same file.
     const threaded = join(dir, 'scored-threads.jsonl');
     expect(gymflow('reward', 'score', runs, '--domain', 'tool-use', '-o', threaded, '--workers', '2').status).toBe(0);
     expect(readFileSync(threaded, 'utf8')).toBe(readFileSync(scored, 'utf8'));
@@ -63,14 +63,14 @@ describe('gymflow reward', { timeout: 90_000 }, () => {
     expect(unknown.stderr).toMatch(/unknown domain profile 'astrology'; known: .*coding/);
     const noProvider = gymflow('reward', 'score', runs, '--domain', 'coding', '--model', 'm', '-o', join(dir, 'x.jsonl'));
     expect(noProvider.stderr).toMatch(/without a provider: add --judge anthropic\|openai/);
-    const noKey = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'coding', '--judge', 'anthropic', '--model', 'claude-x', '-o', join(dir, 'x.jsonl')], {
+    const noKey = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'coding', '--judge', 'anthropic', '--model', 'claude-x', '-o', join(dir, 'x.jsonl')], {
       encoding: 'utf8',
       env: { ...process.env, ANTHROPIC_API_KEY: '' },
     });
     expect(noKey.status).toBe(1);
     expect(noKey.stderr).toMatch(/ANTHROPIC_API_KEY/);
     // Refused before any judge call or output: the judge's calls are I/O, which threads would not speed up.
-    const judgeThreads = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'coding', '--judge', 'openai', '--model', 'm', '--judge-base-url', 'http://127.0.0.1:9/v1', '--workers', '2', '-o', join(dir, 'x.jsonl')], {
+    const judgeThreads = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'coding', '--judge', 'openai', '--model', 'm', '--judge-base-url', 'http://127.0.0.1:9/v1', '--workers', '2', '-o', join(dir, 'x.jsonl')], {
       encoding: 'utf8',
       env: { ...process.env, OPENAI_API_KEY: 'sk-test' },
     });
@@ -125,7 +125,7 @@ describe('gymflow reward', { timeout: 90_000 }, () => {
       return { status: 401, body: openaiError('bad key', 'authentication_error') };
     });
     try {
-      const judged = await run([join(repoRoot, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'tool-use', '--judge', 'openai', '--model', 'm', '--judge-base-url', `${api.url}/v1`, '-o', scored], { OPENAI_API_KEY: 'sk-test' });
+      const judged = await run([join(PACKAGE_ROOT, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'tool-use', '--judge', 'openai', '--model', 'm', '--judge-base-url', `${api.url}/v1`, '-o', scored], { OPENAI_API_KEY: 'sk-test' });
       expect([judged.code, judged.stderr.trim()]).toEqual([1, message(scored)]);
       expect(calls).toBe(0);
     } finally {
@@ -188,7 +188,7 @@ describe('gymflow reward', { timeout: 90_000 }, () => {
   it('says what the judge cost before a failure stopped the scoring, and how to keep its verdicts', async () => {
     const api = await LoopbackApi.start(() => ({ status: 401, body: openaiError('bad key', 'authentication_error') }));
     try {
-      const args = [join(repoRoot, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'tool-use', '--judge', 'openai', '--model', 'm', '--judge-base-url', `${api.url}/v1`, '-o', join(dir, 'judged.jsonl')];
+      const args = [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), 'reward', 'score', runs, '--domain', 'tool-use', '--judge', 'openai', '--model', 'm', '--judge-base-url', `${api.url}/v1`, '-o', join(dir, 'judged.jsonl')];
       const failed = await run(args, { OPENAI_API_KEY: 'sk-test' });
       expect(failed.code).toBe(1);
       expect(failed.stderr).toMatch(/^judge before the failure: [1-9]\d* requests, 0 cache hits, .*; its verdicts are lost: set cachePath in --judge-config so a rerun reuses them$/m);

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTrajectory } from '../src/core/trajectory.js';
-import { repoRoot } from './support/temporal.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -15,18 +15,18 @@ function gymflow(...args: string[]): { status: number | null; stdout: string; st
 // machine, more beside the pipeline tests this file starts with), so the default 30 s cut tests that took 27 s
 // and one that took 32 s (2026-11-28).
 describe('gymflow CLI', { timeout: 90_000 }, () => {
-  it("runs the README's code example inside the clone (the package imports itself by name)", () => {
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  it("runs the README's code example inside the clone (the package imports itself by name, from its build)", () => {
+    const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
     const example = /\nIn code:\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(example).toContain("from 'gymflow/src/core/index.js'");
+    expect(example).toContain("from 'gymflow'");
     // Inside the clone (its package.json is what makes `gymflow/…` resolve), in the ignored .gymflow/.
-    mkdirSync(join(repoRoot, '.gymflow'), { recursive: true });
-    const dir = mkdtempSync(join(repoRoot, '.gymflow', 'readme-example-'));
+    mkdirSync(join(PACKAGE_ROOT, '.gymflow'), { recursive: true });
+    const dir = mkdtempSync(join(PACKAGE_ROOT, '.gymflow', 'readme-example-'));
     try {
       const file = join(dir, 'example.mts');
       writeFileSync(file, example as string);
-      const tsx = join(repoRoot, 'node_modules', '.bin', 'tsx');
-      const r = spawnSync(tsx, [file], { encoding: 'utf8', timeout: 60_000, cwd: repoRoot });
+      const tsx = join(PACKAGE_ROOT, 'node_modules', '.bin', 'tsx');
+      const r = spawnSync(tsx, [file], { encoding: 'utf8', timeout: 60_000, cwd: PACKAGE_ROOT });
       expect([r.status, r.stderr]).toEqual([0, '']);
       expect(r.stdout.trim()).toMatch(/^-?\d+(\.\d+)? true submitted$/);
     } finally {
@@ -93,7 +93,7 @@ describe('gymflow CLI', { timeout: 90_000 }, () => {
   it('converts real agent logs, validates the result, and reports a bad line with file, line and path', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
     const out = join(dir, 'swe.jsonl');
-    const fixtures = process.env.GYMFLOW_FIXTURES ?? join(repoRoot, '..', 'shared', 'fixtures', 'agent-logs');
+    const fixtures = process.env.GYMFLOW_FIXTURES ?? join(PACKAGE_ROOT, '..', 'shared', 'fixtures', 'agent-logs');
     const detect = gymflow('record', 'detect', join(fixtures, 'claude-code', 'session-v2.1.17-permission-denials.jsonl'), '--json');
     expect(JSON.parse(detect.stdout)).toMatchObject({ format: 'claude-code' });
     const conv = gymflow('record', 'convert', join(fixtures, 'swe-agent'), '-o', out);
@@ -115,7 +115,7 @@ describe('gymflow CLI', { timeout: 90_000 }, () => {
 
   it('never lets a conversion overwrite its input or lose an earlier output, and says what went wrong', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
-    const fixtures = process.env.GYMFLOW_FIXTURES ?? join(repoRoot, '..', 'shared', 'fixtures', 'agent-logs');
+    const fixtures = process.env.GYMFLOW_FIXTURES ?? join(PACKAGE_ROOT, '..', 'shared', 'fixtures', 'agent-logs');
     const logs = join(dir, 'logs');
     cpSync(join(fixtures, 'swe-agent'), logs, { recursive: true });
     const log = join(logs, readdirSync(logs).find((f) => f.endsWith('.traj')) as string);
@@ -152,7 +152,7 @@ describe('gymflow CLI', { timeout: 90_000 }, () => {
     expect(diff.stderr).toContain(`${truncated}: has 0 trajectories, no trajectory at index 0; 1 problem(s):\n  ${truncated}`);
     expect(gymflow('record', 'detect', logs).stderr.trim()).toBe(`gymflow: ${logs}: cannot read (EISDIR: illegal operation on a directory, read)`);
     // A reader that goes away ends the command quietly.
-    const piped = spawnSync('bash', ['-c', `set -o pipefail; node ${join(repoRoot, 'bin', 'gymflow.js')} record convert ${JSON.stringify(fixtures)} -o - 2>${join(dir, 'err')} | head -c 100 >/dev/null`]);
+    const piped = spawnSync('bash', ['-c', `set -o pipefail; node ${join(PACKAGE_ROOT, 'bin', 'gymflow.js')} record convert ${JSON.stringify(fixtures)} -o - 2>${join(dir, 'err')} | head -c 100 >/dev/null`]);
     expect(piped.status).toBe(0);
     expect(readFileSync(join(dir, 'err'), 'utf8')).not.toMatch(/Unhandled|EPIPE|\n\s+at /);
   });

@@ -9,7 +9,7 @@ import { evaluate } from '../src/eval/evaluate.js';
 import type { EvalResult } from '../src/eval/result.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { requires } from './support/requires.js';
-import { repoRoot } from './support/temporal.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 // Learning, end to end with every real part: expert trajectories of gymflow/tool-use-v0 (train split) →
 // `gymflow export --format sft` → the recipe of examples/learning/sft-tool-use.yaml trained by the Python
@@ -19,9 +19,9 @@ import { repoRoot } from './support/temporal.js';
 // cores (SFT: 1,528 steps).
 
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
-const py = join(repoRoot, '.venv', 'bin', 'python');
+const py = join(PACKAGE_ROOT, '.venv', 'bin', 'python');
 const ENV = 'gymflow/tool-use-v0';
-const RECIPE = join(repoRoot, 'examples', 'learning', 'sft-tool-use.yaml');
+const RECIPE = join(PACKAGE_ROOT, 'examples', 'learning', 'sft-tool-use.yaml');
 /** Held-out tasks of tool-use-v0 (the whole split is evaluated after training). */
 const HELDOUT_TASKS = 74;
 /** Episodes of the untrained model: it rambles to the token limit every step, so a sample is enough. */
@@ -32,12 +32,12 @@ const AGENT_QUERY = 'temperature=0&max_new_tokens=96';
 const MAX_STEPS = 8;
 
 function gymflow(args: string[], what: string): void {
-  const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`${what} failed (gymflow ${args.join(' ')}):\n${r.stdout}\n${r.stderr}`);
 }
 
 function trainer(args: string[], what: string): string {
-  const r = spawnSync(py, args, { encoding: 'utf8', timeout: 1_500_000, cwd: repoRoot });
+  const r = spawnSync(py, args, { encoding: 'utf8', timeout: 1_500_000, cwd: PACKAGE_ROOT });
   if (r.status !== 0) throw new Error(`${what} failed (python ${args.join(' ')}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }

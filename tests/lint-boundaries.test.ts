@@ -1,13 +1,13 @@
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from './support/temporal.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 // The import-boundary rule of eslint.config.js (docs/ARCHITECTURE.md §2, "Import boundaries") on deliberately
 // wrong imports: the real config, linting snippets as if they were files of the named folders. The probe files
 // do not exist, so type-aware linting (which needs them in the TypeScript project) is switched off here; the
 // boundary rule needs no types. `npm run lint` checks the real tree with everything on.
-const eslint = new ESLint({ cwd: repoRoot, overrideConfig: tseslint.configs.disableTypeChecked });
+const eslint = new ESLint({ cwd: PACKAGE_ROOT, overrideConfig: tseslint.configs.disableTypeChecked });
 
 async function boundaryErrors(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
@@ -23,7 +23,7 @@ describe('import boundaries', () => {
     ['src/policy importing src/hub (the old cycle), from a subfolder', 'src/policy/sub/probe.ts', "import { collect } from '../../hub/collect.js';\nexport const x = collect;\n", /src\/policy must not import src\/hub/],
     ['src/loop importing src/hub', 'src/loop/probe.ts', "export { ArtifactStore } from '../hub/store/store.js';\n", /src\/loop must not import src\/hub/],
     ['src/sandbox importing src/envs (a lower part importing a higher one)', 'src/sandbox/probe.ts', "import { registerBuiltinEnvs } from '../envs/register.js';\nexport const x = registerBuiltinEnvs;\n", /src\/sandbox must not import src\/envs/],
-    ['production code importing tests/', 'src/hub/probe.ts', "import { repoRoot } from '../../tests/support/temporal.js';\nexport const x = repoRoot;\n", /must not import tests\//],
+    ['production code importing tests/', 'src/hub/probe.ts', "import { PACKAGE_ROOT } from '../../tests/support/temporal.js';\nexport const x = PACKAGE_ROOT;\n", /must not import tests\//],
   ])('fails on %s', async (_what, filePath, code, message) => {
     const errors = await boundaryErrors(filePath, code);
     expect(errors).toHaveLength(1);

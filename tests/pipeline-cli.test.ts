@@ -14,13 +14,13 @@ import { loadPipelineConfig } from '../src/runtime/config-file.js';
 import { defaultWorkflowId } from '../src/loop/plan.js';
 import { ensurePortFree, freePort } from '../src/runtime/dev-server.js';
 import { freshStages, type IterationMetrics, type PipelineStatus } from '../src/loop/status.js';
-import { repoRoot } from '../src/core/repo-root.js';
 import { runTemporal } from '../src/runtime/temporal-cli.js';
 import { requires } from './support/requires.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
-const BIN = join(repoRoot, 'bin', 'gymflow.js');
+const BIN = join(PACKAGE_ROOT, 'bin', 'gymflow.js');
 
 /** A loop that trains for real but fast: expert rollouts, 2 SFT steps of a 1-layer model, expert eval. */
 const FAST_CONFIG = `# a fast loop for tests
@@ -172,7 +172,7 @@ describe('gymflow pipeline: pure parts', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/bad\.yaml:7 \$\.collect\.tasks: /);
       expect(r.stderr).not.toContain('cannot reach');
-      const ok = await gymflow(['pipeline', 'start', join(repoRoot, 'examples', 'smoke.yaml'), '--address', '127.0.0.1:1'], dir);
+      const ok = await gymflow(['pipeline', 'start', join(PACKAGE_ROOT, 'examples', 'smoke.yaml'), '--address', '127.0.0.1:1'], dir);
       expect(ok.code).toBe(1);
       expect(ok.stderr).toContain('cannot reach Temporal at 127.0.0.1:1');
     } finally {
@@ -181,9 +181,9 @@ describe('gymflow pipeline: pure parts', () => {
   }, 60_000);
 
   it('both examples are valid configurations', async () => {
-    const smoke = await loadPipelineConfig(join(repoRoot, 'examples', 'smoke.yaml'));
+    const smoke = await loadPipelineConfig(join(PACKAGE_ROOT, 'examples', 'smoke.yaml'));
     expect(smoke.max_iterations).toBe(1);
-    const demo = await loadPipelineConfig(join(repoRoot, 'examples', 'demo.yaml'));
+    const demo = await loadPipelineConfig(join(PACKAGE_ROOT, 'examples', 'demo.yaml'));
     expect(demo.phases.map((p) => [p.name, p.train.command, p.collect.agent, p.collect.shard_execution])).toEqual([
       ['sft', 'sft', 'expert', 'local'],
       ['rl', 'rl', 'policy', 'activity'],

@@ -25,7 +25,8 @@ import { cancelSignal, pauseSignal, pipeline, pipelineStatusQuery, resumeSignal,
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
 import { tensorboardPoints } from './support/tensorboard.js';
-import { freePort, repoRoot, startLocalTemporal, type LocalTemporal } from './support/temporal.js';
+import { freePort, startLocalTemporal, type LocalTemporal } from './support/temporal.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'tensorboard', 'gymflow_trainer']);
@@ -401,8 +402,8 @@ temporal.describe('pipeline on Temporal', () => {
     it('runs a worker as a program: ready line, graceful exit on SIGTERM', { timeout: 60_000 }, async () => {
       const address = env?.address;
       expect(address).toBeDefined();
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'workers', 'gpu.ts'), '--address', address as string, '--task-queue', `prog-${randomUUID()}`, '--shutdown-grace', '2'], {
-        cwd: repoRoot,
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(PACKAGE_ROOT, 'workers', 'gpu.ts'), '--address', address as string, '--task-queue', `prog-${randomUUID()}`, '--shutdown-grace', '2'], {
+        cwd: PACKAGE_ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

@@ -8,11 +8,11 @@ import { join, relative } from 'node:path';
 import { BaseSequencer, createVitest } from 'vitest/node';
 import { describe, expect, it } from 'vitest';
 import SlowFirstSequencer, { fileRank, LAST_FILES, SLOW_FILES } from './support/sequencer.js';
-import { repoRoot } from './support/temporal.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 describe('SlowFirstSequencer', () => {
   it('lists only files that exist (a renamed file would silently lose its place)', () => {
-    for (const file of [...SLOW_FILES, ...LAST_FILES]) expect(existsSync(join(repoRoot, file)), file).toBe(true);
+    for (const file of [...SLOW_FILES, ...LAST_FILES]) expect(existsSync(join(PACKAGE_ROOT, file)), file).toBe(true);
   });
 
   it('ranks the slow files by their place, then every other file, then the last ones', () => {
@@ -23,10 +23,10 @@ describe('SlowFirstSequencer', () => {
   });
 
   it('orders the project’s own files so, two or more at a time', { timeout: 60_000 }, async () => {
-    const vitest = await createVitest('test', { root: repoRoot, watch: false, reporters: [] });
+    const vitest = await createVitest('test', { root: PACKAGE_ROOT, watch: false, reporters: [] });
     try {
       const specs = await vitest.globTestSpecifications();
-      const names = (list: readonly { moduleId: string }[]): string[] => list.map((s) => relative(repoRoot, s.moduleId));
+      const names = (list: readonly { moduleId: string }[]): string[] => list.map((s) => relative(PACKAGE_ROOT, s.moduleId));
       const ours = names(await new SlowFirstSequencer(vitest).sort([...specs]));
       const base = names(await new BaseSequencer(vitest).sort([...specs]));
       expect(ours.slice(0, SLOW_FILES.length)).toEqual(SLOW_FILES);

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { requires } from './support/requires.js';
-import { repoRoot } from './support/temporal.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 const python = requires.python(['torch', 'transformers', 'gymflow_trainer']);
 
 function gymflow(...args: string[]): string {
-  const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 120_000 });
   if (r.status !== 0) throw new Error(`gymflow ${args.join(' ')} failed:\n${r.stderr}`);
   return r.stdout;
 }
@@ -47,7 +47,7 @@ print(json.dumps({
   "full_text": tok.decode(first.input_ids),
 }))
 `;
-    const r = spawnSync(join(repoRoot, '.venv', 'bin', 'python'), ['-c', script, dir], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(join(PACKAGE_ROOT, '.venv', 'bin', 'python'), ['-c', script, dir], { encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as Record<string, number | string>;
     expect(out.sft).toBe(12); // 6 expert + 6 random trajectories, one conversation each

@@ -2,23 +2,24 @@
  * The CPU worker: task queue `gymflow` — the pipeline workflows and the CPU activities (configuration
  * checks, tasks, rollouts, reward, export, evaluation).
  *
- *   node --import tsx workers/cpu.ts [--address host:port] [--namespace ns] [--task-queue q] [--store dir]
+ *   node dist/workers/cpu.js [--address host:port] [--namespace ns] [--task-queue q] [--store dir]
  *     [--work-dir dir] [--shutdown-grace seconds] [--max-concurrent-activities n]
  *
  * SIGTERM/SIGINT shut it down gracefully: no new tasks, running activities get the grace period; sandbox
  * containers of activities still running after it are removed before the process exits.
  */
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/runtime/dev-server.js';
 import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
+import { MODULE_EXT } from '../src/core/package-root.js';
 import { removeOwnedSandboxes } from '../src/sandbox/lifetime.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';
 
-/** The workflows bundle the CPU worker loads. */
-export const WORKFLOWS_PATH = new URL('../workflows/index.ts', import.meta.url).pathname;
+/** The workflows the CPU worker bundles: `workflows/index.js` of the build, or `index.ts` of the sources. */
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${MODULE_EXT}`, import.meta.url));
 
 /** Runs the CPU worker until it shuts down. */
 export async function runWorker(options: WorkerOptions = {}): Promise<void> {

@@ -3,7 +3,7 @@
  * (the Python trainer as a child process group) and the ONNX export of trained policies. Run it on the GPU
  * host; it needs the trainer's Python environment (`.venv`, or `$GYMFLOW_PYTHON`).
  *
- *   node --import tsx workers/gpu.ts [--address host:port] [--namespace ns] [--task-queue q] [--store dir]
+ *   node dist/workers/gpu.js [--address host:port] [--namespace ns] [--task-queue q] [--store dir]
  *     [--work-dir dir] [--shutdown-grace seconds]
  *
  * SIGTERM/SIGINT shut it down gracefully: a running training gets the grace period (default 60 s) to

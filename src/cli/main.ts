@@ -1,50 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Command } from 'commander';
-import { repoRoot } from '../core/repo-root.js';
-import { registerBuiltinEnvs } from '../envs/index.js';
-import { collectCommand } from './commands/collect.js';
-import { compareCommand } from './commands/compare.js';
-import { demoCommand } from './commands/demo.js';
-import { devCommand } from './commands/dev.js';
-import { envsCommand } from './commands/envs.js';
-import { evalCommand } from './commands/eval.js';
-import { exportCommand } from './commands/export.js';
-import { pipelineCommand } from './commands/pipeline.js';
-import { profilesCommand } from './commands/profiles.js';
-import { recordCommand } from './commands/record.js';
-import { runEpisodeCommand } from './commands/run-episode.js';
-import { rewardCommand } from './commands/reward.js';
-import { sandboxCommand } from './commands/sandbox.js';
-import { storeCommand } from './commands/store.js';
 import { ownedSandboxIds, removeOwnedSandboxes } from '../sandbox/lifetime.js';
 import { reportError } from './errors.js';
-
-const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
-
-/** The `gymflow` command tree. */
-export function buildProgram(): Command {
-  const program = new Command('gymflow')
-    .description('Train tool-using LLM agents with reinforcement learning')
-    .version(pkg.version)
-    .option('--verbose', 'print stack traces on errors')
-    .showHelpAfterError('(run with --help for usage)');
-  envsCommand(program);
-  runEpisodeCommand(program);
-  recordCommand(program);
-  profilesCommand(program);
-  rewardCommand(program);
-  sandboxCommand(program);
-  collectCommand(program);
-  exportCommand(program);
-  storeCommand(program);
-  evalCommand(program);
-  compareCommand(program);
-  demoCommand(program);
-  devCommand(program);
-  pipelineCommand(program);
-  return program;
-}
+import { buildProgram, commandName, COMMANDS } from './program.js';
 
 /** How long an interrupted command may spend removing the sandbox containers it created. */
 const SIGNAL_CLEANUP_MS = 10_000;
@@ -90,8 +46,11 @@ async function main(): Promise<void> {
     reportError(err, process.argv.includes('--verbose'));
     process.exit(1);
   });
-  registerBuiltinEnvs();
-  await buildProgram().parseAsync(process.argv);
+  const args = process.argv.slice(2);
+  // The built-in environments, for the commands (not for `--help`: loading them is a third of its start-up).
+  const name = commandName(args);
+  if (COMMANDS.some((c) => c.name === name)) (await import('../envs/index.js')).registerBuiltinEnvs();
+  await (await buildProgram(args)).parseAsync(process.argv);
 }
 
 main().catch((err: unknown) => {

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { requires } from '../../tests/support/requires.js';
-import { repoRoot } from '../../tests/support/temporal.js';
 import { ConfigError } from './errors.js';
 import { loadTokenizer } from './tokenizer.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
 const python = requires.python(['tokenizers', 'transformers', 'gymflow_trainer']);
-const py = join(repoRoot, '.venv', 'bin', 'python');
+const py = join(PACKAGE_ROOT, '.venv', 'bin', 'python');
 
 /** Texts that exercise the pre-tokenizer regex, byte fallback of unicode, and special tokens inside text. */
 const TEXTS = [

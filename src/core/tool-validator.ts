@@ -1,15 +1,20 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { Action, ActionErrorInfo, ToolSpec } from './types.js';
 
 // Compiling a schema costs milliseconds; environments are built once per rollout worker, so compiled
 // validators are shared process-wide, keyed by the schema's JSON text (compiled validators are pure).
-const sharedAjv = new Ajv({ allErrors: true, strict: false });
+// Ajv itself (loading it, compiling its meta-schema) is made at the first compile: listing environments
+// (`gymflow envs`) builds them without stepping them and does not pay for it.
+let sharedAjv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
+const require = createRequire(import.meta.url);
 
 function compile(schema: ToolSpec['parameters']): ValidateFunction {
   const key = JSON.stringify(schema);
   let fn = compiled.get(key);
   if (!fn) {
+    sharedAjv ??= new (require('ajv') as typeof import('ajv')).Ajv({ allErrors: true, strict: false });
     fn = sharedAjv.compile(schema);
     compiled.set(key, fn);
   }

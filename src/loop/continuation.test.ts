@@ -4,12 +4,12 @@ import { continuation, parseRunInput, type ClosedRun } from './continuation.js';
 import { type PipelineConfig } from './config.js';
 import { loadPipelineConfig } from '../runtime/config-file.js';
 import type { IterationMetrics, LoopState } from './status.js';
-import { repoRoot } from '../core/repo-root.js';
+import { PACKAGE_ROOT } from '../core/package-root.js';
 
 describe('continuing a closed trainingLoop run', () => {
   let config: PipelineConfig;
   beforeAll(async () => {
-    config = await loadPipelineConfig(path.join(repoRoot, 'examples', 'smoke.yaml'));
+    config = await loadPipelineConfig(path.join(PACKAGE_ROOT, 'examples', 'smoke.yaml'));
   });
   const metrics = (iteration: number): IterationMetrics => ({ iteration, phase: 'sft', algorithm: 'sft', wallMs: 1000 }) as IterationMetrics;
   /** The state the run's last execution started from: iteration 3, with the policy of iteration 2. */

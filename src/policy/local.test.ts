@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requires } from '../../tests/support/requires.js';
-import { repoRoot } from '../../tests/support/temporal.js';
 import { registryToolLookup } from '../core/chat/tool-lookup.js';
 import { ConfigError } from '../core/errors.js';
 import { make } from '../core/registry.js';
@@ -18,17 +17,18 @@ import { LocalPolicy, type LocalPolicyOptions } from './local.js';
 import { acquireModel, loadedModelCount } from './model-pool.js';
 import { parseLocalSpec, resolveAgent } from './specs.js';
 import { INVALID_TOOL_CALL } from './tool-call-parsing.js';
+import { PACKAGE_ROOT } from '../core/package-root.js';
 
 // End to end with the real exporter and real onnxruntime: a tiny random Llama is built and exported by
 // the trainer (`gymflow_trainer.tiny` + `export-onnx`), then run as `local:DIR` in tool-use episodes.
 
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
-const py = join(repoRoot, '.venv', 'bin', 'python');
+const py = join(PACKAGE_ROOT, '.venv', 'bin', 'python');
 const ENV = 'gymflow/tool-use-v0';
 const MAX_NEW = 40;
 
 function run(args: string[], what: string): string {
-  const r = spawnSync(py, args, { encoding: 'utf8', timeout: 180_000, cwd: repoRoot });
+  const r = spawnSync(py, args, { encoding: 'utf8', timeout: 180_000, cwd: PACKAGE_ROOT });
   if (r.status !== 0) throw new Error(`${what} failed:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }

@@ -1,10 +1,8 @@
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { DomainProfile } from '../core/profiles/profile.js';
 import { ConfigError } from '../core/errors.js';
-import { repoRoot } from '../core/repo-root.js';
+import { MODULE_EXT } from '../core/package-root.js';
 
 /**
  * Worker threads that score batches of JSONL lines for `scoreFile` (`gymflow reward score --workers N`).
@@ -49,9 +47,13 @@ export interface FailedBatch {
   readonly error: { readonly name: string; readonly code?: string; readonly message: string };
 }
 
-/** `bin/tsx-worker.js` registers tsx in the new thread, then imports `score-worker.ts`. */
-const ENTRY = pathToFileURL(join(repoRoot, 'bin', 'tsx-worker.js'));
-const MODULE = new URL('./score-worker.ts', import.meta.url).href;
+/** The thread's module: `score-worker.js` of the build, or `score-worker.ts` of the sources. */
+const MODULE = new URL(`./score-worker${MODULE_EXT}`, import.meta.url);
+/**
+ * The built module runs as it is; from the sources, `bin/tsx-worker.js` first registers tsx in the new thread
+ * (a thread does not inherit its creator's loaders), then imports the module.
+ */
+const ENTRY = MODULE_EXT === '.js' ? MODULE : new URL('../../bin/tsx-worker.js', import.meta.url);
 
 interface Thread {
   readonly worker: Worker;
@@ -84,7 +86,7 @@ export class ScorePool {
 
   constructor(count: number, data: ScoreWorkerData) {
     for (let k = 0; k < count; k++) {
-      const worker = new Worker(ENTRY, { workerData: { ...data, module: MODULE } });
+      const worker = new Worker(ENTRY, { workerData: { ...data, module: MODULE.href } });
       const thread: Thread = { worker, busy: 0 };
       worker.on('message', (m: ScoredBatch | FailedBatch) => this.settle(m));
       worker.on('error', (err) => this.fail(err));

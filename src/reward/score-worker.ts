@@ -1,5 +1,5 @@
 /**
- * The body of a scoring thread of `ScorePool` (score-pool.ts), started through `bin/tsx-worker.js`: it
+ * The body of a scoring thread of `ScorePool` (score-pool.ts), started as it is when built, through `bin/tsx-worker.js` from the sources: it
  * decodes, splits, parses, checks and scores every batch of lines it is sent, exactly as `scoreFile` reads and
  * scores them in one thread, and sends back the scored lines and the problems of the lines it skipped.
  */

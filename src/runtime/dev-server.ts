@@ -11,11 +11,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, GymflowError } from '../core/errors.js';
+import { MODULE_EXT } from '../core/package-root.js';
 import { isErrno, processAlive } from '../core/fs.js';
-import { repoRoot } from '../core/repo-root.js';
 import { requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
 
 /** How a child process ended. */
@@ -468,7 +469,7 @@ export type WorkerKind = 'cpu' | 'gpu';
 /** Options of {@link startWorkerProcess}. */
 export interface WorkerProcessOptions {
   kind: WorkerKind;
-  /** The worker program to run. Default `workers/<kind>.ts` of this repository. */
+  /** The worker program to run (a `.ts` one runs through tsx). Default `workers/<kind>.js` of the build when this runs from dist/, else `workers/<kind>.ts`. */
   program?: string;
   /** Temporal frontend `host:port`. */
   address: string;
@@ -526,7 +527,7 @@ export class WorkerProcess extends ChildHandle {
 }
 
 /**
- * Runs `node --import tsx workers/<kind>.ts --address …` and resolves once it prints its ready line.
+ * Runs `node workers/<kind>.js --address …` (from the sources `node --import tsx workers/<kind>.ts`) and resolves once it prints its ready line.
  *
  * @example
  * ```ts
@@ -535,10 +536,9 @@ export class WorkerProcess extends ChildHandle {
  * ```
  */
 export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
-  const program = options.program ?? join(repoRoot, 'workers', `${options.kind}.ts`);
+  const program = options.program ?? fileURLToPath(new URL(`../../workers/${options.kind}${MODULE_EXT}`, import.meta.url));
   const args = [
-    '--import',
-    import.meta.resolve('tsx'),
+    ...(program.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : []),
     program,
     '--address',
     options.address,

@@ -2,14 +2,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requires } from '../../tests/support/requires.js';
 import { ConfigError } from '../core/errors.js';
-import { repoRoot } from '../core/repo-root.js';
 import { requireTemporalBinary, runTemporal, searchAttributeFlags, TemporalCliError, temporalBinary } from './temporal-cli.js';
+import { PACKAGE_ROOT } from '../core/package-root.js';
 
 const temporal = requires.temporal();
 
 describe('temporal CLI lookup', () => {
   it('a TEMPORAL_CLI that is not executable is "none", and the error says so', () => {
-    const env = { TEMPORAL_CLI: join(repoRoot, 'no-such-temporal'), PATH: '' };
+    const env = { TEMPORAL_CLI: join(PACKAGE_ROOT, 'no-such-temporal'), PATH: '' };
     expect(temporalBinary(env)).toBeUndefined();
     expect(() => requireTemporalBinary(env)).toThrow(ConfigError);
     expect(() => requireTemporalBinary(env)).toThrow(/TEMPORAL_CLI=.*no-such-temporal: not an executable file/);
@@ -18,7 +18,7 @@ describe('temporal CLI lookup', () => {
   it('without TEMPORAL_CLI the error names every place it looked', () => {
     const env = { PATH: '/nonexistent' };
     const found = temporalBinary(env);
-    if (found !== undefined) expect(found).toBe(join(repoRoot, '.venv', 'bin', 'temporal'));
+    if (found !== undefined) expect(found).toBe(join(PACKAGE_ROOT, '.venv', 'bin', 'temporal'));
     else expect(() => requireTemporalBinary(env)).toThrow(/\$TEMPORAL_CLI, .*\.venv\/bin\/temporal and PATH; run `npm run setup`/);
   });
 

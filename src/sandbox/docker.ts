@@ -1,6 +1,8 @@
-import Docker from 'dockerode';
+import { createRequire } from 'node:module';
+import type Docker from 'dockerode';
 
 let shared: Docker | undefined;
+const require = createRequire(import.meta.url);
 
 /**
  * The Docker client gymflow uses. dockerode (through docker-modem) reads `DOCKER_HOST` (`unix://…`,
@@ -9,7 +11,9 @@ let shared: Docker | undefined;
  * answers with its own (1.41 for Debian's dockerd 20.10).
  */
 export function dockerClient(): Docker {
-  shared ??= new Docker();
+  // dockerode (docker-modem, ssh2) takes about a third of a second to load: it is loaded on first use, so that
+  // what never talks to Docker (`gymflow envs`, listing the sandbox env) does not pay for it.
+  shared ??= new (require('dockerode') as typeof Docker)();
   return shared;
 }
 

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { repoRoot } from '../core/repo-root.js';
+import { PACKAGE_ROOT } from '../core/package-root.js';
 import { SandboxError } from './errors.js';
 
-/** scripts/build-sandbox-image.sh in this checkout. */
-export const BUILD_SCRIPT = join(repoRoot, 'scripts', 'build-sandbox-image.sh');
+/** scripts/build-sandbox-image.sh of this checkout (or installed package). */
+export const BUILD_SCRIPT = join(PACKAGE_ROOT, 'scripts', 'build-sandbox-image.sh');
 
 /**
  * Builds the sandbox base image (debootstrap → chroot apt-get → docker import), or does nothing when the

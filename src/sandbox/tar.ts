@@ -1,5 +1,9 @@
+import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
-import { extract, pack } from 'tar-stream';
+
+// tar-stream (and streamx under it) loads on first use: listing the sandbox env (`gymflow envs`) packs nothing.
+const require = createRequire(import.meta.url);
+const tarStream = (): typeof import('tar-stream') => require('tar-stream') as typeof import('tar-stream');
 
 /** One regular file (or directory, or symlink) of a tar archive, content in memory. */
 export interface TarEntry {
@@ -26,7 +30,7 @@ export interface TarEntry {
 export async function packTar(
   files: readonly { path: string; content: string | Buffer; mode?: number }[],
 ): Promise<Buffer> {
-  const p = pack();
+  const p = tarStream().pack();
   const chunks: Buffer[] = [];
   p.on('data', (c: unknown) => chunks.push(c as Buffer));
   const done = new Promise<void>((resolve, reject) => {
@@ -46,7 +50,7 @@ export async function packTar(
 
 /** Reads every entry of a tar archive held in memory. Paths lose their leading `./`. */
 export async function unpackTar(archive: Buffer): Promise<TarEntry[]> {
-  const ex = extract();
+  const ex = tarStream().extract();
   const entries: TarEntry[] = [];
   ex.on('entry', (header, stream, next) => {
     const parts: Buffer[] = [];

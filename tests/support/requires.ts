@@ -20,7 +20,8 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext, type TestFunction } from 'vitest';
 import { TOKENS_WASM } from '../../src/reward/rules/token-index.js';
-import { repoRoot, temporalBinary } from './temporal.js';
+import { temporalBinary } from './temporal.js';
+import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 
 /** A real component that some tests need. */
 export type Component = 'temporal' | 'docker' | 'python' | 'wasm';
@@ -110,7 +111,7 @@ function probeDocker(): string | undefined {
 }
 
 function probePython(modules: readonly string[]): string | undefined {
-  const python = join(repoRoot, '.venv', 'bin', 'python');
+  const python = join(PACKAGE_ROOT, '.venv', 'bin', 'python');
   try {
     accessSync(python, constants.X_OK);
   } catch {
@@ -126,7 +127,7 @@ function probePython(modules: readonly string[]): string | undefined {
 /** Whether the WebAssembly modules are built and not older than their sources. */
 function probeWasm(): string | undefined {
   const built = TOKENS_WASM;
-  const source = join(repoRoot, 'src', 'reward', 'rules', 'wasm', 'tokens.c');
+  const source = join(PACKAGE_ROOT, 'src', 'reward', 'rules', 'wasm', 'tokens.c');
   if (!existsSync(built)) return `${built} is not built (scripts/build-wasm.sh needs clang and lld)`;
   if (statSync(source).mtimeMs > statSync(built).mtimeMs) return `${built} is older than ${source}: run \`bash scripts/build-wasm.sh\``;
   return undefined;

@@ -12,7 +12,7 @@ import { freePort, startDevServer, type DevServer } from '../../src/runtime/dev-
 import type { SearchAttributeSpec } from '../../src/runtime/temporal-cli.js';
 
 export { freePort } from '../../src/runtime/dev-server.js';
-export { repoRoot } from '../../src/core/repo-root.js';
+export { PACKAGE_ROOT } from '../../src/core/package-root.js';
 export { temporalBinary } from '../../src/runtime/temporal-cli.js';
 
 /** A {@link TestWorkflowEnvironment} on a headless dev server this test file owns. */

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from './temporal.js';
+import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 
 /** Every scalar TensorBoard's own reader shows for `dir`: {tag: [[step, value], …]} (purged points hidden). */
 export async function tensorboardPoints(dir: string): Promise<Record<string, [number, number][]>> {
@@ -16,6 +16,6 @@ export async function tensorboardPoints(dir: string): Promise<Record<string, [nu
     'a = EventAccumulator(sys.argv[1], size_guidance={"scalars": 0}); a.Reload()',
     'print(json.dumps({t: [[e.step, e.value] for e in a.Scalars(t)] for t in a.Tags()["scalars"]}))',
   ].join('\n');
-  const { stdout } = await promisify(execFile)(path.join(repoRoot, '.venv', 'bin', 'python'), ['-c', script, dir]);
+  const { stdout } = await promisify(execFile)(path.join(PACKAGE_ROOT, '.venv', 'bin', 'python'), ['-c', script, dir]);
   return JSON.parse(stdout) as Record<string, [number, number][]>;
 }

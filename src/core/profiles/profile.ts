@@ -114,13 +114,23 @@ export const DomainProfileSchema = z
 /** A validated domain profile. */
 export type DomainProfile = z.infer<typeof DomainProfileSchema>;
 
+/** How much {@link parseProfile} checks. */
+export interface ParseProfileOptions {
+  /**
+   * Compile each tool's parameters schema (default true). Off for gymflow's built-in profiles only: compiling
+   * loads Ajv, a quarter of `gymflow envs`'s start-up, and profile.test.ts checks them with it on.
+   */
+  checkToolSchemas?: boolean;
+}
+
 /** Validates a profile value; `place` names its source in error messages. */
-export function parseProfile(value: unknown, place: string): DomainProfile {
+export function parseProfile(value: unknown, place: string, options: ParseProfileOptions = {}): DomainProfile {
   const result = DomainProfileSchema.safeParse(value);
   if (!result.success) {
     const issues = formatZodIssues(result.error, place);
     throw new SchemaError(`invalid domain profile:\n${issues.join('\n')}`, issues);
   }
+  if (options.checkToolSchemas === false) return result.data;
   const issues = result.data.tools.flatMap((tool, i) => {
     const problem = toolSchemaProblem(tool.parameters);
     return problem === undefined ? [] : [`${place} $.tools[${i}].parameters: not a valid JSON Schema (${problem})`];
@@ -130,14 +140,14 @@ export function parseProfile(value: unknown, place: string): DomainProfile {
 }
 
 /** Reads and validates a profile from a JSON file. */
-export function loadProfileFile(file: string): DomainProfile {
+export function loadProfileFile(file: string, options: ParseProfileOptions = {}): DomainProfile {
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
     throw new SchemaError(`${file}: cannot read profile: ${(err as Error).message}`);
   }
-  return parseProfile(value, file);
+  return parseProfile(value, file, options);
 }
 
 /** Rubric weights normalised to sum 1 (rubrics with weight 0 dropped). */

@@ -23,7 +23,9 @@ function article(word: string): string {
 }
 
 function grouped(n: number): string {
-  return n.toLocaleString('en-US');
+  // An integer's en-US grouping without Intl, whose first use takes tens of milliseconds (this runs when the
+  // module loads, also for `gymflow envs`); other numbers as before.
+  return Number.isSafeInteger(n) ? String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',') : n.toLocaleString('en-US');
 }
 
 function body(e: WorldEntity): string {

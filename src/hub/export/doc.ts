@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { repoRoot } from '../../core/repo-root.js';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 import { RECORD_FORMATS, recordJsonSchema } from './schemas.js';
 
 /**
@@ -16,7 +16,7 @@ export const BEGIN_MARKER = '<!-- BEGIN GENERATED: record schemas (npx tsx src/h
 export const END_MARKER = '<!-- END GENERATED: record schemas -->';
 
 /** The path of docs/datasets.md. */
-export const DATASETS_DOC = path.join(repoRoot, 'docs', 'datasets.md');
+export const DATASETS_DOC = path.join(PACKAGE_ROOT, 'docs', 'datasets.md');
 
 /** The generated section, markers included. */
 export function renderSchemaSection(): string {

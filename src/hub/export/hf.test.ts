@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requires } from '../../../tests/support/requires.js';
-import { repoRoot } from '../../../tests/support/temporal.js';
 import { make } from '../../core/registry.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
@@ -17,6 +16,7 @@ import { exportDataset } from './export.js';
 import { datasetCard, shardNames } from './hf.js';
 import type { RecordFormat } from './schemas.js';
 import { parseSplitSpec } from './select.js';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 
 const tools: ToolLookup = (envId) => {
   const env = make(envId);
@@ -85,7 +85,7 @@ print(json.dumps(out, default=str))
   }
 
   function load(dir: string): Loaded {
-    const py = path.join(repoRoot, '.venv', 'bin', 'python');
+    const py = path.join(PACKAGE_ROOT, '.venv', 'bin', 'python');
     const r = spawnSync(py, ['-c', script, dir], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, HF_DATASETS_OFFLINE: '1', HF_HUB_OFFLINE: '1', HF_HOME: path.join(dir, '..', '.hf-home') } });
     if (r.status !== 0) throw new Error(`load_dataset failed (${r.status}): ${r.stderr}`);
     return JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as Loaded;

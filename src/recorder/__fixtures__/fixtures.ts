@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { repoRoot } from '../../core/repo-root.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { parseTrajectory } from '../../core/trajectory.js';
 import type { ConversionItem, ConversionProblem, LogAdapter } from '../adapter.js';
 import { isConversionProblem } from '../adapter.js';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 
 /**
  * Test support: where the real agent-log fixtures live, and a helper that converts one and checks every
@@ -12,7 +12,7 @@ import { isConversionProblem } from '../adapter.js';
  */
 
 /** The fixture folder: `$GYMFLOW_FIXTURES`, else `../shared/fixtures/agent-logs` beside the repository. */
-export const FIXTURES = process.env.GYMFLOW_FIXTURES ?? resolve(repoRoot, '..', 'shared', 'fixtures', 'agent-logs');
+export const FIXTURES = process.env.GYMFLOW_FIXTURES ?? resolve(PACKAGE_ROOT, '..', 'shared', 'fixtures', 'agent-logs');
 
 /** The absolute path of a fixture; throws a clear error when the fixture folder is missing. */
 export function fixture(relative: string): string {

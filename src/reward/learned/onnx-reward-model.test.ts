@@ -4,23 +4,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requires } from '../../../tests/support/requires.js';
-import { repoRoot } from '../../../tests/support/temporal.js';
 import { ConfigError } from '../../core/errors.js';
 import { parseTrajectory, type Trajectory } from '../../core/trajectory.js';
 import { OnnxRewardModel } from './onnx-reward-model.js';
 import { encodeStepInputs } from './step-input.js';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 
 const python = requires.python(['gymflow_trainer', 'transformers', 'onnxruntime']);
-const venvPython = join(repoRoot, '.venv', 'bin', 'python');
+const venvPython = join(PACKAGE_ROOT, '.venv', 'bin', 'python');
 
 function run(cmd: string, args: string[], what: string): string {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 240_000, cwd: repoRoot });
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 240_000, cwd: PACKAGE_ROOT });
   if (r.status !== 0) throw new Error(`${what} failed (${String(r.status)}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
 
 function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 120_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requires } from '../../../tests/support/requires.js';
-import { repoRoot } from '../../../tests/support/temporal.js';
 import { toolCallText } from '../../core/chat/prompt.js';
 import { loadTokenizer } from '../../core/tokenizer.js';
 import { makeTrajectory, parseTrajectory, type Trajectory } from '../../core/trajectory.js';
 import { encodeStepInputs, renderStepInput, truncateIds } from './step-input.js';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 
 const python = requires.python(['gymflow_trainer', 'transformers']);
 
@@ -37,7 +37,7 @@ function tricky(): Trajectory {
 }
 
 function collect(agent: string, out: string): string {
-  const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'gymflow.js'), 'collect', '--env', 'gymflow/tool-use-v0', '--agent', agent, '-n', '3', '--no-progress', '-o', out, '--store', join(tmpdir(), 'gymflow-step-input-store')], {
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), 'collect', '--env', 'gymflow/tool-use-v0', '--agent', agent, '-n', '3', '--no-progress', '-o', out, '--store', join(tmpdir(), 'gymflow-step-input-store')], {
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -85,7 +85,7 @@ for name, size in (("bytes", 0), ("bpe", 400)):
     out[name] = {str(L): [rm.encode_trajectory(tok, t, L) for t in trajs] for L in (96, 4096)}
 print(json.dumps(out))
 `;
-      const r = spawnSync(join(repoRoot, '.venv', 'bin', 'python'), ['-c', script, dir], { encoding: 'utf8', timeout: 120_000 });
+      const r = spawnSync(join(PACKAGE_ROOT, '.venv', 'bin', 'python'), ['-c', script, dir], { encoding: 'utf8', timeout: 120_000 });
       expect(r.status, r.stderr).toBe(0);
       const py = JSON.parse(r.stdout.trim().split('\n').at(-1) as string) as { text: string[][] } & Record<'bytes' | 'bpe', Record<string, number[][][]>>;
       const text = trajectories.map((t) => t.steps.map((_, p) => {

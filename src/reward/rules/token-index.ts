@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from '../../core/repo-root.js';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 import type { TrajectoryStep } from '../../core/trajectory.js';
 import type { RuleContext } from './context.js';
 import { HashTable64, Interner } from './hash.js';
@@ -601,7 +601,7 @@ export function sharedRevealIndex(): RevealIndex {
 }
 
 /** Where `scripts/build-wasm.sh` puts the token index module (`build/wasm/tokens.wasm` of the repository). */
-export const TOKENS_WASM = join(repoRoot, 'build', 'wasm', 'tokens.wasm');
+export const TOKENS_WASM = join(PACKAGE_ROOT, 'build', 'wasm', 'tokens.wasm');
 
 /**
  * The `abi_version` of `wasm/tokens.c` this code reads (its exports, buffers and result layout). A module built

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds dist/: `tsc -p tsconfig.build.json`, then the files the modules read beside themselves (profiles'
+# JSON, the sandbox tasks), copied into the same places under dist/src. dist/ is rebuilt from nothing, so a
+# moved or deleted source leaves no module behind; .build-stamp is written last and marks a complete build.
+#
+#   scripts/build.sh              build
+#   scripts/build.sh --if-stale   build only when dist/ is missing or older than a source (setup)
+#   scripts/build.sh --check      exit 1, naming the first newer source, when dist/ is missing or stale (tests)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+STAMP=dist/.build-stamp
+
+# Prints the first input newer than the stamp (or the stamp itself when there is none). Directories count: a
+# deleted or renamed source changes its directory's mtime. Tests and fixtures are not built.
+stale() {
+  if [[ ! -f "$STAMP" ]]; then
+    echo "$STAMP"
+    return 0
+  fi
+  find src workflows activities workers tsconfig.json tsconfig.build.json package.json scripts/build.sh \
+    -newer "$STAMP" ! -name '*.test.ts' ! -path '*/__fixtures__*' -print -quit 2>/dev/null
+}
+
+case "${1:-}" in
+  --check)
+    newer="$(stale)"
+    if [[ -n "$newer" ]]; then
+      if [[ "$newer" == "$STAMP" ]]; then
+        echo "gymflow: no build in dist/: run \`npm run build\`" >&2
+      else
+        echo "gymflow: dist/ is older than $newer: run \`npm run build\`" >&2
+      fi
+      exit 1
+    fi
+    exit 0
+    ;;
+  --if-stale)
+    [[ -z "$(stale)" ]] && exit 0
+    ;;
+  "") ;;
+  *)
+    echo "usage: scripts/build.sh [--if-stale | --check]" >&2
+    exit 2
+    ;;
+esac
+
+rm -rf dist
+node_modules/.bin/tsc -p tsconfig.build.json
+# Data read through paths relative to a module (import.meta.url): everything under src/ that is neither
+# TypeScript nor documentation, fixtures aside.
+(cd src && find . -type f ! -name '*.ts' ! -name '*.md' ! -path '*/__fixtures__/*' -exec cp --parents {} ../dist/src/ \;)
+touch "$STAMP"
