@@ -393,7 +393,7 @@ def policy_metadata(model: Any, tok: Any, checkpoint: str, weights: list[str], m
         "eos_token_ids": eos,
         "pad_token_id": int(pad),
         "chat_template": "chatml",
-        # The prompt format the model was trained with (common.SYSTEM_PROMPT_ATTR; "keep" when unrecorded).
+        # The prompt format the model was trained with (models.SYSTEM_PROMPT_ATTR; "keep" when unrecorded).
         "system_prompt": getattr(cfg, "gymflow_system_prompt", None) or "keep",
         "source": {"checkpoint": os.path.abspath(checkpoint), "sha256_of_weights": sha256_of_files(weights)},
         "check": {"max_abs_diff": max_abs_diff},

@@ -45,7 +45,7 @@ from typing import Any, Iterable, Optional
 
 import torch
 
-from . import common, distributed, memory
+from . import batching, checkpoints, distributed, memory, models, optim, prepare
 from .advantages import chained_gae, dynamic_sampling_filter, group_advantages, process_advantages
 from .config import RlConfig
 from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete, warn_stderr
@@ -63,17 +63,17 @@ def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = F
     policy's entropy at each trained position (no gradient). ``forward``: the module to run
     the forward pass through (the DDP wrapper when training under torchrun), default ``model``. ``packed``
     ("varlen" or "mask", ``cfg.packed``): the samples run as one packed row, and the results come back in the
-    padded layout, so everything downstream is the same. ``logits_chunk``: :func:`common.trained_logps`'s."""
+    padded layout, so everything downstream is the same. ``logits_chunk``: :func:`batching.trained_logps`'s."""
     dev = next(model.parameters()).device
     seqs = [s.tokens for s in samples]
-    b = common.layout_batch(seqs, pad_id, dev, packed)
-    r = common.trained_logps(forward or model, b, bf16, hidden=values, logits_chunk=logits_chunk, entropy=entropy)
+    b = batching.layout_batch(seqs, pad_id, dev, packed)
+    r = batching.trained_logps(forward or model, b, bf16, hidden=values, logits_chunk=logits_chunk, entropy=entropy)
     rows = [r.logp, r.mask]
     if values:
         rows.append(model.v_head(r.output.hidden_states[-1][:, :-1].float()).squeeze(-1))
     if r.entropy is not None:
         rows.append(r.entropy)
-    return tuple(common.as_padded(b, *rows))
+    return tuple(batching.as_padded(b, *rows))
 
 
 def outcome_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
@@ -189,12 +189,12 @@ def piece_share(counts: list[int], piece: list[int], whole: list[int], mode: str
 
 
 def schedule(n: int, cfg: RlConfig, members: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]], int]]:
-    """Every optimiser step as ``(epoch, micro-batches, inner)``: :func:`common.batch_schedule` with each of its
+    """Every optimiser step as ``(epoch, micro-batches, inner)``: :func:`batching.batch_schedule` with each of its
     steps repeated ``ppo_epochs`` times (``inner`` counts the updates on one rollout batch), cut at ``max_steps``.
     With ``members`` (each member's step samples, in step order) whole members are shuffled and their steps stay
     together: PPO's GAE needs the values of a member's later steps, and a rollout batch that holds them needs no
     pass over other samples (shuffled steps cost about K/2 extra passes per sample for members of K steps)."""
-    uncut = common.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), members)
+    uncut = batching.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), members)
     steps = [(epoch, micro, inner) for epoch, micro in uncut for inner in range(cfg.ppo_epochs)]
     return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
 
@@ -212,7 +212,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     if cfg.step_reward_coef > 0 and not by_steps:
         raise ConfigError(f"step_reward_coef: step rewards go on each step's own sample, but {cfg.data} does not carry token ids and "
                           "log-probs for every step (samples: auto chose 'conversation')")
-    dev, digest, resume, model, tok, samples = common.prepare_run(
+    dev, digest, resume, model, tok, samples = prepare.prepare_run(
         cfg, lambda tokenizer, keep_system: load_rl_steps(cfg.data, cfg.max_length, step_rewards=cfg.step_reward_coef > 0) if by_steps else load_rl(cfg.data, tokenizer, cfg.max_length, system=keep_system))
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
     groups = [s.group for s in samples]
@@ -258,7 +258,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
             v_head.bias.zero_()
         model.add_module("v_head", v_head)
     model.to(dev)
-    common.prepare_layout(model, cfg)
+    models.prepare_layout(model, cfg)
 
     lengths = [len(x.tokens.input_ids) for x in samples]
     fit = memory.fit_for(cfg, (memory.packed_size if cfg.packing else memory.padded_size)(lengths))
@@ -278,8 +278,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         fit.run("the reference log-probs", model, reference)
     model.train()
     if cfg.compile:
-        common.compile_layers(model)
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
+        models.compile_layers(model)
+    opt, sched, start, resumed = checkpoints.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), cut_samples=cut,
                 total_steps=len(steps), start_step=start,
@@ -288,10 +288,10 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     counts = trained_counts(samples)
     pg_mode = "seq" if cfg.loss.algorithm == "gspo" else (cfg.loss.aggregation or DEFAULT_AGGREGATION[cfg.loss.algorithm])
 
-    extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
+    extra = {**checkpoints.config_extra(cfg, digest), "total_steps": len(steps)}
     old_cache: dict[int, torch.Tensor] = {}
     loss_val = float("nan")
-    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
+    skipped = optim.SkippedSteps(cfg.optim.max_skipped_steps)
     for step in range(start, len(steps)):
         epoch, micro, inner = steps[step]
         t0 = time.perf_counter()
@@ -404,7 +404,7 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         if use_value and by_steps:
             agg["bootstrap_samples"] = int(bootstrapped_all)
         done_steps = step + 1
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        grad_norm, lr = optim.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         dt = time.perf_counter() - t0
         n_tokens = sum(len(samples[i].tokens.input_ids) for mb in micro for i in mb)
@@ -415,9 +415,9 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
                             tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields(), **fit.fields())
         at_boundary = inner == cfg.ppo_epochs - 1
         if cfg.save_every and done_steps % cfg.save_every == 0 and at_boundary and done_steps < len(steps):
-            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
+            path = checkpoints.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             events.checkpoint(path, done_steps)
-    path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
+    path = checkpoints.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
     events.checkpoint(path, len(steps))
-    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
+    final = checkpoints.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     return {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}

@@ -239,7 +239,7 @@ def load_reward_model(mcfg: Any, lora: Any = None) -> tuple[Any, Any]:
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    from .common import add_lora, check_model_dirs, pretrained
+    from .models import add_lora, check_model_dirs, pretrained
     from .tiny import build_tiny
 
     if mcfg.tiny is not None:
@@ -502,15 +502,15 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     """Trains the step scorer (see the module documentation); returns what goes in the ``done`` event."""
     import torch
 
-    from . import common, distributed, memory
+    from . import batching, checkpoints, distributed, memory, models, optim
 
     os.makedirs(cfg.output_dir, exist_ok=True)
     if distributed.is_main():
-        common.remove_stale_staging(cfg.output_dir)
-    common.seed_everything(cfg.seed)
-    dev = common.device()
+        checkpoints.remove_stale_staging(cfg.output_dir)
+    models.seed_everything(cfg.seed)
+    dev = models.device()
     digest = _data_digest(cfg)
-    resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
+    resume = checkpoints.resolve_resume(cfg.resume_from, cfg.output_dir)
     distributed.check_same(resume, "the checkpoint to resume from")
     model, tok = load_reward_model(cfg.model, cfg.lora)
 
@@ -520,10 +520,10 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     held = split_heldout(keys, cfg.eval_fraction, cfg.seed)
     train = [x for x, k in zip(items, keys) if k not in held]
     heldout = [x for x, k in zip(items, keys) if k in held]
-    steps = common.batch_schedule(len(train), cfg)
+    steps = batching.batch_schedule(len(train), cfg)
     model.to(dev)
     model.train()
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
+    opt, sched, start, resumed = checkpoints.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
     # Under torchrun: training forwards through DDP, each rank on its share of a step (as in sft/dpo). DDP has to
     # see the forward, and raw_scores does not go through model.forward, hence the small module around it.
     class _Scorer(torch.nn.Module):
@@ -540,7 +540,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
                 trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad))
 
     def micro_loss(idx: list[int]) -> tuple[Any, dict[str, float]]:
-        with common.autocast_ctx(cfg.bf16):
+        with batching.autocast_ctx(cfg.bf16):
             if not preference:
                 ids, att = pad([train[i].input_ids for i in idx], tok.pad_token_id, dev)
                 target = torch.tensor([train[i].target for i in idx], dtype=torch.float32, device=dev)
@@ -555,9 +555,9 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
             vals = torch.stack([aggregate(raw[a:b], cfg.pair_aggregate) for a, b in spans])
             return bradley_terry_loss(vals[0::2], vals[1::2])
 
-    extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
+    extra = {**checkpoints.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
-    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
+    skipped = optim.SkippedSteps(cfg.optim.max_skipped_steps)
     if preference:  # a pair's rows are the steps of both sides, padded to the longest step of the piece
         def rows(i: int) -> list[list[int]]:
             return [*train[i].chosen, *train[i].rejected]
@@ -570,24 +570,24 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
         t0 = time.perf_counter()
         n = sum(len(mb) for mb in micro)
         done_steps = step + 1
-        total, agg = fit.run(f"step {done_steps}", model, lambda: common.example_mean_passes(fit, fwd, micro, micro_loss))
+        total, agg = fit.run(f"step {done_steps}", model, lambda: optim.example_mean_passes(fit, fwd, micro, micro_loss))
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        grad_norm, lr = optim.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         if done_steps % cfg.log_every == 0 or done_steps == len(steps):
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=grad_norm,
                             examples_per_s=n / max(time.perf_counter() - t0, 1e-9), **agg, **skipped.fields(), **fit.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
-            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
+            path = checkpoints.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             if distributed.is_main():
                 _save_meta(os.path.join(path, "model"), cfg)
             events.checkpoint(path, done_steps)
-    path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
+    path = checkpoints.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
     if distributed.is_main():
         _save_meta(os.path.join(path, "model"), cfg)
     events.checkpoint(path, len(steps))
-    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
+    final = checkpoints.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     if distributed.is_main():
         _save_meta(final, cfg)
     result: dict[str, Any] = {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from .chat import CHAT_TEMPLATE, IM_END, PAD, SPECIAL_TOKENS
 from .portable import make_portable
-from .common import SYSTEM_PROMPT_ATTR, save_tokenizer
+from .models import SYSTEM_PROMPT_ATTR, save_tokenizer
 from .data import iter_jsonl
 from .config import TinyModelConfig, load_tiny_config
 
