@@ -5,7 +5,7 @@
  * - `checkConfig` (CPU queue): the schema (`parsePipelineConfig`), the environment, every agent spec, the
  *   reward profile and the task splits. Returns the validated configuration, defaults filled in.
  * - `checkTrainerConfigs` (GPU queue): each phase's `train.config` checked by the trainer's own loader
- *   (`gymflow_trainer.config.load_config`), so an unknown key or a bad value is named before any work.
+ *   (`python -m gymflow_trainer check-config`), so an unknown key or a bad value is named before any work.
  * - `preparePolicy` (GPU queue): the initial model as a store artifact (a tiny model is built and stored;
  *   an external `path` is checked and used as is).
  */
@@ -26,7 +26,7 @@ import type { PolicyState } from '../src/loop/status.js';
 import { openWorkspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { configFailure, parseInput, withFailureMapping } from './common.js';
-import { runPython } from './python.js';
+import { runTrainerTool, toolFailure } from './python.js';
 
 /** Checks one agent spec by building (and closing) the agent; `policy` is the loop's own and always fits. */
 async function checkAgent(agentSpec: string, envId: string, field: string): Promise<void> {
@@ -137,18 +137,9 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
           // The trainer names the file in its messages: name it after the field.
           const file = path.join(dir, `${phase.field}.json`);
           await writeFile(file, JSON.stringify(doc));
-          const script = [
-            'import sys',
-            'from gymflow_trainer.config import load_config',
-            'from gymflow_trainer.errors import ConfigError',
-            'try:',
-            '    load_config(sys.argv[1], sys.argv[2])',
-            'except ConfigError as e:',
-            '    print(str(e)); sys.exit(2)',
-          ].join('\n');
-          const r = await runPython(script, [phase.command, file], Context.current().cancellationSignal);
-          if (r.code === 2) throw configFailure(`pipeline config ${phase.field}: trainer rejected the configuration: ${r.stdout.trim()}`);
-          if (r.code !== 0) throw new Error(`checking ${phase.field} with the trainer failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+          const r = await runTrainerTool('check-config', [phase.command, '--config', file], Context.current().cancellationSignal);
+          if (r.code === 2) throw configFailure(`pipeline config ${phase.field}: trainer rejected the configuration: ${r.error?.message ?? toolFailure(r)}`);
+          if (r.code !== 0) throw new Error(`checking ${phase.field} with the trainer failed (exit ${String(r.code)}): ${toolFailure(r)}`);
         }
         return { checked: phases.length };
       } finally {
@@ -157,8 +148,9 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
     },
 
     /**
-     * The initial policy: `{ tiny }` is built with the trainer's `save_tiny` and stored as a `checkpoint`
-     * tree (named `<experiment>/iter-0/checkpoint`); `{ path }` must be a directory on this worker.
+     * The initial policy: `{ tiny }` is built by the trainer (`python -m gymflow_trainer tiny`) and stored as
+     * a `checkpoint` tree (named `<experiment>/iter-0/checkpoint`); `{ path }` must be a directory on this
+     * worker.
      */
     async preparePolicy(input: unknown): Promise<PolicyState> {
       const { experiment, init, env, store, workDir } = parseInput(
@@ -191,22 +183,11 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
             await writeExpertCorpus(env, corpus);
             tiny = { ...tiny, bpe_corpus: [corpus] };
           }
-          const script = [
-            'import json, sys',
-            'from gymflow_trainer.config import TinyModelConfig, from_dict',
-            'from gymflow_trainer.errors import ConfigError',
-            'from gymflow_trainer.tiny import save_tiny',
-            'try:',
-            '    cfg = from_dict(TinyModelConfig, json.loads(sys.argv[1]), "pipeline config", "$.policy.init.tiny")',
-            '    cfg.validate("$.policy.init.tiny")',
-            'except ConfigError as e:',
-            '    print(str(e)); sys.exit(2)',
-            'save_tiny(sys.argv[2], cfg)',
-          ].join('\n');
           try {
-            const r = await runPython(script, [JSON.stringify(tiny), tmp], Context.current().cancellationSignal);
-            if (r.code === 2) throw configFailure(`pipeline config $.policy.init.tiny: ${r.stdout.trim()}`);
-            if (r.code !== 0) throw new Error(`building the tiny initial model failed (exit ${String(r.code)}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+            const args = ['--config', JSON.stringify(tiny), '--out', tmp, '--name', 'pipeline config', '--at', '$.policy.init.tiny'];
+            const r = await runTrainerTool('tiny', args, Context.current().cancellationSignal);
+            if (r.code === 2) throw configFailure(`pipeline config $.policy.init.tiny: ${r.error?.message ?? toolFailure(r)}`);
+            if (r.code !== 0) throw new Error(`building the tiny initial model failed (exit ${String(r.code)}): ${toolFailure(r)}`);
             // Complete or absent: a concurrent build that won the rename is as good as ours.
             await rename(tmp, dir).catch(async (err: unknown) => {
               if (!(await stat(dir).catch(() => undefined))?.isDirectory()) throw err;

@@ -38,7 +38,7 @@ import {
 import { checkoutCached, fileSafe, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { parseInput, progressReporter, withFailureMapping } from './common.js';
 import { PolicySchema, storeRef as ref } from './schemas.js';
-import { runPython, trainerEnv, trainerPython } from './python.js';
+import { probeModules, trainerEnv, trainerPython } from './python.js';
 
 /** Heartbeats while the trainer is quiet (a long step), so a lost worker is noticed but a slow step is not. */
 const IDLE_HEARTBEAT_MS = 10_000;
@@ -65,7 +65,7 @@ export async function modelDir(ws: Workspace, policy: PolicyState): Promise<stri
 let accelerateProbe: Promise<boolean> | undefined;
 /** Whether `accelerate` is importable by the trainer's Python (asked once per worker). */
 function hasAccelerate(): Promise<boolean> {
-  accelerateProbe ??= runPython('import accelerate', []).then((r) => r.code === 0);
+  accelerateProbe ??= probeModules(['accelerate']).then((m) => typeof m['accelerate'] === 'string');
   return accelerateProbe;
 }
 

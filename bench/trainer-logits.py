@@ -1,5 +1,5 @@
 """What ``logits_chunk`` saves and costs: peak memory and time of one training forward + backward through
-``common.trained_logps`` at a real vocabulary, with the head on every trained position at once (``0``) and in
+``batching.trained_logps`` at a real vocabulary, with the head on every trained position at once (``0``) and in
 chunks of N positions.
 
 The model is a randomly initialised Qwen2-style model with Qwen2's vocabulary (151,936 tokens) and a small body
@@ -41,7 +41,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from gymflow_trainer import common
+    from gymflow_trainer import batching
 
     torch.manual_seed(0)
     cuda = torch.cuda.is_available()
@@ -59,7 +59,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     bf16 = cuda
 
     def step() -> None:
-        logp, mask = common.trained_logps(model, batch, bf16, logits_chunk=spec["chunk"])[:2]  # the output dropped, as the trainers do
+        logp, mask = batching.trained_logps(model, batch, bf16, logits_chunk=spec["chunk"])[:2]  # the output dropped, as the trainers do
         (-(logp * mask).sum() / mask.sum()).backward()
         model.zero_grad(set_to_none=True)
 

@@ -2,7 +2,7 @@
 
 Same model and data as ``bench/trainer-sft.py`` (its ``write_model`` and synthetic conversations; one packed
 row of the same number of examples per step), and the same code the ``sft`` command runs for one step:
-``collate_packed``, ``token_losses`` (the forward and the loss), the backward, ``common.optimizer_step``.
+``collate_packed``, ``token_losses`` (the forward and the loss), the backward, ``optim.optimizer_step``.
 Each phase is timed on the host (``perf_counter``, the time to issue it) and on the device (CUDA events, the
 time its kernels took), medians over ``--steps`` after ``--warmup``; a phase whose host time is near its device
 time is launch-bound, and a step whose phases' device times add up to much less than its wall time waits on
@@ -54,7 +54,7 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from gymflow_trainer import attention, common, sft
+    from gymflow_trainer import attention, models, optim, sft
     from gymflow_trainer.config import OptimConfig
     from gymflow_trainer.data import load_sft
 
@@ -78,10 +78,10 @@ def main() -> None:
         if varlen:
             attention.use_varlen(model)
         if a.compile:  # as the sft command's compile: true
-            common.compile_layers(model)
-        opt = common.make_optimizer(model, OptimConfig(lr=1e-5, max_grad_norm=1.0))
-        sched = common.make_scheduler(opt, OptimConfig(lr=1e-5), a.steps + 10)
-        skipped = common.SkippedSteps(10)
+            models.compile_layers(model)
+        opt = optim.make_optimizer(model, OptimConfig(lr=1e-5, max_grad_norm=1.0))
+        sched = optim.make_scheduler(opt, OptimConfig(lr=1e-5), a.steps + 10)
+        skipped = optim.SkippedSteps(10)
         phases = ["collate", "forward+loss", "backward", "optimizer"]
         host: dict[str, list[float]] = {k: [] for k in phases}
         device: dict[str, list[float]] = {k: [] for k in phases}
@@ -109,7 +109,7 @@ def main() -> None:
             t.append(time.perf_counter())
             if ev:
                 ev[3].record()
-            common.optimizer_step(model, opt, sched, 1.0, skipped, i + 1)
+            optim.optimizer_step(model, opt, sched, 1.0, skipped, i + 1)
             t.append(time.perf_counter())
             if ev:
                 ev[4].record()

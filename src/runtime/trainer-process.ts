@@ -244,7 +244,7 @@ export function initialHeartbeat(attempt: number): TrainHeartbeat {
   };
 }
 
-/** The file the trainer writes last into a checkpoint (trainer/gymflow_trainer/common.py `STATE_FILE`). */
+/** The file the trainer writes last into a checkpoint (trainer/gymflow_trainer/checkpoints.py `STATE_FILE`). */
 const CHECKPOINT_STATE_FILE = 'trainer_state.pt';
 const CHECKPOINT_NAME = /^checkpoint-(\d+)$/;
 

@@ -15,7 +15,7 @@ model call's ``cu_seq_lens_q``/``max_length_q`` keyword arguments, which transfo
 attention call unchanged, recomputations under gradient checkpointing included. A call without them (a
 padded batch) is plain ``sdpa``. transformers 5 builds no mask for an implementation it does not know, so such
 a call is causal only: right for right-padded batches (the padding comes after every real token), the only
-other layout the training commands use (``common.pad_batch``, ``sft.collate``).
+other layout the training commands use (``batching.pad_batch``, ``sft.collate``).
 
 A model whose attention does not go through ``AttentionInterface`` (custom remote code) would silently attend
 across the examples of a row: :func:`use_varlen` runs one tiny packed forward and refuses such a model. The

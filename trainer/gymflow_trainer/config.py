@@ -670,6 +670,38 @@ def load_config(command: str, file: str, overrides: Optional[dict[str, Any]] = N
     return cfg
 
 
+def load_tiny_config(source: str, name: Optional[str] = None, at: Optional[str] = None) -> TinyModelConfig:
+    """Reads, type-checks and validates a :class:`TinyModelConfig`; touches no model.
+
+    ``source`` is a JSON object (text starting with ``{``) or a JSON/YAML file holding a tiny config, or
+    holding a command configuration whose ``model.tiny`` section is used (the initial model of an
+    ``sft``/``dpo``/``rl`` run). Messages name the document ``name`` (default: the file's base name, or
+    ``tiny config`` for JSON text) and the section ``at`` (default ``$``, or ``$.model.tiny``), so a caller
+    that took the section from a larger document can name it there (``pipeline config``,
+    ``$.policy.init.tiny``).
+    """
+    if source.lstrip().startswith("{"):
+        name = name or "tiny config"
+        try:
+            doc: Any = json.loads(source)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{name}: not valid JSON: {e}") from e
+        section, where = doc, at or "$"
+    else:
+        doc = read_document(source)
+        name = name or os.path.basename(source)
+        model = doc.get("model")
+        if isinstance(model, dict):
+            if not isinstance(model.get("tiny"), dict):
+                raise ConfigError(f"{name}: $.model has no 'tiny' section (the model is not built from a tiny config)")
+            section, where = model["tiny"], at or "$.model.tiny"
+        else:
+            section, where = doc, at or "$"
+    cfg = from_dict(TinyModelConfig, section, name, where)
+    cfg.validate(where)
+    return cfg
+
+
 def to_dict(cfg: Any) -> dict[str, Any]:
     """The configuration as plain data (stored in every checkpoint)."""
     return dataclasses.asdict(cfg)

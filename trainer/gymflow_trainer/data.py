@@ -157,7 +157,7 @@ def tokenize_messages(
 ) -> Tokenized:
     """Tokenises ``messages`` (role/content dicts) with per-message ``trained`` flags and loss weights.
     ``system=False`` leaves system messages out (the model's prompt format says so, see
-    :func:`gymflow_trainer.common.system_prompt_mode`)."""
+    :func:`gymflow_trainer.models.system_prompt_mode`)."""
     if not system:
         keep = [i for i, m in enumerate(messages) if m["role"] != "system"]
         messages = [messages[i] for i in keep]

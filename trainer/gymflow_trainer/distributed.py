@@ -17,7 +17,7 @@ Semantics (the same for sft, dpo, rl and rm):
   and gradients are **summed** across ranks (:func:`wrap`'s communication hook), so the gradient is exactly the
   single-process one.
 - Only rank 0 writes events on stdout, checkpoints and the final model; the others wait at a barrier
-  (``common.save_checkpoint`` / ``common.save_final``). Every rank loads the same checkpoint on resume.
+  (``checkpoints.save_checkpoint`` / ``checkpoints.save_final``). Every rank loads the same checkpoint on resume.
 
 Why ``DistributedDataParallel`` rather than accelerate's ``Accelerator``: the trainers already own what
 ``Accelerator`` would take over — device placement, autocast, the accumulation schedule and its loss

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import torch
 
-from . import common, distributed, memory
+from . import batching, checkpoints, distributed, memory, models, optim, prepare
 from .config import DpoConfig
 from .data import DpoExample, load_dpo
 from .events import EventWriter
@@ -31,12 +31,12 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
                    packed: Optional[str] = None, logits_chunk: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """(chosen, rejected) sequence log-probs ``[B]``: sum (or mean, for IPO) over trained tokens. ``packed``
     ("varlen" or "mask", ``cfg.packed``): the 2B sequences run as one packed row. ``logits_chunk``:
-    :func:`common.trained_logps`'s."""
+    :func:`batching.trained_logps`'s."""
     dev = next(model.parameters()).device
     seqs = [p.chosen for p in pairs] + [p.rejected for p in pairs]
-    b = common.layout_batch(seqs, pad_id, dev, packed)
-    r = common.trained_logps(model, b, bf16, logits_chunk=logits_chunk)
-    logp, mask = common.as_padded(b, r.logp, r.mask)
+    b = batching.layout_batch(seqs, pad_id, dev, packed)
+    r = batching.trained_logps(model, b, bf16, logits_chunk=logits_chunk)
+    logp, mask = batching.as_padded(b, r.logp, r.mask)
     seq = logp.sum(-1)
     if mean:
         seq = seq / mask.sum(-1).clamp(min=1.0)
@@ -44,10 +44,10 @@ def sequence_logps(model: Any, pairs: list[DpoExample], pad_id: int, mean: bool,
 
 
 def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
-    dev, digest, resume, model, tok, pairs = common.prepare_run(cfg, lambda tokenizer, keep_system: load_dpo(cfg.data, tokenizer, cfg.max_length, system=keep_system))
-    steps = common.batch_schedule(len(pairs), cfg)
+    dev, digest, resume, model, tok, pairs = prepare.prepare_run(cfg, lambda tokenizer, keep_system: load_dpo(cfg.data, tokenizer, cfg.max_length, system=keep_system))
+    steps = batching.batch_schedule(len(pairs), cfg)
     model.to(dev)
-    common.prepare_layout(model, cfg)  # before the reference model is copied from it
+    models.prepare_layout(model, cfg)  # before the reference model is copied from it
     mean = cfg.loss_type == "ipo"
     # the pairs' (chosen, rejected) log-probs under a model, in the configured layout
     logps = functools.partial(sequence_logps, pad_id=tok.pad_token_id, mean=mean, bf16=cfg.bf16, packed=cfg.packed,
@@ -80,8 +80,8 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             p.requires_grad_(False)
     model.train()
     if cfg.compile:  # the reference (copy or precomputed) stays eager
-        common.compile_layers(model)
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
+        models.compile_layers(model)
+    opt, sched, start, resumed = checkpoints.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="dpo", pairs=len(pairs), total_steps=len(steps), start_step=start, **resumed.fields(),
                 device=str(dev), reference=cfg.reference, processes=distributed.world().size)
@@ -97,9 +97,9 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             with ctx:
                 return logps(model, [pairs[i] for i in idx])
 
-    extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
+    extra = {**checkpoints.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
-    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
+    skipped = optim.SkippedSteps(cfg.optim.max_skipped_steps)
     for step in range(start, len(steps)):
         epoch, micro = steps[step]
         t0 = time.perf_counter()
@@ -110,10 +110,10 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             pc, pr = logps(fwd, [pairs[i] for i in mb])
             return dpo_loss(pc, pr, rc.to(pc.device), rr.to(pc.device), cfg.beta, cfg.loss_type)
 
-        total, agg = fit.run(f"step {done_steps}", model, lambda: common.example_mean_passes(fit, fwd, micro, pair_loss))
+        total, agg = fit.run(f"step {done_steps}", model, lambda: optim.example_mean_passes(fit, fwd, micro, pair_loss))
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        grad_norm, lr = optim.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         dt = time.perf_counter() - t0
         n_tokens = sum(len(pairs[i].chosen.input_ids) + len(pairs[i].rejected.input_ids) for mb in micro for i in mb)
@@ -121,9 +121,9 @@ def run(cfg: DpoConfig, events: EventWriter) -> dict[str, Any]:
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=float(grad_norm),
                             tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields(), **fit.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
-            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
+            path = checkpoints.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             events.checkpoint(path, done_steps)
-    path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
+    path = checkpoints.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
     events.checkpoint(path, len(steps))
-    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
+    final = checkpoints.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     return {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}

@@ -13,7 +13,8 @@ nothing half-written) holds:
 - ``gymflow_policy.json`` — what a runtime needs to drive the graph (layers, heads, ids that end a turn, …),
   where the weights came from and the result of the onnxruntime-vs-torch check.
 
-``kind: reward_model`` is exported by :func:`gymflow_trainer.rm.export_reward_onnx`.
+``kind: reward_model`` (:func:`export_reward_model`): a reward model trained by ``rm`` as a scorer graph, its
+tokenizer and ``gymflow_reward_model.json`` (docs/reward.md, "Learned reward model").
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ import torch
 
 from .chat import IM_END, render
 from .config import ExportOnnxConfig, TinyModelConfig
-from .errors import CheckpointError, TrainerError
+from .errors import CheckpointError, ConfigError, TrainerError
 from .events import EventWriter
+from .rm import RM_META_FILE, STEP_INPUT_FORMAT, load_reward_model, pad, raw_scores
 
 POLICY_FORMAT = "gymflow-onnx-policy"
 POLICY_VERSION = 1
@@ -46,6 +48,8 @@ WEIGHT_PATTERNS = ("model.safetensors", "model-*-of-*.safetensors", "pytorch_mod
 ADAPTER_PATTERNS = ("adapter_model.safetensors", "adapter_model.bin")
 #: What a LoRA run's ``model/`` directories hold instead of ``config.json``: the adapter's configuration.
 ADAPTER_CONFIG = "adapter_config.json"
+#: The manifest of a reward-model export (``kind: reward_model``).
+REWARD_MODEL_FILE = "gymflow_reward_model.json"
 
 
 class OnnxCheckError(TrainerError):
@@ -393,7 +397,7 @@ def policy_metadata(model: Any, tok: Any, checkpoint: str, weights: list[str], m
         "eos_token_ids": eos,
         "pad_token_id": int(pad),
         "chat_template": "chatml",
-        # The prompt format the model was trained with (common.SYSTEM_PROMPT_ATTR; "keep" when unrecorded).
+        # The prompt format the model was trained with (models.SYSTEM_PROMPT_ATTR; "keep" when unrecorded).
         "system_prompt": getattr(cfg, "gymflow_system_prompt", None) or "keep",
         "source": {"checkpoint": os.path.abspath(checkpoint), "sha256_of_weights": sha256_of_files(weights)},
         "check": {"max_abs_diff": max_abs_diff},
@@ -442,11 +446,165 @@ def export_policy(cfg: ExportOnnxConfig, events: EventWriter) -> dict[str, Any]:
             "max_abs_diff": meta["check"]["max_abs_diff"], "total_s": round(time.time() - t0, 3)}
 
 
+# ------------------------------------------------------------------------------------- kind: reward_model
+
+
+def _load_reward_model(checkpoint_dir: str) -> tuple[Any, Any, dict[str, Any]]:
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    d = resolve_model_dir(checkpoint_dir)
+    meta: dict[str, Any] = {}
+    mp = os.path.join(d, RM_META_FILE)
+    if os.path.isfile(mp):
+        with open(mp, encoding="utf-8") as fh:
+            meta = json.load(fh)
+    if meta.get("input", STEP_INPUT_FORMAT) != STEP_INPUT_FORMAT:
+        raise CheckpointError(f"{mp}: input {meta.get('input')!r} is not {STEP_INPUT_FORMAT!r}")
+    if os.path.isfile(os.path.join(d, "config.json")):
+        conf = AutoConfig.from_pretrained(d)
+        archs = conf.architectures or []
+        if not any(a.endswith("ForSequenceClassification") for a in archs) or conf.num_labels != 1:
+            raise CheckpointError(f"{checkpoint_dir}: not a reward model (architectures {archs}, num_labels {conf.num_labels}); "
+                                  "train one with `python -m gymflow_trainer rm`")
+        model = AutoModelForSequenceClassification.from_pretrained(d, dtype=torch.float32, attn_implementation="eager")
+    else:
+        model = _merged_reward_adapter(checkpoint_dir, d)
+    model.config.use_cache = False
+    tok = AutoTokenizer.from_pretrained(d)
+    return model.eval(), tok, {**meta, "dir": d}
+
+
+def _merged_reward_adapter(checkpoint_dir: str, d: str) -> Any:
+    """The reward model of a LoRA step checkpoint's ``model/`` (the adapter and the trained head): the base the
+    run started from (:func:`adapter_base_section`; a tiny backbone is rebuilt) with the adapter merged, in
+    float32 with eager attention."""
+    from peft import PeftModel
+
+    from .config import ModelConfig, from_dict
+
+    with open(os.path.join(d, ADAPTER_CONFIG), encoding="utf-8") as fh:
+        adapter = json.load(fh)
+    if adapter.get("task_type") != "SEQ_CLS":
+        raise CheckpointError(f"{checkpoint_dir}: not a reward model (a LoRA adapter for task {adapter.get('task_type')!r}); "
+                              "train one with `python -m gymflow_trainer rm`")
+    source, section = adapter_base_section(d, adapter)
+    try:
+        mcfg = from_dict(ModelConfig, section, source, "$.config.model")
+        mcfg.validate("$.config.model")
+        mcfg.gradient_checkpointing = False
+        base, _ = load_reward_model(mcfg)
+        model = PeftModel.from_pretrained(base, d).merge_and_unload()
+    except CheckpointError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a base that is gone, or weights that do not fit it
+        raise CheckpointError(f"{d}: cannot rebuild the reward model from its adapter and the base model in {source} "
+                              f"({type(e).__name__}: {e})") from e
+    model = cast_parameters(model, torch.float32)
+    if hasattr(model, "set_attn_implementation"):
+        model.set_attn_implementation("eager")
+    else:  # pragma: no cover - older transformers
+        model.config._attn_implementation = "eager"
+    return model
+
+
+def _reward_weights_digest(d: str) -> str:
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(d)):
+        if name.endswith((".safetensors", ".bin")):
+            with open(os.path.join(d, name), "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def export_reward_model(checkpoint_dir: str, output_dir: str, opset: int, check: bool) -> dict[str, Any]:
+    """Writes the reward-model directory of the ONNX contract (docs/reward.md, "Learned reward model"):
+    ``model.onnx`` (inputs ``input_ids``, ``attention_mask`` int64 ``[batch, seq]``, right-padded; outputs
+    ``scores`` = σ(r) and ``logits`` = r, float32 ``[batch]``), the tokenizer files and
+    ``gymflow_reward_model.json``. With ``check`` onnxruntime runs a padded batch of two sample inputs and the
+    export fails (:class:`CheckpointError`) when any output differs from torch by more than 1e-4.
+
+    ``checkpoint_dir``: a reward model's ``final/``, a step checkpoint, or a run's ``output_dir`` (its
+    ``final/``, else its newest checkpoint). The directory is built beside ``output_dir`` and renamed into
+    place; an existing ``output_dir`` must be empty or an earlier reward-model export (it is replaced).
+    Returns what goes in the ``done`` event."""
+    out = os.path.abspath(output_dir)
+    if os.path.exists(out) and (not os.path.isdir(out) or (os.listdir(out) and not os.path.isfile(os.path.join(out, REWARD_MODEL_FILE)))):
+        raise ConfigError(f"output_dir {output_dir!r} exists and is not empty nor an earlier reward-model export (no {REWARD_MODEL_FILE})")
+    t0 = time.time()
+    model, tok, meta = _load_reward_model(checkpoint_dir)
+    max_length = int(meta.get("max_length", 1024))
+
+    class Scorer(torch.nn.Module):
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:
+            r = raw_scores(self.m, input_ids, attention_mask)
+            return torch.sigmoid(r), r
+
+    scorer = Scorer(model).eval()
+    sample = [tok.encode('<|im_start|>user\nScore this step.<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{"name":"search","arguments":{"query":"x"}}\n</tool_call><|im_end|>\n', add_special_tokens=False),
+              tok.encode("<|im_start|>user\nhi<|im_end|>\n", add_special_tokens=False)]
+    ids, att = pad(sample, tok.pad_token_id, torch.device("cpu"))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    tmp = f"{out}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
+        onnx_path = os.path.join(tmp, "model.onnx")
+        with torch.no_grad(), warnings.catch_warnings():
+            # The TorchScript exporter's deprecation notice and tracer notes (the traced mask branch is the one
+            # every input takes: attention_mask always spans the whole sequence) would only clutter stderr.
+            warnings.simplefilter("ignore")
+            torch.onnx.export(scorer, (ids, att), onnx_path, input_names=["input_ids", "attention_mask"], output_names=["scores", "logits"],
+                              dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+                                            "scores": {0: "batch"}, "logits": {0: "batch"}},
+                              opset_version=opset, dynamo=False)
+        max_diff = None
+        if check:
+            import numpy as np
+            import onnxruntime as ort
+
+            sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+            got = sess.run(["scores", "logits"], {"input_ids": ids.numpy(), "attention_mask": att.numpy()})
+            with torch.no_grad():
+                want = [t.numpy() for t in scorer(ids, att)]
+            max_diff = float(max(np.abs(g - w).max() for g, w in zip(got, want)))
+            if not max_diff <= 1e-4:
+                raise CheckpointError(f"{checkpoint_dir}: the ONNX graph's outputs differ from torch by {max_diff:.3g} (> 1e-4); "
+                                      f"nothing written to {output_dir}")
+        tok.save_pretrained(tmp)
+        info = {
+            "format": "gymflow-onnx-reward-model",
+            "version": 1,
+            "input": STEP_INPUT_FORMAT,
+            "max_length": max_length,
+            "model_type": model.config.model_type,
+            "pad_token_id": tok.pad_token_id,
+            "outputs": {"scores": "sigmoid(logits): the step score in (0, 1)", "logits": "raw head output r"},
+            "objective": meta.get("objective"),
+            "pair_aggregate": meta.get("pair_aggregate"),
+            "opset": opset,
+            "source": {"checkpoint": os.path.abspath(checkpoint_dir), "sha256_of_weights": _reward_weights_digest(meta["dir"])},
+            "check": {"max_abs_diff": max_diff},
+        }
+        with open(os.path.join(tmp, REWARD_MODEL_FILE), "w", encoding="utf-8") as fh:
+            json.dump(info, fh, indent=2)
+            fh.write("\n")
+        if os.path.exists(out):
+            shutil.rmtree(out)
+        os.rename(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"kind": "reward_model", "path": out, "model": os.path.join(out, "model.onnx"), "max_length": max_length, "opset": opset,
+            "max_abs_diff": max_diff, "total_s": round(time.time() - t0, 3)}
+
+
 def run(cfg: ExportOnnxConfig, events: EventWriter) -> dict[str, Any]:
     """The ``export-onnx`` command: dispatches on ``cfg.kind``."""
     if cfg.kind == "reward_model":
-        from .rm import export_reward_onnx  # lazily: the reward-model exporter is optional for policy exports
-
         events.emit("start", command="export-onnx", kind="reward_model", checkpoint=cfg.checkpoint, output_dir=cfg.output_dir)
-        return {"kind": "reward_model", **export_reward_onnx(cfg.checkpoint, cfg.output_dir, cfg.opset, cfg.check)}
+        return {"kind": "reward_model", **export_reward_model(cfg.checkpoint, cfg.output_dir, cfg.opset, cfg.check)}
     return export_policy(cfg, events)

@@ -41,11 +41,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import torch
 
-from . import common, distributed, memory
+from . import batching, checkpoints, distributed, memory, models, optim, prepare
 from .advantages import chained_gae, dynamic_sampling_filter, group_advantages, process_advantages
 from .config import RlConfig
 from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete, warn_stderr
@@ -63,17 +63,17 @@ def token_logps(model: Any, samples: list[RlSample], pad_id: int, bf16: bool = F
     policy's entropy at each trained position (no gradient). ``forward``: the module to run
     the forward pass through (the DDP wrapper when training under torchrun), default ``model``. ``packed``
     ("varlen" or "mask", ``cfg.packed``): the samples run as one packed row, and the results come back in the
-    padded layout, so everything downstream is the same. ``logits_chunk``: :func:`common.trained_logps`'s."""
+    padded layout, so everything downstream is the same. ``logits_chunk``: :func:`batching.trained_logps`'s."""
     dev = next(model.parameters()).device
     seqs = [s.tokens for s in samples]
-    b = common.layout_batch(seqs, pad_id, dev, packed)
-    r = common.trained_logps(forward or model, b, bf16, hidden=values, logits_chunk=logits_chunk, entropy=entropy)
+    b = batching.layout_batch(seqs, pad_id, dev, packed)
+    r = batching.trained_logps(forward or model, b, bf16, hidden=values, logits_chunk=logits_chunk, entropy=entropy)
     rows = [r.logp, r.mask]
     if values:
         rows.append(model.v_head(r.output.hidden_states[-1][:, :-1].float()).squeeze(-1))
     if r.entropy is not None:
         rows.append(r.entropy)
-    return tuple(common.as_padded(b, *rows))
+    return tuple(batching.as_padded(b, *rows))
 
 
 def outcome_advantages(samples: list[RlSample], cfg: RlConfig) -> torch.Tensor:
@@ -189,31 +189,98 @@ def piece_share(counts: list[int], piece: list[int], whole: list[int], mode: str
 
 
 def schedule(n: int, cfg: RlConfig, members: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]], int]]:
-    """Every optimiser step as ``(epoch, micro-batches, inner)``: :func:`common.batch_schedule` with each of its
+    """Every optimiser step as ``(epoch, micro-batches, inner)``: :func:`batching.batch_schedule` with each of its
     steps repeated ``ppo_epochs`` times (``inner`` counts the updates on one rollout batch), cut at ``max_steps``.
     With ``members`` (each member's step samples, in step order) whole members are shuffled and their steps stay
     together: PPO's GAE needs the values of a member's later steps, and a rollout batch that holds them needs no
     pass over other samples (shuffled steps cost about K/2 extra passes per sample for members of K steps)."""
-    uncut = common.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), members)
+    uncut = batching.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), members)
     steps = [(epoch, micro, inner) for epoch, micro in uncut for inner in range(cfg.ppo_epochs)]
     return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
 
 
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
-    by_steps = cfg.samples == "steps" or (cfg.samples == "auto" and rollout_tokens_complete(cfg.data))
-    correcting = cfg.rollout_correction.level != "off"
+    """The ``rl`` command (see the module documentation); returns what goes in the ``done`` event."""
+    by_steps = uses_step_samples(cfg)
+    check_sample_kind(cfg, by_steps)  # before any model is loaded
+    dev, digest, resume, model, tok, samples = prepare.prepare_run(cfg, _data_loader(cfg, by_steps))
+    chosen = choose_samples(samples, cfg, by_steps)
+    t = _Training.build(cfg, model, tok, chosen, by_steps)
+    steps = schedule(len(t.samples), cfg, list(t.by_member.values()) if t.use_value and by_steps else None)
+    if t.use_value:
+        add_value_head(model, cfg.seed)
+    model.to(dev)
+    models.prepare_layout(model, cfg)
+    t.fit = memory.fit_for(cfg, (memory.packed_size if cfg.packing else memory.padded_size)([len(x.tokens.input_ids) for x in t.samples]))
+    if cfg.loss.kl_beta > 0:  # the initial policy, before any checkpoint is loaded
+        t.ref = reference_logps(t, steps)
+    model.train()
+    if cfg.compile:
+        models.compile_layers(model)
+    opt, sched, start, resumed = checkpoints.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
+    t.fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
+    events.emit("start", command="rl", samples=len(t.samples), dropped=chosen.dropped, cut_samples=chosen.cut,
+                total_steps=len(steps), start_step=start,
+                **resumed.fields(), device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
+                processes=distributed.world().size, **chosen.shaping)
+    extra = {**checkpoints.config_extra(cfg, digest), "total_steps": len(steps)}
+    loss_val = train_steps(t, steps, start, opt, sched, events, lambda done: checkpoints.save_checkpoint(
+        cfg.output_dir, done, model, tok, opt, sched, extra, cfg.keep_last))
+    path = checkpoints.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
+    events.checkpoint(path, len(steps))
+    final = checkpoints.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
+    return {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}
+
+
+# ------------------------------------------------------------------------------------------ run's steps
+
+
+def uses_step_samples(cfg: RlConfig) -> bool:
+    """Whether the run trains one sample per step (the rollout's token ids and log-probs) rather than one per
+    member (the rendered conversation): ``samples``, or with ``auto`` whether the data carries them."""
+    return cfg.samples == "steps" or (cfg.samples == "auto" and rollout_tokens_complete(cfg.data))
+
+
+def check_sample_kind(cfg: RlConfig, by_steps: bool) -> None:
+    """Refuses what needs step samples without them (:class:`ConfigError`), and warns of LoRA dropout."""
     if cfg.lora is not None and cfg.lora.dropout > 0 and distributed.is_main():
         # The old (and reference) log-probs come from eval-mode passes, the training passes run with dropout.
         warn_stderr(f"lora.dropout {cfg.lora.dropout}: the training passes drop out what the old log-probs kept, so even the first update "
                     "is off-policy (ratio ≠ 1, clipping may act at once); RL usually runs LoRA with dropout 0")
-    if correcting and not by_steps:  # before any model is loaded
+    if cfg.rollout_correction.level != "off" and not by_steps:
         raise ConfigError(f"rollout_correction.level: '{cfg.rollout_correction.level}' needs the rollout's log-probs, but {cfg.data} "
                           "does not carry token ids and log-probs for every step (samples: auto chose 'conversation')")
     if cfg.step_reward_coef > 0 and not by_steps:
         raise ConfigError(f"step_reward_coef: step rewards go on each step's own sample, but {cfg.data} does not carry token ids and "
                           "log-probs for every step (samples: auto chose 'conversation')")
-    dev, digest, resume, model, tok, samples = common.prepare_run(
-        cfg, lambda tokenizer, keep_system: load_rl_steps(cfg.data, cfg.max_length, step_rewards=cfg.step_reward_coef > 0) if by_steps else load_rl(cfg.data, tokenizer, cfg.max_length, system=keep_system))
+
+
+def _data_loader(cfg: RlConfig, by_steps: bool) -> Callable[[Any, bool], list[RlSample]]:
+    """``prepare_run``'s data loader: the step samples, or the members' conversations rendered by the tokenizer."""
+    def load(tokenizer: Any, keep_system: bool) -> list[RlSample]:
+        if by_steps:
+            return load_rl_steps(cfg.data, cfg.max_length, step_rewards=cfg.step_reward_coef > 0)
+        return load_rl(cfg.data, tokenizer, cfg.max_length, system=keep_system)
+
+    return load
+
+
+@dataclasses.dataclass
+class ChosenSamples:
+    """What :func:`choose_samples` keeps: the samples trained on and their advantages, how many were dropped
+    and cut, and the ``start`` event's ``step_rewards`` (with ``step_reward_coef``)."""
+
+    samples: list[RlSample]
+    advantages: torch.Tensor
+    dropped: int
+    cut: int
+    shaping: dict[str, Any]
+
+
+def choose_samples(samples: list[RlSample], cfg: RlConfig, by_steps: bool) -> ChosenSamples:
+    """Each sample's advantage (outcome + process terms), then the samples kept for training: all of them, or
+    with ``drop_uniform_groups`` those of groups whose rewards (or step rewards) tell their members apart.
+    :class:`DataError` when nothing is left; warnings for unscored steps and cut samples."""
     rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
     groups = [s.group for s in samples]
     outcome, process = outcome_advantages(samples, cfg), process_terms(samples, cfg)
@@ -238,60 +305,89 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         also = " and step rewards" if cfg.step_reward_coef > 0 and cfg.loss.algorithm != "ppo" else ""
         raise DataError(f"{cfg.data}: every group has equal rewards{also}; nothing to learn (drop_uniform_groups)")
     samples = [samples[i] for i in idx]
-    adv = adv[idx].float()
     cut = sum(s.cut for s in samples)
     if cut and distributed.is_main():
         why = ": their sampled tokens are scored after a shorter prompt than the policy saw (mismatch_kl rises)" if by_steps else ""
         warn_stderr(f"{cfg.data}: {cut} of {len(samples)} samples are longer than max_length {cfg.max_length} and were cut{why}; "
                     "raise max_length")
-    use_value = cfg.loss.algorithm == "ppo"
-    by_member = episodes(samples)
-    steps = schedule(len(samples), cfg, list(by_member.values()) if use_value and by_steps else None)
-    # the samples' per-token log-probs (and more, as asked) under a model, in the configured layout
-    logps = functools.partial(token_logps, pad_id=tok.pad_token_id, bf16=cfg.bf16, packed=cfg.packed, logits_chunk=cfg.logits_chunk)
-    if use_value:
-        hidden = model.config.hidden_size
-        g = torch.Generator().manual_seed(cfg.seed)
-        v_head = torch.nn.Linear(hidden, 1)
+    return ChosenSamples(samples, adv[idx].float(), int((~keep).sum()), cut, shaping)
+
+
+def add_value_head(model: Any, seed: int) -> None:
+    """PPO's critic: ``v_head``, a seeded ``Linear(hidden, 1)`` on the last hidden state (small weights, zero bias)."""
+    hidden = model.config.hidden_size
+    g = torch.Generator().manual_seed(seed)
+    v_head = torch.nn.Linear(hidden, 1)
+    with torch.no_grad():
+        v_head.weight.normal_(0.0, 1.0 / (hidden + 1) ** 0.5, generator=g)
+        v_head.bias.zero_()
+    model.add_module("v_head", v_head)
+
+
+@dataclasses.dataclass
+class _Training:
+    """What the passes of every step share: the configuration, the model (``fwd``: its training forward, DDP
+    under torchrun), the samples and their advantages, the reference log-probs (``kl_beta``), the memory fit,
+    and the per-sample log-prob function in the configured layout."""
+
+    cfg: RlConfig
+    model: Any
+    samples: list[RlSample]
+    adv: torch.Tensor
+    by_steps: bool
+    by_member: dict[str, list[int]]
+    logps: Callable[..., tuple[torch.Tensor, ...]]
+    counts: list[int]
+    pg_mode: str
+    fit: Any = None
+    fwd: Any = None
+    ref: Optional[list[Optional[torch.Tensor]]] = None
+
+    @property
+    def use_value(self) -> bool:
+        return self.cfg.loss.algorithm == "ppo"
+
+    @property
+    def correcting(self) -> bool:
+        return self.cfg.rollout_correction.level != "off"
+
+    @staticmethod
+    def build(cfg: RlConfig, model: Any, tok: Any, chosen: ChosenSamples, by_steps: bool) -> "_Training":
+        # the samples' per-token log-probs (and more, as asked) under a model, in the configured layout
+        logps = functools.partial(token_logps, pad_id=tok.pad_token_id, bf16=cfg.bf16, packed=cfg.packed, logits_chunk=cfg.logits_chunk)
+        pg_mode = "seq" if cfg.loss.algorithm == "gspo" else (cfg.loss.aggregation or DEFAULT_AGGREGATION[cfg.loss.algorithm])
+        return _Training(cfg, model, chosen.samples, chosen.advantages, by_steps, episodes(chosen.samples), logps,
+                         trained_counts(chosen.samples), pg_mode)
+
+
+def reference_logps(t: _Training, steps: list[tuple[int, list[list[int]], int]]) -> list[Optional[torch.Tensor]]:
+    """The KL reference: the initial policy's log-probs of the samples this rank will train (every sample with
+    one process), computed once, before any update and before a checkpoint is loaded."""
+    t.model.eval()
+    ref: list[Optional[torch.Tensor]] = [None] * len(t.samples)
+    mine = sorted(distributed.owned_indices([micro for _, micro, _ in steps]))  # all samples with one process
+
+    def reference() -> None:
         with torch.no_grad():
-            v_head.weight.normal_(0.0, 1.0 / (hidden + 1) ** 0.5, generator=g)
-            v_head.bias.zero_()
-        model.add_module("v_head", v_head)
-    model.to(dev)
-    common.prepare_layout(model, cfg)
+            for i in range(0, len(mine), t.cfg.batch_size):
+                for chunk in t.fit.chunks(mine[i : i + t.cfg.batch_size]):
+                    lp, _ = t.logps(t.model, [t.samples[k] for k in chunk])
+                    for row, k in enumerate(chunk):
+                        ref[k] = lp[row, : len(t.samples[k].tokens.input_ids) - 1].cpu()
 
-    lengths = [len(x.tokens.input_ids) for x in samples]
-    fit = memory.fit_for(cfg, (memory.packed_size if cfg.packing else memory.padded_size)(lengths))
-    ref: list[torch.Tensor | None] | None = None
-    if cfg.loss.kl_beta > 0:  # the initial policy, before any checkpoint is loaded
-        model.eval()
-        ref = [None] * len(samples)
-        mine = sorted(distributed.owned_indices([micro for _, micro, _ in steps]))  # all samples with one process
-        def reference() -> None:
-            with torch.no_grad():
-                for i in range(0, len(mine), cfg.batch_size):
-                    for chunk in fit.chunks(mine[i : i + cfg.batch_size]):
-                        lp, _ = logps(model, [samples[k] for k in chunk])
-                        for row, k in enumerate(chunk):
-                            ref[k] = lp[row, : len(samples[k].tokens.input_ids) - 1].cpu()
+    t.fit.run("the reference log-probs", t.model, reference)
+    return ref
 
-        fit.run("the reference log-probs", model, reference)
-    model.train()
-    if cfg.compile:
-        common.compile_layers(model)
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
-    fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
-    events.emit("start", command="rl", samples=len(samples), dropped=int((~keep).sum()), cut_samples=cut,
-                total_steps=len(steps), start_step=start,
-                **resumed.fields(), device=str(dev), algorithm=cfg.loss.algorithm, sample_kind="steps" if by_steps else "conversation",
-                processes=distributed.world().size, **shaping)
-    counts = trained_counts(samples)
-    pg_mode = "seq" if cfg.loss.algorithm == "gspo" else (cfg.loss.aggregation or DEFAULT_AGGREGATION[cfg.loss.algorithm])
 
-    extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
-    old_cache: dict[int, torch.Tensor] = {}
+def train_steps(t: _Training, steps: list[tuple[int, list[list[int]], int]], start: int, opt: Any, sched: Any,
+                events: EventWriter, save: Callable[[int], str]) -> float:
+    """The optimiser steps from ``start``: each one's passes (:func:`step_passes`), the optimiser step, its
+    ``progress`` event, and every ``save_every`` steps a checkpoint (``save``) at a rollout-batch boundary, so
+    that a resume never needs a lost ``old_logp`` cache. Returns the last step's loss."""
+    cfg = t.cfg
+    old_cache: dict[int, Any] = {}
     loss_val = float("nan")
-    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
+    skipped = optim.SkippedSteps(cfg.optim.max_skipped_steps)
     for step in range(start, len(steps)):
         epoch, micro, inner = steps[step]
         t0 = time.perf_counter()
@@ -299,125 +395,142 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
         rebuild = inner == 0 or not old_cache
         bootstrapped = 0  # later steps of this batch's members whose values the pre-pass computed (PPO, step samples)
 
-        def rollout_cache() -> dict[int, Any]:
-            """The behaviour policy's log-probs (and with a value head: values, advantages, returns) of this
-            rank's samples of the rollout batch."""
-            nonlocal bootstrapped
-            cache: dict[int, Any] = {}
-            model.eval()
-            with torch.no_grad():
-                for mb in (part for _, idx in own for part in fit.chunks(idx)):
-                    out = logps(model, [samples[i] for i in mb], values=use_value)
-                    lp, mk = out[0], out[1]
-                    for k, i in enumerate(mb):
-                        n = len(samples[i].tokens.input_ids) - 1
-                        rollout = samples[i].old_logp
-                        mine_now = lp[k, :n].detach()
-                        if rollout is None:  # no rollout log-probs: this policy's now
-                            entry = {"logp": mine_now}
-                        else:  # the ratio against the behaviour policy's own, or against this policy's with weights between
-                            behaviour = torch.tensor(rollout, dtype=lp.dtype, device=lp.device)
-                            entry = {"logp": mine_now if correcting else behaviour, "rollout": behaviour, "trainer": mine_now}
-                        if use_value:
-                            entry.update(values=out[2][k, :n].detach(), mask=mk[k, :n])
-                        cache[i] = entry
-                if use_value:
-                    # GAE runs over each member's steps in order, so it needs the old values of its steps after those
-                    # in this batch too: wherever they are trained (a later optimizer step, another rank), they are
-                    # computed here with the same critic (no gradient).
-                    # An idle rank's stand-in is trained with weight 0: its own values do, without passes over its member.
-                    tails = [[i] for i in cache] if idle else episode_tails(cache, samples, by_member)
-                    trained_values = {i: e["values"][e["mask"] > 0] for i, e in cache.items()}
-                    later = [i for tail in tails for i in tail if i not in cache]
-                    bootstrapped = len(later)
-                    for b in range(0, len(later), cfg.batch_size):
-                        for mb in fit.chunks(later[b : b + cfg.batch_size]):
-                            out = logps(model, [samples[i] for i in mb], values=True)
-                            for k, i in enumerate(mb):
-                                n = len(samples[i].tokens.input_ids) - 1
-                                trained_values[i] = out[2][k, :n][out[1][k, :n] > 0]
-                    for i, (a, ret) in member_gae(tails, trained_values, samples, cfg.gamma, cfg.lam, cfg.step_reward_coef).items():
-                        if i in cache:
-                            e = cache[i]
-                            at = e["mask"] > 0
-                            e["adv"] = torch.zeros_like(e["values"]).masked_scatter(at, a)
-                            e["ret"] = torch.zeros_like(e["values"]).masked_scatter(at, ret)
-            if use_value and cfg.whiten_advantages:
-                # Over the whole rollout batch: sums over this rank's samples (none for an idle rank), all-reduced.
-                live = [] if idle else list(cache.values())
-                flat_a = torch.cat([e["adv"] for e in live]) if live else torch.zeros(0, dtype=torch.float64)
-                flat_m = torch.cat([e["mask"] for e in live]).to(flat_a.dtype) if live else torch.zeros(0, dtype=torch.float64)
-                if distributed.world().enabled:
-                    s_am, s_m = distributed.all_reduce_sum([float((flat_a * flat_m).sum()), float(flat_m.sum())])
-                    mean = torch.tensor(s_am / max(s_m, 1.0), dtype=flat_a.dtype, device=flat_a.device)
-                    (s_var,) = distributed.all_reduce_sum([float(((flat_a - mean) ** 2 * flat_m).sum())])
-                    std = torch.tensor(s_var / max(s_m, 1.0), dtype=flat_a.dtype, device=flat_a.device).sqrt()
-                else:
-                    mean = masked_mean(flat_a, flat_m)
-                    std = masked_mean((flat_a - mean) ** 2, flat_m).sqrt()
-                for e in cache.values():
-                    e["adv"] = (e["adv"] - mean) / (std + 1e-8) * e["mask"]
-            model.train()
-            return cache
-
         def forward_backward() -> tuple[float, dict[str, float]]:
-            nonlocal old_cache
+            nonlocal old_cache, bootstrapped
             if rebuild:  # inside the step, so that running out of memory here cuts these passes too
                 old_cache = {}  # a failed build leaves no partial cache behind
-                old_cache = rollout_cache()
-            total, agg = 0.0, {}
-            batch = [i for m in micro for i in m]  # the step's samples, over every rank
-            for j, mb, live in fit.pieces(fwd, micro):  # with one process and no limit: the micro-batches
-                batch_samples = [samples[i] for i in mb]
-                out = logps(model, batch_samples, values=use_value, forward=fwd, entropy=True)
-                logp, mask, ent = out[0], out[1], out[-1]
-                width = logp.size(1)
-                stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
-                ref_lp = torch.stack([_pad_to(ref[i], width) for i in mb]).to(logp.device) if ref is not None else None
-                share = piece_share(counts, mb, batch, pg_mode) * live
-                tshare = piece_share(counts, mb, batch, "token-mean") * live
-                token_means = {"entropy": float(masked_mean(ent, mask))}  # the policy's, at the trained tokens
-                weights = None
-                if by_steps:  # the rollout engine's log-probs against the trainer's, and weights when correcting
-                    weights, gap = rollout_weights(stack("trainer"), stack("rollout"), mask, cfg.rollout_correction)
-                    token_means.update(gap)
-                if use_value:
-                    loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp, weights=weights)
-                    vloss, vmetrics = value_loss(out[2], stack("values"), stack("ret"), mask, cfg.vf_clip)
-                    loss = loss * share + cfg.vf_coef * vloss * tshare
-                    token_means.update(vmetrics)
-                else:
-                    loss, metrics = policy_loss(logp, stack("logp"), adv[mb].to(logp.device), mask, cfg.loss,
-                                                ref_logp=ref_lp, weights=weights)
-                    loss = loss * share
-                # token means are weighted by the piece's token share (× tshare, ÷ the share every metric gets below)
-                metrics.update({k: v * tshare / share if share else 0.0 for k, v in token_means.items()})
-                loss.backward()  # the piece's share of the step's loss (the gradients of all ranks add up)
-                total += float(loss.detach())
-                for k, v in metrics.items():
-                    agg[k] = agg.get(k, 0.0) + v * share
-            return total, agg
+                old_cache, bootstrapped = rollout_cache(t, own, idle)
+            return step_passes(t, micro, old_cache)
 
-        total, agg = fit.run(f"step {step + 1}", model, forward_backward)
+        total, agg = t.fit.run(f"step {step + 1}", t.model, forward_backward)
         (total, bootstrapped_all) = distributed.all_reduce_sum([total, bootstrapped])
         agg = distributed.sum_dict(agg)
-        if use_value and by_steps:
+        if t.use_value and t.by_steps:
             agg["bootstrap_samples"] = int(bootstrapped_all)
         done_steps = step + 1
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        grad_norm, lr = optim.optimizer_step(t.model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         dt = time.perf_counter() - t0
-        n_tokens = sum(len(samples[i].tokens.input_ids) for mb in micro for i in mb)
+        n_tokens = sum(len(t.samples[i].tokens.input_ids) for mb in micro for i in mb)
         # also the run's first step: with step samples its mismatch_kl is the rollout engine's gap alone (no update
         # has moved the policy away from the one that collected the data yet)
         if done_steps % cfg.log_every == 0 or done_steps == len(steps) or step == start:
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=float(grad_norm),
-                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields(), **fit.fields())
+                            tokens_per_s=n_tokens / dt if dt > 0 else None, **agg, **skipped.fields(), **t.fit.fields())
         at_boundary = inner == cfg.ppo_epochs - 1
         if cfg.save_every and done_steps % cfg.save_every == 0 and at_boundary and done_steps < len(steps):
-            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
-            events.checkpoint(path, done_steps)
-    path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
-    events.checkpoint(path, len(steps))
-    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
-    return {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}
+            events.checkpoint(save(done_steps), done_steps)
+    return loss_val
+
+
+def rollout_cache(t: _Training, own: list[tuple[int, list[int]]], idle: bool) -> tuple[dict[int, Any], int]:
+    """The behaviour policy's log-probs (and with a value head: values, advantages, returns) of this rank's
+    samples of the rollout batch, computed without gradient; and how many later steps of its members had their
+    values computed for GAE's bootstrap (PPO with step samples)."""
+    cache: dict[int, Any] = {}
+    bootstrapped = 0
+    t.model.eval()
+    with torch.no_grad():
+        for mb in (part for _, idx in own for part in t.fit.chunks(idx)):
+            out = t.logps(t.model, [t.samples[i] for i in mb], values=t.use_value)
+            lp, mk = out[0], out[1]
+            for k, i in enumerate(mb):
+                n = len(t.samples[i].tokens.input_ids) - 1
+                rollout = t.samples[i].old_logp
+                mine_now = lp[k, :n].detach()
+                if rollout is None:  # no rollout log-probs: this policy's now
+                    entry = {"logp": mine_now}
+                else:  # the ratio against the behaviour policy's own, or against this policy's with weights between
+                    behaviour = torch.tensor(rollout, dtype=lp.dtype, device=lp.device)
+                    entry = {"logp": mine_now if t.correcting else behaviour, "rollout": behaviour, "trainer": mine_now}
+                if t.use_value:
+                    entry.update(values=out[2][k, :n].detach(), mask=mk[k, :n])
+                cache[i] = entry
+        if t.use_value:
+            bootstrapped = _gae_advantages(t, cache, idle)
+    if t.use_value and t.cfg.whiten_advantages:
+        _whiten_advantages(cache, idle)
+    t.model.train()
+    return cache, bootstrapped
+
+
+def _gae_advantages(t: _Training, cache: dict[int, Any], idle: bool) -> int:
+    """Sets each cached sample's ``adv`` and ``ret`` from GAE over its member's steps (:func:`member_gae`);
+    returns how many later steps' values were computed for it."""
+    # GAE runs over each member's steps in order, so it needs the old values of its steps after those in this
+    # batch too: wherever they are trained (a later optimizer step, another rank), they are computed here with
+    # the same critic (no gradient).
+    # An idle rank's stand-in is trained with weight 0: its own values do, without passes over its member.
+    tails = [[i] for i in cache] if idle else episode_tails(cache, t.samples, t.by_member)
+    trained_values = {i: e["values"][e["mask"] > 0] for i, e in cache.items()}
+    later = [i for tail in tails for i in tail if i not in cache]
+    for b in range(0, len(later), t.cfg.batch_size):
+        for mb in t.fit.chunks(later[b : b + t.cfg.batch_size]):
+            out = t.logps(t.model, [t.samples[i] for i in mb], values=True)
+            for k, i in enumerate(mb):
+                n = len(t.samples[i].tokens.input_ids) - 1
+                trained_values[i] = out[2][k, :n][out[1][k, :n] > 0]
+    for i, (a, ret) in member_gae(tails, trained_values, t.samples, t.cfg.gamma, t.cfg.lam, t.cfg.step_reward_coef).items():
+        if i in cache:
+            e = cache[i]
+            at = e["mask"] > 0
+            e["adv"] = torch.zeros_like(e["values"]).masked_scatter(at, a)
+            e["ret"] = torch.zeros_like(e["values"]).masked_scatter(at, ret)
+    return len(later)
+
+
+def _whiten_advantages(cache: dict[int, Any], idle: bool) -> None:
+    """Whitens the cached advantages over the whole rollout batch: sums over this rank's samples (none for an
+    idle rank), all-reduced."""
+    live = [] if idle else list(cache.values())
+    flat_a = torch.cat([e["adv"] for e in live]) if live else torch.zeros(0, dtype=torch.float64)
+    flat_m = torch.cat([e["mask"] for e in live]).to(flat_a.dtype) if live else torch.zeros(0, dtype=torch.float64)
+    if distributed.world().enabled:
+        s_am, s_m = distributed.all_reduce_sum([float((flat_a * flat_m).sum()), float(flat_m.sum())])
+        mean = torch.tensor(s_am / max(s_m, 1.0), dtype=flat_a.dtype, device=flat_a.device)
+        (s_var,) = distributed.all_reduce_sum([float(((flat_a - mean) ** 2 * flat_m).sum())])
+        std = torch.tensor(s_var / max(s_m, 1.0), dtype=flat_a.dtype, device=flat_a.device).sqrt()
+    else:
+        mean = masked_mean(flat_a, flat_m)
+        std = masked_mean((flat_a - mean) ** 2, flat_m).sqrt()
+    for e in cache.values():
+        e["adv"] = (e["adv"] - mean) / (std + 1e-8) * e["mask"]
+
+
+def step_passes(t: _Training, micro: list[list[int]], old_cache: dict[int, Any]) -> tuple[float, dict[str, float]]:
+    """The forward and backward passes of one optimiser step over this rank's pieces of its micro-batches: the
+    policy loss (+ PPO's value loss) of each piece, weighted by its share of the step (:func:`piece_share`), so
+    the gradients of all ranks add up to the single-process one. Returns this rank's loss and metrics."""
+    cfg = t.cfg
+    total, agg = 0.0, {}
+    batch = [i for m in micro for i in m]  # the step's samples, over every rank
+    for j, mb, live in t.fit.pieces(t.fwd, micro):  # with one process and no limit: the micro-batches
+        batch_samples = [t.samples[i] for i in mb]
+        out = t.logps(t.model, batch_samples, values=t.use_value, forward=t.fwd, entropy=True)
+        logp, mask, ent = out[0], out[1], out[-1]
+        width = logp.size(1)
+        stack = lambda key: torch.stack([_pad_to(old_cache[i][key], width) for i in mb]).to(logp.device)  # noqa: E731
+        ref_lp = torch.stack([_pad_to(t.ref[i], width) for i in mb]).to(logp.device) if t.ref is not None else None
+        share = piece_share(t.counts, mb, batch, t.pg_mode) * live
+        tshare = piece_share(t.counts, mb, batch, "token-mean") * live
+        token_means = {"entropy": float(masked_mean(ent, mask))}  # the policy's, at the trained tokens
+        weights = None
+        if t.by_steps:  # the rollout engine's log-probs against the trainer's, and weights when correcting
+            weights, gap = rollout_weights(stack("trainer"), stack("rollout"), mask, cfg.rollout_correction)
+            token_means.update(gap)
+        if t.use_value:
+            loss, metrics = policy_loss(logp, stack("logp"), stack("adv"), mask, cfg.loss, ref_logp=ref_lp, weights=weights)
+            vloss, vmetrics = value_loss(out[2], stack("values"), stack("ret"), mask, cfg.vf_clip)
+            loss = loss * share + cfg.vf_coef * vloss * tshare
+            token_means.update(vmetrics)
+        else:
+            loss, metrics = policy_loss(logp, stack("logp"), t.adv[mb].to(logp.device), mask, cfg.loss,
+                                        ref_logp=ref_lp, weights=weights)
+            loss = loss * share
+        # token means are weighted by the piece's token share (× tshare, ÷ the share every metric gets below)
+        metrics.update({k: v * tshare / share if share else 0.0 for k, v in token_means.items()})
+        loss.backward()  # the piece's share of the step's loss (the gradients of all ranks add up)
+        total += float(loss.detach())
+        for k, v in metrics.items():
+            agg[k] = agg.get(k, 0.0) + v * share
+    return total, agg

@@ -1,4 +1,5 @@
-"""The learned step-level reward model (``python -m gymflow_trainer rm``) and its ONNX export.
+"""The learned step-level reward model (``python -m gymflow_trainer rm``); its ONNX export is
+``onnx_export.export_reward_model`` (``export-onnx`` with ``kind: reward_model``).
 
 A tiny (or given) Llama/Qwen2 backbone with a scalar head (``AutoModelForSequenceClassification``,
 ``num_labels=1``) reads one *step input* — the text :func:`render_step` builds from a trajectory and a step
@@ -25,7 +26,6 @@ import json
 import math
 import os
 import re
-import shutil
 import time
 from dataclasses import dataclass
 from decimal import Decimal
@@ -33,14 +33,13 @@ from typing import Any, Optional, Sequence
 
 from .chat import render
 from .data import iter_jsonl
-from .errors import CheckpointError, ConfigError, DataError
+from .errors import DataError
 
 #: Identifies the step rendering below; the ONNX directory records it (``input``) so a TS scorer refuses a
 #: model trained on another rendering.
 STEP_INPUT_FORMAT = "gymflow-step-v1"
 #: The file (in ``final/`` and every checkpoint's ``model/``) that carries what scoring needs besides weights.
 RM_META_FILE = "gymflow_rm.json"
-ONNX_META_FILE = "gymflow_reward_model.json"
 
 # ------------------------------------------------------------------------------------------ step rendering
 
@@ -239,7 +238,7 @@ def load_reward_model(mcfg: Any, lora: Any = None) -> tuple[Any, Any]:
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    from .common import add_lora, check_model_dirs, pretrained
+    from .models import add_lora, check_model_dirs, pretrained
     from .tiny import build_tiny
 
     if mcfg.tiny is not None:
@@ -502,15 +501,15 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     """Trains the step scorer (see the module documentation); returns what goes in the ``done`` event."""
     import torch
 
-    from . import common, distributed, memory
+    from . import batching, checkpoints, distributed, memory, models, optim
 
     os.makedirs(cfg.output_dir, exist_ok=True)
     if distributed.is_main():
-        common.remove_stale_staging(cfg.output_dir)
-    common.seed_everything(cfg.seed)
-    dev = common.device()
+        checkpoints.remove_stale_staging(cfg.output_dir)
+    models.seed_everything(cfg.seed)
+    dev = models.device()
     digest = _data_digest(cfg)
-    resume = common.resolve_resume(cfg.resume_from, cfg.output_dir)
+    resume = checkpoints.resolve_resume(cfg.resume_from, cfg.output_dir)
     distributed.check_same(resume, "the checkpoint to resume from")
     model, tok = load_reward_model(cfg.model, cfg.lora)
 
@@ -520,10 +519,10 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
     held = split_heldout(keys, cfg.eval_fraction, cfg.seed)
     train = [x for x, k in zip(items, keys) if k not in held]
     heldout = [x for x, k in zip(items, keys) if k in held]
-    steps = common.batch_schedule(len(train), cfg)
+    steps = batching.batch_schedule(len(train), cfg)
     model.to(dev)
     model.train()
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
+    opt, sched, start, resumed = checkpoints.start_training(model, cfg.optim, len(steps), resume, digest, cfg.model.path)
     # Under torchrun: training forwards through DDP, each rank on its share of a step (as in sft/dpo). DDP has to
     # see the forward, and raw_scores does not go through model.forward, hence the small module around it.
     class _Scorer(torch.nn.Module):
@@ -540,7 +539,7 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
                 trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad))
 
     def micro_loss(idx: list[int]) -> tuple[Any, dict[str, float]]:
-        with common.autocast_ctx(cfg.bf16):
+        with batching.autocast_ctx(cfg.bf16):
             if not preference:
                 ids, att = pad([train[i].input_ids for i in idx], tok.pad_token_id, dev)
                 target = torch.tensor([train[i].target for i in idx], dtype=torch.float32, device=dev)
@@ -555,9 +554,9 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
             vals = torch.stack([aggregate(raw[a:b], cfg.pair_aggregate) for a, b in spans])
             return bradley_terry_loss(vals[0::2], vals[1::2])
 
-    extra = {**common.config_extra(cfg, digest), "total_steps": len(steps)}
+    extra = {**checkpoints.config_extra(cfg, digest), "total_steps": len(steps)}
     loss_val = float("nan")
-    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
+    skipped = optim.SkippedSteps(cfg.optim.max_skipped_steps)
     if preference:  # a pair's rows are the steps of both sides, padded to the longest step of the piece
         def rows(i: int) -> list[list[int]]:
             return [*train[i].chosen, *train[i].rejected]
@@ -570,24 +569,24 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
         t0 = time.perf_counter()
         n = sum(len(mb) for mb in micro)
         done_steps = step + 1
-        total, agg = fit.run(f"step {done_steps}", model, lambda: common.example_mean_passes(fit, fwd, micro, micro_loss))
+        total, agg = fit.run(f"step {done_steps}", model, lambda: optim.example_mean_passes(fit, fwd, micro, micro_loss))
         (total,) = distributed.all_reduce_sum([total])
         agg = distributed.sum_dict(agg)
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        grad_norm, lr = optim.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         if done_steps % cfg.log_every == 0 or done_steps == len(steps):
             events.progress(step=done_steps, total_steps=len(steps), epoch=epoch, loss=loss_val, lr=lr, grad_norm=grad_norm,
                             examples_per_s=n / max(time.perf_counter() - t0, 1e-9), **agg, **skipped.fields(), **fit.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(steps):
-            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
+            path = checkpoints.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             if distributed.is_main():
                 _save_meta(os.path.join(path, "model"), cfg)
             events.checkpoint(path, done_steps)
-    path = common.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
+    path = checkpoints.save_checkpoint(cfg.output_dir, len(steps), model, tok, opt, sched, extra, cfg.keep_last)
     if distributed.is_main():
         _save_meta(os.path.join(path, "model"), cfg)
     events.checkpoint(path, len(steps))
-    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
+    final = checkpoints.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     if distributed.is_main():
         _save_meta(final, cfg)
     result: dict[str, Any] = {"step": len(steps), "loss": loss_val, "path": final, "checkpoint": path}
@@ -595,168 +594,3 @@ def run(cfg: Any, events: Any) -> dict[str, Any]:
         ev = evaluate_pairs(model, tok, heldout, cfg.pair_aggregate) if preference else evaluate_steps(model, tok, heldout)
         result["eval"] = ev
     return result
-
-
-# ---------------------------------------------------------------------------------------------- ONNX export
-
-
-def _load_for_export(checkpoint_dir: str) -> tuple[Any, Any, dict[str, Any]]:
-    import torch
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
-
-    from .onnx_export import resolve_model_dir
-
-    d = resolve_model_dir(checkpoint_dir)
-    meta: dict[str, Any] = {}
-    mp = os.path.join(d, RM_META_FILE)
-    if os.path.isfile(mp):
-        with open(mp, encoding="utf-8") as fh:
-            meta = json.load(fh)
-    if meta.get("input", STEP_INPUT_FORMAT) != STEP_INPUT_FORMAT:
-        raise CheckpointError(f"{mp}: input {meta.get('input')!r} is not {STEP_INPUT_FORMAT!r}")
-    if os.path.isfile(os.path.join(d, "config.json")):
-        conf = AutoConfig.from_pretrained(d)
-        archs = conf.architectures or []
-        if not any(a.endswith("ForSequenceClassification") for a in archs) or conf.num_labels != 1:
-            raise CheckpointError(f"{checkpoint_dir}: not a reward model (architectures {archs}, num_labels {conf.num_labels}); "
-                                  "train one with `python -m gymflow_trainer rm`")
-        model = AutoModelForSequenceClassification.from_pretrained(d, dtype=torch.float32, attn_implementation="eager")
-    else:
-        model = _merged_adapter(checkpoint_dir, d)
-    model.config.use_cache = False
-    tok = AutoTokenizer.from_pretrained(d)
-    return model.eval(), tok, {**meta, "dir": d}
-
-
-def _merged_adapter(checkpoint_dir: str, d: str) -> Any:
-    """The reward model of a LoRA step checkpoint's ``model/`` (the adapter and the trained head): the base the
-    run started from (:func:`~gymflow_trainer.onnx_export.adapter_base_section`; a tiny backbone is rebuilt) with
-    the adapter merged, in float32 with eager attention."""
-    import torch
-    from peft import PeftModel
-
-    from .config import ModelConfig, from_dict
-    from .onnx_export import ADAPTER_CONFIG, adapter_base_section, cast_parameters
-
-    with open(os.path.join(d, ADAPTER_CONFIG), encoding="utf-8") as fh:
-        adapter = json.load(fh)
-    if adapter.get("task_type") != "SEQ_CLS":
-        raise CheckpointError(f"{checkpoint_dir}: not a reward model (a LoRA adapter for task {adapter.get('task_type')!r}); "
-                              "train one with `python -m gymflow_trainer rm`")
-    source, section = adapter_base_section(d, adapter)
-    try:
-        mcfg = from_dict(ModelConfig, section, source, "$.config.model")
-        mcfg.validate("$.config.model")
-        mcfg.gradient_checkpointing = False
-        base, _ = load_reward_model(mcfg)
-        model = PeftModel.from_pretrained(base, d).merge_and_unload()
-    except CheckpointError:
-        raise
-    except Exception as e:  # noqa: BLE001 - a base that is gone, or weights that do not fit it
-        raise CheckpointError(f"{d}: cannot rebuild the reward model from its adapter and the base model in {source} "
-                              f"({type(e).__name__}: {e})") from e
-    model = cast_parameters(model, torch.float32)
-    if hasattr(model, "set_attn_implementation"):
-        model.set_attn_implementation("eager")
-    else:  # pragma: no cover - older transformers
-        model.config._attn_implementation = "eager"
-    return model
-
-
-def _weights_digest(d: str) -> str:
-    h = hashlib.sha256()
-    for name in sorted(os.listdir(d)):
-        if name.endswith((".safetensors", ".bin")):
-            with open(os.path.join(d, name), "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(block)
-    return "sha256:" + h.hexdigest()
-
-
-def export_reward_onnx(checkpoint_dir: str, output_dir: str, opset: int, check: bool) -> dict[str, Any]:
-    """Writes the reward-model directory of the ONNX contract (docs/reward.md, "Learned reward model"):
-    ``model.onnx`` (inputs ``input_ids``, ``attention_mask`` int64 ``[batch, seq]``, right-padded; outputs
-    ``scores`` = σ(r) and ``logits`` = r, float32 ``[batch]``), the tokenizer files and
-    ``gymflow_reward_model.json``. With ``check`` onnxruntime runs a padded batch of two sample inputs and the
-    export fails (:class:`CheckpointError`) when any output differs from torch by more than 1e-4.
-
-    ``checkpoint_dir``: a reward model's ``final/``, a step checkpoint, or a run's ``output_dir`` (its
-    ``final/``, else its newest checkpoint). The directory is built beside ``output_dir`` and renamed into
-    place; an existing ``output_dir`` must be empty or an earlier reward-model export (it is replaced).
-    Returns what goes in the ``done`` event."""
-    import warnings
-
-    import torch
-
-    out = os.path.abspath(output_dir)
-    if os.path.exists(out) and (not os.path.isdir(out) or (os.listdir(out) and not os.path.isfile(os.path.join(out, ONNX_META_FILE)))):
-        raise ConfigError(f"output_dir {output_dir!r} exists and is not empty nor an earlier reward-model export (no {ONNX_META_FILE})")
-    t0 = time.time()
-    model, tok, meta = _load_for_export(checkpoint_dir)
-    max_length = int(meta.get("max_length", 1024))
-
-    class Scorer(torch.nn.Module):
-        def __init__(self, m: Any) -> None:
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:
-            r = raw_scores(self.m, input_ids, attention_mask)
-            return torch.sigmoid(r), r
-
-    scorer = Scorer(model).eval()
-    sample = [tok.encode('<|im_start|>user\nScore this step.<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{"name":"search","arguments":{"query":"x"}}\n</tool_call><|im_end|>\n', add_special_tokens=False),
-              tok.encode("<|im_start|>user\nhi<|im_end|>\n", add_special_tokens=False)]
-    ids, att = pad(sample, tok.pad_token_id, torch.device("cpu"))
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    tmp = f"{out}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    try:
-        onnx_path = os.path.join(tmp, "model.onnx")
-        with torch.no_grad(), warnings.catch_warnings():
-            # The TorchScript exporter's deprecation notice and tracer notes (the traced mask branch is the one
-            # every input takes: attention_mask always spans the whole sequence) would only clutter stderr.
-            warnings.simplefilter("ignore")
-            torch.onnx.export(scorer, (ids, att), onnx_path, input_names=["input_ids", "attention_mask"], output_names=["scores", "logits"],
-                              dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
-                                            "scores": {0: "batch"}, "logits": {0: "batch"}},
-                              opset_version=opset, dynamo=False)
-        max_diff = None
-        if check:
-            import numpy as np
-            import onnxruntime as ort
-
-            sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
-            got = sess.run(["scores", "logits"], {"input_ids": ids.numpy(), "attention_mask": att.numpy()})
-            with torch.no_grad():
-                want = [t.numpy() for t in scorer(ids, att)]
-            max_diff = float(max(np.abs(g - w).max() for g, w in zip(got, want)))
-            if not max_diff <= 1e-4:
-                raise CheckpointError(f"{checkpoint_dir}: the ONNX graph's outputs differ from torch by {max_diff:.3g} (> 1e-4); "
-                                      f"nothing written to {output_dir}")
-        tok.save_pretrained(tmp)
-        info = {
-            "format": "gymflow-onnx-reward-model",
-            "version": 1,
-            "input": STEP_INPUT_FORMAT,
-            "max_length": max_length,
-            "model_type": model.config.model_type,
-            "pad_token_id": tok.pad_token_id,
-            "outputs": {"scores": "sigmoid(logits): the step score in (0, 1)", "logits": "raw head output r"},
-            "objective": meta.get("objective"),
-            "pair_aggregate": meta.get("pair_aggregate"),
-            "opset": opset,
-            "source": {"checkpoint": os.path.abspath(checkpoint_dir), "sha256_of_weights": _weights_digest(meta["dir"])},
-            "check": {"max_abs_diff": max_diff},
-        }
-        with open(os.path.join(tmp, ONNX_META_FILE), "w", encoding="utf-8") as fh:
-            json.dump(info, fh, indent=2)
-            fh.write("\n")
-        if os.path.exists(out):
-            shutil.rmtree(out)
-        os.rename(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return {"kind": "reward_model", "path": out, "model": os.path.join(out, "model.onnx"), "max_length": max_length, "opset": opset,
-            "max_abs_diff": max_diff, "total_s": round(time.time() - t0, 3)}

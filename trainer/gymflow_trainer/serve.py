@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 import torch
 
 from .chat import ROLES, render
-from .common import SYSTEM_PROMPT_ATTR
+from .models import SYSTEM_PROMPT_ATTR
 from .config import ServeConfig
 from .errors import Terminated
 from .events import EventWriter
@@ -339,7 +339,7 @@ class Engine:
     def load(cls, checkpoint: str, dtype: str = "auto", device: Optional[torch.device] = None) -> "Engine":
         """Loads ``checkpoint`` as ``export-onnx`` resolves it (LoRA merged), in ``dtype`` on ``device``
         (default: the GPU if there is one), with transformers' default attention."""
-        from .common import device as default_device
+        from .models import device as default_device
         from .onnx_export import load_policy
 
         dev = device or default_device()

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import torch
 
-from . import common, distributed, memory
+from . import batching, checkpoints, distributed, memory, models, optim, prepare
 from .config import SftConfig
 from .data import IGNORE, SftExample, curriculum_order, curriculum_pool, load_sft, warn_stderr
 from .errors import DataError
@@ -99,8 +99,8 @@ def collate(examples: list[SftExample], pad_id: int, dev: torch.device) -> dict[
 
 
 def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device, varlen: bool = False) -> dict[str, Any]:
-    """Padding-free: :func:`common.pack_rows` of the examples, with their weights (0 on each first token)."""
-    out = common.pack_rows(examples, dev, varlen)
+    """Padding-free: :func:`batching.pack_rows` of the examples, with their weights (0 on each first token)."""
+    out = batching.pack_rows(examples, dev, varlen)
     w: list[float] = []
     for e in examples:
         w += [0.0] + e.weights[1:]
@@ -110,11 +110,11 @@ def collate_packed(examples: list[SftExample], pad_id: int, dev: torch.device, v
 
 def token_losses(model: Any, batch: dict[str, Any], bf16: bool = False, logits_chunk: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token cross-entropy ``[B, T-1]`` (float32, 0 where not trained) and the matching weights; the logits
-    only where a token is trained (:func:`common.trained_logps`).
+    only where a token is trained (:func:`batching.trained_logps`).
 
     A varlen packed batch (``collate_packed(..., varlen=True)``) needs the model switched to
     :mod:`attention`'s implementation (:func:`attention.use_varlen`)."""
-    r = common.trained_logps(model, batch, bf16, logits_chunk=logits_chunk)
+    r = batching.trained_logps(model, batch, bf16, logits_chunk=logits_chunk)
     return -r.logp, batch["weights"][:, 1:] * r.mask
 
 
@@ -127,24 +127,24 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
             raise DataError(f"{cfg.data}: no example has a trained token")
         return examples
 
-    dev, digest, resume, model, tok, examples = common.prepare_run(cfg, load_data)
+    dev, digest, resume, model, tok, examples = prepare.prepare_run(cfg, load_data)
     schedule = build_schedule(examples, cfg)
     lengths = [len(e.input_ids) for e in examples]
     model.to(dev)
     model.train()
-    common.prepare_layout(model, cfg)
+    models.prepare_layout(model, cfg)
     if cfg.compile:
-        common.compile_layers(model)
+        models.compile_layers(model)
     varlen = cfg.packed == "varlen"
-    opt, sched, start, resumed = common.start_training(model, cfg.optim, len(schedule), resume, digest, cfg.model.path)
+    opt, sched, start, resumed = checkpoints.start_training(model, cfg.optim, len(schedule), resume, digest, cfg.model.path)
     fwd = distributed.wrap(model)  # training forwards (DDP under torchrun); `model` for everything else
     events.emit("start", command="sft", examples=len(examples), total_steps=len(schedule), start_step=start,
                 **resumed.fields(), device=str(dev), processes=distributed.world().size,
                 trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad))
 
-    extra = {**common.config_extra(cfg, digest), "total_steps": len(schedule)}
+    extra = {**checkpoints.config_extra(cfg, digest), "total_steps": len(schedule)}
     loss_val = float("nan")
-    skipped = common.SkippedSteps(cfg.optim.max_skipped_steps)
+    skipped = optim.SkippedSteps(cfg.optim.max_skipped_steps)
     fit = memory.fit_for(cfg, (memory.packed_size if cfg.packing else memory.padded_size)(lengths))
     for step in range(start, len(schedule)):
         epoch, micro = schedule[step]
@@ -167,7 +167,7 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
             return total
 
         (total,) = distributed.all_reduce_sum([fit.run(f"step {done_steps}", model, forward_backward)])
-        grad_norm, lr = common.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
+        grad_norm, lr = optim.optimizer_step(model, opt, sched, cfg.optim.max_grad_norm, skipped, done_steps)
         loss_val = total
         dt = time.perf_counter() - t0
         if done_steps % cfg.log_every == 0 or done_steps == len(schedule):
@@ -175,11 +175,11 @@ def run(cfg: SftConfig, events: EventWriter) -> dict[str, Any]:
                             grad_norm=float(grad_norm), tokens=n_tokens, trained_tokens=n_trained,
                             tokens_per_s=n_tokens / dt if dt > 0 else None, **skipped.fields(), **fit.fields())
         if cfg.save_every and done_steps % cfg.save_every == 0 and done_steps < len(schedule):
-            path = common.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
+            path = checkpoints.save_checkpoint(cfg.output_dir, done_steps, model, tok, opt, sched, extra, cfg.keep_last)
             events.checkpoint(path, done_steps)
-    path = common.save_checkpoint(cfg.output_dir, len(schedule), model, tok, opt, sched, extra, cfg.keep_last)
+    path = checkpoints.save_checkpoint(cfg.output_dir, len(schedule), model, tok, opt, sched, extra, cfg.keep_last)
     events.checkpoint(path, len(schedule))
-    final = common.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
+    final = checkpoints.save_final(cfg.output_dir, model, tok, opt if cfg.optim.carry_state else None)
     return {"step": len(schedule), "loss": loss_val, "path": final, "checkpoint": path}
 
 

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any, Iterator, Optional, Sequence
 
 from .chat import CHAT_TEMPLATE, IM_END, PAD, SPECIAL_TOKENS
 from .portable import make_portable
-from .common import SYSTEM_PROMPT_ATTR, save_tokenizer
+from .models import SYSTEM_PROMPT_ATTR, save_tokenizer
 from .data import iter_jsonl
-from .config import TinyModelConfig, from_dict, read_document
-from .errors import ConfigError
+from .config import TinyModelConfig, load_tiny_config
 
 #: Text the BPE variant learns its merges from: the shapes of exported conversations.
 CORPUS = [
@@ -164,19 +162,6 @@ def save_tiny(out_dir: str, cfg: Optional[TinyModelConfig] = None) -> str:
     return out_dir
 
 
-def tiny_config_from_file(file: str) -> TinyModelConfig:
-    """A :class:`TinyModelConfig` from a JSON/YAML file holding one, or holding a command configuration with a
-    ``model.tiny`` section (the initial model of an ``sft``/``dpo``/``rl`` run)."""
-    doc = read_document(file)
-    name = os.path.basename(file)
-    model = doc.get("model")
-    if isinstance(model, dict):
-        if not isinstance(model.get("tiny"), dict):
-            raise ConfigError(f"{name}: $.model has no 'tiny' section (the model is not built from a tiny config)")
-        return from_dict(TinyModelConfig, model["tiny"], name, "$.model.tiny")
-    return from_dict(TinyModelConfig, doc, name)
-
-
 def main(argv: Optional[list[str]] = None) -> None:
     p = argparse.ArgumentParser(prog="python -m gymflow_trainer.tiny", description="Write a tiny model + tokenizer directory.")
     p.add_argument("out_dir")
@@ -193,13 +178,13 @@ def main(argv: Optional[list[str]] = None) -> None:
                    "is used (e.g. an sft config: the untrained model of that recipe); the other options are then ignored")
     a = p.parse_args(argv)
     if a.config:
-        cfg = tiny_config_from_file(a.config)
+        cfg = load_tiny_config(a.config)
     else:
         cfg = TinyModelConfig(arch=a.arch, bpe_vocab_size=a.bpe_vocab_size, bpe_corpus=list(a.bpe_corpus),
                               bpe_split_digits=a.bpe_split_digits, bpe_split_spaces=a.bpe_split_spaces,
                               bpe_split_numbers=a.bpe_split_numbers, bpe_number_chunk=a.bpe_number_chunk, num_hidden_layers=a.layers, hidden_size=a.hidden_size,
                               intermediate_size=2 * a.hidden_size)
-    cfg.validate("tiny")
+        cfg.validate("tiny")
     save_tiny(a.out_dir, cfg)
     print(json.dumps({"event": "done", "path": a.out_dir}))
 

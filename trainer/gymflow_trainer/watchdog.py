@@ -7,7 +7,7 @@ NCCL's own watchdog does not look. The worker keeps heartbeating while the proce
 nothing wrong either.
 
 The training commands call :func:`beat` after every optimizer step and every checkpoint they write
-(common.py). The watchdog arms at the first beat, so loading the model and the first step are not timed, and
+(optim.py, checkpoints.py). The watchdog arms at the first beat, so loading the model and the first step are not timed, and
 fires when no beat came for ``stall_timeout_s`` (TrainLoopConfig; 0 turns it off):
 
 - a Python thread writes an ``error`` event of type ``Stalled`` that names the last beat, dumps every thread's

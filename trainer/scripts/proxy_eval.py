@@ -24,7 +24,7 @@ from typing import Any, Optional
 import torch
 
 from gymflow_trainer.chat import IM_END, render
-from gymflow_trainer.common import SYSTEM_PROMPT_ATTR
+from gymflow_trainer.models import SYSTEM_PROMPT_ATTR
 
 CALL = re.compile(r"<tool_call>\s*(\{.*\})\s*</tool_call>", re.S)
 

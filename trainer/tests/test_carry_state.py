@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from conftest import Capture, TINY, sft_record, write_jsonl
-from gymflow_trainer import common, rl, sft
+from gymflow_trainer import checkpoints, rl, sft
 from gymflow_trainer.config import RlConfig, SftConfig, from_dict
 from gymflow_trainer.errors import CheckpointError, ConfigError
 from gymflow_trainer.events import EventWriter
@@ -34,7 +34,7 @@ def test_two_runs_with_carried_state_train_as_one_run(tmp_path):
     _, whole, _ = run(sft, SftConfig, sft_doc(tmp_path, "whole", 5, tiny, False))
     first, _, start = run(sft, SftConfig, sft_doc(tmp_path, "first", 2, tiny, True))
     assert start["optimizer_from"] is None  # a model built from model.tiny has no state to carry
-    saved = os.path.join(first["path"], common.OPTIMIZER_STATE_FILE)
+    saved = os.path.join(first["path"], checkpoints.OPTIMIZER_STATE_FILE)
     assert os.path.isfile(saved)
 
     second = {**sft_doc(tmp_path, "carried", 3, {"path": first["path"]}, True), "save_every": 1, "keep_last": 5}
@@ -53,7 +53,7 @@ def test_two_runs_with_carried_state_train_as_one_run(tmp_path):
     assert "optimizer_from" not in start
     assert fresh[1] == pytest.approx(whole[3], rel=1e-5)
     assert abs(fresh[2] - whole[4]) > 1e-3 * whole[4]
-    assert not os.path.exists(os.path.join(str(tmp_path / "fresh"), "final", common.OPTIMIZER_STATE_FILE))
+    assert not os.path.exists(os.path.join(str(tmp_path / "fresh"), "final", checkpoints.OPTIMIZER_STATE_FILE))
 
 
 def test_ppo_carries_the_policy_state_and_starts_a_new_value_head(tmp_path):
@@ -62,17 +62,17 @@ def test_ppo_carries_the_policy_state_and_starts_a_new_value_head(tmp_path):
                 "optim": {"lr": 1e-2, "carry_state": True}, "loss": {"algorithm": "ppo"}}
 
     first, _, _ = run(rl, RlConfig, doc("first", {"tiny": dict(TINY)}))
-    saved = torch.load(os.path.join(first["path"], common.OPTIMIZER_STATE_FILE), weights_only=True)
+    saved = torch.load(os.path.join(first["path"], checkpoints.OPTIMIZER_STATE_FILE), weights_only=True)
     names = set(saved["state"])
     assert names and not any(n.startswith("v_head.") for n in names)
     assert all(int(s["step"]) == first["step"] for s in saved["state"].values())
     _, _, start = run(rl, RlConfig, doc("second", {"path": first["path"]}))
-    assert start["optimizer_from"] == os.path.join(first["path"], common.OPTIMIZER_STATE_FILE)
+    assert start["optimizer_from"] == os.path.join(first["path"], checkpoints.OPTIMIZER_STATE_FILE)
 
 
 def test_a_state_saved_for_another_model_is_refused_by_name(tmp_path):
     first, _, _ = run(sft, SftConfig, sft_doc(tmp_path, "first", 1, {"tiny": dict(TINY)}, True))
-    path = os.path.join(first["path"], common.OPTIMIZER_STATE_FILE)
+    path = os.path.join(first["path"], checkpoints.OPTIMIZER_STATE_FILE)
     saved = torch.load(path, weights_only=True)
     name = next(iter(saved["state"]))
     doc = sft_doc(tmp_path, "next", 1, {"path": first["path"]}, True)

@@ -124,7 +124,7 @@ def test_events_are_one_json_object_per_line_and_nan_is_null():
 
 
 def test_resume_latest_without_checkpoints_starts_fresh(tmp_path):
-    from gymflow_trainer.common import resolve_resume
+    from gymflow_trainer.checkpoints import resolve_resume
     from gymflow_trainer.errors import CheckpointError
 
     assert resolve_resume("latest", str(tmp_path)) is None

@@ -1,4 +1,4 @@
-"""The policy's entropy at the trained tokens (``common.trained_logps(..., entropy=True)``), reported by RL as the
+"""The policy's entropy at the trained tokens (``batching.trained_logps(..., entropy=True)``), reported by RL as the
 ``entropy`` metric: the model's own, with the head whole or in chunks, without gradient, and a token mean over
 the step however the step is cut into pieces."""
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from conftest import TINY
-from gymflow_trainer import common
+from gymflow_trainer import batching
 from gymflow_trainer.config import TinyModelConfig
 from gymflow_trainer.tiny import build_tiny
 from test_logits_chunk import CHUNK, rows
@@ -23,24 +23,24 @@ def test_entropy_is_the_models_at_the_trained_positions(chunk, layout):
         from gymflow_trainer.attention import use_varlen
 
         use_varlen(model)
-    batch = common.layout_batch(rows(tok), tok.pad_token_id, torch.device("cpu"), layout)
-    r = common.trained_logps(model, batch, entropy=True, logits_chunk=chunk)
-    logits = model(**{k: batch[k] for k in ("input_ids", *common.MODEL_KEYS) if k in batch}).logits[:, :-1].float()
+    batch = batching.layout_batch(rows(tok), tok.pad_token_id, torch.device("cpu"), layout)
+    r = batching.trained_logps(model, batch, entropy=True, logits_chunk=chunk)
+    logits = model(**{k: batch[k] for k in ("input_ids", *batching.MODEL_KEYS) if k in batch}).logits[:, :-1].float()
     p = torch.softmax(logits, -1)
     ref = -(p * torch.log_softmax(logits, -1)).sum(-1) * r.mask
     assert int(r.mask.sum()) == 15
     assert torch.allclose(r.entropy, ref, atol=1e-5)
     assert torch.all(r.entropy[r.mask == 0] == 0) and not r.entropy.requires_grad
-    assert common.trained_logps(model, batch, logits_chunk=chunk).entropy is None  # only when asked
+    assert batching.trained_logps(model, batch, logits_chunk=chunk).entropy is None  # only when asked
 
 
 def test_a_uniform_head_has_the_entropy_log_vocabulary():
     tok, model = build_tiny(TinyModelConfig(**TINY))
     with torch.no_grad():
         model.get_output_embeddings().weight.zero_()  # every logit 0: the uniform distribution
-    batch = common.pad_batch(rows(tok), tok.pad_token_id, torch.device("cpu"))
+    batch = batching.pad_batch(rows(tok), tok.pad_token_id, torch.device("cpu"))
     for chunk in (0, CHUNK):
-        r = common.trained_logps(model, batch, entropy=True, logits_chunk=chunk)
+        r = batching.trained_logps(model, batch, entropy=True, logits_chunk=chunk)
         assert torch.allclose(r.entropy[r.mask == 1], torch.full((15,), math.log(model.config.vocab_size)), atol=1e-5)
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from conftest import TINY
-from gymflow_trainer import common, head
+from gymflow_trainer import batching, head, models
 from gymflow_trainer.config import SftConfig, TinyModelConfig, from_dict
 from gymflow_trainer.data import IGNORE
 from gymflow_trainer.errors import ConfigError
@@ -44,10 +44,10 @@ def test_chunked_log_probs_and_gradient_are_the_whole_heads(layout, tied, chunk)
         model.get_output_embeddings().weight = torch.nn.Parameter(model.get_input_embeddings().weight.detach() * 0.5)
     assert (model.get_output_embeddings().weight is model.get_input_embeddings().weight) == tied
     if layout == "varlen":
-        common.prepare_layout(model, from_dict(SftConfig, {"data": "x", "output_dir": "y", "packing": True}))
-    batch = common.layout_batch(rows(tok), tok.pad_token_id, torch.device("cpu"), None if layout == "padded" else layout)
-    whole = common.trained_logps(model, batch, hidden=True)
-    chunked = common.trained_logps(model, batch, hidden=True, logits_chunk=chunk)
+        models.prepare_layout(model, from_dict(SftConfig, {"data": "x", "output_dir": "y", "packing": True}))
+    batch = batching.layout_batch(rows(tok), tok.pad_token_id, torch.device("cpu"), None if layout == "padded" else layout)
+    whole = batching.trained_logps(model, batch, hidden=True)
+    chunked = batching.trained_logps(model, batch, hidden=True, logits_chunk=chunk)
     assert int(whole[1].sum()) == 15
     assert torch.equal(chunked[1], whole[1])
     assert torch.allclose(chunked[0], whole[0], atol=1e-5)
@@ -67,11 +67,11 @@ def test_no_logits_over_all_trained_positions_are_kept_for_backward():
     tok, model = build_tiny(TinyModelConfig(**TINY))
     vocab = model.config.vocab_size
     assert vocab not in (TINY["hidden_size"], TINY["intermediate_size"])  # the last dimension tells logits apart
-    batch = common.pad_batch(rows(tok), tok.pad_token_id, torch.device("cpu"))
+    batch = batching.pad_batch(rows(tok), tok.pad_token_id, torch.device("cpu"))
     for chunk, most in ((0, None), (CHUNK, 0)):
         saved = []
         with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
-            common.trained_logps(model, batch, logits_chunk=chunk)
+            batching.trained_logps(model, batch, logits_chunk=chunk)
         if most is None:  # the whole head: log-softmax of at least every trained position is kept
             assert vocab_wide(saved, vocab) >= 15 * vocab
         else:  # chunked: only the hidden states are kept; each chunk's logits are recomputed in backward
@@ -81,12 +81,12 @@ def test_no_logits_over_all_trained_positions_are_kept_for_backward():
 def test_the_head_is_restored_after_each_call_even_one_that_fails():
     tok, model = build_tiny(TinyModelConfig(**TINY))
     lm_head = model.get_output_embeddings()
-    batch = common.pad_batch(rows(tok), tok.pad_token_id, torch.device("cpu"))
-    common.trained_logps(model, batch, logits_chunk=CHUNK)
+    batch = batching.pad_batch(rows(tok), tok.pad_token_id, torch.device("cpu"))
+    batching.trained_logps(model, batch, logits_chunk=CHUNK)
     assert "forward" not in vars(lm_head)
     bad = dict(batch, input_ids=batch["input_ids"][:, :0])  # an empty row: the model raises inside the bypass
     with pytest.raises(Exception):
-        common.trained_logps(model, bad, logits_chunk=CHUNK)
+        batching.trained_logps(model, bad, logits_chunk=CHUNK)
     assert "forward" not in vars(lm_head)
     x = torch.randn(2, TINY["hidden_size"])
     assert model(input_ids=batch["input_ids"]).logits.size(-1) == model.config.vocab_size
@@ -104,9 +104,9 @@ def test_a_model_that_changes_its_logits_after_the_head_is_refused():
                        num_key_value_heads=2, head_dim=8, final_logit_softcapping=0.5)
     model = Gemma2ForCausalLM(cfg)
     with pytest.raises(ConfigError, match="logits_chunk: Gemma2ForCausalLM changes its logits.*set logits_chunk: 0"):
-        common.prepare_layout(model, SimpleNamespace(packed=None, logits_chunk=8))
+        models.prepare_layout(model, SimpleNamespace(packed=None, logits_chunk=8))
     cfg.final_logit_softcapping = None
-    common.prepare_layout(Gemma2ForCausalLM(cfg), SimpleNamespace(packed=None, logits_chunk=8))  # no cap: accepted
+    models.prepare_layout(Gemma2ForCausalLM(cfg), SimpleNamespace(packed=None, logits_chunk=8))  # no cap: accepted
     assert model.training  # the check's eval() is undone
 
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from conftest import Capture, TINY, conversation, sft_record, write_jsonl
-from gymflow_trainer import common, dpo, rl, rm, sft
+from gymflow_trainer import dpo, models, rl, rm, sft
 from gymflow_trainer.config import DpoConfig, RlConfig, RmConfig, SftConfig, from_dict
 from gymflow_trainer.errors import OutOfMemory
 from gymflow_trainer.events import EventWriter
@@ -23,7 +23,7 @@ from gymflow_trainer.memory import PieceFit, is_out_of_memory, padded_size
 class MemoryLimit:
     """Installs itself on every model the trainer loads; records each forward pass as (tokens, with gradient)."""
 
-    def __init__(self, monkeypatch, tokens, module=common, loader="load_model"):
+    def __init__(self, monkeypatch, tokens, module=models, loader="load_model"):
         self.tokens = tokens
         self.passes = []
         real = getattr(getattr(module, loader), "__wrapped__", getattr(module, loader))  # not an earlier limit's
@@ -171,7 +171,7 @@ def test_running_out_of_memory_outside_a_step_is_exit_6(tmp_path, monkeypatch, c
     def load(*args, **kwargs):
         torch.empty(2**62, dtype=torch.uint8)
 
-    monkeypatch.setattr(common, "load_model", load)
+    monkeypatch.setattr(models, "load_model", load)
     code, error = cli_sft(tmp_path, capsys)
     assert code == 6 and error["type"] == "OutOfMemory" and "DefaultCPUAllocator: can't allocate memory" in error["message"]
 

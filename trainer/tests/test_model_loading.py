@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from conftest import sft_record, write_jsonl
-from gymflow_trainer import cli, common
-from gymflow_trainer.common import load_model, load_model_and_tokenizer, load_tokenizer_and_config, system_prompt_mode
+from gymflow_trainer import cli, models
+from gymflow_trainer.models import load_model, load_model_and_tokenizer, load_tokenizer_and_config, system_prompt_mode
 from gymflow_trainer.config import LoraConfig, ModelConfig
 from gymflow_trainer.errors import ConfigError
 from gymflow_trainer.rm import load_reward_model
@@ -92,7 +92,7 @@ def test_bad_data_is_reported_before_the_weights_load(tmp_path, model_dir, capsy
     def load(*args, **kwargs):
         raise AssertionError("the weights were loaded before the data was checked")
 
-    monkeypatch.setattr(common, "load_model", load)
+    monkeypatch.setattr(models, "load_model", load)
     assert cli.main([command, "--config", str(p)]) == 3
     ev = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert ev["type"] == "DataError" and "unknown role 'robot'" in ev["message"]
@@ -102,7 +102,7 @@ def test_running_out_of_memory_while_loading_stays_out_of_memory():
     """A device too small for the weights is not a configuration mistake: the CLI's OutOfMemory exit (6) must see it."""
     import torch
 
-    from gymflow_trainer.common import pretrained
+    from gymflow_trainer.models import pretrained
 
     def load():
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")

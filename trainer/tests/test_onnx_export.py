@@ -198,7 +198,7 @@ def test_lora_checkpoint_is_merged_and_run_dir_resolves_to_final(tmp_path):
     assert os.path.isfile(os.path.join(ck, "model", "adapter_config.json"))
 
     merged, tok = load_torch(result["path"])  # final/ = the merged model at step 2
-    from gymflow_trainer.common import load_model_and_tokenizer
+    from gymflow_trainer.models import load_model_and_tokenizer
 
     base, _ = load_model_and_tokenizer(cfg.model, None)
     ids = torch.tensor([tok.encode("<|im_start|>user\nEcho hi.<|im_end|>\n", add_special_tokens=False)])

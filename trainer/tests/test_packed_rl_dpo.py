@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from conftest import Capture, TINY, assert_same_losses
-from gymflow_trainer import common, dpo, rl
+from gymflow_trainer import batching, dpo, models, rl
 from gymflow_trainer.config import RlConfig, TinyModelConfig, from_dict
 from gymflow_trainer.data import load_rl
 from gymflow_trainer.events import EventWriter
@@ -27,7 +27,7 @@ def test_packed_rl_log_probs_and_values_are_the_padded_ones(tmp_path, packed):
     tok, model = build_tiny(TinyModelConfig(**TINY))
     model.v_head = torch.nn.Linear(model.config.hidden_size, 1)
     if packed == "varlen":
-        common.prepare_layout(model, from_dict(RlConfig, {"data": "x", "output_dir": "y", "packing": True}))
+        models.prepare_layout(model, from_dict(RlConfig, {"data": "x", "output_dir": "y", "packing": True}))
     samples = load_rl(rl_file(tmp_path), tok, 4096)
     assert len({len(s.tokens.input_ids) for s in samples}) > 1  # rows of different lengths: padding in the padded layout
     with torch.no_grad():
@@ -76,5 +76,5 @@ def test_compiled_dpo_trains_as_eager(tmp_path):
 
 def test_unpack_rows_puts_each_sequence_back_in_its_row():
     x = torch.arange(1.0, 10.0)[None]  # a packed row of 3 + 4 + 3 tokens: 9 predicting positions
-    out = common.unpack_rows(x, [3, 4, 3])
+    out = batching.unpack_rows(x, [3, 4, 3])
     assert out.tolist() == [[1, 2, 0], [4, 5, 6], [8, 9, 0]]  # positions 3 and 7 predict across a boundary

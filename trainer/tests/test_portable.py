@@ -11,7 +11,7 @@ import sys
 import pytest
 import torch
 
-from gymflow_trainer import chat, common, tiny
+from gymflow_trainer import chat, checkpoints, models, tiny
 from gymflow_trainer.config import TinyModelConfig
 from gymflow_trainer.portable import make_portable, portable_config
 
@@ -76,7 +76,7 @@ def logits_v5(model, tok):
 
 def test_a_final_model_loads_in_transformers_4_as_in_5(tmp_path):
     tok, model = qwen_like()
-    final = common.save_final(str(tmp_path), model, tok)
+    final = checkpoints.save_final(str(tmp_path), model, tok)
     got = in_transformers4(final)
     assert got["version"].startswith("4.")
     assert got["tokenizer"] == "PreTrainedTokenizerFast"
@@ -109,7 +109,7 @@ def test_save_tiny_and_checkpoints_are_portable(tmp_path):
     tok, model = qwen_like()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-    ck = common.save_checkpoint(str(tmp_path / "out"), 3, model, tok, opt, sched, {}, keep_last=2)
+    ck = checkpoints.save_checkpoint(str(tmp_path / "out"), 3, model, tok, opt, sched, {}, keep_last=2)
     with open(os.path.join(ck, "model", "config.json")) as fh:
         assert json.load(fh)["rope_theta"] == 1_000_000.0
     with open(os.path.join(ck, "model", "tokenizer_config.json")) as fh:
@@ -162,8 +162,8 @@ def test_the_saved_chat_template_renders_what_the_model_was_trained_on(tmp_path,
 
     tok, model = qwen_like()
     tok.chat_template = BASE_TEMPLATE
-    common.system_prompt_mode(model.config, mode)  # what a training run stamps on its model
-    final = common.save_final(str(tmp_path), model, tok)
+    models.system_prompt_mode(model.config, mode)  # what a training run stamps on its model
+    final = checkpoints.save_final(str(tmp_path), model, tok)
     trained = [m for m in CONVERSATION if mode == "keep" or m["role"] != "system"]
     want = chat.render(trained[:-1], add_generation_prompt=True)[0]
     assert AutoTokenizer.from_pretrained(final).apply_chat_template(CONVERSATION[:-1], tokenize=False, add_generation_prompt=True) == want

@@ -106,7 +106,7 @@ def test_a_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):
 
     import torch
 
-    from gymflow_trainer import common
+    from gymflow_trainer import checkpoints
 
     sft_run(tmp_path, "a", max_steps=2)
     out = str(tmp_path / "a")
@@ -118,12 +118,12 @@ def test_a_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):
     tok, model = tiny_model()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-    monkeypatch.setattr(common.torch, "save", full)
+    monkeypatch.setattr(checkpoints.torch, "save", full)
     with pytest.raises(OSError, match="No space left"):
-        common.save_checkpoint(out, 4, model, tok, opt, sched, {}, keep_last=2)
+        checkpoints.save_checkpoint(out, 4, model, tok, opt, sched, {}, keep_last=2)
     monkeypatch.setattr(model, "save_pretrained", full)
     with pytest.raises(OSError, match="No space left"):
-        common.save_final(out, model, tok)
+        checkpoints.save_final(out, model, tok)
     assert sorted(os.listdir(out)) == before
 
 

@@ -10,7 +10,7 @@ import tempfile
 
 from conftest import Capture, TINY, conversation, write_jsonl
 from gymflow_trainer import rl
-from gymflow_trainer.common import load_model_and_tokenizer
+from gymflow_trainer.models import load_model_and_tokenizer
 from gymflow_trainer.config import RlConfig, from_dict
 from gymflow_trainer.data import load_rl
 from gymflow_trainer.events import EventWriter

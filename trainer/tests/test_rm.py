@@ -11,9 +11,10 @@ import pytest
 import torch
 
 from conftest import Capture, write_jsonl
-from gymflow_trainer import rm
+from gymflow_trainer import onnx_export, rm
 from gymflow_trainer.cli import main
 from gymflow_trainer.config import RmConfig, from_dict
+from gymflow_trainer.errors import CheckpointError
 from gymflow_trainer.events import EventWriter
 
 TINY = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2}
@@ -183,9 +184,9 @@ def test_onnx_scores_equal_torch(trained, tmp_path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     run_dir, res, _ = trained
-    out = rm.export_reward_onnx(str(run_dir / "run"), str(tmp_path / "onnx"), 18, True)  # a run's output_dir → its final/
+    out = onnx_export.export_reward_model(str(run_dir / "run"), str(tmp_path / "onnx"), 18, True)  # a run's output_dir → its final/
     assert out["max_abs_diff"] <= 1e-4
-    manifest = json.load(open(tmp_path / "onnx" / rm.ONNX_META_FILE))
+    manifest = json.load(open(tmp_path / "onnx" / onnx_export.REWARD_MODEL_FILE))
     assert manifest["format"] == "gymflow-onnx-reward-model" and manifest["max_length"] == 128 and manifest["input"] == rm.STEP_INPUT_FORMAT
     model = AutoModelForSequenceClassification.from_pretrained(res["path"]).eval()
     tok = AutoTokenizer.from_pretrained(tmp_path / "onnx")
@@ -203,8 +204,8 @@ def test_export_refuses_a_policy_checkpoint(tmp_path):
     from gymflow_trainer.tiny import save_tiny
 
     save_tiny(str(tmp_path / "policy"))
-    with pytest.raises(rm.CheckpointError, match="not a reward model"):
-        rm.export_reward_onnx(str(tmp_path / "policy"), str(tmp_path / "out"), 18, True)
+    with pytest.raises(CheckpointError, match="not a reward model"):
+        onnx_export.export_reward_model(str(tmp_path / "policy"), str(tmp_path / "out"), 18, True)
 
 
 def test_a_reward_model_is_refused_as_a_policy(trained, tmp_path):
@@ -212,7 +213,7 @@ def test_a_reward_model_is_refused_as_a_policy(trained, tmp_path):
     from gymflow_trainer.onnx_export import load_policy
 
     run_dir, _, _ = trained
-    with pytest.raises(rm.CheckpointError, match=r"a reward model \(architectures \['\w+ForSequenceClassification'\]\), not a policy; export it with kind: reward_model"):
+    with pytest.raises(CheckpointError, match=r"a reward model \(architectures \['\w+ForSequenceClassification'\]\), not a policy; export it with kind: reward_model"):
         load_policy(str(run_dir / "run"))
 
 
@@ -242,7 +243,7 @@ def test_lora_trains_the_adapter_and_head_and_exports_from_final_and_a_step_chec
     rows = [r for t in synthetic(5, 11) for r in rm.encode_trajectory(tok, t, 128)]
     scores = {}
     for name, source in (("final", res["path"]), ("step", str(ckpts[-1]))):
-        out = rm.export_reward_onnx(source, str(tmp_path / f"onnx-{name}"), 18, True)
+        out = onnx_export.export_reward_model(source, str(tmp_path / f"onnx-{name}"), 18, True)
         assert out["max_abs_diff"] <= 1e-4
         sess = ort.InferenceSession(str(tmp_path / f"onnx-{name}" / "model.onnx"), providers=["CPUExecutionProvider"])
         ids, att = rm.pad(rows, tok.pad_token_id, torch.device("cpu"))
@@ -259,8 +260,8 @@ def test_export_refuses_a_policy_lora_checkpoint(tmp_path):
     cfg = from_dict(SftConfig, {"data": data, "output_dir": str(tmp_path / "sft"), "model": {"tiny": dict(TINY)}, "lora": {"r": 4, "alpha": 8}, "max_steps": 1, "max_length": 64})
     cfg.validate()
     sft.run(cfg, EventWriter(Capture()))
-    with pytest.raises(rm.CheckpointError, match=r"not a reward model \(a LoRA adapter for task 'CAUSAL_LM'\)"):
-        rm.export_reward_onnx(str(tmp_path / "sft" / "checkpoint-1"), str(tmp_path / "out"), 18, True)
+    with pytest.raises(CheckpointError, match=r"not a reward model \(a LoRA adapter for task 'CAUSAL_LM'\)"):
+        onnx_export.export_reward_model(str(tmp_path / "sft" / "checkpoint-1"), str(tmp_path / "out"), 18, True)
 
 
 def test_exporting_a_lora_step_checkpoint_whose_base_is_gone_names_it(tmp_path):
@@ -272,8 +273,8 @@ def test_exporting_a_lora_step_checkpoint_whose_base_is_gone_names_it(tmp_path):
     data = write_jsonl(tmp_path / "steps.jsonl", synthetic(3, 3))
     train(tmp_path, "run", data=data, model={"path": str(tmp_path / "base")}, lora={"r": 4, "alpha": 8}, max_steps=1)
     shutil.rmtree(tmp_path / "base")
-    with pytest.raises(rm.CheckpointError, match=r"checkpoint-1/model: cannot rebuild the reward model from its adapter and the base model in .*trainer_state.pt \(ConfigError: .*base"):
-        rm.export_reward_onnx(str(tmp_path / "run" / "checkpoint-1"), str(tmp_path / "out"), 18, True)
+    with pytest.raises(CheckpointError, match=r"checkpoint-1/model: cannot rebuild the reward model from its adapter and the base model in .*trainer_state.pt \(ConfigError: .*base"):
+        onnx_export.export_reward_model(str(tmp_path / "run" / "checkpoint-1"), str(tmp_path / "out"), 18, True)
 
 
 def test_pairs_from_a_dpo_export_are_the_same_pairs(tmp_path):

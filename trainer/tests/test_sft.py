@@ -94,7 +94,7 @@ def test_gradient_accumulation_matches_one_big_batch(tmp_path):
 
 
 def test_lora_trains_only_the_adapter(tmp_path):
-    from gymflow_trainer.common import load_model_and_tokenizer
+    from gymflow_trainer.models import load_model_and_tokenizer
 
     cfg = make_cfg(tmp_path, dataset(tmp_path), lora={"r": 4, "alpha": 8}, max_steps=2)
     model, _ = load_model_and_tokenizer(cfg.model, cfg.lora)
@@ -111,7 +111,7 @@ def test_gradient_checkpointing_gives_the_same_loss(tmp_path):
     a, _ = run(make_cfg(tmp_path, data, out="a", max_steps=2))
     cfg = make_cfg(tmp_path, data, out="b", max_steps=2)
     cfg.model.gradient_checkpointing = True
-    from gymflow_trainer.common import load_model_and_tokenizer
+    from gymflow_trainer.models import load_model_and_tokenizer
 
     m, _ = load_model_and_tokenizer(cfg.model, None)
     assert getattr(m, "is_activation_checkpointing", None) or m.is_gradient_checkpointing

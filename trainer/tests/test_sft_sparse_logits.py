@@ -42,11 +42,11 @@ def test_sparse_logits_give_the_full_loss_and_gradient(tmp_path):
 
 
 def test_rl_and_dpo_log_probs_take_logits_only_where_trained():
-    """``common.trained_logps`` (RL, DPO, SFT): rows of different lengths whose trained tails sit at different
+    """``batching.trained_logps`` (RL, DPO, SFT): rows of different lengths whose trained tails sit at different
     positions; the log-probs, the gradient and the hidden states are those of the full computation."""
     from types import SimpleNamespace
 
-    from gymflow_trainer import common
+    from gymflow_trainer import batching
 
     tok, model = build_tiny(TinyModelConfig(**TINY))
     g = torch.Generator().manual_seed(0)
@@ -54,8 +54,8 @@ def test_rl_and_dpo_log_probs_take_logits_only_where_trained():
     for n, tail in ((40, 5), (23, 9), (31, 1)):
         ids = torch.randint(3, 200, (n,), generator=g).tolist()
         seqs.append(SimpleNamespace(input_ids=ids, labels=[IGNORE] * (n - tail) + ids[n - tail :]))
-    batch = common.pad_batch(seqs, tok.pad_token_id, torch.device("cpu"))
-    logp, mask, out, _ = common.trained_logps(model, batch, hidden=True)
+    batch = batching.pad_batch(seqs, tok.pad_token_id, torch.device("cpu"))
+    logp, mask, out, _ = batching.trained_logps(model, batch, hidden=True)
     assert int(mask.sum()) == 15 and 0 < int(mask.any(0).sum()) < mask.size(1)  # the sparse path is the one taken
     full = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True)
     labels = batch["labels"][:, 1:]

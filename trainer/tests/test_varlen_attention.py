@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from conftest import TINY, sft_record, write_jsonl
-from gymflow_trainer import attention, common, sft
+from gymflow_trainer import attention, models, sft
 from gymflow_trainer.config import TinyModelConfig
 from gymflow_trainer.data import load_sft
 from gymflow_trainer.errors import ConfigError
@@ -128,9 +128,9 @@ def test_compile_refuses_gradient_checkpointing(tmp_path):
 
 def test_compile_needs_decoder_layers():
     _, model = build_tiny(TinyModelConfig(**TINY))
-    assert common.compile_layers(model) == TINY["num_hidden_layers"]
+    assert models.compile_layers(model) == TINY["num_hidden_layers"]
     with pytest.raises(ConfigError, match="compile: found no decoder layers"):
-        common.compile_layers(OwnAttention(model))
+        models.compile_layers(OwnAttention(model))
 
 
 def test_sliding_window_layers_keep_their_window_packed():

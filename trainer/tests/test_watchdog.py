@@ -12,10 +12,10 @@ TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAUNCHER = """
 import ctypes, sys, time
-from gymflow_trainer import cli, common, watchdog
+from gymflow_trainer import cli, optim, watchdog
 
 watchdog.BACKSTOP_S = 1.0
-real = common.optimizer_step
+real = optim.optimizer_step
 
 
 def optimizer_step(*args, **kwargs):
@@ -25,7 +25,7 @@ def optimizer_step(*args, **kwargs):
     return out
 
 
-common.optimizer_step = optimizer_step
+optim.optimizer_step = optimizer_step
 sys.exit(cli.main(sys.argv[1:]))
 """
 
