@@ -398,7 +398,7 @@ temporal.describe('pipeline on Temporal', () => {
       expect(processesMentioning(runDir)).toEqual([]);
     });
 
-    it('runs a worker as a program: ready line, graceful exit on SIGTERM', { timeout: 60_000 }, async () => {
+    it('runs a worker as a program: ready line, graceful exit on SIGTERM', { timeout: 180_000 }, async () => {
       const address = env?.address;
       expect(address).toBeDefined();
       const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'workers', 'gpu.ts'), '--address', address as string, '--task-queue', `prog-${randomUUID()}`, '--shutdown-grace', '2'], {
@@ -408,14 +408,15 @@ temporal.describe('pipeline on Temporal', () => {
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const until = Date.now() + 45_000;
+      // The worker bundles the workflow code before it says ready: seconds idle, far longer on a busy machine.
+      const until = Date.now() + 150_000;
       while (!out.includes('gymflow worker ready:') && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
       expect(out).toMatch(new RegExp(`gymflow worker ready: queue=prog-[0-9a-f-]+ address=${(address as string).replace('.', '\\.')}`));
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     });
 
-    it('fails fast on a bad configuration, naming the field', { timeout: 60_000 }, async () => {
+    it('fails fast on a bad configuration, naming the field', { timeout: 120_000 }, async () => {
       const failure = async (c: unknown): Promise<string> => {
         if (!env) throw new Error('no test environment');
         const handle = await env.client.workflow.start(trainingLoop, { taskQueue: cpuQueue, workflowId: `bad-${randomUUID()}`, args: [c as PipelineConfig] });
@@ -427,9 +428,11 @@ temporal.describe('pipeline on Temporal', () => {
         const status = await handle.query(pipelineStatusQuery);
         expect(status.state).toBe('failed');
         expect(status.lastError?.stage).toBe('setup');
+        // No retries of a configuration error: every activity ran once (a retried one's start event says attempt 2+).
+        const attempts = ((await handle.fetchHistory()).events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : []));
+        expect(attempts).toEqual(attempts.map(() => 1));
         return `${(err as WorkflowFailedError).cause?.message ?? ''}`;
       };
-      const started = Date.now();
       const unknownAgent = expertLoop(1);
       (unknownAgent.phases[0] as { collect: { agent: string } }).collect.agent = 'exprt';
       expect(await failure(unknownAgent)).toMatch(/\$\.collect\.agent: unknown agent 'exprt'/);
@@ -456,8 +459,6 @@ temporal.describe('pipeline on Temporal', () => {
         expect(err).toBeInstanceOf(WorkflowFailedError);
         expect(err.cause).toMatchObject({ type: 'CONFIG_ERROR', message: `trainingLoop input [0] $: expected the pipeline configuration (a JSON object), got ${got}` });
       }
-      // No retries of a configuration error: seconds, not minutes.
-      expect(Date.now() - started).toBeLessThan(45_000);
     });
   });
 });
