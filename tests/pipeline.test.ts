@@ -145,7 +145,8 @@ temporal.describe('pipeline on Temporal', () => {
       throw new Error(`timed out waiting for ${what}; last status: ${JSON.stringify(last)?.slice(0, 2000)}`);
     }
 
-    it('runs the loop: baseline, SFT on expert rollouts, RL on the policy’s own groups', { timeout: 240_000 }, async () => {
+    // 150 s with the machine's two cores shared by ~10 runnable processes (2026-11-28): a limit 4x that.
+    it('runs the loop: baseline, SFT on expert rollouts, RL on the policy’s own groups', { timeout: 600_000 }, async () => {
       const c = config({
         phases: [
           {
@@ -417,7 +418,7 @@ temporal.describe('pipeline on Temporal', () => {
       expect(status.cancel).toMatchObject({ mode: 'finish', reason: 'test', stage: 'train', activity: 'finished' });
     });
 
-    it('retries a training whose trainer was killed, resuming from the heartbeat checkpoint; an abort after a graceful cancel then kills it', { timeout: 150_000 }, async () => {
+    it('retries a training whose trainer was killed, resuming from the heartbeat checkpoint; an abort after a graceful cancel then kills it', { timeout: 300_000 }, async () => {
       const handle = await start(expertLoop(100_000));
       await waitFor(handle, 'a checkpoint', (s) => s.stage === 'train' && (s.stages.train.progress?.done ?? 0) >= 2);
       const runDir = path.join(dir, 'work', 'runs', handle.workflowId);
