@@ -352,8 +352,8 @@ py.describe('running the trainer', () => {
     const start = events.find((e) => e.event === 'start');
     expect(start).toMatchObject({ start_step: 4, resumed_from: resume });
     expect(second.done?.step).toBe(8);
-    // CPU-bound (two trainer starts, two CLI starts): ~15 s on an idle 2-core machine, several times that when
-    // other test files' trainers share the cores.
+    // CPU-bound (two CLI starts, two trainer starts): 31-56 s on a busy 2-core machine (2026-11-28), where the
+    // former 200-step plan took 73 s to over 120 s, the limit it had then.
   }, 240_000);
 
   it('maps a run whose gradients stay NaN to exit 5, diverged', async () => {
