@@ -12,8 +12,9 @@ function gymflow(...args: string[]): { status: number | null; stdout: string; st
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-// Each test runs the CLI several times (a few seconds each when the CI machine's two cores are busy).
-describe('gymflow reward', { timeout: 90_000 }, () => {
+// Each test runs the CLI several times (a few seconds each when the CI machine's two cores are busy): the longest
+// took 55 s on a busy machine (of 90 s then), hence 240 s.
+describe('gymflow reward', { timeout: 240_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'gymflow-reward-'));
   const runs = join(dir, 'runs.jsonl');
   const lines: string[] = [];

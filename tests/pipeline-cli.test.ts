@@ -178,7 +178,7 @@ describe('gymflow pipeline: pure parts', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 240_000);
 
   it('both examples are valid configurations', async () => {
     const smoke = await loadPipelineConfig(join(PACKAGE_ROOT, 'examples', 'smoke.yaml'));
@@ -219,16 +219,16 @@ temporal.describe('gymflow dev and gymflow pipeline against a dev server', () =>
   it('prints the address and both workers, and refuses a second stack on the same port or database', async () => {
     expect(devOut()).toMatch(new RegExp(`Temporal: {2}${address} \\(namespace default, pid \\d+\\)`));
     expect(devOut()).toMatch(/workers: {3}cpu on gymflow \(pid \d+\), gpu on gymflow-gpu \(pid \d+\)/);
-    const second = await gymflow(['dev', '--headless', '--port', String(port), '--db', 'other.db'], dir, 30_000);
+    const second = await gymflow(['dev', '--headless', '--port', String(port), '--db', 'other.db'], dir, 90_000);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
     // Another port but the same database: two servers would fight over it.
-    const shared = await gymflow(['dev', '--headless', '--port', String(await freePort()), '--db', 'state/temporal.db', '--no-workers'], dir, 30_000);
+    const shared = await gymflow(['dev', '--headless', '--port', String(await freePort()), '--db', 'state/temporal.db', '--no-workers'], dir, 90_000);
     expect(shared.code).toBe(1);
     expect(shared.stderr).toMatch(new RegExp(`gymflow: the database .*state/temporal\\.db is in use by another Temporal dev server \\(started by pid \\d+\\)`));
-    const high = await gymflow(['dev', '--port', '65000', '--db', 'x.db'], dir, 30_000);
+    const high = await gymflow(['dev', '--port', '65000', '--db', 'x.db'], dir, 90_000);
     expect(high.stderr.trim()).toBe('gymflow: the Web UI would listen on port 66000 (--port 65000 + 1000), above 65535: pass --ui-port, or --headless');
-  }, 60_000);
+  }, 240_000);
 
   python.it('pipeline start --wait runs a loop to completion; status, list and --json agree', async () => {
     const started = await gymflow(['pipeline', 'start', 'fast.yaml', '--id', 'cli-wait', '--address', address, '--wait', '--json'], dir, 300_000);

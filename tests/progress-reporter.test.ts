@@ -37,7 +37,7 @@ const activities: ProgressActivities = {
 temporal.describe('progressReporter on a Temporal dev server', () => {
   const local = useLocalTemporal('gymflow-progress-');
 
-  it('signals from an activity, and a local activity completes without signals or failed workflow tasks', { timeout: 90_000 }, async () => {
+  it('signals from an activity, and a local activity completes without signals or failed workflow tasks', { timeout: 240_000 }, async () => {
     const { env } = local();
     const taskQueue = `progress-${randomUUID()}`;
     const worker = await Worker.create({

@@ -224,6 +224,18 @@ async function writeSftData(dir: string): Promise<string> {
   return file;
 }
 
+/**
+ * `dir/held.py`: the trainer's CLI, except that once it has announced the checkpoint of step `step` it waits there
+ * until a signal ends it (SIGTERM raises `Terminated` out of the wait, as out of any training step).
+ */
+async function holdAfterCheckpoint(dir: string, step: number): Promise<string> {
+  const launcher = path.join(dir, 'held.py');
+  const lines = ['import sys, time', 'from gymflow_trainer import cli', 'from gymflow_trainer.events import EventWriter', 'real = EventWriter.checkpoint', '', ''];
+  lines.push('def checkpoint(self, path, step, **fields):', '    real(self, path, step, **fields)', `    if step == ${step}:`, '        time.sleep(3600)', '', '');
+  await writeFile(launcher, [...lines, 'EventWriter.checkpoint = checkpoint', 'sys.exit(cli.main(sys.argv[1:]))', ''].join('\n'));
+  return launcher;
+}
+
 py.describe('running the trainer', () => {
   it('kills the whole process group on abort, SIGKILL after the grace when SIGTERM is ignored', async () => {
     // A "trainer" that ignores SIGTERM and has a grandchild: only a group kill with SIGKILL ends both.
@@ -252,7 +264,8 @@ py.describe('running the trainer', () => {
     expect(grandchild).toBeGreaterThan(0);
     expect(liveInGroup(result.pid)).toEqual([]);
     expect(classifyTrainerRun(result, 'trainer').kind).toBe('cancelled');
-  }, 20_000);
+    // ~0.5 s idle: a Python start and the 500 ms grace; room for a start on a busy machine.
+  }, 60_000);
 
   it('stops the trainer, and a command it supervises, when the process that ran them is killed (-9)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-lifeline-'));
@@ -269,7 +282,8 @@ py.describe('running the trainer', () => {
       parent.stdout.on('data', (chunk: Buffer) => (started ||= chunk.toString().includes('event start')));
       // Once the trainer has said `start` (its last word on stdout): the parent, the trainer, the supervisor and
       // its command (the sleeper's own child shows no marker).
-      const deadline = Date.now() + 60_000;
+      // ~5 s idle (tsx, then torch's import); a deadline for a start that never comes, not for a slow one.
+      const deadline = Date.now() + 150_000;
       while (!(started && processesMentioning(dir).length >= 4)) {
         if (Date.now() > deadline) throw new Error(`not running: ${processesMentioning(dir).join(' ')}`);
         await new Promise((r) => setTimeout(r, 100));
@@ -285,7 +299,7 @@ py.describe('running the trainer', () => {
       for (const pid of processesMentioning(dir)) process.kill(pid, 'SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
-  }, 90_000);
+  }, 240_000);
 
   it('stops a real SFT run on abort (exit 143, checkpoint kept) and resumes from it', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-proc-'));
@@ -300,18 +314,16 @@ py.describe('running the trainer', () => {
     expect(exp.status, exp.stderr).toBe(0);
     const config = path.join(dir, 'sft.json');
     const out = path.join(dir, 'out');
-    await writeFile(
-      config,
-      // 200 steps: under CI load the step-4 checkpoint event can be read late, and with 40 steps the trainer
-      // once finished (exit 0) before the abort reached it.
-      JSON.stringify({ data, output_dir: out, max_steps: 200, epochs: 100, save_every: 1, keep_last: 2, max_length: 256, model: { tiny: TINY_MODEL } }),
-    );
+    await writeFile(config, JSON.stringify({ data, output_dir: out, max_steps: 8, epochs: 100, save_every: 1, keep_last: 2, max_length: 256, model: { tiny: TINY_MODEL } }));
+    // The first run holds after it announces checkpoint 4, until the abort's SIGTERM: however late this process
+    // reads that event on a busy machine, the trainer cannot train past it and finish before the abort lands.
+    const held = await holdAfterCheckpoint(dir, 4);
     const controller = new AbortController();
     let beat = initialHeartbeat(1);
     // What the server would hold with throttled heartbeats: the details after the first checkpoint only.
     let stale: TrainHeartbeat | undefined;
     const first = await runTrainer({
-      launch: buildTrainerLaunch({ python, trainerCommand: 'sft', configFile: config, processes: 1, launcher: 'auto' }),
+      launch: { command: python, args: [held, 'sft', '--config', config] },
       signal: controller.signal,
       onEvent: (e) => {
         beat = nextHeartbeat(beat, e);
@@ -323,7 +335,7 @@ py.describe('running the trainer', () => {
     expect(first.exitCode).toBe(143);
     expect(first.error?.type).toBe('Terminated');
     expect(liveInGroup(first.pid)).toEqual([]);
-    expect(beat.checkpoint).not.toBeNull();
+    expect(beat.checkpointStep).toBe(4);
     expect(resumeFrom(beat, out)).toBe(beat.checkpoint);
     // keep_last 2 rotated the stale heartbeat's checkpoint away: resume from the newest on disk instead.
     expect(stale?.checkpointStep).toBe(1);
@@ -338,9 +350,11 @@ py.describe('running the trainer', () => {
     });
     expect(classifyTrainerRun(second, 'trainer')).toEqual({ kind: 'ok' });
     const start = events.find((e) => e.event === 'start');
-    expect(start).toMatchObject({ start_step: beat.checkpointStep, resumed_from: resume });
-    expect(second.done?.step).toBe(200);
-  }, 120_000);
+    expect(start).toMatchObject({ start_step: 4, resumed_from: resume });
+    expect(second.done?.step).toBe(8);
+    // CPU-bound (two CLI starts, two trainer starts): 31-56 s on a busy 2-core machine (2026-11-28), where the
+    // former 200-step plan took 73 s to over 120 s, the limit it had then.
+  }, 240_000);
 
   it('maps a run whose gradients stay NaN to exit 5, diverged', async () => {
     await inTempDir('gymflow-trainer-diverged-', async (dir) => {
@@ -349,7 +363,7 @@ py.describe('running the trainer', () => {
       const outcome = classifyTrainerRun(r, 'trainer sft');
       expect(outcome).toEqual({ kind: 'diverged', message: expect.stringMatching(/^trainer sft failed \(exit 5\): TrainingDiverged: steps 2-3: the gradient norm was NaN or infinite 2 times in a row/) as string });
     });
-  }, 60_000);
+  }, 120_000);
 
   it('maps a trainer that runs out of memory to exit 6, out_of_memory', async () => {
     // A real allocation failure: a model of a terabyte, in a process limited to 64 GiB of address space.
@@ -360,7 +374,7 @@ py.describe('running the trainer', () => {
       const outcome = classifyTrainerRun(r, 'trainer sft');
       expect(outcome).toEqual({ kind: 'out_of_memory', message: expect.stringMatching(/^trainer sft failed \(exit 6\): OutOfMemory: outside the training steps' passes: RuntimeError: .*DefaultCPUAllocator: can't allocate memory/) as string });
     });
-  }, 60_000);
+  }, 120_000);
 
   it('maps a training that stops making progress to exit 7, stalled', async () => {
     await inTempDir('gymflow-trainer-stalled-', async (dir) => {
@@ -383,7 +397,7 @@ py.describe('running the trainer', () => {
       expect(log).toMatch(/gymflow watchdog: no progress for 2 s since optimizer step 2; stacks of every thread:\n[^]*in optimizer_step/);
       expect(log.endsWith('=== exit 7\n')).toBe(true);
     });
-  }, 60_000);
+  }, 120_000);
 
   it('maps a configuration error to exit 2 with the trainer message', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-trainer-bad-'));
@@ -393,5 +407,5 @@ py.describe('running the trainer', () => {
     const outcome = classifyTrainerRun(r, 'trainer sft');
     expect(outcome.kind).toBe('config');
     expect(outcome).toMatchObject({ message: expect.stringContaining("unknown key 'bogus'") as string });
-  }, 60_000);
+  }, 120_000);
 });

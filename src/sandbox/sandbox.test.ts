@@ -75,10 +75,17 @@ docker.describe('Sandbox', () => {
     await sb.reset(archive);
     const before = sb.id;
     const d = dockerClient();
-    // A frozen container: `timeout` inside cannot fire, so only the host-side fallback can end the call.
-    const pending = sb.exec(['sleep', '30'], { timeoutS: 1, graceS: 1 });
-    await new Promise((r) => setTimeout(r, 300));
-    await d.getContainer(before).pause();
+    // A frozen container: `timeout` inside cannot fire, so only the host-side fallback can end the call. It is
+    // frozen once the command runs, not after a fixed wait: frozen earlier, the exec could not start; later than
+    // `timeoutS`, the command would simply time out. 3 s leaves a busy machine time to see it running.
+    const pending = sb.exec(['sleep', '30'], { timeoutS: 3, graceS: 1 });
+    const container = d.getContainer(before);
+    const deadline = Date.now() + 30_000;
+    while (!((await container.top()) as { Processes?: string[][] }).Processes?.some((p) => p.join(' ').includes('sleep 30'))) {
+      if (Date.now() > deadline) throw new Error('`sleep 30` did not start in the sandbox within 30 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await container.pause();
     const r = await pending;
     expect(r).toMatchObject({ hung: true, replaced: true });
     expect(r.output).toMatch(/replaced; \/work was restored/);

@@ -20,7 +20,8 @@ export async function progressWorkflow(execution: 'activity' | 'local', units: n
     signals.push(p.done);
   });
   const done = await (execution === 'local' ? local : remote).reportProgress(units, gapMs);
-  // The last unit's signal may arrive after the activity's completion: wait for it (an activity's only).
-  if (execution === 'activity') await condition(() => signals.at(-1) === units, '10 seconds');
+  // The last unit's signal may arrive after the activity's completion: wait for it (an activity's only). The wait
+  // ends when it arrives; the limit is for one that never does, generous for a busy machine.
+  if (execution === 'activity') await condition(() => signals.at(-1) === units, '60 seconds');
   return { done, signals };
 }

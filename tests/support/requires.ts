@@ -90,7 +90,7 @@ let target;
 if (host.startsWith('unix://')) target = { socketPath: host.slice('unix://'.length) };
 else if (host.startsWith('tcp://')) { const u = new URL('http://' + host.slice('tcp://'.length)); target = { host: u.hostname, port: u.port }; }
 else { console.error('unsupported DOCKER_HOST ' + host); process.exit(2); }
-const req = http.get({ ...target, path: '/_ping', timeout: 5000 }, (res) => {
+const req = http.get({ ...target, path: '/_ping', timeout: 20_000 }, (res) => {
   let body = '';
   res.on('data', (d) => (body += d));
   res.on('end', () => {
@@ -99,12 +99,14 @@ const req = http.get({ ...target, path: '/_ping', timeout: 5000 }, (res) => {
     process.exit(1);
   });
 });
-req.on('timeout', () => { console.error('no answer from ' + host + ' within 5 s'); process.exit(1); });
+req.on('timeout', () => { console.error('no answer from ' + host + ' within 20 s'); process.exit(1); });
 req.on('error', (e) => { console.error(e.message + ' (' + host + ')'); process.exit(1); });
 `;
 
 function probeDocker(): string | undefined {
-  const run = spawnSync(process.execPath, ['-e', dockerPingScript], { encoding: 'utf8', timeout: 10_000 });
+  // Generous limits (an engine busy with other tests' containers answers late): a probe that timed out would
+  // skip the tests, which CI counts as a failure.
+  const run = spawnSync(process.execPath, ['-e', dockerPingScript], { encoding: 'utf8', timeout: 30_000 });
   if (run.status === 0) return undefined;
   const detail = run.stderr.trim() || run.error?.message || `probe exited with ${String(run.status ?? run.signal)}`;
   return detail.split('\n')[0];
@@ -118,7 +120,9 @@ function probePython(modules: readonly string[]): string | undefined {
     return `${python} not found`;
   }
   if (modules.length === 0) return undefined;
-  const run = spawnSync(python, ['-c', `import ${modules.join(', ')}`], { encoding: 'utf8', timeout: 60_000 });
+  // Importing torch and transformers takes seconds on an idle machine and far longer on a busy one; a probe that
+  // timed out would skip the tests, which CI counts as a failure (skip-reporter.ts).
+  const run = spawnSync(python, ['-c', `import ${modules.join(', ')}`], { encoding: 'utf8', timeout: 300_000 });
   if (run.status === 0) return undefined;
   const lines = (run.stderr || run.error?.message || 'import failed').trim().split('\n');
   return `${python} cannot import ${modules.join(', ')}: ${lines[lines.length - 1] ?? ''}`;

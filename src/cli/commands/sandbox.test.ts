@@ -159,17 +159,26 @@ docker.describe('gymflow sandbox', () => {
       const exited = new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
       const mine = async (): Promise<string[]> =>
         (await dockerClient().listContainers({ all: true, filters: { label: [`${LABEL_OWNER_PID}=${child.pid}`] } })).map((c) => c.Id);
-      // The episode's container and the warm pool's spare, then the step's `sleep` under way.
-      for (let i = 0; i < 300 && (await mine()).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+      // The episode's container and the warm pool's spare, then the step's `sleep` under way (seen in the
+      // containers' process lists, not assumed after a fixed wait).
+      const sleeping = async (): Promise<boolean> => {
+        for (const id of await mine()) {
+          const top = (await dockerClient().getContainer(id).top().catch(() => undefined)) as { Processes?: string[][] } | undefined;
+          if (top?.Processes?.some((p) => p.join(' ').includes('sleep 120')) === true) return true;
+        }
+        return false;
+      };
+      for (let i = 0; i < 600 && (await mine()).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
       expect(await mine(), stderr).toHaveLength(2);
-      await new Promise((r) => setTimeout(r, 1500));
+      for (let i = 0; i < 600 && !(await sleeping()); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await sleeping(), stderr).toBe(true);
       child.kill(signal);
       expect(await exited, stderr).toBe(code);
       // After SIGHUP nothing is written (the terminal is gone); the containers go all the same.
       if (signal !== 'SIGHUP') expect(stderr).toMatch(new RegExp(`${signal}: removing 2 sandbox containers`));
       expect(await mine()).toEqual([]);
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('gymflow sandbox replay: run times', () => {
