@@ -38,7 +38,8 @@ describe('HouseholdEnv', () => {
     const { task } = sceneTask();
     const ts = await new HouseholdEnv().reset({ task: task.id });
     expect(ts.observation).toMatch(/^You are in the middle of a house\. The kitchen has a /);
-    expect(ts.observation).toContain(`Your task is to: ${task.instruction}`);
+    expect(ts.observation).toContain(`${task.instruction}\n\nTools: go(target)`);
+    expect(task.instruction.endsWith(`\n\nYour task is to: ${task.goalText}`)).toBe(true);
     expect(ts.info.task as TaskInfo).toMatchObject({ id: task.id, domain: 'household', split: 'heldout' });
     for (const o of task.house.objects) expect(ts.observation).not.toContain(o.name);
     expect(ts.info.admissible).toBeUndefined();

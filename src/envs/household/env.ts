@@ -84,9 +84,7 @@ export class HouseholdEnv extends BaseEnv {
     this.task = task;
     const world = buildWorld(task.house);
     this.world = world;
-    const rooms = world.rooms.map((room) => `The ${ROOM_NAMES[room]} has ${listThings(this.receptaclesIn(room))}.`);
-    const observation = `You are in the middle of a house. ${rooms.join(' ')}\n\nYour task is to: ${task.instruction}\n\n${TOOL_HINT}`;
-    return this.first(observation, householdTaskInfo(task), this.extraInfo());
+    return this.first(`${task.instruction}\n\n${TOOL_HINT}`, householdTaskInfo(task), this.extraInfo());
   }
 
   protected async onStep(action: Action): Promise<TimeStep> {

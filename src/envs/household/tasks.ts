@@ -2,6 +2,7 @@ import { TaskError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Split, TaskInfo } from '../../core/types.js';
 import {
+  describeHouse,
   generateHouse,
   OBJECT_KINDS,
   RECEPTACLE_KINDS,
@@ -61,6 +62,13 @@ export interface HouseholdTask {
   seed: number;
   house: House;
   goal: HouseholdGoal;
+  /** The goal in ALFWorld's words: `put a clean mug in cabinet.` */
+  goalText: string;
+  /**
+   * What the agent is told: the house's rooms and receptacles, then `Your task is to: …` (ALFWorld's
+   * opening observation). Policies and exported datasets see the instruction, not the reset observation, so
+   * the layout belongs here.
+   */
   instruction: string;
 }
 
@@ -138,7 +146,8 @@ function generateTask(split: Split, index: number): HouseholdTask {
     const house = generateHouse(rng, templateFor);
     const goal = chooseGoal(house, type, rng);
     if (!goal) continue;
-    return { id: householdTaskId(split, index), split, seed, house, goal, instruction: phrase(goal, rng) };
+    const goalText = phrase(goal, rng);
+    return { id: householdTaskId(split, index), split, seed, house, goal, goalText, instruction: `${describeHouse(house)}\n\nYour task is to: ${goalText}` };
   }
   throw new RangeError(`household: no house of ${split} task ${index} hosts a ${type} task after ${ATTEMPTS} seeds`);
 }
@@ -164,7 +173,7 @@ export function listHouseholdTasks(split?: Split): HouseholdTask[] {
   return splits.flatMap((s) => Array.from({ length: HOUSEHOLD_TASK_COUNTS[s] }, (_, i) => getHouseholdTask(householdTaskId(s, i))));
 }
 
-/** The public description of a task: the instruction and its type, never where things are. */
+/** The public description of a task: the instruction (rooms, receptacles, goal) and its type, never where objects are. */
 export function householdTaskInfo(task: HouseholdTask): TaskInfo {
   return {
     id: task.id,

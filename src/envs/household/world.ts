@@ -231,6 +231,12 @@ export function layoutSignature(house: House): string {
   return house.rooms.map((room) => `${room.type}:${house.receptacles.filter((r) => r.room === room.type).map((r) => r.name).join(',')}`).join('|');
 }
 
+/** What the agent sees first (ALFWorld's opening): the rooms and their receptacles, not what they hold. */
+export function describeHouse(house: House): string {
+  const rooms = house.rooms.map((room) => `The ${ROOM_NAMES[room.type]} has ${listThings(house.receptacles.filter((r) => r.room === room.type).map((r) => r.name))}.`);
+  return `You are in the middle of a house. ${rooms.join(' ')}`;
+}
+
 /** An object in an episode: where it is and its state. */
 export interface WorldObject {
   name: string;
