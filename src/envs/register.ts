@@ -2,6 +2,7 @@ import { ConfigError } from '../core/errors.js';
 import { listEnvs, register } from '../core/registry.js';
 import { HOUSEHOLD_ENV_ID, HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './household/env.js';
 import { HouseholdExpert } from './household/expert.js';
+import { HouseholdPlanner } from './household/planner.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
@@ -62,7 +63,8 @@ export function registerBuiltinEnvs(): void {
       description:
         'A lite ALFWorld: generated houses of rooms, receptacles and objects; pick and place, examine in light, clean/heat/cool then place, pick two and place.',
       maxEpisodeSteps: HOUSEHOLD_MAX_STEPS,
-      agents: { expert: () => new HouseholdExpert() },
+      // The expert searches for objects as an agent must; the planner knows where they start (shorter episodes).
+      agents: { expert: () => new HouseholdExpert(), planner: () => new HouseholdPlanner() },
     });
   }
   registerSandboxEnv();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../core/errors.js';
 import type { Action, TaskInfo, TimeStep } from '../../core/types.js';
 import { HouseholdEnv } from './env.js';
-import { planTask } from './expert.js';
+import { planTask } from './planner.js';
 import { listHouseholdTasks, type HouseholdTask } from './tasks.js';
 import { RECEPTACLE_KINDS } from './world.js';
 
