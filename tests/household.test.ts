@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { collect } from '../src/hub/collect.js';
 import { exportDataset } from '../src/hub/export/export.js';
 import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
+import { repoRoot } from './support/temporal.js';
 
 const ENV = 'gymflow/household-v0';
 
@@ -22,7 +24,23 @@ const tools: ToolLookup = (envId) => {
 
 beforeAll(() => registerBuiltinEnvs());
 
-describe('gymflow/household-v0 in collect, export and eval', () => {
+function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('gymflow/household-v0 in the CLI, collect, export and eval', { timeout: 90_000 }, () => {
+  it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
+    const envs = JSON.parse(gymflow('envs', '--json').stdout) as { id: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
+    expect(envs.find((e) => e.id === ENV)).toMatchObject({ agents: ['random', 'expert', 'planner'], heldoutTasks: 240 });
+    const expert = gymflow('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
+    expect(expert.status).toBe(0);
+    expect(expert.stdout).toMatch(/^gymflow\/household-v0 task=household-train-\d{5} agent=household-expert steps=\d+ success=true score=1 return=1 reason=goal_reached\n/);
+    const random = gymflow('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
+    expect(random.status).toBe(0);
+    expect(random.stdout).toMatch(/agent=random steps=\d+ success=false/);
+  });
+
   it('collects expert episodes and exports them as SFT records with tool calls and observations', async () => {
     const { trajectories, summary } = await collect({ envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 });
     expect(summary).toMatchObject({ episodes: 6, successes: 6 });
