@@ -73,11 +73,6 @@ export class HouseholdEnv extends BaseEnv {
     this.options = parsed.data;
   }
 
-  /** The episode's world (for tests and the admissible-action list); `undefined` before the first reset. */
-  get state(): World | undefined {
-    return this.world;
-  }
-
   protected async onReset(options: { task?: string }): Promise<TimeStep> {
     // The same draw as `rng.pick(listHouseholdTasks('train'))`, without generating the whole split.
     const task = getHouseholdTask(options.task ?? householdTaskId('train', this.rng.int(0, HOUSEHOLD_TASK_COUNTS.train - 1)));

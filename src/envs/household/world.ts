@@ -103,11 +103,6 @@ export const OBJECT_KINDS = {
 /** An object type name. */
 export type ObjectType = keyof typeof OBJECT_KINDS;
 
-/** The kind of an object type. */
-export function objectKind(type: ObjectType): ObjectKind {
-  return OBJECT_KINDS[type];
-}
-
 /** The room types a house is made of. */
 export type RoomType = 'kitchen' | 'livingroom' | 'bedroom' | 'bathroom' | 'office';
 
