@@ -3,7 +3,8 @@
  * in-process (no recorder, no I/O) over the training tasks in order and reports steps and episodes per
  * second. Prints a table and writes `bench/results/env-steps.json`.
  *
- * Usage: `npm run bench:env-steps` (or `npx tsx bench/env-steps.ts`).
+ * Usage: `npm run bench:env-steps` (or `npx tsx bench/env-steps.ts`); `npx tsx bench/env-steps.ts ID…` measures
+ * only those environments (e.g. `gymflow/household-v0`, whose target is 20,000 expert steps/s on 2 cores).
  */
 import { runBench, writeReport } from './report.js';
 import type { AgentContext, AgentFactory } from '../src/core/agent.js';
@@ -93,8 +94,12 @@ function table(rows: Row[]): string {
 
 async function main(): Promise<void> {
   registerBuiltinEnvs();
+  const only = process.argv.slice(2);
+  const unknown = only.filter((id) => !listEnvs().some((s) => s.id === id));
+  if (unknown.length > 0) throw new Error(`unknown environment(s): ${unknown.join(', ')}`);
   const rows: Row[] = [];
   for (const s of listEnvs()) {
+    if (only.length > 0 && !only.includes(s.id)) continue;
     const expert = s.agents?.expert;
     if (!expert) continue;
     rows.push(await measure(s.id, expert));
@@ -104,6 +109,7 @@ async function main(): Promise<void> {
     minSteps: MIN_STEPS,
     minSeconds: MIN_SECONDS,
     warmupEpisodes: WARMUP_EPISODES,
+    ...(only.length > 0 ? { only } : {}),
     results: rows,
   });
 }

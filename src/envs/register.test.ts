@@ -11,6 +11,7 @@ describe('registerBuiltinEnvs', () => {
     for (const id of BUILTIN_ENV_IDS) expect(ids.filter((x) => x === id)).toHaveLength(1);
     expect(spec('gymflow/text-math-v0')).toMatchObject({ domain: 'math', maxEpisodeSteps: 10 });
     expect(spec('gymflow/tool-use-v0')).toMatchObject({ domain: 'tool-use', maxEpisodeSteps: 20 });
+    expect(spec('gymflow/household-v0')).toMatchObject({ domain: 'household', maxEpisodeSteps: 50 });
     for (const id of BUILTIN_ENV_IDS) expect(spec(id).agents?.expert?.({}).info.name).toMatch(/expert/);
   });
 
@@ -33,6 +34,14 @@ describe('registerBuiltinEnvs', () => {
     registerBuiltinEnvs();
     expect(() => make('gymflow/tool-use-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/^gymflow\/tool-use-v0: invalid options/);
     expect(() => make('gymflow/tool-use-randomized-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/^gymflow\/tool-use-randomized-v0: invalid options/);
+  });
+
+  it('passes household kwargs through make', async () => {
+    registerBuiltinEnvs();
+    expect(() => make('gymflow/household-v0', { kwargs: { admissible: true } })).toThrow(/^gymflow\/household-v0: invalid options/);
+    const env = make('gymflow/household-v0', { kwargs: { admissibleActions: true } });
+    expect((await env.reset({ seed: 1 })).info.admissible).toContainEqual({ tool: 'look', params: {} });
+    await env.close();
   });
 
   it('refuses options text-math does not have, instead of ignoring them', () => {

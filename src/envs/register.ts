@@ -1,5 +1,8 @@
 import { ConfigError } from '../core/errors.js';
 import { listEnvs, register } from '../core/registry.js';
+import { HOUSEHOLD_ENV_ID, HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './household/env.js';
+import { HouseholdExpert } from './household/expert.js';
+import { HouseholdPlanner } from './household/planner.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
@@ -7,7 +10,7 @@ import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, TOOL_USE_RANDOMIZED_ENV_ID, ToolUs
 import { ToolUseExpert } from './tool-use/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, HOUSEHOLD_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -52,6 +55,16 @@ export function registerBuiltinEnvs(): void {
       description: 'gymflow/tool-use-v0 with its numeric facts redrawn every episode (domain randomisation for training data).',
       maxEpisodeSteps: TOOL_USE_MAX_STEPS,
       agents: { expert: () => new ToolUseExpert() },
+    });
+  }
+  if (!registered.has(HOUSEHOLD_ENV_ID)) {
+    register(HOUSEHOLD_ENV_ID, (kwargs) => new HouseholdEnv(kwargs), {
+      domain: 'household',
+      description:
+        'A lite ALFWorld: generated houses of rooms, receptacles and objects; pick and place, examine in light, clean/heat/cool then place, pick two and place.',
+      maxEpisodeSteps: HOUSEHOLD_MAX_STEPS,
+      // The expert searches for objects as an agent must; the planner knows where they start (shorter episodes).
+      agents: { expert: () => new HouseholdExpert(), planner: () => new HouseholdPlanner() },
     });
   }
   registerSandboxEnv();
