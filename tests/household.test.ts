@@ -11,7 +11,7 @@ import { collect } from '../src/hub/collect.js';
 import { exportDataset } from '../src/hub/export/export.js';
 import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { repoRoot } from './support/temporal.js';
+import { PACKAGE_ROOT } from './support/temporal.js';
 
 const ENV = 'gymflow/household-v0';
 
@@ -25,7 +25,7 @@ const tools: ToolLookup = (envId) => {
 beforeAll(() => registerBuiltinEnvs());
 
 function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -42,7 +42,7 @@ describe('gymflow/household-v0 in the CLI, collect, export and eval', { timeout:
   });
 
   it('collects expert episodes and exports them as SFT records with tool calls and observations', async () => {
-    const { trajectories, summary } = await collect({ envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 });
+    const { trajectories, summary } = await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 });
     expect(summary).toMatchObject({ episodes: 6, successes: 6 });
     expect(trajectories.every((t) => t.outcome.reason === 'goal_reached' && t.task.domain === 'household')).toBe(true);
     const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-household-')), 'sft.jsonl');
