@@ -381,8 +381,8 @@ py.describe('running the trainer', () => {
       const config = await writeSftConfig(dir, { batch_size: 1, stall_timeout_s: 2 });
       // Step 2 never returns, as on a GPU that stopped answering: a launcher around the trainer's CLI makes it so.
       const launcher = path.join(dir, 'hang.py');
-      const hang = ['import sys, time', 'from gymflow_trainer import cli, common', 'real = common.optimizer_step', '', '', 'def optimizer_step(*args, **kwargs):'];
-      hang.push('    out = real(*args, **kwargs)', '    if args[-1] == 2:', '        time.sleep(3600)', '    return out', '', '', 'common.optimizer_step = optimizer_step');
+      const hang = ['import sys, time', 'from gymflow_trainer import cli, optim', 'real = optim.optimizer_step', '', '', 'def optimizer_step(*args, **kwargs):'];
+      hang.push('    out = real(*args, **kwargs)', '    if args[-1] == 2:', '        time.sleep(3600)', '    return out', '', '', 'optim.optimizer_step = optimizer_step');
       await writeFile(launcher, [...hang, 'sys.exit(cli.main(sys.argv[1:]))', ''].join('\n'));
       const logFile = path.join(dir, 'logs', 'trainer.log');
       const r = await runTrainer({ launch: { command: python, args: [launcher, 'sft', '--config', config] }, logFile });
