@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
+import type { PipelineConfig } from '../src/loop/config.js';
 import { loadPipelineConfig } from '../src/runtime/config-file.js';
 import { freePort, startDevServer, startWorkerProcess, type WorkerProcess } from '../src/runtime/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
@@ -27,24 +27,15 @@ import { runTemporal } from '../src/runtime/temporal-cli.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../workflows/messages.js';
 import { pipeline, trainingLoop } from '../workflows/index.js';
 import { PACKAGE_ROOT } from '../src/core/package-root.js';
+import { smallLoopConfig } from '../tests/support/small-loop.js';
 
-/** A small SFT loop: expert rollouts, a few steps of a 1-layer model, expert evaluation (no ONNX needed). */
+/** A small SFT loop: two iterations of two training steps each. */
 function smallConfig(name: string, work: string): PipelineConfig {
-  return parsePipelineConfig(
-    {
-      name,
-      env: 'gymflow/tool-use-v0',
-      store: join(work, 'store'),
-      work_dir: join(work, 'work'),
-      policy: { init: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } },
-      collect: { agent: 'expert', tasks: 4, shard_size: 2, concurrency: 2 },
-      export: { success_only: true },
-      train: { command: 'sft', config: { max_steps: 2, batch_size: 2, max_length: 256 } },
-      eval: { agent: 'expert', tasks: 2, baseline: false },
-      max_iterations: 2,
-    },
-    `record-histories:${name}`,
-  );
+  return smallLoopConfig(name, work, `record-histories:${name}`, {
+    collect: { tasks: 4, shard_size: 2, concurrency: 2 },
+    train: { config: { max_steps: 2, batch_size: 2, max_length: 256 } },
+    max_iterations: 2,
+  });
 }
 
 async function main(): Promise<void> {

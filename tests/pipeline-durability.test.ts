@@ -32,6 +32,7 @@ import { ArtifactStore } from '../src/hub/store/store.js';
 import { trainingLoop } from '../workflows/index.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
+import { smallLoopConfig, TINY_POLICY } from './support/small-loop.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
@@ -112,21 +113,11 @@ temporal.describe('pipeline durability on a real dev server', () => {
    * few seconds): 6 epochs of batch-1 SFT with a checkpoint every 2 steps.
    */
   const config = (name: string, epochs = 6): PipelineConfig =>
-    parsePipelineConfig(
-      {
-        name,
-        env: 'gymflow/tool-use-v0',
-        store: join(dir, 'store'),
-        work_dir: join(dir, 'work'),
-        policy: { init: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1 } } },
-        collect: { agent: 'expert', tasks: 8, shard_size: 4, concurrency: 2 },
-        export: { success_only: true },
-        train: { command: 'sft', heartbeat_timeout: '15s', config: { epochs, batch_size: 1, max_length: 512, save_every: 2, log_every: 1 } },
-        eval: { agent: 'expert', tasks: 2, baseline: false },
-        max_iterations: 1,
-      },
-      `durability:${name}`,
-    );
+    smallLoopConfig(name, dir, `durability:${name}`, {
+      collect: { tasks: 8, shard_size: 4, concurrency: 2 },
+      train: { heartbeat_timeout: '15s', config: { epochs, batch_size: 1, max_length: 512, save_every: 2, log_every: 1 } },
+      max_iterations: 1,
+    });
 
   const statusOf = (id: string): Promise<PipelineStatus> => client.workflow.getHandle(id).query(pipelineStatusQuery);
   /** Resolves once the run's trainer has reported at least `steps` steps. */
@@ -248,7 +239,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
         env: 'gymflow/tool-use-v0',
         store: join(dir, 'store'),
         work_dir: join(dir, 'work'),
-        policy: { init: { tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 4096 } }, serve: { port: await freePort(), startup_timeout: '3m' } },
+        policy: { init: { tiny: { ...TINY_POLICY, max_position_embeddings: 4096 } }, serve: { port: await freePort(), startup_timeout: '3m' } },
         // Enough generation (the server answers one request at a time) to be interrupted.
         collect: { agent: 'policy', tasks: 8, group_size: 2, shard_size: 2, concurrency: 2, max_steps: 3, max_new_tokens: 48 },
         train: { command: 'rl', config: { max_steps: 1, max_length: 512 } },
