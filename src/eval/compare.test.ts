@@ -6,7 +6,7 @@ import { holm } from '../core/stats/corrections.js';
 import { mannWhitneyU } from '../core/stats/mann-whitney.js';
 import { pairedTTest } from '../core/stats/paired-t.js';
 import { welchTTest } from '../core/stats/welch.js';
-import { expectClose } from '../core/stats/test-support.js';
+import { expectClose } from '../core/stats/__fixtures__/expect-close.js';
 import { evalResultOf } from './__fixtures__/results.js';
 
 const strong = [0.9, 1, 0.8, 1, 0.95, 0.85, 1, 0.9, 0.75, 1, 0.9, 0.95];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { regularizedIncompleteBeta } from './beta.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 // Reference values: scipy 1.17.1,
 //   python -c "from scipy import special; print(repr(float(special.betainc(a, b, x))))"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bonferroni, holm } from './corrections.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 // Reference values: statsmodels 0.15.0,
 //   python -c "from statsmodels.stats.multitest import multipletests;

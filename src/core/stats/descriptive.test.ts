@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mean, quantileSorted, standardDeviation, standardError, sum, variance } from './descriptive.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 // Reference values: numpy 2.4.6 in scipy's venv,
 //   python -c "import numpy as np; x=[2.1,3.4,1.9,5.6,4.2,3.3,2.8,4.9]; print(np.var(x, ddof=1), np.quantile(x, 0.3))"

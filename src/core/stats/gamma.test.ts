@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { logGamma, regularizedGammaP, regularizedGammaQ } from './gamma.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 // Reference values: scipy 1.17.1, printed with repr(float(v)):
 //   python -c "from scipy import special; print(special.gammaln(x))"                       (logGamma)

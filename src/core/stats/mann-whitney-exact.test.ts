@@ -5,7 +5,7 @@ import {
   mannWhitneyExactSf,
   mannWhitneyExactSupported,
 } from './mann-whitney-exact.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 /** N(·; m, n) straight from Mann & Whitney's recursion N(u; m, n) = N(u − n; m − 1, n) + N(u; m, n − 1). */
 function byRecursion(m: number, n: number): number[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mannWhitneyU } from './mann-whitney.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 // Reference values: scipy 1.17.1,
 //   python -c "from scipy import stats; r = stats.mannwhitneyu(x, y, alternative='two-sided',

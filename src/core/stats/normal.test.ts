@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { erf, erfc, normalCdf, normalQuantile, normalSf } from './normal.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 // Reference values: scipy 1.17.1, printed with repr(float(v)):
 //   python -c "from scipy import stats; print(stats.norm.cdf(z), stats.norm.sf(z))"

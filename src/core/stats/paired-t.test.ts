@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pairedTTest } from './paired-t.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 const PRE = [72, 80, 65, 90, 77, 84, 69, 75, 88, 81];
 const POST = [75, 83, 66, 95, 80, 83, 74, 79, 91, 85];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalSf } from './normal.js';
 import { studentTCdf, studentTQuantile, studentTSf, studentTTwoSided } from './student-t.js';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 
 // Reference values: scipy 1.17.1, printed with repr(float(v)):
 //   python -c "from scipy import stats; print(stats.t.sf(t, df), stats.t.cdf(t, df))"

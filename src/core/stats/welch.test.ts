@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 import { welchTTest } from './welch.js';
 
 const A = [2.1, 3.4, 1.9, 5.6, 4.2, 3.3, 2.8, 4.9];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectClose } from './test-support.js';
+import { expectClose } from './__fixtures__/expect-close.js';
 import { wilsonInterval } from './wilson.js';
 
 // Reference values: statsmodels 0.15.0,

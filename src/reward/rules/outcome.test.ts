@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outcomeRationale, outcomeScore } from './outcome.js';
+import { outcomeScore } from './outcome.js';
 
 describe('outcome rule', () => {
   it('trusts success, else clamps the score into [0, 1]', () => {
@@ -7,9 +7,5 @@ describe('outcome rule', () => {
     expect(outcomeScore({ success: false, score: 0.25 })).toBe(0.25);
     expect(outcomeScore({ success: false, score: 1.5 })).toBe(1);
     expect(outcomeScore({ success: false, score: -1 })).toBe(0);
-  });
-
-  it('explains itself', () => {
-    expect(outcomeRationale({ success: false, score: 0.5, reason: 'max_steps' })).toBe('score 0.5 without success (max_steps)');
   });
 });

@@ -17,8 +17,3 @@ export function outcomeScore(outcome: Pick<Outcome, 'success' | 'score'>): numbe
   const s = outcome.score;
   return s <= 0 ? 0 : s >= 1 ? 1 : s;
 }
-
-/** A short rationale for the outcome score. */
-export function outcomeRationale(outcome: Pick<Outcome, 'success' | 'score' | 'reason'>): string {
-  return outcome.success ? `success (${outcome.reason})` : `score ${outcome.score} without success (${outcome.reason})`;
-}
