@@ -38,6 +38,7 @@ import { buildPreferences } from '../src/reward/preferences.js';
 import { scoreTrajectory } from '../src/reward/score.js';
 import { parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
 import { PolicySchema, ServedPolicySchema, storeRef as ref } from './schemas.js';
+import { defined } from '../src/core/defined.js';
 
 const Where = { store: z.string().optional(), workDir: z.string().optional() };
 
@@ -83,9 +84,9 @@ async function awaitServed(agent: string, served: ServedPolicy | undefined): Pro
  * the loop's own server; token ids asked for as `policy.serve.token_ids` says). Other agents ignore them.
  */
 function policyOptions(temperature: number, maxNewTokens: number | undefined, served: ServedPolicy | undefined): Omit<ResolveAgentOptions, 'seed'> {
-  const local = { local: { temperature, ...(maxNewTokens === undefined ? {} : { maxNewTokens }) } };
+  const local = { local: { temperature, ...defined({ maxNewTokens }) } };
   if (served === undefined) return local;
-  return { ...local, openai: { apiKey: 'EMPTY', temperature, returnTokenIds: served.tokenIds, ...(maxNewTokens === undefined ? {} : { maxTokens: maxNewTokens }) } };
+  return { ...local, openai: { apiKey: 'EMPTY', temperature, returnTokenIds: served.tokenIds, ...defined({ maxTokens: maxNewTokens }) } };
 }
 
 /** `resolveAgent` with the policy's options bound (the episode's seed is the resolver's). */
@@ -171,7 +172,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           groupSize: o.groupSize,
           seed: o.seed,
           concurrency: o.concurrency,
-          ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+          ...defined({ maxSteps: o.maxSteps }),
           store: ws.store,
           parents: [...o.parents, ...policyParents],
           signal: Context.current().cancellationSignal,
@@ -239,7 +240,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           kind: o.enabled ? 'scored-trajectories' : 'trajectories',
           parents: o.shards,
           meta: { envId: o.envId, shards: o.shards.length, summary: { ...summary } },
-          ...(o.name === undefined ? {} : { name: o.name }),
+          ...defined({ name: o.name }),
         });
         return { ref: entry.ref, summary: compact(summary) };
       });
@@ -284,13 +285,12 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
             tools: registryToolLookup(),
             filters: {
               ...(o.successOnly ? { successOnly: true } : {}),
-              ...(o.minReward === undefined ? {} : { minReward: o.minReward }),
-              ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+              ...defined({ minReward: o.minReward, maxSteps: o.maxSteps }),
             },
-            ...(o.top === undefined ? {} : { top: o.top }),
+            ...defined({ top: o.top }),
             ...(o.dedup ? { dedup: true } : {}),
             pairs: (ts) =>
-              resolvePairs(ts, buildPreferences(ts, { minMargin: o.minMargin, ...(o.maxPairsPerTask === undefined ? {} : { maxPairsPerTask: o.maxPairsPerTask }) }).pairs),
+              resolvePairs(ts, buildPreferences(ts, { minMargin: o.minMargin, ...defined({ maxPairsPerTask: o.maxPairsPerTask }) }).pairs),
           });
           if (report.records === 0) {
             throw ApplicationFailure.nonRetryable(
@@ -302,7 +302,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
             kind: 'dataset',
             parents: [o.setRef],
             meta: { format: o.format, records: report.records, kept: report.kept, input: report.input, notes: report.notes },
-            ...(o.name === undefined ? {} : { name: o.name }),
+            ...defined({ name: o.name }),
           });
           return { ref: entry.ref, records: report.records, kept: report.kept, input: report.input };
         } finally {
@@ -359,7 +359,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           n,
           seed: o.seed,
           concurrency: o.concurrency,
-          ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+          ...defined({ maxSteps: o.maxSteps }),
           resolveAgent: policyResolver(policyOptions(o.temperature, o.maxNewTokens, o.served)),
           onEpisode: () => {
             report(++done, n);
@@ -377,7 +377,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           kind: 'eval',
           parents,
           meta: { envId: o.envId, agent: o.agent === 'policy' ? `policy@${o.policy.iteration}` : o.agent, split: o.split, n, success: result.metrics.success.mean },
-          ...(o.name === undefined ? {} : { name: o.name }),
+          ...defined({ name: o.name }),
         });
         const s = result.metrics.success;
         return {

@@ -53,6 +53,7 @@ import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
 import { collectBench, type CollectBenchInput } from './orchestration-workflow.js';
 import { runBench, writeReport } from './report.js';
 import { buildTinyModel } from './tiny-model.js';
+import { defined } from '../src/core/defined.js';
 
 const ENV = 'gymflow/tool-use-v0';
 /** The tiny model of `--agent tiny` (a `TinyModelConfig`). */
@@ -82,8 +83,7 @@ function shardInputs(episodes: number, shardSize: number, store: string, seed: n
     shards.push({
       envId: ENV,
       agent: work.agent,
-      ...(work.maxSteps === undefined ? {} : { maxSteps: work.maxSteps }),
-      ...(work.maxNewTokens === undefined ? {} : { maxNewTokens: work.maxNewTokens }),
+      ...defined({ maxSteps: work.maxSteps, maxNewTokens: work.maxNewTokens }),
       policy: { iteration: 0 },
       tasks: order.slice(i, i + shardSize),
       groupSize: 1,
