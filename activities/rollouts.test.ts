@@ -14,7 +14,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/register.js';
-import { createRolloutActivities } from './rollouts.js';
+import { createRolloutActivities, type CollectShardInputSchema } from './rollouts.js';
+import type { z } from 'zod';
 
 const MODEL = 'exp-iter-1-abcdefabcdef';
 
@@ -45,7 +46,7 @@ describe('collectShard with a served policy whose server is not there', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const input = (model: string, startupTimeout = '30s'): Record<string, unknown> => ({
+  const input = (model: string, startupTimeout = '30s'): z.input<typeof CollectShardInputSchema> => ({
     envId: 'gymflow/tool-use-v0',
     agent: 'policy',
     policy: { checkpointRef: `sha256:${'ab'.repeat(32)}`, iteration: 1 },

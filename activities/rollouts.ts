@@ -103,16 +103,78 @@ function policyResolver(options: Omit<ResolveAgentOptions, 'seed'>): AgentResolv
  */
 const ROLLOUT_PROGRESS = { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 } as const;
 
+/** The input of `planTasks` (parsed at run time; typed for the workflows that call it). */
+export const PlanTasksInputSchema = z.object({ envId: z.string(), split: z.enum(['train', 'heldout']), groups: z.number().int().positive(), seed: z.number().int(), ...Where });
+
+/** The input of `collectShard` (parsed at run time; typed for the workflows that call it). */
+export const CollectShardInputSchema = z.object({
+  envId: z.string(),
+  agent: z.string(),
+  policy: PolicySchema,
+  tasks: z.array(z.string()).min(1),
+  groupSize: z.number().int().positive(),
+  seed: z.number().int(),
+  concurrency: z.number().int().positive(),
+  maxSteps: z.number().int().positive().optional(),
+  temperature: z.number().min(0),
+  maxNewTokens: z.number().int().positive().optional(),
+  served: ServedPolicySchema.optional(),
+  parents: z.array(ref),
+  ...Where,
+});
+
+/** The input of `scoreRollouts` (parsed at run time; typed for the workflows that call it). */
+export const ScoreRolloutsInputSchema = z.object({
+  envId: z.string(),
+  shards: z.array(ref).min(1),
+  enabled: z.boolean(),
+  profile: z.string().optional(),
+  concurrency: z.number().int().positive(),
+  name: z.string().optional(),
+  ...Where,
+});
+
+/** The input of `exportTrainingData` (parsed at run time; typed for the workflows that call it). */
+export const ExportTrainingDataInputSchema = z.object({
+  setRef: ref,
+  format: z.enum(['sft', 'rl', 'dpo']),
+  successOnly: z.boolean(),
+  minReward: z.number().optional(),
+  maxSteps: z.number().int().positive().optional(),
+  top: z.number().int().positive().optional(),
+  dedup: z.boolean(),
+  minMargin: z.number().min(0),
+  maxPairsPerTask: z.number().int().positive().optional(),
+  field: z.string(),
+  name: z.string().optional(),
+  seed: z.number().int(),
+  ...Where,
+});
+
+/** The input of `evaluatePolicy` (parsed at run time; typed for the workflows that call it). */
+export const EvaluatePolicyInputSchema = z.object({
+  envId: z.string(),
+  agent: z.string(),
+  policy: PolicySchema,
+  split: z.enum(['train', 'heldout']),
+  tasks: z.number().int().positive().optional(),
+  repeats: z.number().int().positive(),
+  seed: z.number().int(),
+  concurrency: z.number().int().positive(),
+  maxSteps: z.number().int().positive().optional(),
+  temperature: z.number().min(0),
+  maxNewTokens: z.number().int().positive().optional(),
+  served: ServedPolicySchema.optional(),
+  name: z.string().optional(),
+  ...Where,
+});
+
 /** Rollout activities; `defaults` are the worker's store and work directory. */
 export function createRolloutActivities(defaults: WorkspaceDefaults) {
   return {
     /** The iteration's task order: `groups` tasks drawn from the split (shuffled per epoch by `seed`). */
-    async planTasks(input: unknown): Promise<{ ref: string; tasks: string[] }> {
-      const o = parseInput(
-        z.object({ envId: z.string(), split: z.enum(['train', 'heldout']), groups: z.number().int().positive(), seed: z.number().int(), ...Where }),
-        input,
-        'planTasks',
-      );
+    async planTasks(input: z.input<typeof PlanTasksInputSchema>): Promise<{ ref: string; tasks: string[] }> {
+      const o = parseInput(PlanTasksInputSchema, input, 'planTasks');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const env = make(o.envId);
@@ -137,26 +199,8 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * Collects one shard: a group of `groupSize` episodes per listed task. Heartbeats episodes done;
      * cancelled, it stops starting episodes, lets those in flight finish and reports the cancellation.
      */
-    async collectShard(input: unknown): Promise<{ ref: string; summary: RolloutSummary }> {
-      const o = parseInput(
-        z.object({
-          envId: z.string(),
-          agent: z.string(),
-          policy: PolicySchema,
-          tasks: z.array(z.string()).min(1),
-          groupSize: z.number().int().positive(),
-          seed: z.number().int(),
-          concurrency: z.number().int().positive(),
-          maxSteps: z.number().int().positive().optional(),
-          temperature: z.number().min(0),
-          maxNewTokens: z.number().int().positive().optional(),
-          served: ServedPolicySchema.optional(),
-          parents: z.array(ref),
-          ...Where,
-        }),
-        input,
-        'collectShard',
-      );
+    async collectShard(input: z.input<typeof CollectShardInputSchema>): Promise<{ ref: string; summary: RolloutSummary }> {
+      const o = parseInput(CollectShardInputSchema, input, 'collectShard');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const agent = await actingAgent(ws, o.agent, o.policy, o.served);
@@ -204,20 +248,8 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * Loads the shards' trajectories (in shard order), scores each with the reward rules of the profile
      * (unless `enabled` is false) and stores them as one set.
      */
-    async scoreRollouts(input: unknown): Promise<{ ref: string; summary: RolloutSummary }> {
-      const o = parseInput(
-        z.object({
-          envId: z.string(),
-          shards: z.array(ref).min(1),
-          enabled: z.boolean(),
-          profile: z.string().optional(),
-          concurrency: z.number().int().positive(),
-          name: z.string().optional(),
-          ...Where,
-        }),
-        input,
-        'scoreRollouts',
-      );
+    async scoreRollouts(input: z.input<typeof ScoreRolloutsInputSchema>): Promise<{ ref: string; summary: RolloutSummary }> {
+      const o = parseInput(ScoreRolloutsInputSchema, input, 'scoreRollouts');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const started = Date.now();
@@ -250,26 +282,8 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * Exports the scored set in the trainer's format and stores the dataset. No records at all (say
      * `success_only` with a policy that never succeeds) fails for good, naming the export section.
      */
-    async exportTrainingData(input: unknown): Promise<{ ref: string; records: number; kept: number; input: number }> {
-      const o = parseInput(
-        z.object({
-          setRef: ref,
-          format: z.enum(['sft', 'rl', 'dpo']),
-          successOnly: z.boolean(),
-          minReward: z.number().optional(),
-          maxSteps: z.number().int().positive().optional(),
-          top: z.number().int().positive().optional(),
-          dedup: z.boolean(),
-          minMargin: z.number().min(0),
-          maxPairsPerTask: z.number().int().positive().optional(),
-          field: z.string(),
-          name: z.string().optional(),
-          seed: z.number().int(),
-          ...Where,
-        }),
-        input,
-        'exportTrainingData',
-      );
+    async exportTrainingData(input: z.input<typeof ExportTrainingDataInputSchema>): Promise<{ ref: string; records: number; kept: number; input: number }> {
+      const o = parseInput(ExportTrainingDataInputSchema, input, 'exportTrainingData');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const trajectories = await loadTrajectories(ws.store, o.setRef);
@@ -316,27 +330,8 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * seeded episodes, task i = split[i mod |split|],
      * the result stored as an `eval` artifact. Returns the headline numbers.
      */
-    async evaluatePolicy(input: unknown): Promise<EvalSummary> {
-      const o = parseInput(
-        z.object({
-          envId: z.string(),
-          agent: z.string(),
-          policy: PolicySchema,
-          split: z.enum(['train', 'heldout']),
-          tasks: z.number().int().positive().optional(),
-          repeats: z.number().int().positive(),
-          seed: z.number().int(),
-          concurrency: z.number().int().positive(),
-          maxSteps: z.number().int().positive().optional(),
-          temperature: z.number().min(0),
-          maxNewTokens: z.number().int().positive().optional(),
-          served: ServedPolicySchema.optional(),
-          name: z.string().optional(),
-          ...Where,
-        }),
-        input,
-        'evaluatePolicy',
-      );
+    async evaluatePolicy(input: z.input<typeof EvaluatePolicyInputSchema>): Promise<EvalSummary> {
+      const o = parseInput(EvaluatePolicyInputSchema, input, 'evaluatePolicy');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const agent = await actingAgent(ws, o.agent, o.policy, o.served);
