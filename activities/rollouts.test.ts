@@ -5,16 +5,24 @@
  * episodes that failed for want of a server as if the policy had failed them; a server that never lists the
  * model fails the attempt after the startup timeout.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/register.js';
-import { createRolloutActivities, type CollectShardInputSchema } from './rollouts.js';
+import {
+  AcceptedEvaluatePolicyInputSchema,
+  createRolloutActivities,
+  EvaluatePolicyInputSchema,
+  evaluatePolicyInputFromFields,
+  type CollectShardInputSchema,
+  type EvalSummary,
+} from './rollouts.js';
 import type { z } from 'zod';
 
 const MODEL = 'exp-iter-1-abcdefabcdef';
@@ -84,5 +92,56 @@ describe('collectShard with a served policy whose server is not there', () => {
     expect(failure).toMatchObject({ type: 'SERVER_NOT_READY', nonRetryable: false });
     expect((failure as Error).message).toContain(`the server lists '${MODEL}', not 'exp-iter-2-other'`);
     expect(completions).toBe(0);
+  });
+});
+
+type EvaluatePolicyInput = z.input<typeof EvaluatePolicyInputSchema>;
+
+/** The input of the first `evaluatePolicy` that a recorded history scheduled (before the `eval` section passed through). */
+async function recordedEvaluateInput(): Promise<Record<string, unknown>> {
+  const history = JSON.parse(await readFile(fileURLToPath(new URL('../tests/histories/pipeline-pass.json', import.meta.url)), 'utf8')) as {
+    events: { activityTaskScheduledEventAttributes?: { activityType: { name: string }; input: { payloads: { data: string }[] } } }[];
+  };
+  const scheduled = history.events.map((e) => e.activityTaskScheduledEventAttributes).find((a) => a?.activityType.name === 'evaluatePolicy');
+  const payload = scheduled?.input.payloads[0];
+  if (payload === undefined) throw new Error('pipeline-pass.json schedules no evaluatePolicy');
+  return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as Record<string, unknown>;
+}
+
+describe('evaluatePolicy', () => {
+  let root: string;
+  beforeAll(() => registerBuiltinEnvs());
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'gymflow-evaluate-'));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('reads the input of runs scheduled before the eval section passed through as it is', async () => {
+    const old = await recordedEvaluateInput();
+    // The shape those runs scheduled: the section's fields one by one, camelCased, beside the rest.
+    expect(old).toMatchObject({ agent: 'expert', split: 'heldout', tasks: 2, repeats: 1, seed: 0, concurrency: 4, temperature: 0 });
+    expect(old).not.toHaveProperty('eval');
+    const current = {
+      envId: old['envId'],
+      policy: old['policy'],
+      eval: { agent: 'expert', split: 'heldout', tasks: 2, repeats: 1, seed: 0, concurrency: 4, temperature: 0 },
+      name: old['name'],
+    };
+    expect(AcceptedEvaluatePolicyInputSchema.parse(old)).toEqual(EvaluatePolicyInputSchema.parse({ ...current, store: old['store'], workDir: old['workDir'] }));
+    // maxSteps and maxNewTokens become the section's max_steps and max_new_tokens; a wrong one is named as such.
+    expect(evaluatePolicyInputFromFields({ ...old, maxSteps: 7, maxNewTokens: 32 })).toMatchObject({ eval: { max_steps: 7, max_new_tokens: 32 } });
+    expect(AcceptedEvaluatePolicyInputSchema.safeParse({ ...old, maxSteps: 0 }).error?.issues[0]?.path).toEqual(['eval', 'max_steps']);
+
+    // Both shapes run, and evaluate the same episodes.
+    const where = { store: path.join(root, 'store'), workDir: path.join(root, 'work') };
+    const activities = createRolloutActivities({});
+    // The old shape, which the parameter's type no longer describes (a workflow could not send it now).
+    const fromOld = await new MockActivityEnvironment().run<[EvaluatePolicyInput], EvalSummary, typeof activities.evaluatePolicy>(activities.evaluatePolicy, { ...old, ...where } as unknown as EvaluatePolicyInput);
+    const fromCurrent = await new MockActivityEnvironment().run<[EvaluatePolicyInput], EvalSummary, typeof activities.evaluatePolicy>(activities.evaluatePolicy, { ...current, ...where } as EvaluatePolicyInput);
+    expect(fromOld.success).toEqual({ value: 1, low: expect.any(Number) as number, high: 1, n: 2 });
+    // (The stored results differ in their timings, so in their refs.)
+    expect({ ...fromCurrent, ref: undefined }).toEqual({ ...fromOld, ref: undefined });
   });
 });

@@ -29,6 +29,7 @@ import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
+import { EvalSectionSchema } from '../src/loop/config.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
@@ -151,23 +152,44 @@ export const ExportTrainingDataInputSchema = z.object({
   ...Where,
 });
 
-/** The input of `evaluatePolicy` (parsed at run time; typed for the workflows that call it). */
+/**
+ * The input of `evaluatePolicy` (typed for the workflows that call it): the configuration's `eval` section as
+ * it is, with what the workflow adds (the environment, the policy, the endpoint serving it, the set's name).
+ */
 export const EvaluatePolicyInputSchema = z.object({
   envId: z.string(),
-  agent: z.string(),
   policy: PolicySchema,
-  split: z.enum(['train', 'heldout']),
-  tasks: z.number().int().positive().optional(),
-  repeats: z.number().int().positive(),
-  seed: z.number().int(),
-  concurrency: z.number().int().positive(),
-  maxSteps: z.number().int().positive().optional(),
-  temperature: z.number().min(0),
-  maxNewTokens: z.number().int().positive().optional(),
+  eval: EvalSectionSchema,
   served: ServedPolicySchema.optional(),
   name: z.string().optional(),
   ...Where,
 });
+
+/**
+ * The fields of the `eval` section as `evaluatePolicy`'s input carried them, one by one and camelCased, before
+ * the section passed through as it is (see {@link evaluatePolicyInputFromFields}).
+ */
+const EVAL_FIELDS = { agent: 'agent', split: 'split', tasks: 'tasks', repeats: 'repeats', seed: 'seed', concurrency: 'concurrency', maxSteps: 'max_steps', temperature: 'temperature', maxNewTokens: 'max_new_tokens' } as const;
+
+/**
+ * `evaluatePolicy`'s input in the shape workflows scheduled it before the `eval` section passed through as it is
+ * (`{ envId, agent, split, tasks?, repeats, seed, concurrency, maxSteps?, temperature, maxNewTokens?, policy, … }`),
+ * rewritten as the current one; any other value is returned as it is. Runs in flight when their workers are
+ * upgraded (and the recorded histories) scheduled it in the old shape, and a retry must still run.
+ */
+export function evaluatePolicyInputFromFields(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input) || 'eval' in input) return input;
+  const rest: Record<string, unknown> = { ...input };
+  const section: Record<string, unknown> = {};
+  for (const [from, to] of Object.entries(EVAL_FIELDS)) {
+    if (rest[from] !== undefined) section[to] = rest[from];
+    delete rest[from];
+  }
+  return { ...rest, eval: section };
+}
+
+/** What `evaluatePolicy` parses: the current input, or the old one ({@link evaluatePolicyInputFromFields}). */
+export const AcceptedEvaluatePolicyInputSchema = z.preprocess(evaluatePolicyInputFromFields, EvaluatePolicyInputSchema);
 
 /** Rollout activities; `defaults` are the worker's store and work directory. */
 export function createRolloutActivities(defaults: WorkspaceDefaults) {
@@ -331,31 +353,34 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * the result stored as an `eval` artifact. Returns the headline numbers.
      */
     async evaluatePolicy(input: z.input<typeof EvaluatePolicyInputSchema>): Promise<EvalSummary> {
-      const o = parseInput(EvaluatePolicyInputSchema, input, 'evaluatePolicy');
+      const o = parseInput(AcceptedEvaluatePolicyInputSchema, input, 'evaluatePolicy');
+      const ev = o.eval;
+      // No agent in the section: the loop's policy.
+      const agentName = ev.agent ?? 'policy';
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
-        const agent = await actingAgent(ws, o.agent, o.policy, o.served);
-        await awaitServed(o.agent, o.served);
+        const agent = await actingAgent(ws, agentName, o.policy, o.served);
+        await awaitServed(agentName, o.served);
         const probe = make(o.envId);
         let splitSize: number;
         try {
-          splitSize = probe.listTasks?.(o.split).length ?? 0;
+          splitSize = probe.listTasks?.(ev.split).length ?? 0;
         } finally {
           await probe.close();
         }
-        const n = (o.tasks ?? splitSize) * o.repeats;
+        const n = (ev.tasks ?? splitSize) * ev.repeats;
         const report = progressReporter('eval', 'episodes', ROLLOUT_PROGRESS);
         const signal = Context.current().cancellationSignal;
         let done = 0;
         const evaluation = evaluate({
           envId: o.envId,
           agent,
-          split: o.split,
+          split: ev.split,
           n,
-          seed: o.seed,
-          concurrency: o.concurrency,
-          ...defined({ maxSteps: o.maxSteps }),
-          resolveAgent: policyResolver(policyOptions(o.temperature, o.maxNewTokens, o.served)),
+          seed: ev.seed,
+          concurrency: ev.concurrency,
+          ...defined({ maxSteps: ev.max_steps }),
+          resolveAgent: policyResolver(policyOptions(ev.temperature, ev.max_new_tokens, o.served)),
           onEpisode: () => {
             report(++done, n);
             // evaluate has no abort signal: failing the next episode stops it.
@@ -367,11 +392,11 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           throw err;
         });
         throwIfCancelled();
-        const parents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && o.agent === 'policy');
+        const parents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && agentName === 'policy');
         const entry = await ws.store.putJson(result, {
           kind: 'eval',
           parents,
-          meta: { envId: o.envId, agent: o.agent === 'policy' ? `policy@${o.policy.iteration}` : o.agent, split: o.split, n, success: result.metrics.success.mean },
+          meta: { envId: o.envId, agent: agentName === 'policy' ? `policy@${o.policy.iteration}` : agentName, split: ev.split, n, success: result.metrics.success.mean },
           ...defined({ name: o.name }),
         });
         const s = result.metrics.success;

@@ -357,22 +357,7 @@ export class PipelineRunner {
     const ev = this.config.eval;
     const result = await this.stage('eval', () =>
       this.withServedPolicy('eval', policy, ev.agent === undefined, (served) =>
-        a.evaluatePolicy({
-          envId: this.config.env,
-          agent: ev.agent ?? 'policy',
-          policy,
-          ...defined({ served }),
-          split: ev.split,
-          ...defined({ tasks: ev.tasks }),
-          repeats: ev.repeats,
-          seed: ev.seed,
-          concurrency: ev.concurrency,
-          ...defined({ maxSteps: ev.max_steps }),
-          temperature: ev.temperature,
-          ...defined({ maxNewTokens: ev.max_new_tokens }),
-          name: `${this.config.name}/iter-${iteration}/eval`,
-          ...this.where(),
-        }),
+        a.evaluatePolicy({ envId: this.config.env, policy, eval: ev, ...defined({ served }), name: `${this.config.name}/iter-${iteration}/eval`, ...this.where() }),
       ),
     );
     this.status.stages.eval.ref = result.ref;
