@@ -17,9 +17,12 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/register.js';
 import {
   AcceptedEvaluatePolicyInputSchema,
+  AcceptedExportTrainingDataInputSchema,
   createRolloutActivities,
   EvaluatePolicyInputSchema,
   evaluatePolicyInputFromFields,
+  ExportTrainingDataInputSchema,
+  exportTrainingDataInputFromFields,
   type CollectShardInputSchema,
   type EvalSummary,
 } from './rollouts.js';
@@ -97,14 +100,14 @@ describe('collectShard with a served policy whose server is not there', () => {
 
 type EvaluatePolicyInput = z.input<typeof EvaluatePolicyInputSchema>;
 
-/** The input of the first `evaluatePolicy` that a recorded history scheduled (before the `eval` section passed through). */
-async function recordedEvaluateInput(): Promise<Record<string, unknown>> {
+/** The input of the first `activity` that a recorded history scheduled (before configuration sections passed through). */
+async function recordedInput(activity: string): Promise<Record<string, unknown>> {
   const history = JSON.parse(await readFile(fileURLToPath(new URL('../tests/histories/pipeline-pass.json', import.meta.url)), 'utf8')) as {
     events: { activityTaskScheduledEventAttributes?: { activityType: { name: string }; input: { payloads: { data: string }[] } } }[];
   };
-  const scheduled = history.events.map((e) => e.activityTaskScheduledEventAttributes).find((a) => a?.activityType.name === 'evaluatePolicy');
+  const scheduled = history.events.map((e) => e.activityTaskScheduledEventAttributes).find((a) => a?.activityType.name === activity);
   const payload = scheduled?.input.payloads[0];
-  if (payload === undefined) throw new Error('pipeline-pass.json schedules no evaluatePolicy');
+  if (payload === undefined) throw new Error(`pipeline-pass.json schedules no ${activity}`);
   return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as Record<string, unknown>;
 }
 
@@ -119,7 +122,7 @@ describe('evaluatePolicy', () => {
   });
 
   it('reads the input of runs scheduled before the eval section passed through as it is', async () => {
-    const old = await recordedEvaluateInput();
+    const old = await recordedInput('evaluatePolicy');
     // The shape those runs scheduled: the section's fields one by one, camelCased, beside the rest.
     expect(old).toMatchObject({ agent: 'expert', split: 'heldout', tasks: 2, repeats: 1, seed: 0, concurrency: 4, temperature: 0 });
     expect(old).not.toHaveProperty('eval');
@@ -143,5 +146,23 @@ describe('evaluatePolicy', () => {
     expect(fromOld.success).toEqual({ value: 1, low: expect.any(Number) as number, high: 1, n: 2 });
     // (The stored results differ in their timings, so in their refs.)
     expect({ ...fromCurrent, ref: undefined }).toEqual({ ...fromOld, ref: undefined });
+  });
+});
+
+describe('exportTrainingData', () => {
+  it('reads the input of runs scheduled before the export section passed through as it is', async () => {
+    const old = await recordedInput('exportTrainingData');
+    expect(old).toMatchObject({ format: 'sft', successOnly: true, dedup: false, minMargin: 0.1 });
+    expect(old).not.toHaveProperty('export');
+    const { format, successOnly, dedup, minMargin, ...rest } = old;
+    const current = { ...rest, export: { format, success_only: successOnly, dedup, min_margin: minMargin } };
+    expect(AcceptedExportTrainingDataInputSchema.parse(old)).toEqual(ExportTrainingDataInputSchema.parse(current));
+    expect(AcceptedExportTrainingDataInputSchema.parse(current)).toEqual(ExportTrainingDataInputSchema.parse(current));
+    // The optional filters become the section's snake_case fields.
+    const filters = { minReward: 0.5, maxSteps: 7, top: 3, maxPairsPerTask: 2 };
+    expect(exportTrainingDataInputFromFields({ ...old, ...filters })).toMatchObject({ export: { min_reward: 0.5, max_steps: 7, top: 3, max_pairs_per_task: 2 } });
+    // The format stays required (the workflow resolves it from the train command).
+    const { format: _format, ...withoutFormat } = old;
+    expect(AcceptedExportTrainingDataInputSchema.safeParse(withoutFormat).error?.issues[0]?.path).toEqual(['export', 'format']);
   });
 });

@@ -29,7 +29,7 @@ import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
-import { EvalSectionSchema } from '../src/loop/config.js';
+import { EvalSectionSchema, ExportSectionSchema } from '../src/loop/config.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
@@ -38,7 +38,7 @@ import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
 import { scoreTrajectory } from '../src/reward/score.js';
 import { parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
-import { PolicySchema, ServedPolicySchema, storeRef as ref } from './schemas.js';
+import { PolicySchema, sectionFromFields, ServedPolicySchema, storeRef as ref } from './schemas.js';
 import { defined } from '../src/core/defined.js';
 
 const Where = { store: z.string().optional(), workDir: z.string().optional() };
@@ -135,22 +135,38 @@ export const ScoreRolloutsInputSchema = z.object({
   ...Where,
 });
 
-/** The input of `exportTrainingData` (parsed at run time; typed for the workflows that call it). */
+/**
+ * The input of `exportTrainingData` (typed for the workflows that call it): the phase's `export` section as it
+ * is (its `format` resolved from the train command), with the scored set, the section's field path for error
+ * messages, the dataset's name and the iteration's seed.
+ */
 export const ExportTrainingDataInputSchema = z.object({
   setRef: ref,
-  format: z.enum(['sft', 'rl', 'dpo']),
-  successOnly: z.boolean(),
-  minReward: z.number().optional(),
-  maxSteps: z.number().int().positive().optional(),
-  top: z.number().int().positive().optional(),
-  dedup: z.boolean(),
-  minMargin: z.number().min(0),
-  maxPairsPerTask: z.number().int().positive().optional(),
+  export: ExportSectionSchema.required({ format: true }),
   field: z.string(),
   name: z.string().optional(),
   seed: z.number().int(),
   ...Where,
 });
+
+/**
+ * `exportTrainingData`'s input in the shape workflows scheduled it before the `export` section passed through as
+ * it is (`{ setRef, format, successOnly, minReward?, maxSteps?, top?, dedup, minMargin, maxPairsPerTask?, … }`),
+ * rewritten as the current one ({@link sectionFromFields}).
+ */
+export const exportTrainingDataInputFromFields = sectionFromFields('export', {
+  format: 'format',
+  successOnly: 'success_only',
+  minReward: 'min_reward',
+  maxSteps: 'max_steps',
+  top: 'top',
+  dedup: 'dedup',
+  minMargin: 'min_margin',
+  maxPairsPerTask: 'max_pairs_per_task',
+});
+
+/** What `exportTrainingData` parses: the current input, or the old one ({@link exportTrainingDataInputFromFields}). */
+export const AcceptedExportTrainingDataInputSchema = z.preprocess(exportTrainingDataInputFromFields, ExportTrainingDataInputSchema);
 
 /**
  * The input of `evaluatePolicy` (typed for the workflows that call it): the configuration's `eval` section as
@@ -166,27 +182,21 @@ export const EvaluatePolicyInputSchema = z.object({
 });
 
 /**
- * The fields of the `eval` section as `evaluatePolicy`'s input carried them, one by one and camelCased, before
- * the section passed through as it is (see {@link evaluatePolicyInputFromFields}).
- */
-const EVAL_FIELDS = { agent: 'agent', split: 'split', tasks: 'tasks', repeats: 'repeats', seed: 'seed', concurrency: 'concurrency', maxSteps: 'max_steps', temperature: 'temperature', maxNewTokens: 'max_new_tokens' } as const;
-
-/**
  * `evaluatePolicy`'s input in the shape workflows scheduled it before the `eval` section passed through as it is
  * (`{ envId, agent, split, tasks?, repeats, seed, concurrency, maxSteps?, temperature, maxNewTokens?, policy, … }`),
- * rewritten as the current one; any other value is returned as it is. Runs in flight when their workers are
- * upgraded (and the recorded histories) scheduled it in the old shape, and a retry must still run.
+ * rewritten as the current one ({@link sectionFromFields}).
  */
-export function evaluatePolicyInputFromFields(input: unknown): unknown {
-  if (typeof input !== 'object' || input === null || Array.isArray(input) || 'eval' in input) return input;
-  const rest: Record<string, unknown> = { ...input };
-  const section: Record<string, unknown> = {};
-  for (const [from, to] of Object.entries(EVAL_FIELDS)) {
-    if (rest[from] !== undefined) section[to] = rest[from];
-    delete rest[from];
-  }
-  return { ...rest, eval: section };
-}
+export const evaluatePolicyInputFromFields = sectionFromFields('eval', {
+  agent: 'agent',
+  split: 'split',
+  tasks: 'tasks',
+  repeats: 'repeats',
+  seed: 'seed',
+  concurrency: 'concurrency',
+  maxSteps: 'max_steps',
+  temperature: 'temperature',
+  maxNewTokens: 'max_new_tokens',
+});
 
 /** What `evaluatePolicy` parses: the current input, or the old one ({@link evaluatePolicyInputFromFields}). */
 export const AcceptedEvaluatePolicyInputSchema = z.preprocess(evaluatePolicyInputFromFields, EvaluatePolicyInputSchema);
@@ -305,14 +315,15 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * `success_only` with a policy that never succeeds) fails for good, naming the export section.
      */
     async exportTrainingData(input: z.input<typeof ExportTrainingDataInputSchema>): Promise<{ ref: string; records: number; kept: number; input: number }> {
-      const o = parseInput(ExportTrainingDataInputSchema, input, 'exportTrainingData');
+      const o = parseInput(AcceptedExportTrainingDataInputSchema, input, 'exportTrainingData');
+      const e = o.export;
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const trajectories = await loadTrajectories(ws.store, o.setRef);
         const out = path.join(ws.workDir, 'tmp', `export-${randomUUID()}.jsonl`);
         try {
           const report = await exportDataset({
-            format: o.format,
+            format: e.format,
             trajectories,
             out,
             force: true,
@@ -320,24 +331,24 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
             seed: o.seed,
             tools: registryToolLookup(),
             filters: {
-              ...(o.successOnly ? { successOnly: true } : {}),
-              ...defined({ minReward: o.minReward, maxSteps: o.maxSteps }),
+              ...(e.success_only ? { successOnly: true } : {}),
+              ...defined({ minReward: e.min_reward, maxSteps: e.max_steps }),
             },
-            ...defined({ top: o.top }),
-            ...(o.dedup ? { dedup: true } : {}),
+            ...defined({ top: e.top }),
+            ...(e.dedup ? { dedup: true } : {}),
             pairs: (ts) =>
-              resolvePairs(ts, buildPreferences(ts, { minMargin: o.minMargin, ...defined({ maxPairsPerTask: o.maxPairsPerTask }) }).pairs),
+              resolvePairs(ts, buildPreferences(ts, { minMargin: e.min_margin, ...defined({ maxPairsPerTask: e.max_pairs_per_task }) }).pairs),
           });
           if (report.records === 0) {
             throw ApplicationFailure.nonRetryable(
-              `${o.field}: the ${o.format} export of ${report.input} trajectories has no records (${report.kept} kept by the filters); nothing to train on`,
+              `${o.field}: the ${e.format} export of ${report.input} trajectories has no records (${report.kept} kept by the filters); nothing to train on`,
               'DATA_ERROR',
             );
           }
           const entry = await ws.store.putFile(out, {
             kind: 'dataset',
             parents: [o.setRef],
-            meta: { format: o.format, records: report.records, kept: report.kept, input: report.input, notes: report.notes },
+            meta: { format: e.format, records: report.records, kept: report.kept, input: report.input, notes: report.notes },
             ...defined({ name: o.name }),
           });
           return { ref: entry.ref, records: report.records, kept: report.kept, input: report.input };

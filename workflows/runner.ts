@@ -516,12 +516,7 @@ export class PipelineRunner {
     const dataset = await this.stage('export', () =>
       a.exportTrainingData({
         setRef: scored.ref,
-        format: e.format,
-        successOnly: e.success_only,
-        ...defined({ minReward: e.min_reward, maxSteps: e.max_steps, top: e.top }),
-        dedup: e.dedup,
-        minMargin: e.min_margin,
-        ...defined({ maxPairsPerTask: e.max_pairs_per_task }),
+        export: e,
         field: single ? '$.export' : `$.phases[${phaseOf(config, iteration).index}].export`,
         name: `${config.name}/iter-${iteration}/dataset`,
         seed,
