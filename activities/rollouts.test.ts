@@ -18,11 +18,14 @@ import { registerBuiltinEnvs } from '../src/envs/register.js';
 import {
   AcceptedEvaluatePolicyInputSchema,
   AcceptedExportTrainingDataInputSchema,
+  AcceptedScoreRolloutsInputSchema,
   createRolloutActivities,
   EvaluatePolicyInputSchema,
   evaluatePolicyInputFromFields,
   ExportTrainingDataInputSchema,
   exportTrainingDataInputFromFields,
+  ScoreRolloutsInputSchema,
+  scoreRolloutsInputFromFields,
   type CollectShardInputSchema,
   type EvalSummary,
 } from './rollouts.js';
@@ -164,5 +167,18 @@ describe('exportTrainingData', () => {
     // The format stays required (the workflow resolves it from the train command).
     const { format: _format, ...withoutFormat } = old;
     expect(AcceptedExportTrainingDataInputSchema.safeParse(withoutFormat).error?.issues[0]?.path).toEqual(['export', 'format']);
+  });
+});
+
+describe('scoreRollouts', () => {
+  it('reads the input of runs scheduled before the reward section passed through as it is', async () => {
+    const old = await recordedInput('scoreRollouts');
+    expect(old).toMatchObject({ enabled: true, concurrency: 8 });
+    expect(old).not.toHaveProperty('reward');
+    const { enabled, concurrency, ...rest } = old;
+    const current = { ...rest, reward: { enabled, concurrency } };
+    expect(AcceptedScoreRolloutsInputSchema.parse(old)).toEqual(ScoreRolloutsInputSchema.parse(current));
+    expect(scoreRolloutsInputFromFields({ ...old, profile: 'tool-use' })).toMatchObject({ reward: { enabled: true, profile: 'tool-use', concurrency: 8 } });
+    expect(AcceptedScoreRolloutsInputSchema.safeParse({ ...old, concurrency: 0 }).error?.issues[0]?.path).toEqual(['reward', 'concurrency']);
   });
 });

@@ -29,7 +29,7 @@ import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
-import { EvalSectionSchema, ExportSectionSchema } from '../src/loop/config.js';
+import { EvalSectionSchema, ExportSectionSchema, RewardSectionSchema } from '../src/loop/config.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
@@ -124,16 +124,26 @@ export const CollectShardInputSchema = z.object({
   ...Where,
 });
 
-/** The input of `scoreRollouts` (parsed at run time; typed for the workflows that call it). */
+/**
+ * The input of `scoreRollouts` (typed for the workflows that call it): the configuration's `reward` section as it
+ * is, with the environment, the shards to score and the set's name.
+ */
 export const ScoreRolloutsInputSchema = z.object({
   envId: z.string(),
   shards: z.array(ref).min(1),
-  enabled: z.boolean(),
-  profile: z.string().optional(),
-  concurrency: z.number().int().positive(),
+  reward: RewardSectionSchema,
   name: z.string().optional(),
   ...Where,
 });
+
+/**
+ * `scoreRollouts`' input in the shape workflows scheduled it before the `reward` section passed through as it is
+ * (`{ envId, shards, enabled, profile?, concurrency, name?, … }`), rewritten as the current one ({@link sectionFromFields}).
+ */
+export const scoreRolloutsInputFromFields = sectionFromFields('reward', { enabled: 'enabled', profile: 'profile', concurrency: 'concurrency' });
+
+/** What `scoreRollouts` parses: the current input, or the old one ({@link scoreRolloutsInputFromFields}). */
+export const AcceptedScoreRolloutsInputSchema = z.preprocess(scoreRolloutsInputFromFields, ScoreRolloutsInputSchema);
 
 /**
  * The input of `exportTrainingData` (typed for the workflows that call it): the phase's `export` section as it
@@ -281,7 +291,8 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * (unless `enabled` is false) and stores them as one set.
      */
     async scoreRollouts(input: z.input<typeof ScoreRolloutsInputSchema>): Promise<{ ref: string; summary: RolloutSummary }> {
-      const o = parseInput(ScoreRolloutsInputSchema, input, 'scoreRollouts');
+      const o = parseInput(AcceptedScoreRolloutsInputSchema, input, 'scoreRollouts');
+      const r = o.reward;
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const started = Date.now();
@@ -289,10 +300,10 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         for (const shard of o.shards) all.push(...(await loadTrajectories(ws.store, shard)));
         const report = progressReporter('reward', 'trajectories', ROLLOUT_PROGRESS);
         let scored = all;
-        if (o.enabled) {
-          const profile = getProfile(o.profile ?? spec(o.envId).domain);
+        if (r.enabled) {
+          const profile = getProfile(r.profile ?? spec(o.envId).domain);
           let done = 0;
-          scored = await mapPool(all, o.concurrency, async (t) => {
+          scored = await mapPool(all, r.concurrency, async (t) => {
             const s = await scoreTrajectory(t, { profile });
             report(++done, all.length);
             return s;
@@ -301,7 +312,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         throwIfCancelled();
         const summary = summarize(scored, { total: 0, byKind: {} }, Date.now() - started);
         const entry = await putTrajectories(ws.store, scored, {
-          kind: o.enabled ? 'scored-trajectories' : 'trajectories',
+          kind: r.enabled ? 'scored-trajectories' : 'trajectories',
           parents: o.shards,
           meta: { envId: o.envId, shards: o.shards.length, summary: { ...summary } },
           ...defined({ name: o.name }),

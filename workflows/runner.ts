@@ -501,9 +501,7 @@ export class PipelineRunner {
       a.scoreRollouts({
         envId,
         shards: collected.map((s) => s.ref),
-        enabled: config.reward.enabled,
-        ...defined({ profile: config.reward.profile }),
-        concurrency: config.reward.concurrency,
+        reward: config.reward,
         name: `${config.name}/iter-${iteration}/rollouts`,
         ...this.where(),
       }),
