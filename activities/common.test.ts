@@ -4,6 +4,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, GymflowError } from '../src/core/errors.js';
 import { PROGRESS_HISTORY_BUDGET, progressReporter, progressSignalInterval, withFailureMapping, type ProgressReporterOptions } from './common.js';
+import { defined } from '../src/core/defined.js';
 
 interface Reported {
   beats: unknown[];
@@ -34,7 +35,7 @@ async function report(calls: readonly [number, number, number][], options?: Prog
           return { historyLength: server.historyLength?.(Date.now() - start) ?? 10 };
         },
         signal: async (_signal: unknown, progress: { done: number; total: number; note?: string }) => {
-          out.signals.push({ done: progress.done, total: progress.total, at: Date.now() - start, ...(progress.note === undefined ? {} : { note: progress.note }) });
+          out.signals.push({ done: progress.done, total: progress.total, at: Date.now() - start, ...defined({ note: progress.note }) });
         },
       }),
     },

@@ -12,6 +12,7 @@ import { formatZodIssues } from '../src/core/trajectory.js';
 import { isRetryable } from '../src/loop/failures.js';
 import type { StageName } from '../src/loop/status.js';
 import { stageProgressSignal, type StageProgress } from '../workflows/messages.js';
+import { defined } from '../src/core/defined.js';
 
 /** Parses an activity's input; a bad one fails for good with every problem named (`activity $.field: …`). */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, activity: string): z.infer<S> {
@@ -165,7 +166,7 @@ export function progressReporter(stage: StageName, unit: string, options: Progre
       lastBeat = now;
     }
     if (muted || (now < nextSignal && !(last && signalled))) return;
-    const progress: StageProgress = { stage, done, total, unit, key: ctx.info.activityId, ...(note === undefined ? {} : { note }) };
+    const progress: StageProgress = { stage, done, total, unit, key: ctx.info.activityId, ...defined({ note }) };
     if (pending !== undefined) {
       // The last unit's signal waits for the one in flight rather than being lost (the status would stay short of the total).
       if (last && signalled) queuedLast = progress;

@@ -12,16 +12,15 @@ import { parseInput, withFailureMapping } from './common.js';
 /** Errors no retry can fix: something in the way of the directory, or no permission to write there. */
 const UNWRITABLE = new Set(['ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EROFS', 'ENAMETOOLONG']);
 
+/** The input of `writeLoopCurves` (parsed at run time; typed for the workflows that call it). */
+export const WriteLoopCurvesInputSchema = z.object({ dir: z.string().min(1), experiment: z.string().min(1), iteration: z.number().int().nonnegative(), scalars: z.record(z.string(), z.number()) });
+
 /** Curve activities. */
 export function createCurveActivities() {
   return {
     /** Writes an iteration's scalars (`loopScalars`) as the loop's curves at step `iteration`; returns the event file. */
-    async writeLoopCurves(input: unknown): Promise<{ file: string }> {
-      const o = parseInput(
-        z.object({ dir: z.string().min(1), experiment: z.string().min(1), iteration: z.number().int().nonnegative(), scalars: z.record(z.string(), z.number()) }),
-        input,
-        'writeLoopCurves',
-      );
+    async writeLoopCurves(input: z.input<typeof WriteLoopCurvesInputSchema>): Promise<{ file: string }> {
+      const o = parseInput(WriteLoopCurvesInputSchema, input, 'writeLoopCurves');
       return withFailureMapping(async () => {
         const file = path.join(loopCurvesDir(o.dir, o.experiment), LOOP_EVENTS_FILE);
         try {

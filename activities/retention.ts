@@ -15,12 +15,15 @@ export interface PruneResult {
   missing: string[];
 }
 
+/** The input of `pruneModels` (parsed at run time; typed for the workflows that call it). */
+export const PruneModelsInputSchema = z.object({ refs: z.array(ref), store: z.string().optional(), workDir: z.string().optional() });
+
 /** Retention activities; `defaults` are the worker's store and work directory. */
 export function createRetentionActivities(defaults: WorkspaceDefaults) {
   return {
     /** Prunes the given artifacts (see the module comment). */
-    async pruneModels(input: unknown): Promise<PruneResult> {
-      const o = parseInput(z.object({ refs: z.array(ref), store: z.string().optional(), workDir: z.string().optional() }), input, 'pruneModels');
+    async pruneModels(input: z.input<typeof PruneModelsInputSchema>): Promise<PruneResult> {
+      const o = parseInput(PruneModelsInputSchema, input, 'pruneModels');
       return withFailureMapping(async () => {
         const { store } = await openWorkspace(o, defaults);
         const result: PruneResult = { pruned: [], missing: [] };

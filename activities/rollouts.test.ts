@@ -5,16 +5,31 @@
  * episodes that failed for want of a server as if the policy had failed them; a server that never lists the
  * model fails the attempt after the startup timeout.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/register.js';
-import { createRolloutActivities } from './rollouts.js';
+import {
+  AcceptedEvaluatePolicyInputSchema,
+  AcceptedExportTrainingDataInputSchema,
+  AcceptedScoreRolloutsInputSchema,
+  createRolloutActivities,
+  EvaluatePolicyInputSchema,
+  evaluatePolicyInputFromFields,
+  ExportTrainingDataInputSchema,
+  exportTrainingDataInputFromFields,
+  ScoreRolloutsInputSchema,
+  scoreRolloutsInputFromFields,
+  type CollectShardInputSchema,
+  type EvalSummary,
+} from './rollouts.js';
+import type { z } from 'zod';
 
 const MODEL = 'exp-iter-1-abcdefabcdef';
 
@@ -45,7 +60,7 @@ describe('collectShard with a served policy whose server is not there', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const input = (model: string, startupTimeout = '30s'): Record<string, unknown> => ({
+  const input = (model: string, startupTimeout = '30s'): z.input<typeof CollectShardInputSchema> => ({
     envId: 'gymflow/tool-use-v0',
     agent: 'policy',
     policy: { checkpointRef: `sha256:${'ab'.repeat(32)}`, iteration: 1 },
@@ -83,5 +98,87 @@ describe('collectShard with a served policy whose server is not there', () => {
     expect(failure).toMatchObject({ type: 'SERVER_NOT_READY', nonRetryable: false });
     expect((failure as Error).message).toContain(`the server lists '${MODEL}', not 'exp-iter-2-other'`);
     expect(completions).toBe(0);
+  });
+});
+
+type EvaluatePolicyInput = z.input<typeof EvaluatePolicyInputSchema>;
+
+/** The input of the first `activity` that a recorded history scheduled (before configuration sections passed through). */
+async function recordedInput(activity: string): Promise<Record<string, unknown>> {
+  const history = JSON.parse(await readFile(fileURLToPath(new URL('../tests/histories/pipeline-pass.json', import.meta.url)), 'utf8')) as {
+    events: { activityTaskScheduledEventAttributes?: { activityType: { name: string }; input: { payloads: { data: string }[] } } }[];
+  };
+  const scheduled = history.events.map((e) => e.activityTaskScheduledEventAttributes).find((a) => a?.activityType.name === activity);
+  const payload = scheduled?.input.payloads[0];
+  if (payload === undefined) throw new Error(`pipeline-pass.json schedules no ${activity}`);
+  return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as Record<string, unknown>;
+}
+
+describe('evaluatePolicy', () => {
+  let root: string;
+  beforeAll(() => registerBuiltinEnvs());
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'gymflow-evaluate-'));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('reads the input of runs scheduled before the eval section passed through as it is', async () => {
+    const old = await recordedInput('evaluatePolicy');
+    // The shape those runs scheduled: the section's fields one by one, camelCased, beside the rest.
+    expect(old).toMatchObject({ agent: 'expert', split: 'heldout', tasks: 2, repeats: 1, seed: 0, concurrency: 4, temperature: 0 });
+    expect(old).not.toHaveProperty('eval');
+    const current = {
+      envId: old['envId'],
+      policy: old['policy'],
+      eval: { agent: 'expert', split: 'heldout', tasks: 2, repeats: 1, seed: 0, concurrency: 4, temperature: 0 },
+      name: old['name'],
+    };
+    expect(AcceptedEvaluatePolicyInputSchema.parse(old)).toEqual(EvaluatePolicyInputSchema.parse({ ...current, store: old['store'], workDir: old['workDir'] }));
+    // maxSteps and maxNewTokens become the section's max_steps and max_new_tokens; a wrong one is named as such.
+    expect(evaluatePolicyInputFromFields({ ...old, maxSteps: 7, maxNewTokens: 32 })).toMatchObject({ eval: { max_steps: 7, max_new_tokens: 32 } });
+    expect(AcceptedEvaluatePolicyInputSchema.safeParse({ ...old, maxSteps: 0 }).error?.issues[0]?.path).toEqual(['eval', 'max_steps']);
+
+    // Both shapes run, and evaluate the same episodes.
+    const where = { store: path.join(root, 'store'), workDir: path.join(root, 'work') };
+    const activities = createRolloutActivities({});
+    // The old shape, which the parameter's type no longer describes (a workflow could not send it now).
+    const fromOld = await new MockActivityEnvironment().run<[EvaluatePolicyInput], EvalSummary, typeof activities.evaluatePolicy>(activities.evaluatePolicy, { ...old, ...where } as unknown as EvaluatePolicyInput);
+    const fromCurrent = await new MockActivityEnvironment().run<[EvaluatePolicyInput], EvalSummary, typeof activities.evaluatePolicy>(activities.evaluatePolicy, { ...current, ...where } as EvaluatePolicyInput);
+    expect(fromOld.success).toEqual({ value: 1, low: expect.any(Number) as number, high: 1, n: 2 });
+    // (The stored results differ in their timings, so in their refs.)
+    expect({ ...fromCurrent, ref: undefined }).toEqual({ ...fromOld, ref: undefined });
+  });
+});
+
+describe('exportTrainingData', () => {
+  it('reads the input of runs scheduled before the export section passed through as it is', async () => {
+    const old = await recordedInput('exportTrainingData');
+    expect(old).toMatchObject({ format: 'sft', successOnly: true, dedup: false, minMargin: 0.1 });
+    expect(old).not.toHaveProperty('export');
+    const { format, successOnly, dedup, minMargin, ...rest } = old;
+    const current = { ...rest, export: { format, success_only: successOnly, dedup, min_margin: minMargin } };
+    expect(AcceptedExportTrainingDataInputSchema.parse(old)).toEqual(ExportTrainingDataInputSchema.parse(current));
+    expect(AcceptedExportTrainingDataInputSchema.parse(current)).toEqual(ExportTrainingDataInputSchema.parse(current));
+    // The optional filters become the section's snake_case fields.
+    const filters = { minReward: 0.5, maxSteps: 7, top: 3, maxPairsPerTask: 2 };
+    expect(exportTrainingDataInputFromFields({ ...old, ...filters })).toMatchObject({ export: { min_reward: 0.5, max_steps: 7, top: 3, max_pairs_per_task: 2 } });
+    // The format stays required (the workflow resolves it from the train command).
+    const { format: _format, ...withoutFormat } = old;
+    expect(AcceptedExportTrainingDataInputSchema.safeParse(withoutFormat).error?.issues[0]?.path).toEqual(['export', 'format']);
+  });
+});
+
+describe('scoreRollouts', () => {
+  it('reads the input of runs scheduled before the reward section passed through as it is', async () => {
+    const old = await recordedInput('scoreRollouts');
+    expect(old).toMatchObject({ enabled: true, concurrency: 8 });
+    expect(old).not.toHaveProperty('reward');
+    const { enabled, concurrency, ...rest } = old;
+    const current = { ...rest, reward: { enabled, concurrency } };
+    expect(AcceptedScoreRolloutsInputSchema.parse(old)).toEqual(ScoreRolloutsInputSchema.parse(current));
+    expect(scoreRolloutsInputFromFields({ ...old, profile: 'tool-use' })).toMatchObject({ reward: { enabled: true, profile: 'tool-use', concurrency: 8 } });
+    expect(AcceptedScoreRolloutsInputSchema.safeParse({ ...old, concurrency: 0 }).error?.issues[0]?.path).toEqual(['reward', 'concurrency']);
   });
 });

@@ -29,6 +29,7 @@ import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
+import { EvalSectionSchema, ExportSectionSchema, RewardSectionSchema } from '../src/loop/config.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
@@ -37,7 +38,8 @@ import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
 import { scoreTrajectory } from '../src/reward/score.js';
 import { parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
-import { PolicySchema, ServedPolicySchema, storeRef as ref } from './schemas.js';
+import { PolicySchema, sectionFromFields, ServedPolicySchema, storeRef as ref } from './schemas.js';
+import { defined } from '../src/core/defined.js';
 
 const Where = { store: z.string().optional(), workDir: z.string().optional() };
 
@@ -83,9 +85,9 @@ async function awaitServed(agent: string, served: ServedPolicy | undefined): Pro
  * the loop's own server; token ids asked for as `policy.serve.token_ids` says). Other agents ignore them.
  */
 function policyOptions(temperature: number, maxNewTokens: number | undefined, served: ServedPolicy | undefined): Omit<ResolveAgentOptions, 'seed'> {
-  const local = { local: { temperature, ...(maxNewTokens === undefined ? {} : { maxNewTokens }) } };
+  const local = { local: { temperature, ...defined({ maxNewTokens }) } };
   if (served === undefined) return local;
-  return { ...local, openai: { apiKey: 'EMPTY', temperature, returnTokenIds: served.tokenIds, ...(maxNewTokens === undefined ? {} : { maxTokens: maxNewTokens }) } };
+  return { ...local, openai: { apiKey: 'EMPTY', temperature, returnTokenIds: served.tokenIds, ...defined({ maxTokens: maxNewTokens }) } };
 }
 
 /** `resolveAgent` with the policy's options bound (the episode's seed is the resolver's). */
@@ -102,16 +104,119 @@ function policyResolver(options: Omit<ResolveAgentOptions, 'seed'>): AgentResolv
  */
 const ROLLOUT_PROGRESS = { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 } as const;
 
+/** The input of `planTasks` (parsed at run time; typed for the workflows that call it). */
+export const PlanTasksInputSchema = z.object({ envId: z.string(), split: z.enum(['train', 'heldout']), groups: z.number().int().positive(), seed: z.number().int(), ...Where });
+
+/** The input of `collectShard` (parsed at run time; typed for the workflows that call it). */
+export const CollectShardInputSchema = z.object({
+  envId: z.string(),
+  agent: z.string(),
+  policy: PolicySchema,
+  tasks: z.array(z.string()).min(1),
+  groupSize: z.number().int().positive(),
+  seed: z.number().int(),
+  concurrency: z.number().int().positive(),
+  maxSteps: z.number().int().positive().optional(),
+  temperature: z.number().min(0),
+  maxNewTokens: z.number().int().positive().optional(),
+  served: ServedPolicySchema.optional(),
+  parents: z.array(ref),
+  ...Where,
+});
+
+/**
+ * The input of `scoreRollouts` (typed for the workflows that call it): the configuration's `reward` section as it
+ * is, with the environment, the shards to score and the set's name.
+ */
+export const ScoreRolloutsInputSchema = z.object({
+  envId: z.string(),
+  shards: z.array(ref).min(1),
+  reward: RewardSectionSchema,
+  name: z.string().optional(),
+  ...Where,
+});
+
+/**
+ * `scoreRollouts`' input in the shape workflows scheduled it before the `reward` section passed through as it is
+ * (`{ envId, shards, enabled, profile?, concurrency, name?, … }`), rewritten as the current one ({@link sectionFromFields}).
+ */
+export const scoreRolloutsInputFromFields = sectionFromFields('reward', { enabled: 'enabled', profile: 'profile', concurrency: 'concurrency' });
+
+/** What `scoreRollouts` parses: the current input, or the old one ({@link scoreRolloutsInputFromFields}). */
+export const AcceptedScoreRolloutsInputSchema = z.preprocess(scoreRolloutsInputFromFields, ScoreRolloutsInputSchema);
+
+/**
+ * The input of `exportTrainingData` (typed for the workflows that call it): the phase's `export` section as it
+ * is (its `format` resolved from the train command), with the scored set, the section's field path for error
+ * messages, the dataset's name and the iteration's seed.
+ */
+export const ExportTrainingDataInputSchema = z.object({
+  setRef: ref,
+  export: ExportSectionSchema.required({ format: true }),
+  field: z.string(),
+  name: z.string().optional(),
+  seed: z.number().int(),
+  ...Where,
+});
+
+/**
+ * `exportTrainingData`'s input in the shape workflows scheduled it before the `export` section passed through as
+ * it is (`{ setRef, format, successOnly, minReward?, maxSteps?, top?, dedup, minMargin, maxPairsPerTask?, … }`),
+ * rewritten as the current one ({@link sectionFromFields}).
+ */
+export const exportTrainingDataInputFromFields = sectionFromFields('export', {
+  format: 'format',
+  successOnly: 'success_only',
+  minReward: 'min_reward',
+  maxSteps: 'max_steps',
+  top: 'top',
+  dedup: 'dedup',
+  minMargin: 'min_margin',
+  maxPairsPerTask: 'max_pairs_per_task',
+});
+
+/** What `exportTrainingData` parses: the current input, or the old one ({@link exportTrainingDataInputFromFields}). */
+export const AcceptedExportTrainingDataInputSchema = z.preprocess(exportTrainingDataInputFromFields, ExportTrainingDataInputSchema);
+
+/**
+ * The input of `evaluatePolicy` (typed for the workflows that call it): the configuration's `eval` section as
+ * it is, with what the workflow adds (the environment, the policy, the endpoint serving it, the set's name).
+ */
+export const EvaluatePolicyInputSchema = z.object({
+  envId: z.string(),
+  policy: PolicySchema,
+  eval: EvalSectionSchema,
+  served: ServedPolicySchema.optional(),
+  name: z.string().optional(),
+  ...Where,
+});
+
+/**
+ * `evaluatePolicy`'s input in the shape workflows scheduled it before the `eval` section passed through as it is
+ * (`{ envId, agent, split, tasks?, repeats, seed, concurrency, maxSteps?, temperature, maxNewTokens?, policy, … }`),
+ * rewritten as the current one ({@link sectionFromFields}).
+ */
+export const evaluatePolicyInputFromFields = sectionFromFields('eval', {
+  agent: 'agent',
+  split: 'split',
+  tasks: 'tasks',
+  repeats: 'repeats',
+  seed: 'seed',
+  concurrency: 'concurrency',
+  maxSteps: 'max_steps',
+  temperature: 'temperature',
+  maxNewTokens: 'max_new_tokens',
+});
+
+/** What `evaluatePolicy` parses: the current input, or the old one ({@link evaluatePolicyInputFromFields}). */
+export const AcceptedEvaluatePolicyInputSchema = z.preprocess(evaluatePolicyInputFromFields, EvaluatePolicyInputSchema);
+
 /** Rollout activities; `defaults` are the worker's store and work directory. */
 export function createRolloutActivities(defaults: WorkspaceDefaults) {
   return {
     /** The iteration's task order: `groups` tasks drawn from the split (shuffled per epoch by `seed`). */
-    async planTasks(input: unknown): Promise<{ ref: string; tasks: string[] }> {
-      const o = parseInput(
-        z.object({ envId: z.string(), split: z.enum(['train', 'heldout']), groups: z.number().int().positive(), seed: z.number().int(), ...Where }),
-        input,
-        'planTasks',
-      );
+    async planTasks(input: z.input<typeof PlanTasksInputSchema>): Promise<{ ref: string; tasks: string[] }> {
+      const o = parseInput(PlanTasksInputSchema, input, 'planTasks');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const env = make(o.envId);
@@ -136,26 +241,8 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * Collects one shard: a group of `groupSize` episodes per listed task. Heartbeats episodes done;
      * cancelled, it stops starting episodes, lets those in flight finish and reports the cancellation.
      */
-    async collectShard(input: unknown): Promise<{ ref: string; summary: RolloutSummary }> {
-      const o = parseInput(
-        z.object({
-          envId: z.string(),
-          agent: z.string(),
-          policy: PolicySchema,
-          tasks: z.array(z.string()).min(1),
-          groupSize: z.number().int().positive(),
-          seed: z.number().int(),
-          concurrency: z.number().int().positive(),
-          maxSteps: z.number().int().positive().optional(),
-          temperature: z.number().min(0),
-          maxNewTokens: z.number().int().positive().optional(),
-          served: ServedPolicySchema.optional(),
-          parents: z.array(ref),
-          ...Where,
-        }),
-        input,
-        'collectShard',
-      );
+    async collectShard(input: z.input<typeof CollectShardInputSchema>): Promise<{ ref: string; summary: RolloutSummary }> {
+      const o = parseInput(CollectShardInputSchema, input, 'collectShard');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const agent = await actingAgent(ws, o.agent, o.policy, o.served);
@@ -171,7 +258,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           groupSize: o.groupSize,
           seed: o.seed,
           concurrency: o.concurrency,
-          ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+          ...defined({ maxSteps: o.maxSteps }),
           store: ws.store,
           parents: [...o.parents, ...policyParents],
           signal: Context.current().cancellationSignal,
@@ -203,20 +290,9 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * Loads the shards' trajectories (in shard order), scores each with the reward rules of the profile
      * (unless `enabled` is false) and stores them as one set.
      */
-    async scoreRollouts(input: unknown): Promise<{ ref: string; summary: RolloutSummary }> {
-      const o = parseInput(
-        z.object({
-          envId: z.string(),
-          shards: z.array(ref).min(1),
-          enabled: z.boolean(),
-          profile: z.string().optional(),
-          concurrency: z.number().int().positive(),
-          name: z.string().optional(),
-          ...Where,
-        }),
-        input,
-        'scoreRollouts',
-      );
+    async scoreRollouts(input: z.input<typeof ScoreRolloutsInputSchema>): Promise<{ ref: string; summary: RolloutSummary }> {
+      const o = parseInput(AcceptedScoreRolloutsInputSchema, input, 'scoreRollouts');
+      const r = o.reward;
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const started = Date.now();
@@ -224,10 +300,10 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         for (const shard of o.shards) all.push(...(await loadTrajectories(ws.store, shard)));
         const report = progressReporter('reward', 'trajectories', ROLLOUT_PROGRESS);
         let scored = all;
-        if (o.enabled) {
-          const profile = getProfile(o.profile ?? spec(o.envId).domain);
+        if (r.enabled) {
+          const profile = getProfile(r.profile ?? spec(o.envId).domain);
           let done = 0;
-          scored = await mapPool(all, o.concurrency, async (t) => {
+          scored = await mapPool(all, r.concurrency, async (t) => {
             const s = await scoreTrajectory(t, { profile });
             report(++done, all.length);
             return s;
@@ -236,10 +312,10 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         throwIfCancelled();
         const summary = summarize(scored, { total: 0, byKind: {} }, Date.now() - started);
         const entry = await putTrajectories(ws.store, scored, {
-          kind: o.enabled ? 'scored-trajectories' : 'trajectories',
+          kind: r.enabled ? 'scored-trajectories' : 'trajectories',
           parents: o.shards,
           meta: { envId: o.envId, shards: o.shards.length, summary: { ...summary } },
-          ...(o.name === undefined ? {} : { name: o.name }),
+          ...defined({ name: o.name }),
         });
         return { ref: entry.ref, summary: compact(summary) };
       });
@@ -249,33 +325,16 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * Exports the scored set in the trainer's format and stores the dataset. No records at all (say
      * `success_only` with a policy that never succeeds) fails for good, naming the export section.
      */
-    async exportTrainingData(input: unknown): Promise<{ ref: string; records: number; kept: number; input: number }> {
-      const o = parseInput(
-        z.object({
-          setRef: ref,
-          format: z.enum(['sft', 'rl', 'dpo']),
-          successOnly: z.boolean(),
-          minReward: z.number().optional(),
-          maxSteps: z.number().int().positive().optional(),
-          top: z.number().int().positive().optional(),
-          dedup: z.boolean(),
-          minMargin: z.number().min(0),
-          maxPairsPerTask: z.number().int().positive().optional(),
-          field: z.string(),
-          name: z.string().optional(),
-          seed: z.number().int(),
-          ...Where,
-        }),
-        input,
-        'exportTrainingData',
-      );
+    async exportTrainingData(input: z.input<typeof ExportTrainingDataInputSchema>): Promise<{ ref: string; records: number; kept: number; input: number }> {
+      const o = parseInput(AcceptedExportTrainingDataInputSchema, input, 'exportTrainingData');
+      const e = o.export;
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
         const trajectories = await loadTrajectories(ws.store, o.setRef);
         const out = path.join(ws.workDir, 'tmp', `export-${randomUUID()}.jsonl`);
         try {
           const report = await exportDataset({
-            format: o.format,
+            format: e.format,
             trajectories,
             out,
             force: true,
@@ -283,26 +342,25 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
             seed: o.seed,
             tools: registryToolLookup(),
             filters: {
-              ...(o.successOnly ? { successOnly: true } : {}),
-              ...(o.minReward === undefined ? {} : { minReward: o.minReward }),
-              ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+              ...(e.success_only ? { successOnly: true } : {}),
+              ...defined({ minReward: e.min_reward, maxSteps: e.max_steps }),
             },
-            ...(o.top === undefined ? {} : { top: o.top }),
-            ...(o.dedup ? { dedup: true } : {}),
+            ...defined({ top: e.top }),
+            ...(e.dedup ? { dedup: true } : {}),
             pairs: (ts) =>
-              resolvePairs(ts, buildPreferences(ts, { minMargin: o.minMargin, ...(o.maxPairsPerTask === undefined ? {} : { maxPairsPerTask: o.maxPairsPerTask }) }).pairs),
+              resolvePairs(ts, buildPreferences(ts, { minMargin: e.min_margin, ...defined({ maxPairsPerTask: e.max_pairs_per_task }) }).pairs),
           });
           if (report.records === 0) {
             throw ApplicationFailure.nonRetryable(
-              `${o.field}: the ${o.format} export of ${report.input} trajectories has no records (${report.kept} kept by the filters); nothing to train on`,
+              `${o.field}: the ${e.format} export of ${report.input} trajectories has no records (${report.kept} kept by the filters); nothing to train on`,
               'DATA_ERROR',
             );
           }
           const entry = await ws.store.putFile(out, {
             kind: 'dataset',
             parents: [o.setRef],
-            meta: { format: o.format, records: report.records, kept: report.kept, input: report.input, notes: report.notes },
-            ...(o.name === undefined ? {} : { name: o.name }),
+            meta: { format: e.format, records: report.records, kept: report.kept, input: report.input, notes: report.notes },
+            ...defined({ name: o.name }),
           });
           return { ref: entry.ref, records: report.records, kept: report.kept, input: report.input };
         } finally {
@@ -316,51 +374,35 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * seeded episodes, task i = split[i mod |split|],
      * the result stored as an `eval` artifact. Returns the headline numbers.
      */
-    async evaluatePolicy(input: unknown): Promise<EvalSummary> {
-      const o = parseInput(
-        z.object({
-          envId: z.string(),
-          agent: z.string(),
-          policy: PolicySchema,
-          split: z.enum(['train', 'heldout']),
-          tasks: z.number().int().positive().optional(),
-          repeats: z.number().int().positive(),
-          seed: z.number().int(),
-          concurrency: z.number().int().positive(),
-          maxSteps: z.number().int().positive().optional(),
-          temperature: z.number().min(0),
-          maxNewTokens: z.number().int().positive().optional(),
-          served: ServedPolicySchema.optional(),
-          name: z.string().optional(),
-          ...Where,
-        }),
-        input,
-        'evaluatePolicy',
-      );
+    async evaluatePolicy(input: z.input<typeof EvaluatePolicyInputSchema>): Promise<EvalSummary> {
+      const o = parseInput(AcceptedEvaluatePolicyInputSchema, input, 'evaluatePolicy');
+      const ev = o.eval;
+      // No agent in the section: the loop's policy.
+      const agentName = ev.agent ?? 'policy';
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
-        const agent = await actingAgent(ws, o.agent, o.policy, o.served);
-        await awaitServed(o.agent, o.served);
+        const agent = await actingAgent(ws, agentName, o.policy, o.served);
+        await awaitServed(agentName, o.served);
         const probe = make(o.envId);
         let splitSize: number;
         try {
-          splitSize = probe.listTasks?.(o.split).length ?? 0;
+          splitSize = probe.listTasks?.(ev.split).length ?? 0;
         } finally {
           await probe.close();
         }
-        const n = (o.tasks ?? splitSize) * o.repeats;
+        const n = (ev.tasks ?? splitSize) * ev.repeats;
         const report = progressReporter('eval', 'episodes', ROLLOUT_PROGRESS);
         const signal = Context.current().cancellationSignal;
         let done = 0;
         const evaluation = evaluate({
           envId: o.envId,
           agent,
-          split: o.split,
+          split: ev.split,
           n,
-          seed: o.seed,
-          concurrency: o.concurrency,
-          ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
-          resolveAgent: policyResolver(policyOptions(o.temperature, o.maxNewTokens, o.served)),
+          seed: ev.seed,
+          concurrency: ev.concurrency,
+          ...defined({ maxSteps: ev.max_steps }),
+          resolveAgent: policyResolver(policyOptions(ev.temperature, ev.max_new_tokens, o.served)),
           onEpisode: () => {
             report(++done, n);
             // evaluate has no abort signal: failing the next episode stops it.
@@ -372,12 +414,12 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           throw err;
         });
         throwIfCancelled();
-        const parents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && o.agent === 'policy');
+        const parents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && agentName === 'policy');
         const entry = await ws.store.putJson(result, {
           kind: 'eval',
           parents,
-          meta: { envId: o.envId, agent: o.agent === 'policy' ? `policy@${o.policy.iteration}` : o.agent, split: o.split, n, success: result.metrics.success.mean },
-          ...(o.name === undefined ? {} : { name: o.name }),
+          meta: { envId: o.envId, agent: agentName === 'policy' ? `policy@${o.policy.iteration}` : agentName, split: ev.split, n, success: result.metrics.success.mean },
+          ...defined({ name: o.name }),
         });
         const s = result.metrics.success;
         return {

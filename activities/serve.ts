@@ -37,16 +37,18 @@ export function servedLogFile(workDir: string, model: string): string {
 /** How often a running server's activity heartbeats (the workers' heartbeat throttle is 5 s too). */
 const SERVE_HEARTBEAT_MS = 5_000;
 
+/** The input of `servePolicy` (parsed at run time; typed for the workflows that call it). */
+export const ServePolicyInputSchema = z.object({ policy: PolicySchema, served: ServedPolicySchema, serve: PolicyServeSchema, store: z.string().optional(), workDir: z.string().optional() });
+
+/** The input of `awaitPolicyServer` (parsed at run time; typed for the workflows that call it). */
+export const AwaitPolicyServerInputSchema = z.object({ served: ServedPolicySchema });
+
 /** Serving activities; `defaults` are the worker's store and work directory. */
 export function createServeActivities(defaults: WorkspaceDefaults & { killGraceMs?: number }) {
   return {
     /** Runs the policy's server until the activity is cancelled (see the module comment). */
-    async servePolicy(input: unknown): Promise<{ exitCode: number | null }> {
-      const o = parseInput(
-        z.object({ policy: PolicySchema, served: ServedPolicySchema, serve: PolicyServeSchema, store: z.string().optional(), workDir: z.string().optional() }),
-        input,
-        'servePolicy',
-      );
+    async servePolicy(input: z.input<typeof ServePolicyInputSchema>): Promise<{ exitCode: number | null }> {
+      const o = parseInput(ServePolicyInputSchema, input, 'servePolicy');
       return withFailureMapping(async () => {
         const ctx = Context.current();
         const ws = await openWorkspace(o, defaults);
@@ -92,8 +94,8 @@ export function createServeActivities(defaults: WorkspaceDefaults & { killGraceM
     },
 
     /** Waits until the server lists the policy's model name (see the module comment). */
-    async awaitPolicyServer(input: unknown): Promise<{ waitedMs: number }> {
-      const o = parseInput(z.object({ served: ServedPolicySchema }), input, 'awaitPolicyServer');
+    async awaitPolicyServer(input: z.input<typeof AwaitPolicyServerInputSchema>): Promise<{ waitedMs: number }> {
+      const o = parseInput(AwaitPolicyServerInputSchema, input, 'awaitPolicyServer');
       return withFailureMapping(async () => {
         const ctx = Context.current();
         try {

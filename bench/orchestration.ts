@@ -43,7 +43,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { createRolloutActivities } from '../activities/rollouts.js';
+import { createRolloutActivities, type CollectShardInputSchema } from '../activities/rollouts.js';
 import { formatTable } from '../src/cli/table.js';
 import { make } from '../src/core/registry.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
@@ -53,6 +53,11 @@ import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
 import { collectBench, type CollectBenchInput } from './orchestration-workflow.js';
 import { runBench, writeReport } from './report.js';
 import { buildTinyModel } from './tiny-model.js';
+import { defined } from '../src/core/defined.js';
+import type { z } from 'zod';
+
+/** One `collectShard` input, as the workflow passes it. */
+type CollectShardInput = z.input<typeof CollectShardInputSchema>;
 
 const ENV = 'gymflow/tool-use-v0';
 /** The tiny model of `--agent tiny` (a `TinyModelConfig`). */
@@ -72,18 +77,17 @@ interface Workload {
 }
 
 /** The `collectShard` inputs for `episodes` episodes in shards of `shardSize` tasks (group size 1). */
-function shardInputs(episodes: number, shardSize: number, store: string, seed: number, work: Workload): unknown[] {
+function shardInputs(episodes: number, shardSize: number, store: string, seed: number, work: Workload): CollectShardInput[] {
   const env = make(ENV);
   const tasks = env.listTasks?.('train');
   void env.close();
   const order = planEpisodes({ seed, tasks, shuffle: true, groupSize: 1, n: episodes }).map((p) => p.task?.id ?? '');
-  const shards: unknown[] = [];
+  const shards: CollectShardInput[] = [];
   for (let i = 0; i < order.length; i += shardSize) {
     shards.push({
       envId: ENV,
       agent: work.agent,
-      ...(work.maxSteps === undefined ? {} : { maxSteps: work.maxSteps }),
-      ...(work.maxNewTokens === undefined ? {} : { maxNewTokens: work.maxNewTokens }),
+      ...defined({ maxSteps: work.maxSteps, maxNewTokens: work.maxNewTokens }),
       policy: { iteration: 0 },
       tasks: order.slice(i, i + shardSize),
       groupSize: 1,
@@ -139,7 +143,7 @@ async function main(): Promise<void> {
   // `parallel`: the shards at once, as the workflow runs them (the same episodes in flight); else one by one.
   const plain = async (n: number, parallel: boolean): Promise<Run> => {
     const shards = shardInputs(n, shardSize, store, seed++, work);
-    const run = (shard: unknown): ReturnType<typeof activities.collectShard> => new MockActivityEnvironment().run(activities.collectShard, shard);
+    const run = (shard: CollectShardInput): ReturnType<typeof activities.collectShard> => new MockActivityEnvironment().run(activities.collectShard, shard);
     const t0 = process.hrtime.bigint();
     const results: Awaited<ReturnType<typeof activities.collectShard>>[] = [];
     if (parallel) results.push(...(await Promise.all(shards.map(run))));

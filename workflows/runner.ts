@@ -49,6 +49,7 @@ import {
   trainOptions,
 } from './activity-options.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal, type CancelRequest, type StageProgress } from './messages.js';
+import { defined } from '../src/core/defined.js';
 
 /**
  * Fails the run at once, without retries, when its input is not a configuration object (`temporal workflow
@@ -333,7 +334,7 @@ export class PipelineRunner {
   }
 
   private where(): { store?: string; workDir?: string } {
-    return { ...(this.config.store === undefined ? {} : { store: this.config.store }), ...(this.config.work_dir === undefined ? {} : { workDir: this.config.work_dir }) };
+    return defined({ store: this.config.store, workDir: this.config.work_dir });
   }
 
   /** Search attributes and memo of this run (names in search-attributes.ts). */
@@ -356,22 +357,7 @@ export class PipelineRunner {
     const ev = this.config.eval;
     const result = await this.stage('eval', () =>
       this.withServedPolicy('eval', policy, ev.agent === undefined, (served) =>
-        a.evaluatePolicy({
-          envId: this.config.env,
-          agent: ev.agent ?? 'policy',
-          policy,
-          ...(served === undefined ? {} : { served }),
-          split: ev.split,
-          ...(ev.tasks === undefined ? {} : { tasks: ev.tasks }),
-          repeats: ev.repeats,
-          seed: ev.seed,
-          concurrency: ev.concurrency,
-          ...(ev.max_steps === undefined ? {} : { maxSteps: ev.max_steps }),
-          temperature: ev.temperature,
-          ...(ev.max_new_tokens === undefined ? {} : { maxNewTokens: ev.max_new_tokens }),
-          name: `${this.config.name}/iter-${iteration}/eval`,
-          ...this.where(),
-        }),
+        a.evaluatePolicy({ envId: this.config.env, policy, eval: ev, ...defined({ served }), name: `${this.config.name}/iter-${iteration}/eval`, ...this.where() }),
       ),
     );
     this.status.stages.eval.ref = result.ref;
@@ -451,8 +437,7 @@ export class PipelineRunner {
       phase: 'baseline',
       algorithm: 'baseline',
       ...(ev.success ? { success: ev.success } : {}),
-      ...(ev.evalReward === undefined ? {} : { evalReward: ev.evalReward }),
-      ...(ev.evalSteps === undefined ? {} : { evalSteps: ev.evalSteps }),
+      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps }),
       wallMs: Date.now() - started,
       refs: { eval: ev.ref, ...(policy.onnxRef ? { policy: policy.onnxRef } : {}), ...(policy.checkpointRef ? { checkpoint: policy.checkpointRef } : {}) },
     };
@@ -491,14 +476,14 @@ export class PipelineRunner {
                 envId,
                 agent: c.agent,
                 policy,
-                ...(served === undefined ? {} : { served }),
+                ...defined({ served }),
                 tasks: shard.tasks,
                 groupSize: c.group_size,
                 seed: shard.seed,
                 concurrency: c.concurrency,
-                ...(c.max_steps === undefined ? {} : { maxSteps: c.max_steps }),
+                ...defined({ maxSteps: c.max_steps }),
                 temperature: c.temperature,
-                ...(c.max_new_tokens === undefined ? {} : { maxNewTokens: c.max_new_tokens }),
+                ...defined({ maxNewTokens: c.max_new_tokens }),
                 parents: [plan.ref],
                 ...this.where(),
               });
@@ -516,9 +501,7 @@ export class PipelineRunner {
       a.scoreRollouts({
         envId,
         shards: collected.map((s) => s.ref),
-        enabled: config.reward.enabled,
-        ...(config.reward.profile === undefined ? {} : { profile: config.reward.profile }),
-        concurrency: config.reward.concurrency,
+        reward: config.reward,
         name: `${config.name}/iter-${iteration}/rollouts`,
         ...this.where(),
       }),
@@ -531,14 +514,7 @@ export class PipelineRunner {
     const dataset = await this.stage('export', () =>
       a.exportTrainingData({
         setRef: scored.ref,
-        format: e.format,
-        successOnly: e.success_only,
-        ...(e.min_reward === undefined ? {} : { minReward: e.min_reward }),
-        ...(e.max_steps === undefined ? {} : { maxSteps: e.max_steps }),
-        ...(e.top === undefined ? {} : { top: e.top }),
-        dedup: e.dedup,
-        minMargin: e.min_margin,
-        ...(e.max_pairs_per_task === undefined ? {} : { maxPairsPerTask: e.max_pairs_per_task }),
+        export: e,
         field: single ? '$.export' : `$.phases[${phaseOf(config, iteration).index}].export`,
         name: `${config.name}/iter-${iteration}/dataset`,
         seed,
@@ -556,7 +532,7 @@ export class PipelineRunner {
         config: phase.train.config,
         datasetRef: dataset.ref,
         policy,
-        ...(phase.train.processes === undefined ? {} : { processes: phase.train.processes }),
+        ...defined({ processes: phase.train.processes }),
         launcher: phase.train.launcher,
         ...this.where(),
       }),
@@ -580,8 +556,7 @@ export class PipelineRunner {
       phase: phase.name,
       algorithm: phase.train.command,
       ...(ev.success ? { success: ev.success } : {}),
-      ...(ev.evalReward === undefined ? {} : { evalReward: ev.evalReward }),
-      ...(ev.evalSteps === undefined ? {} : { evalSteps: ev.evalSteps }),
+      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps }),
       rollouts: { episodes: scored.summary.episodes, success: scored.summary.successRate, meanReward: scored.summary.meanReward, meanSteps: scored.summary.meanSteps },
       // RL's numbers are absent from the results of histories recorded before the trainer reported them
       train: trainMetrics(trained),

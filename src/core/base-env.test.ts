@@ -4,6 +4,7 @@ import { BaseEnv } from './base-env.js';
 import { EnvClosedError, EpisodeEndedError, ResetNeededError, StepInProgressError } from './errors.js';
 import type { AgentEnv, TimeStep, ToolSpec } from './types.js';
 import { OrderEnforcing } from './wrappers/order-enforcing.js';
+import { defined } from './defined.js';
 
 /** Each step waits until the test releases it, then ends the episode. */
 class HeldEnv extends BaseEnv {
@@ -66,7 +67,7 @@ describe('BaseEnv protocol', () => {
     const a = new CountdownEnv();
     const b = new CountdownEnv();
     const run = async (env: CountdownEnv, seed?: number): Promise<string[]> => {
-      const out = [(await env.reset(seed === undefined ? {} : { seed })).observation];
+      const out = [(await env.reset(defined({ seed }))).observation];
       out.push((await env.step({ tool: 'decrement', params: { by: 1 } })).observation);
       return out;
     };

@@ -2,6 +2,7 @@ import { EpisodePhase } from './episode-phase.js';
 import { entropySeed, Rng } from './rng.js';
 import { ToolValidator } from './tool-validator.js';
 import type { Action, ActionErrorInfo, AgentEnv, ResetOptions, Split, TaskInfo, TimeStep, ToolSpec } from './types.js';
+import { defined } from './defined.js';
 
 /**
  * A base class that implements the protocol's bookkeeping so a concrete environment only writes its
@@ -40,7 +41,7 @@ export abstract class BaseEnv implements AgentEnv {
       this.seeded = true;
     }
     this.stepCount = 0;
-    const ts = await this.onReset(options.task === undefined ? {} : { task: options.task });
+    const ts = await this.onReset(defined({ task: options.task }));
     this.order.reset(episode, ts);
     return ts;
   }

@@ -1,6 +1,7 @@
 export * from './agent.js';
 export * from './base-env.js';
 export * from './canonical.js';
+export * from './defined.js';
 export * from './chat/index.js';
 export * from './errors.js';
 export * from './registry.js';

@@ -9,6 +9,7 @@ import { planEpisodes, type EpisodePlan } from '../hub/seeds.js';
 import { episodeRecord, type EpisodeRecord } from './metrics.js';
 import { EVAL_RESULT_FORMAT, type EvalResult } from './result.js';
 import { summarizeEpisodes } from './summarize.js';
+import { defined } from '../core/defined.js';
 
 /** Options of {@link evaluate}. */
 export interface EvaluateOptions {
@@ -94,7 +95,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
           envId: options.envId,
           seed: plan.seed,
           task: task.id,
-          ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+          ...defined({ maxSteps: options.maxSteps }),
         });
         const record = episodeRecord(trajectory, env.tools, plan.index, plan.seed);
         agentName = trajectory.agent.name;

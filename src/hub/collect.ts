@@ -15,6 +15,7 @@ import { planEpisodes, type EpisodePlan } from './seeds.js';
 import { isRef } from './store/layout.js';
 import type { ArtifactStore } from './store/store.js';
 import { putTrajectories } from './store/trajectory-set.js';
+import { defined } from '../core/defined.js';
 
 /**
  * `collect`: rollouts at scale. Runs many episodes of one agent in one environment with a bounded
@@ -141,7 +142,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     throw new ConfigError(`maxSteps must be a positive integer, got ${options.maxSteps}`);
   }
   const seed = options.seed ?? 0;
-  const makeEnv = (): AgentEnv => make(options.envId, options.maxSteps === undefined ? {} : { maxEpisodeSteps: options.maxSteps });
+  const makeEnv = (): AgentEnv => make(options.envId, defined({ maxEpisodeSteps: options.maxSteps }));
 
   // Where the set goes is checked before any episode runs (episodes may cost money): the file and the name,
   // neither replacing an earlier set unless forced, and the parents, resolved to refs like every other ref argument.
@@ -177,7 +178,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     tasks,
     shuffle: options.tasks === undefined,
     groupSize: options.groupSize ?? 1,
-    ...(options.n === undefined ? {} : { n: options.n }),
+    ...defined({ n: options.n }),
   });
 
   const byKind: Record<string, number> = {};
@@ -196,7 +197,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     plans,
     concurrency,
     makeEnv,
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...defined({ signal: options.signal }),
     // Never throws for an episode that failed: it becomes a failed trajectory and the others go on.
     episode: async (env, plan) => {
       const { trajectory, error } = await runPlanned(env, plan, options, envSpec.domain);
@@ -233,7 +234,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       kind: options.rewardFn ? 'scored-trajectories' : 'trajectories',
       parents: [taskSet.ref, ...parents],
       meta: { envId: options.envId, agent: options.agent, seed, groupSize: options.groupSize ?? 1, summary: { ...summary } },
-      ...(options.name === undefined ? {} : { name: options.name }),
+      ...defined({ name: options.name }),
     });
     result.ref = set.ref;
     result.taskSetRef = taskSet.ref;
@@ -266,8 +267,7 @@ async function runPlanned(
       envId: options.envId,
       seed: plan.seed,
       metadata,
-      ...(plan.task === undefined ? {} : { task: plan.task.id }),
-      ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+      ...defined({ task: plan.task?.id, maxSteps: options.maxSteps }),
     });
     return { trajectory };
   } catch (error) {

@@ -12,6 +12,7 @@ import { type PolicyManifest, readPolicyManifest } from './onnx-manifest.js';
 import { checkSampling, logSoftmaxAt, sampleToken } from './sampling.js';
 import { invalidCall, parseToolCallText } from './tool-call-parsing.js';
 import { emptyUsage, stepSeed, type PolicyUsage } from './usage.js';
+import { defined } from '../core/defined.js';
 
 /**
  * `local:DIR` — a policy that runs an exported ONNX model in-process (docs/policies.md, "Local ONNX
@@ -124,7 +125,7 @@ export class LocalPolicy implements Agent {
   private load(): Promise<{ lease: ModelLease; tokenizer: Tokenizer }> {
     this.loading ??= (async () => {
       const [lease, tokenizer] = await Promise.all([
-        acquireModel(this.options.dir, this.options.intraOpThreads === undefined ? {} : { intraOpThreads: this.options.intraOpThreads }),
+        acquireModel(this.options.dir, defined({ intraOpThreads: this.options.intraOpThreads })),
         loadTokenizer(this.options.dir),
       ]);
       if (tokenizer.vocabSize > this.manifest.vocab_size) {

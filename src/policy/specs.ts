@@ -5,6 +5,7 @@ import { AnthropicPolicy, type AnthropicPolicyOptions } from './anthropic.js';
 import { LocalPolicy, type LocalPolicyOptions } from './local.js';
 import { OpenAIPolicy, type OpenAIPolicyOptions } from './openai.js';
 import { RandomAgent } from './random.js';
+import { defined } from '../core/defined.js';
 
 /** Agent specs every environment accepts, besides the ones its registration names (`expert`). */
 export const GENERIC_AGENTS = ['random', 'openai:MODEL[@BASE_URL]', 'anthropic:MODEL', 'local:DIR'] as const;
@@ -97,7 +98,7 @@ function requireKey(env: Record<string, string | undefined>, name: string, agent
  * Throws `ConfigError` for an unknown spec (listing the forms) or a missing key (naming the env var).
  */
 export function resolveAgent(agentSpec: string, envId: string, options: ResolveAgentOptions = {}): Agent {
-  if (agentSpec === 'random') return new RandomAgent(options.seed === undefined ? {} : { seed: options.seed });
+  if (agentSpec === 'random') return new RandomAgent(defined({ seed: options.seed }));
   const env = options.env ?? process.env;
   if (agentSpec.startsWith('openai:')) {
     const { model, baseURL } = parseOpenAISpec(agentSpec.slice('openai:'.length));
@@ -122,7 +123,7 @@ export function resolveAgent(agentSpec: string, envId: string, options: ResolveA
     return new LocalPolicy({ ...(options.seed !== undefined ? { seed: options.seed } : {}), ...options.local, ...fromSpec, dir, envId });
   }
   const factory = spec(envId).agents?.[agentSpec];
-  if (factory) return factory(options.seed === undefined ? {} : { seed: options.seed });
+  if (factory) return factory(defined({ seed: options.seed }));
   const known = [...GENERIC_AGENTS, ...Object.keys(spec(envId).agents ?? {})];
   throw new ConfigError(`unknown agent '${agentSpec}' for ${envId}; available: ${known.join(', ')}`);
 }

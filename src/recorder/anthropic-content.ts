@@ -3,6 +3,7 @@ import type { PathProblem } from './openai-messages.js';
 import { describe } from './openai-messages.js';
 import type { JsonObject } from './values.js';
 import { contentText, isRecord, nonTextBlocks, str } from './values.js';
+import { defined } from '../core/defined.js';
 
 /**
  * Feeds Anthropic Messages content blocks into a {@link ConversationSteps}: shared by the Anthropic
@@ -56,7 +57,7 @@ export function feedAnthropicAssistantBlocks(
           problems.push({ path: `${bp}.name`, message: 'tool_use block has no name; skipped', severity: 'error' });
           return;
         }
-        const params = isRecord(block.input) ? block.input : block.input === undefined ? {} : { input: block.input };
+        const params = isRecord(block.input) ? block.input : defined({ input: block.input });
         if (!isRecord(block.input) && block.input !== undefined) {
           problems.push({ path: `${bp}.input`, message: 'tool input is not an object; kept under params.input', severity: 'warning' });
         }

@@ -3,6 +3,7 @@ import { openOutput, type WriteOptions } from '../core/output-file.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { ConversionItem, ConversionProblem } from './adapter.js';
 import { isConversionProblem } from './adapter.js';
+import { defined } from '../core/defined.js';
 
 /** What {@link writeJsonl} did. */
 export interface WriteSummary {
@@ -38,7 +39,7 @@ export async function writeJsonl(
   options: { onProblem?: (problem: ConversionProblem) => void; keepWhenEmpty?: boolean } & WriteOptions = {},
 ): Promise<WriteSummary> {
   const summary: WriteSummary = { written: 0, problems: 0, committed: false };
-  const sink = await openOutput(out, options.replace === undefined ? {} : { replace: options.replace });
+  const sink = await openOutput(out, defined({ replace: options.replace }));
   try {
     for await (const item of items as AsyncIterable<ConversionItem>) {
       if (isConversionProblem(item)) {

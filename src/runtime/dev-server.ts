@@ -18,6 +18,7 @@ import { ConfigError, GymflowError } from '../core/errors.js';
 import { MODULE_EXT } from '../core/package-root.js';
 import { isErrno, processAlive } from '../core/fs.js';
 import { requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
+import { defined } from '../core/defined.js';
 
 /** How a child process ended. */
 export interface ExitStatus {
@@ -417,7 +418,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   ];
   let child: ManagedChild;
   try {
-    child = spawnManaged('temporal dev server', binary, args, options.logFile === undefined ? {} : { logFile: options.logFile });
+    child = spawnManaged('temporal dev server', binary, args, defined({ logFile: options.logFile }));
   } catch (err) {
     releaseDb();
     throw err;
@@ -427,7 +428,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await waitUntilServing(server, binary, options.readyTimeoutMs ?? 60_000);
   await ensureSearchAttributes(server.address, options.searchAttributes ?? [], {
     binary,
-    ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+    ...defined({ namespace: options.namespace }),
   });
   return server;
 }
@@ -550,9 +551,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   let markReady: (queue: string) => void = () => undefined;
   const ready = new Promise<string>((resolve) => (markReady = resolve));
   const child = spawnManaged(`${options.kind} worker`, process.execPath, args, {
-    ...(options.env === undefined ? {} : { env: options.env }),
-    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-    ...(options.logFile === undefined ? {} : { logFile: options.logFile }),
+    ...defined({ env: options.env, cwd: options.cwd, logFile: options.logFile }),
     onLine: (line) => {
       const m = WORKER_READY.exec(line);
       if (m) markReady(m[1] ?? '');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { isErrno, pathExists, touch } from '../core/fs.js';
 import { ArtifactStore } from '../hub/store/store.js';
 import { checkoutTree } from '../hub/store/tree.js';
+import { defined } from '../core/defined.js';
 
 /**
  * Where a worker's activities keep things: the artifact store (shared by every worker of a pipeline) and a
@@ -39,7 +40,7 @@ export async function openWorkspace(given: WorkspaceDefaults, defaults: Workspac
   const key = root === undefined ? '' : path.resolve(root);
   let opening = stores.get(key);
   if (!opening) {
-    opening = ArtifactStore.open(root === undefined ? {} : { root });
+    opening = ArtifactStore.open(defined({ root }));
     stores.set(key, opening);
     opening.catch(() => stores.delete(key));
   }

@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import type { Duplex } from 'node:stream';
+import { defined } from '../core/defined.js';
 
 /** The result of one command run in a sandbox. */
 export interface ExecResult {
@@ -137,9 +138,7 @@ export async function runExec(container: Docker.Container, argv: readonly string
     AttachStderr: true,
     AttachStdin: o.stdin !== undefined,
     Tty: false,
-    ...(o.user === undefined ? {} : { User: o.user }),
-    ...(o.workingDir === undefined ? {} : { WorkingDir: o.workingDir }),
-    ...(o.env === undefined ? {} : { Env: o.env }),
+    ...defined({ User: o.user, WorkingDir: o.workingDir, Env: o.env }),
   });
   const stream = (await exec.start({ hijack: true, stdin: o.stdin !== undefined, Tty: false })) as Duplex;
   const out = new CappedOutput(o.outputCapBytes);

@@ -18,6 +18,7 @@ import { SandboxError } from './errors.js';
 import { runExec, type ExecResult } from './exec.js';
 import { gcOnce } from './gc.js';
 import { assertNotStopping, sandboxesStopping, trackContainer, trackCreation, untrackContainer } from './lifetime.js';
+import { defined } from '../core/defined.js';
 
 /** Options of {@link Sandbox.create}. */
 export interface CreateSandboxOptions {
@@ -124,7 +125,7 @@ export class Sandbox {
     const task = info.Config.Labels?.[LABEL_TASK];
     return new Sandbox(docker, container, configFromInspect(info), {
       detached: info.Config.Labels?.[LABEL_DETACHED] === '1',
-      ...(task === undefined ? {} : { task }),
+      ...defined({ task }),
     });
   }
 
@@ -195,9 +196,9 @@ export class Sandbox {
       workingDir: o.workingDir ?? WORK_DIR,
       user: this.config.user,
       killStrays: true,
-      ...(o.stdin === undefined ? {} : { stdin: o.stdin }),
+      ...defined({ stdin: o.stdin }),
       ...(o.rawStdout ? { rawStdout: true } : {}),
-      ...(o.graceS === undefined ? {} : { graceS: o.graceS }),
+      ...defined({ graceS: o.graceS }),
     });
   }
 

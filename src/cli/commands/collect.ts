@@ -9,6 +9,7 @@ import { resolveAgent } from '../../policy/specs.js';
 import { scoreTrajectory } from '../../reward/score.js';
 import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
 import { openStore, withStoreOption } from './store.js';
+import { defined } from '../../core/defined.js';
 
 interface CollectOpts {
   env: string;
@@ -138,10 +139,7 @@ export function collectCommand(program: Command): void {
         split: opts.split,
         seed: opts.seed,
         signal: ac.signal,
-        ...(opts.n === undefined ? {} : { n: opts.n }),
-        ...(opts.maxSteps === undefined ? {} : { maxSteps: opts.maxSteps }),
-        ...(opts.task === undefined ? {} : { tasks: opts.task }),
-        ...(opts.parent === undefined ? {} : { parents: opts.parent }),
+        ...defined({ n: opts.n, maxSteps: opts.maxSteps, tasks: opts.task, parents: opts.parent }),
         ...(profile ? { rewardFn: (t) => scoreTrajectory(t, { profile }) } : {}),
         ...(reporter ? { onProgress: (p: CollectProgress) => reporter.update(p) } : {}),
         ...(store === undefined ? { out: opts.out } : { store, name: opts.out }),

@@ -12,6 +12,7 @@ import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
 import { openStore, withStoreOption } from './store.js';
 import { parseOpenUnit } from './eval.js';
+import { defined } from '../../core/defined.js';
 
 interface CompareOpts {
   store?: string;
@@ -47,7 +48,7 @@ export async function loadEvalResult(file: string, storeRoot?: string): Promise<
     text = readFileSync(file, 'utf8');
   } else {
     try {
-      const store = await openStore(storeRoot === undefined ? {} : { store: storeRoot });
+      const store = await openStore(defined({ store: storeRoot }));
       text = (await store.get(await store.resolve(file))).toString('utf8');
     } catch (err) {
       throw new ConfigError(`cannot read eval result ${file}: not a file, and not in the store (${(err as Error).message})`);

@@ -14,6 +14,7 @@ import {
 import { SEARCH_ATTRIBUTES } from '../../loop/search-attributes.js';
 import { requireTemporalBinary } from '../../runtime/temporal-cli.js';
 import { parsePort, parsePositiveInteger } from '../options.js';
+import { defined } from '../../core/defined.js';
 
 /** Options of `gymflow dev`. */
 export interface DevOptions {
@@ -114,7 +115,7 @@ export async function runDev(opts: DevOptions, out: NodeJS.WritableStream = proc
             namespace: opts.namespace,
             logFile: join(logDir, `worker-${kind}.log`),
             shutdownGraceSeconds: opts.grace,
-            ...(opts.store === undefined ? {} : { store: opts.store }),
+            ...defined({ store: opts.store }),
             onLine: (line) => say(`[${kind}] ${line}`),
           }),
         ),

@@ -14,6 +14,7 @@ import { putTree } from '../../hub/store/tree.js';
 import { buildPreferences } from '../../reward/preferences.js';
 import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
 import { openStore, withStoreOption } from './store.js';
+import { defined } from '../../core/defined.js';
 
 interface ExportOpts {
   format: ExportFormat;
@@ -109,8 +110,7 @@ export function exportCommand(program: Command): void {
       }
       const filters = {
         ...(opts.successOnly ? { successOnly: true } : {}),
-        ...(opts.minReward === undefined ? {} : { minReward: opts.minReward }),
-        ...(opts.maxSteps === undefined ? {} : { maxSteps: opts.maxSteps }),
+        ...defined({ minReward: opts.minReward, maxSteps: opts.maxSteps }),
       };
       const options: ExportOptions = {
         format: opts.format,
@@ -121,16 +121,16 @@ export function exportCommand(program: Command): void {
         seed: opts.seed,
         tools: registryToolLookup(),
         source: sources.join(', '),
-        ...(opts.record === undefined ? {} : { record: opts.record }),
+        ...defined({ record: opts.record }),
         ...(opts.splitByTask === undefined ? {} : { splits: parseSplitSpec(opts.splitByTask) }),
-        ...(opts.top === undefined ? {} : { top: opts.top }),
+        ...defined({ top: opts.top }),
         ...(opts.dedup ? { dedup: true } : {}),
         ...(opts.force ? { force: true } : {}),
-        ...(opts.shardSize === undefined ? {} : { shardSize: opts.shardSize }),
+        ...defined({ shardSize: opts.shardSize }),
         pairs: (ts) =>
           resolvePairs(
             ts,
-            buildPreferences(ts, { minMargin: opts.minMargin, ...(opts.maxPairsPerTask === undefined ? {} : { maxPairsPerTask: opts.maxPairsPerTask }) }).pairs,
+            buildPreferences(ts, { minMargin: opts.minMargin, ...defined({ maxPairsPerTask: opts.maxPairsPerTask }) }).pairs,
           ),
       };
       const report = await exportDataset(options);

@@ -14,6 +14,7 @@ import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '..
 import { fullMessage } from '../errors.js';
 import { printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';
+import { defined } from '../../core/defined.js';
 
 /** The workflows `gymflow pipeline start` can start (see workflows/index.ts). */
 export const PIPELINE_WORKFLOWS = ['trainingLoop', 'pipeline'] as const;
@@ -414,7 +415,7 @@ export function pipelineCommand(program: Command): void {
     .action(async (file: string, opts: ConnectOptions & { id?: string; workflow: PipelineWorkflowType; wait?: boolean; json?: boolean }) => {
       const config = await loadPipelineConfig(file);
       await withClient(opts, async (client, where) => {
-        const started = await startPipeline(client, config, { workflow: opts.workflow, ...(opts.id === undefined ? {} : { workflowId: opts.id }) });
+        const started = await startPipeline(client, config, { workflow: opts.workflow, ...defined({ workflowId: opts.id }) });
         await reportStarted(client, where, { ...started, workflow: opts.workflow, taskQueue: config.task_queues.cpu }, opts);
       });
     });
@@ -431,9 +432,9 @@ export function pipelineCommand(program: Command): void {
       const amended = file === undefined ? {} : { amended: await loadPipelineConfig(file), amendedFile: file };
       await withClient(opts, async (client, where) => {
         const run = await closedRun(client, id, where);
-        const next = continuation(run, { ...amended, ...(opts.maxIterations === undefined ? {} : { maxIterations: opts.maxIterations }) });
+        const next = continuation(run, { ...amended, ...defined({ maxIterations: opts.maxIterations }) });
         if (!opts.json) process.stderr.write(`continuing ${id} (${run.status}): ${next.summary}\n`);
-        const started = await startPipeline(client, next.config, { workflowId: opts.id ?? id, ...(next.state === undefined ? {} : { state: next.state }) });
+        const started = await startPipeline(client, next.config, { workflowId: opts.id ?? id, ...defined({ state: next.state }) });
         await reportStarted(client, where, { ...started, workflow: 'trainingLoop', taskQueue: next.config.task_queues.cpu }, opts, { continued: { workflowId: id, status: run.status, iteration: next.iteration } });
       });
     });
@@ -446,7 +447,7 @@ export function pipelineCommand(program: Command): void {
       await withClient(opts, async (client, where) => {
         const described = await orNotFound(client, id, where, () => client.workflow.getHandle(id).describe());
         const { status, problem } = await orNotFound(client, id, where, () => askStatus(client, id, 15_000, described.taskQueue));
-        if (opts.json) return printJson({ workflowId: id, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null, ...(problem === undefined ? {} : { problem }) });
+        if (opts.json) return printJson({ workflowId: id, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null, ...defined({ problem }) });
         if (status) console.log(formatStatus(status, described));
         else {
           console.log(`${id}: ${described.status.name} (${described.type}, started ${described.startTime.toISOString()})`);
@@ -486,7 +487,7 @@ export function pipelineCommand(program: Command): void {
     .action(async (id: string, opts: ConnectOptions & { abort?: boolean; reason?: string; wait?: boolean; json?: boolean }) => {
       await withClient(opts, async (client, where) => {
         const handle = client.workflow.getHandle(id);
-        const request = { mode: opts.abort ? ('abort' as const) : ('finish' as const), ...(opts.reason === undefined ? {} : { reason: opts.reason }) };
+        const request = { mode: opts.abort ? ('abort' as const) : ('finish' as const), ...defined({ reason: opts.reason }) };
         const earlier = (await orNotFound(client, id, where, () => askStatus(client, id, 5000))).status?.cancel;
         await orNotFound(client, id, where, () => handle.signal(cancelSignal, request), 'cancel');
         // Only a graceful cancel followed by an abort changes anything once a cancel was requested.
@@ -497,7 +498,7 @@ export function pipelineCommand(program: Command): void {
           await handle.result().catch(() => undefined);
           final = (await handle.describe()).status.name;
         }
-        if (opts.json) printJson({ workflowId: id, signal: 'cancel', ...request, ...(final === undefined ? {} : { status: final }) });
+        if (opts.json) printJson({ workflowId: id, signal: 'cancel', ...request, ...defined({ status: final }) });
         else console.log(`sent cancel (${request.mode}) to ${id}${note}${final === undefined ? '' : `; it is now ${final}`}`);
       });
     });

@@ -4,6 +4,7 @@ import { make, spec } from '../../core/registry.js';
 import { runEpisode } from '../../core/rollout.js';
 import { resolveAgent } from '../../policy/specs.js';
 import { parseInteger, printJson } from '../options.js';
+import { defined } from '../../core/defined.js';
 
 interface RunEpisodeOpts {
   env: string;
@@ -31,13 +32,12 @@ export function runEpisodeCommand(program: Command): void {
       spec(opts.env); // fails early with the list of registered ids
       // Before the agent loads: an episode of a model API costs money.
       if (opts.out !== undefined) await checkNewOutput(opts.out, { force: opts.force === true });
-      const agent = resolveAgent(opts.agent, opts.env, opts.seed === undefined ? {} : { seed: opts.seed });
+      const agent = resolveAgent(opts.agent, opts.env, defined({ seed: opts.seed }));
       const env = make(opts.env);
       try {
         const t = await runEpisode(env, agent, {
           envId: opts.env,
-          ...(opts.seed === undefined ? {} : { seed: opts.seed }),
-          ...(opts.task === undefined ? {} : { task: opts.task }),
+          ...defined({ seed: opts.seed, task: opts.task }),
         });
         if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(t)}\n`, { replace: opts.force === true });
         if (opts.json) return printJson(t);

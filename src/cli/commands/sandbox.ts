@@ -23,6 +23,7 @@ import {
 } from '../../sandbox/index.js';
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
+import { defined } from '../../core/defined.js';
 
 /** Label naming the tasks file a CLI sandbox was created from (so later commands find its task). */
 const LABEL_TASKS_FILE = 'gymflow.sandbox.tasks-file';
@@ -107,7 +108,7 @@ export async function replayTrajectory(t: Trajectory, tasksFile?: string, exact 
   outcome: { recorded: boolean; replayed: boolean | undefined };
 }> {
   if (t.envId !== SANDBOX_ENV_ID) throw new ConfigError(`replay: trajectory ${t.id} is from ${t.envId}, not ${SANDBOX_ENV_ID}`);
-  const env = new SandboxEnv(tasksFile === undefined ? {} : { tasks: tasksFile });
+  const env = new SandboxEnv(defined({ tasks: tasksFile }));
   try {
     await env.reset({ task: t.task.id });
     let replayed = 0;
@@ -168,7 +169,7 @@ export function sandboxCommand(program: Command): void {
       const box = await Sandbox.create({
         detached: true,
         ...(task ? { task: task.id } : {}),
-        config: { labels, ...(opts.image === undefined ? {} : { image: opts.image }) },
+        config: { labels, ...defined({ image: opts.image }) },
       });
       try {
         if (task) await initialArchive(box, task);

@@ -10,6 +10,7 @@ import type { LineageNode } from '../../hub/store/lineage.js';
 import { ArtifactStore } from '../../hub/store/store.js';
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
+import { defined } from '../../core/defined.js';
 
 /** Parses `0`, `90s`, `10m`, `1h`, `2d` (a duration of src/core/duration.ts, or zero) into milliseconds. */
 export function parseDuration(value: string): number {
@@ -96,7 +97,7 @@ export function storeCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { store?: string; kind?: string; json?: boolean }) => {
       const s = await openStore(opts);
-      const entries = await s.list(opts.kind === undefined ? {} : { kind: opts.kind });
+      const entries = await s.list(defined({ kind: opts.kind }));
       const refs = await scanRefsWarning(s);
       if (opts.json) return printJson({ root: s.root, artifacts: entries, refs });
       const names = new Map<string, string[]>();
@@ -142,7 +143,7 @@ export function storeCommand(program: Command): void {
       if (dest.trim() === '') throw new StoreError('checkout: DEST is empty; give the file or directory to write');
       const s = await openStore(opts);
       const { entry, files, bytes, trajectories } = await checkoutArtifact(s, await s.resolve(spec), dest);
-      if (opts.json) return printJson({ ref: entry.ref, kind: entry.kind, format: entry.format, dest, files, bytes, ...(trajectories === undefined ? {} : { trajectories }) });
+      if (opts.json) return printJson({ ref: entry.ref, kind: entry.kind, format: entry.format, dest, files, bytes, ...defined({ trajectories }) });
       const what = trajectories === undefined ? `${files} file${files === 1 ? '' : 's'}` : `${trajectories} trajectories`;
       console.log(`${shortRef(entry.ref)} ${entry.kind} -> ${dest} (${what}, ${formatBytes(bytes)})`);
     });

@@ -16,6 +16,7 @@ import { RECORD_SCHEMAS, type DpoRecord, type ExportFormat, type RecordFormat } 
 import { filterTrajectories, passesFilters, splitByTask, trajectoryReward, type FilterOptions, type SplitShare } from './select.js';
 import { toSftRecord } from './sft.js';
 import { writeDirAtomic, writeJsonl } from './write.js';
+import { defined } from '../../core/defined.js';
 
 /**
  * `exportDataset`: trajectories → records of one format → files (docs/datasets.md).
@@ -204,7 +205,7 @@ export async function exportDataset(o: ExportOptions): Promise<ExportReport> {
   const files: string[] = [];
   if (o.format === 'hf') {
     await writeDirAtomic(out, o.force ?? false, async (dir) => {
-      const written = await writeHfDataset(dir, splits, { record, ...(o.source === undefined ? {} : { source: o.source }), ...(o.shardSize === undefined ? {} : { shardSize: o.shardSize }) });
+      const written = await writeHfDataset(dir, splits, { record, ...defined({ source: o.source, shardSize: o.shardSize }) });
       files.push(...written.map((f) => path.join(out, f)));
     });
   } else if (o.splits !== undefined) {

@@ -16,6 +16,7 @@ import { exportDataset } from './export.js';
 import { datasetCard, shardNames } from './hf.js';
 import type { RecordFormat } from './schemas.js';
 import { parseSplitSpec } from './select.js';
+import { defined } from '../../core/defined.js';
 import { PACKAGE_ROOT } from '../../core/package-root.js';
 
 const tools: ToolLookup = (envId) => {
@@ -43,7 +44,7 @@ async function exportHf(record: RecordFormat, shardSize?: number): Promise<strin
     splits: parseSplitSpec('train=0.7,validation=0.15,test=0.15'),
     seed: 1,
     tools,
-    ...(shardSize === undefined ? {} : { shardSize }),
+    ...defined({ shardSize }),
     ...(record === 'dpo' ? { pairs: (ts: readonly Trajectory[]) => resolvePairs(ts, buildPreferences(ts, { minMargin: 0.5 }).pairs) } : {}),
   });
   return out;

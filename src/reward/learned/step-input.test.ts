@@ -8,6 +8,7 @@ import { toolCallText } from '../../core/chat/prompt.js';
 import { loadTokenizer } from '../../core/tokenizer.js';
 import { makeTrajectory, parseTrajectory, type Trajectory } from '../../core/trajectory.js';
 import { encodeStepInputs, renderStepInput, truncateIds } from './step-input.js';
+import { defined } from '../../core/defined.js';
 import { PACKAGE_ROOT } from '../../core/package-root.js';
 
 const python = requires.python(['gymflow_trainer', 'transformers']);
@@ -20,7 +21,7 @@ function tricky(): Trajectory {
     observation,
     startedAt: '2026-01-01T00:00:00.000Z',
     durationMs: 1,
-    ...(thought === undefined ? {} : { thought }),
+    ...defined({ thought }),
   });
   return makeTrajectory({
     task: { id: 't-1', domain: 'tool-use', instruction: 'Compute 0.1 + 0.2 — and say "why".\n\u00e9t\u00e9 \u{1F600}' },
