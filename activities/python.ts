@@ -9,6 +9,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PACKAGE_ROOT } from '../src/core/package-root.js';
 import { parseTrainerEvent } from '../src/runtime/trainer-process.js';
+import { defined } from '../src/core/defined.js';
 
 /** `$GYMFLOW_PYTHON`, else `<repo>/.venv/bin/python`, else `python3` on PATH. */
 export function trainerPython(env: Record<string, string | undefined> = process.env): string {
@@ -49,7 +50,7 @@ export function runTrainerTool(tool: TrainerTool, args: readonly string[], signa
     const child = spawn(trainerPython(), ['-m', 'gymflow_trainer', tool, ...args], {
       env: { ...process.env, ...trainerEnv() },
       stdio: ['ignore', 'pipe', 'pipe'],
-      ...(signal === undefined ? {} : { signal }),
+      ...defined({ signal }),
     });
     let stdout = '';
     let stderr = '';

@@ -39,6 +39,7 @@ import { checkoutCached, fileSafe, openWorkspace, type Workspace, type Workspace
 import { parseInput, progressReporter, withFailureMapping } from './common.js';
 import { PolicySchema, storeRef as ref } from './schemas.js';
 import { probeModules, trainerEnv, trainerPython } from './python.js';
+import { defined } from '../src/core/defined.js';
 
 /** Heartbeats while the trainer is quiet (a long step), so a lost worker is noticed but a slow step is not. */
 const IDLE_HEARTBEAT_MS = 10_000;
@@ -135,7 +136,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         const model = { ...((o.config['model'] as Record<string, unknown> | undefined) ?? {}), path: await modelDir(ws, o.policy) };
         const configFile = path.join(runDir, `${o.command}.json`);
         const tensorboard = tensorboardRunDir(o.config, o.experiment, o.iteration, o.command);
-        const trainerConfig = { ...o.config, model, data: ws.store.objectFile(o.datasetRef), output_dir: outputDir, ...(tensorboard === undefined ? {} : { tensorboard_dir: tensorboard }) };
+        const trainerConfig = { ...o.config, model, data: ws.store.objectFile(o.datasetRef), output_dir: outputDir, ...defined({ tensorboard_dir: tensorboard }) };
         await writeFile(configFile, JSON.stringify(trainerConfig, null, 2));
 
         // A retry resumes from the newer of the last heartbeat's checkpoint and the newest one in outputDir (the
@@ -152,7 +153,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           hasAccelerate: processes > 1 && o.launcher === 'auto' ? await hasAccelerate() : false,
         });
 
-        let beat: TrainHeartbeat = { ...initialHeartbeat(info.attempt), ...(resume === undefined ? {} : { checkpoint: resume }) };
+        let beat: TrainHeartbeat = { ...initialHeartbeat(info.attempt), ...defined({ checkpoint: resume }) };
         // Where training really continued from: the trainer's `start` event says, when it had to skip an
         // unreadable checkpoint.
         let resumedFrom = resume ?? null;
@@ -204,7 +205,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
             iteration: o.iteration,
             ...numbers,
             resumedFrom,
-            ...(optimizerFrom === undefined ? {} : { optimizerFrom }),
+            ...defined({ optimizerFrom }),
           },
         });
         const wallMs = Date.now() - started;

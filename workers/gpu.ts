@@ -15,12 +15,13 @@ import { gpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/runtime/dev-server.js';
 import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
+import { defined } from '../src/core/defined.js';
 
 export type { WorkerOptions } from './worker.js';
 
 /** Runs the GPU worker until it shuts down. */
 export async function runWorker(options: WorkerOptions = {}): Promise<void> {
-  const defaults = { store: options.store, workDir: options.workDir, ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }) };
+  const defaults = { store: options.store, workDir: options.workDir, ...defined({ killGraceMs: options.killGraceMs }) };
   await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.gpu, shutdownGraceMs: 60_000 }, () => ({
     activities: gpuActivities(defaults),
   }));

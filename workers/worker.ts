@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
+import { defined } from '../src/core/defined.js';
 
 /** Options of a gymflow worker. */
 export interface WorkerOptions {
@@ -57,7 +58,7 @@ export async function runGymflowWorker(
       // cancelled training would run on for a minute. Every 5 s is still negligible load.
       maxHeartbeatThrottleInterval: '5 seconds',
       defaultHeartbeatThrottleInterval: '5 seconds',
-      ...(options.maxConcurrentActivities === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities }),
+      ...defined({ maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities }),
       ...build(taskQueue),
     });
     const stop = (): void => worker.shutdown();
@@ -98,12 +99,14 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerOptions {
   const grace = int(values['shutdown-grace'], 'shutdown-grace');
   const maxActivities = int(values['max-concurrent-activities'], 'max-concurrent-activities');
   return {
-    ...(values.address === undefined ? {} : { address: values.address }),
-    ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-    ...(values['task-queue'] === undefined ? {} : { taskQueue: values['task-queue'] }),
-    ...(values.store === undefined ? {} : { store: values.store }),
-    ...(values['work-dir'] === undefined ? {} : { workDir: values['work-dir'] }),
-    ...(grace === undefined ? {} : { shutdownGraceMs: grace * 1000 }),
-    ...(maxActivities === undefined ? {} : { maxConcurrentActivities: maxActivities }),
+    ...defined({
+      address: values.address,
+      namespace: values.namespace,
+      taskQueue: values['task-queue'],
+      store: values.store,
+      workDir: values['work-dir'],
+      shutdownGraceMs: grace === undefined ? undefined : grace * 1000,
+      maxConcurrentActivities: maxActivities,
+    }),
   };
 }
