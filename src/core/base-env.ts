@@ -106,4 +106,6 @@ export abstract class BaseEnv implements AgentEnv {
   }
 
   listTasks?(split?: Split): TaskInfo[];
+
+  countTasks?(split?: Split): number;
 }

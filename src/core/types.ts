@@ -108,6 +108,11 @@ export interface AgentEnv {
   close(): Promise<void>;
   /** The tasks this environment can run, by split (optional: generated-only envs may omit it). */
   listTasks?(split?: Split): TaskInfo[];
+  /**
+   * How many tasks `listTasks(split)` returns, for an environment that can say so without generating them
+   * (`gymflow envs` lists counts only). Optional: callers fall back to `listTasks(split).length`.
+   */
+  countTasks?(split?: Split): number;
 }
 
 /** True when a time step ends its episode. */

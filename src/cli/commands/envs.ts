@@ -19,8 +19,8 @@ export function envsCommand(program: Command): void {
             domain: s.domain,
             maxSteps: s.maxEpisodeSteps ?? null,
             tools: env.tools.map((t) => t.name),
-            trainTasks: env.listTasks?.('train').length ?? 0,
-            heldoutTasks: env.listTasks?.('heldout').length ?? 0,
+            trainTasks: env.countTasks?.('train') ?? env.listTasks?.('train').length ?? 0,
+            heldoutTasks: env.countTasks?.('heldout') ?? env.listTasks?.('heldout').length ?? 0,
             agents: ['random', ...Object.keys(s.agents ?? {})],
             description: s.description,
           });

@@ -39,6 +39,10 @@ export class Wrapper implements AgentEnv {
   listTasks(split?: Split): TaskInfo[] {
     return this.env.listTasks?.(split) ?? [];
   }
+
+  countTasks(split?: Split): number {
+    return this.env.countTasks?.(split) ?? this.env.listTasks?.(split).length ?? 0;
+  }
 }
 
 /** Finds the first wrapper of a class in a stack (`findWrapper(env, Recorder)`). */

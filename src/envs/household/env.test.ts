@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../core/errors.js';
 import type { Action, TaskInfo, TimeStep } from '../../core/types.js';
-import { HouseholdEnv } from './env.js';
+import { make } from '../../core/registry.js';
+import { registerBuiltinEnvs } from '../register.js';
+import { HOUSEHOLD_ENV_ID, HouseholdEnv } from './env.js';
 import { planTask } from './planner.js';
 import { listHouseholdTasks, type HouseholdTask } from './tasks.js';
 import { RECEPTACLE_KINDS } from './world.js';
@@ -184,9 +186,16 @@ describe('HouseholdEnv', () => {
   it('validates its options and lists its tasks by split', () => {
     expect(() => new HouseholdEnv({ admissible: true })).toThrow(ConfigError);
     expect(() => new HouseholdEnv({ admissibleActions: 'yes' })).toThrow(/gymflow\/household-v0: invalid options/);
+    registerBuiltinEnvs();
     const env = new HouseholdEnv();
     expect(env.listTasks('train')).toHaveLength(1200);
     expect(env.listTasks('heldout')).toHaveLength(240);
+    // Counted without generating houses (what `gymflow envs` shows), the same through make()'s wrappers.
+    const wrapped = make(HOUSEHOLD_ENV_ID);
+    for (const split of ['train', 'heldout', undefined] as const) {
+      expect(env.countTasks(split)).toBe(env.listTasks(split).length);
+      expect(wrapped.countTasks?.(split)).toBe(env.listTasks(split).length);
+    }
     expect(env.tools.map((t) => `${t.name}:${t.category}`)).toEqual([
       'go:execute', 'open:write', 'close:write', 'take:write', 'put:write', 'clean:write', 'heat:write', 'cool:write', 'use:execute', 'examine:read', 'inventory:read', 'look:read', 'finish:submit',
     ]);

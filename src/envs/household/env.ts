@@ -108,6 +108,11 @@ export class HouseholdEnv extends BaseEnv {
     return listHouseholdTasks(split).map(householdTaskInfo);
   }
 
+  /** The number of tasks of a split (or both), without generating their houses. */
+  override countTasks(split?: Split): number {
+    return split ? HOUSEHOLD_TASK_COUNTS[split] : HOUSEHOLD_TASK_COUNTS.train + HOUSEHOLD_TASK_COUNTS.heldout;
+  }
+
   private extraInfo(): Record<string, unknown> {
     return this.options.admissibleActions ? { admissible: admissibleActions(this.world as World) } : {};
   }

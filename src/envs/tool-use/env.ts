@@ -8,7 +8,7 @@ import { WORLD_DOCUMENTS, worldDocuments, type WorldDocument } from './documents
 import { defaultKnowledgeBase, KnowledgeBase } from './knowledge-base.js';
 import { randomizeEntities } from './randomize.js';
 import { SearchIndex } from './search-index.js';
-import { expectedAnswer, getToolTask, listToolTasks, TOOL_USE_DOMAIN, toolTaskInfo, type ToolTask } from './tasks.js';
+import { countToolTasks, expectedAnswer, getToolTask, listToolTasks, TOOL_USE_DOMAIN, toolTaskInfo, type ToolTask } from './tasks.js';
 
 /** The registered id of this environment. */
 export const TOOL_USE_ENV_ID = 'gymflow/tool-use-v0';
@@ -198,6 +198,11 @@ export class ToolUseEnv extends BaseEnv {
   /** The tasks of a split, or of both splits when omitted. */
   override listTasks(split?: Split): TaskInfo[] {
     return listToolTasks(split).map(toolTaskInfo);
+  }
+
+  /** The number of tasks of a split (or both), without building the bank's questions. */
+  override countTasks(split?: Split): number {
+    return countToolTasks(split);
   }
 
   private penalize(error: ActionErrorInfo): TimeStep {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../core/errors.js';
 import { checkAnswer, formatExpected } from './answer.js';
-import { buildToolTaskBank, expectedAnswer, getToolTask, listToolTasks, TOOL_TASK_COUNTS, toolTaskInfo, TRAIN_TASKS_PER_KIND } from './tasks.js';
+import { buildToolTaskBank, countToolTasks, expectedAnswer, getToolTask, listToolTasks, TOOL_TASK_COUNTS, toolTaskInfo, TRAIN_TASKS_PER_KIND } from './tasks.js';
 
 const CORE_FIRST_QUESTION = 'What is the population of the city where Corwin Tally was born? Answer with a number.';
 const CORE_LAST_QUESTION = 'In which region is Brackenfell? Answer with a name or short phrase.';
@@ -22,6 +22,8 @@ describe('tool-use tasks', () => {
       expect(all).toBeLessThanOrEqual(TRAIN_TASKS_PER_KIND);
     }
     expect(train.length).toBe(1527);
+    // Counted from the candidates alone, as `gymflow envs` does, without building the bank.
+    expect([countToolTasks('train'), countToolTasks('heldout'), countToolTasks()]).toEqual([train.length, heldout.length, train.length + heldout.length]);
     expect(train[42]?.id).toBe('tool-train-00042');
     expect(train.map((t) => t.id)).toEqual(train.map((_, i) => `tool-train-${String(i).padStart(5, '0')}`));
   });

@@ -315,19 +315,28 @@ function candidates(kind: ToolTaskKind, kb: KnowledgeBase): ToolTaskSpec[] {
   return out;
 }
 
+/**
+ * How many of a kind's `pool` shuffled candidates go to the held-out split, the core training split and the
+ * training split's extension (up to {@link TRAIN_TASKS_PER_KIND}, fewer where the pool has fewer).
+ *
+ * @throws TaskError when the pool cannot fill the core bank's slots.
+ */
+function dealSizes(kind: ToolTaskKind, pool: number): { heldout: number; train: number; extra: number } {
+  const { train, heldout } = TOOL_TASK_COUNTS[kind];
+  if (pool < train + heldout) throw new TaskError(`tool-use: only ${pool} candidate '${kind}' tasks for ${train + heldout} slots`);
+  return { heldout, train, extra: Math.max(0, Math.min(pool, heldout + Math.max(train, TRAIN_TASKS_PER_KIND)) - heldout - train) };
+}
+
 /** Builds the bank from a knowledge base (exported for tests; the env uses the cached default). */
 export function buildToolTaskBank(kb: KnowledgeBase = defaultKnowledgeBase()): Record<Split, ToolTask[]> {
   const dealt: Record<Split | 'extra', ToolTaskSpec[]> = { train: [], heldout: [], extra: [] };
   KINDS.forEach((kind, k) => {
     const pool = new Rng(BANK_SEED + k).shuffle(candidates(kind, kb));
-    const { train, heldout } = TOOL_TASK_COUNTS[kind];
-    if (pool.length < train + heldout) {
-      throw new TaskError(`tool-use: only ${pool.length} candidate '${kind}' tasks for ${train + heldout} slots`);
-    }
+    const { heldout, train, extra } = dealSizes(kind, pool.length);
     // Held-out first, then training, from one shuffled pool: no candidate lands in both.
     dealt.heldout.push(...pool.slice(0, heldout));
     dealt.train.push(...pool.slice(heldout, heldout + train));
-    dealt.extra.push(...pool.slice(heldout + train, heldout + Math.max(train, TRAIN_TASKS_PER_KIND)));
+    dealt.extra.push(...pool.slice(heldout + train, heldout + train + extra));
   });
   // Ids are positions: the core tasks keep theirs (0–184), the extension follows them.
   const ordered = (specs: ToolTaskSpec[], seed: number): ToolTaskSpec[] => new Rng(BANK_SEED + seed).shuffle(specs);
@@ -354,6 +363,21 @@ export function buildToolTaskBank(kb: KnowledgeBase = defaultKnowledgeBase()): R
 
 let bank: Record<Split, ToolTask[]> | undefined;
 let byId: Map<string, ToolTask> | undefined;
+
+/**
+ * How many tasks {@link listToolTasks} returns for a split (both when omitted), from the candidates' counts
+ * alone: the bank's questions and answers are not built (`gymflow envs` lists counts).
+ */
+export function countToolTasks(split?: Split, kb: KnowledgeBase = defaultKnowledgeBase()): number {
+  let train = 0;
+  let heldout = 0;
+  for (const kind of KINDS) {
+    const sizes = dealSizes(kind, candidates(kind, kb).length);
+    train += sizes.train + sizes.extra;
+    heldout += sizes.heldout;
+  }
+  return split === 'train' ? train : split === 'heldout' ? heldout : train + heldout;
+}
 
 /** Every task of a split (both when omitted). */
 export function listToolTasks(split?: Split): ToolTask[] {
