@@ -13,7 +13,8 @@ cd "$ROOT"
 STAMP=dist/.build-stamp
 
 # Prints the first input newer than the stamp (or the stamp itself when there is none). Directories count: a
-# deleted or renamed source changes its directory's mtime. Tests and fixtures are not built.
+# deleted or renamed source changes its directory's mtime. Tests and fixtures are not built. bin/build-freshness.js
+# applies the same rule in-process for bin/gymflow.js: keep the two lists of inputs the same.
 stale() {
   if [[ ! -f "$STAMP" ]]; then
     echo "$STAMP"
