@@ -30,7 +30,7 @@ python.describe('preparePolicy', () => {
     const activities = createSetupActivities({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
     const tiny = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, bpe_vocab_size: 600, system_prompt: 'drop' };
     const env = new MockActivityEnvironment();
-    const withCorpus: PolicyState = await env.run(activities.preparePolicy, { experiment: 'x', env: 'gymflow/tool-use-v0', init: { tiny, tokenizer_corpus: 'expert' } });
+    const withCorpus: PolicyState = await env.run(activities.preparePolicy, { experiment: 'x', env: 'gymflow/tool-use-v0', init: { tiny, tokenizer_corpus: 'expert' as const } });
     const builtin: PolicyState = await env.run(activities.preparePolicy, { experiment: 'y', env: 'gymflow/tool-use-v0', init: { tiny } });
     const { store } = await openWorkspace({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
     const vocab = async (ref: string | undefined, name: string): Promise<Record<string, number>> => {

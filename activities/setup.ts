@@ -72,6 +72,20 @@ async function checkDirectory(dir: string | undefined, field: string): Promise<v
   if (problem !== undefined) throw configFailure(`pipeline config ${field}: ${dir}: ${problem}`);
 }
 
+/** The input of `checkTrainerConfigs` (parsed at run time; typed for the workflows that call it). */
+export const CheckTrainerConfigsInputSchema = z.object({
+  phases: z.array(z.object({ field: z.string(), command: z.enum(['sft', 'rl', 'dpo']), config: z.record(z.string(), z.unknown()) })),
+});
+
+/** The input of `preparePolicy` (parsed at run time; typed for the workflows that call it). */
+export const PreparePolicyInputSchema = z.object({
+  experiment: z.string(),
+  init: z.union([z.object({ tiny: z.record(z.string(), z.unknown()), tokenizer_corpus: z.enum(['expert']).optional() }), z.object({ path: z.string() })]),
+  env: z.string(),
+  store: z.string().optional(),
+  workDir: z.string().optional(),
+});
+
 /** Setup activities; `defaults` are the worker's store and work directory. */
 export function createSetupActivities(defaults: WorkspaceDefaults) {
   return {
@@ -121,12 +135,8 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
      * pipeline fills in set to placeholders). The first problem fails the activity for good, naming the
      * phase and the trainer's message.
      */
-    async checkTrainerConfigs(input: unknown): Promise<{ checked: number }> {
-      const { phases } = parseInput(
-        z.object({ phases: z.array(z.object({ field: z.string(), command: z.enum(['sft', 'rl', 'dpo']), config: z.record(z.string(), z.unknown()) })) }),
-        input,
-        'checkTrainerConfigs',
-      );
+    async checkTrainerConfigs(input: z.input<typeof CheckTrainerConfigsInputSchema>): Promise<{ checked: number }> {
+      const { phases } = parseInput(CheckTrainerConfigsInputSchema, input, 'checkTrainerConfigs');
       const ws = await openWorkspace({}, defaults);
       const dir = path.join(ws.workDir, 'config-checks', `${process.pid}-${Date.now()}`);
       await mkdir(dir, { recursive: true });
@@ -152,18 +162,8 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
      * a `checkpoint` tree (named `<experiment>/iter-0/checkpoint`); `{ path }` must be a directory on this
      * worker.
      */
-    async preparePolicy(input: unknown): Promise<PolicyState> {
-      const { experiment, init, env, store, workDir } = parseInput(
-        z.object({
-          experiment: z.string(),
-          init: z.union([z.object({ tiny: z.record(z.string(), z.unknown()), tokenizer_corpus: z.enum(['expert']).optional() }), z.object({ path: z.string() })]),
-          env: z.string(),
-          store: z.string().optional(),
-          workDir: z.string().optional(),
-        }),
-        input,
-        'preparePolicy',
-      );
+    async preparePolicy(input: z.input<typeof PreparePolicyInputSchema>): Promise<PolicyState> {
+      const { experiment, init, env, store, workDir } = parseInput(PreparePolicyInputSchema, input, 'preparePolicy');
       return withFailureMapping(async () => {
         if ('path' in init) {
           const s = await stat(init.path).catch(() => undefined);

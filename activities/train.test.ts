@@ -8,20 +8,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { putTree } from '../src/hub/store/tree.js';
 import { releaseRunDir, type StoredTrainResult } from '../src/runtime/run-dir.js';
 import { openWorkspace } from '../src/runtime/workspace.js';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TrainerOutcome } from '../src/runtime/trainer-process.js';
 import { NON_RETRYABLE_TYPES } from '../src/loop/failures.js';
-import { createTrainActivities, failWith } from './train.js';
+import { createTrainActivities, failWith, type TrainInputSchema } from './train.js';
 
 describe('train, retried after it stored its checkpoint', () => {
   let root: string;
   let runDir: string;
   let stored: StoredTrainResult;
   const missing = `sha256:${'b'.repeat(64)}`;
-  const input = (): Record<string, unknown> => ({
+  const input = (): z.input<typeof TrainInputSchema> => ({
     experiment: 'x',
     iteration: 1,
     command: 'sft',

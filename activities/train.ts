@@ -97,27 +97,29 @@ export function failWith(outcome: TrainerOutcome): void {
   throw FAILURE_TYPES[type].retryable ? ApplicationFailure.retryable(outcome.message, type) : ApplicationFailure.nonRetryable(outcome.message, type);
 }
 
+/** The input of `train` (parsed at run time; typed for the workflows that call it). */
+export const TrainInputSchema = z.object({
+  experiment: z.string(),
+  iteration: z.number().int().positive(),
+  command: z.enum(['sft', 'rl', 'dpo']),
+  config: z.record(z.string(), z.unknown()),
+  datasetRef: ref,
+  policy: PolicySchema,
+  processes: z.number().int().positive().optional(),
+  launcher: z.enum(['auto', 'accelerate', 'torchrun']),
+  store: z.string().optional(),
+  workDir: z.string().optional(),
+});
+
+/** The input of `exportPolicy` (parsed at run time; typed for the workflows that call it). */
+export const ExportPolicyInputSchema = z.object({ experiment: z.string(), policy: PolicySchema, store: z.string().optional(), workDir: z.string().optional() });
+
 /** GPU activities; `defaults` are the worker's store and work directory. */
 export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceMs?: number }) {
   return {
     /** Trains one iteration (see the module comment). */
-    async train(input: unknown): Promise<TrainResult> {
-      const o = parseInput(
-        z.object({
-          experiment: z.string(),
-          iteration: z.number().int().positive(),
-          command: z.enum(['sft', 'rl', 'dpo']),
-          config: z.record(z.string(), z.unknown()),
-          datasetRef: ref,
-          policy: PolicySchema,
-          processes: z.number().int().positive().optional(),
-          launcher: z.enum(['auto', 'accelerate', 'torchrun']),
-          store: z.string().optional(),
-          workDir: z.string().optional(),
-        }),
-        input,
-        'train',
-      );
+    async train(input: z.input<typeof TrainInputSchema>): Promise<TrainResult> {
+      const o = parseInput(TrainInputSchema, input, 'train');
       return withFailureMapping(async () => {
         const ctx = Context.current();
         const info = ctx.info;
@@ -217,12 +219,8 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
     },
 
     /** Exports a checkpoint to an ONNX policy directory and stores it (see the module comment). */
-    async exportPolicy(input: unknown): Promise<{ onnxRef: string }> {
-      const o = parseInput(
-        z.object({ experiment: z.string(), policy: PolicySchema, store: z.string().optional(), workDir: z.string().optional() }),
-        input,
-        'exportPolicy',
-      );
+    async exportPolicy(input: z.input<typeof ExportPolicyInputSchema>): Promise<{ onnxRef: string }> {
+      const o = parseInput(ExportPolicyInputSchema, input, 'exportPolicy');
       return withFailureMapping(async () => {
         const ctx = Context.current();
         const ws = await openWorkspace(o, defaults);
