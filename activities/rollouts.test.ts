@@ -16,6 +16,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/register.js';
 import {
+  AcceptedCollectShardInputSchema,
   AcceptedEvaluatePolicyInputSchema,
   AcceptedExportTrainingDataInputSchema,
   AcceptedScoreRolloutsInputSchema,
@@ -26,7 +27,8 @@ import {
   exportTrainingDataInputFromFields,
   ScoreRolloutsInputSchema,
   scoreRolloutsInputFromFields,
-  type CollectShardInputSchema,
+  CollectShardInputSchema,
+  collectShardInputFromFields,
   type EvalSummary,
 } from './rollouts.js';
 import type { z } from 'zod';
@@ -62,14 +64,11 @@ describe('collectShard with a served policy whose server is not there', () => {
 
   const input = (model: string, startupTimeout = '30s'): z.input<typeof CollectShardInputSchema> => ({
     envId: 'gymflow/tool-use-v0',
-    agent: 'policy',
     policy: { checkpointRef: `sha256:${'ab'.repeat(32)}`, iteration: 1 },
+    collect: { agent: 'policy', group_size: 2, concurrency: 2, temperature: 1 },
     served: { model, baseURL, tokenIds: true, startupTimeout },
     tasks: ['tool-train-00000'],
-    groupSize: 2,
     seed: 0,
-    concurrency: 2,
-    temperature: 1,
     parents: [],
     store: path.join(root, 'store'),
     workDir: path.join(root, 'work'),
@@ -167,6 +166,22 @@ describe('exportTrainingData', () => {
     // The format stays required (the workflow resolves it from the train command).
     const { format: _format, ...withoutFormat } = old;
     expect(AcceptedExportTrainingDataInputSchema.safeParse(withoutFormat).error?.issues[0]?.path).toEqual(['export', 'format']);
+  });
+});
+
+describe('collectShard', () => {
+  it('reads the input of runs scheduled before the collect section passed through as it is', async () => {
+    const old = await recordedInput('collectShard');
+    // The shape those runs scheduled: the section's fields one by one, camelCased, beside the shard's plan.
+    expect(old).toMatchObject({ agent: 'expert', groupSize: 1, concurrency: 2, temperature: 1 });
+    expect(old).not.toHaveProperty('collect');
+    const { agent, groupSize, concurrency, temperature, ...rest } = old;
+    const current = { ...rest, collect: { agent, group_size: groupSize, concurrency, temperature } };
+    expect(AcceptedCollectShardInputSchema.parse(old)).toEqual(CollectShardInputSchema.parse(current));
+    expect(AcceptedCollectShardInputSchema.parse(current)).toEqual(CollectShardInputSchema.parse(current));
+    // The shard's own task ids and seed stay beside the section; the optional limits become its fields.
+    expect(collectShardInputFromFields({ ...old, maxSteps: 7, maxNewTokens: 32 })).toMatchObject({ tasks: old['tasks'], seed: old['seed'], collect: { max_steps: 7, max_new_tokens: 32 } });
+    expect(AcceptedCollectShardInputSchema.safeParse({ ...old, groupSize: 0 }).error?.issues[0]?.path).toEqual(['collect', 'group_size']);
   });
 });
 

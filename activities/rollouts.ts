@@ -29,7 +29,7 @@ import { planEpisodes } from '../src/hub/seeds.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
-import { EvalSectionSchema, ExportSectionSchema, RewardSectionSchema } from '../src/loop/config.js';
+import { CollectSectionSchema, EvalSectionSchema, ExportSectionSchema, RewardSectionSchema } from '../src/loop/config.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
@@ -107,22 +107,39 @@ const ROLLOUT_PROGRESS = { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 }
 /** The input of `planTasks` (parsed at run time; typed for the workflows that call it). */
 export const PlanTasksInputSchema = z.object({ envId: z.string(), split: z.enum(['train', 'heldout']), groups: z.number().int().positive(), seed: z.number().int(), ...Where });
 
-/** The input of `collectShard` (parsed at run time; typed for the workflows that call it). */
+/**
+ * The input of `collectShard` (parsed at run time; typed for the workflows that call it): the configuration's
+ * `collect` section as it is, with one shard's plan beside it (its task ids and seed, which the section's `tasks`
+ * count and the loop's seed were cut into) and what the workflow adds (the environment, the policy, the endpoint
+ * serving it, the task plan it came from).
+ */
 export const CollectShardInputSchema = z.object({
   envId: z.string(),
-  agent: z.string(),
   policy: PolicySchema,
+  collect: CollectSectionSchema,
   tasks: z.array(z.string()).min(1),
-  groupSize: z.number().int().positive(),
   seed: z.number().int(),
-  concurrency: z.number().int().positive(),
-  maxSteps: z.number().int().positive().optional(),
-  temperature: z.number().min(0),
-  maxNewTokens: z.number().int().positive().optional(),
   served: ServedPolicySchema.optional(),
   parents: z.array(ref),
   ...Where,
 });
+
+/**
+ * `collectShard`'s input in the shape workflows scheduled it before the `collect` section passed through as it is
+ * (`{ envId, agent, policy, tasks, groupSize, seed, concurrency, maxSteps?, temperature, maxNewTokens?, … }`),
+ * rewritten as the current one ({@link sectionFromFields}); the section's other fields take their defaults.
+ */
+export const collectShardInputFromFields = sectionFromFields('collect', {
+  agent: 'agent',
+  groupSize: 'group_size',
+  concurrency: 'concurrency',
+  maxSteps: 'max_steps',
+  temperature: 'temperature',
+  maxNewTokens: 'max_new_tokens',
+});
+
+/** {@link CollectShardInputSchema}, also reading the earlier shape ({@link collectShardInputFromFields}). */
+export const AcceptedCollectShardInputSchema = z.preprocess(collectShardInputFromFields, CollectShardInputSchema);
 
 /**
  * The input of `scoreRollouts` (typed for the workflows that call it): the configuration's `reward` section as it
@@ -242,23 +259,24 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * cancelled, it stops starting episodes, lets those in flight finish and reports the cancellation.
      */
     async collectShard(input: z.input<typeof CollectShardInputSchema>): Promise<{ ref: string; summary: RolloutSummary }> {
-      const o = parseInput(CollectShardInputSchema, input, 'collectShard');
+      const o = parseInput(AcceptedCollectShardInputSchema, input, 'collectShard');
+      const c = o.collect;
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
-        const agent = await actingAgent(ws, o.agent, o.policy, o.served);
-        await awaitServed(o.agent, o.served);
+        const agent = await actingAgent(ws, c.agent, o.policy, o.served);
+        await awaitServed(c.agent, o.served);
         const report = progressReporter('collect', 'episodes', ROLLOUT_PROGRESS);
-        const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && o.agent === 'policy');
+        const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && c.agent === 'policy');
         const result = await collect({
           envId: o.envId,
           agent,
-          resolveAgent: policyResolver(policyOptions(o.temperature, o.maxNewTokens, o.served)),
+          resolveAgent: policyResolver(policyOptions(c.temperature, c.max_new_tokens, o.served)),
           tasks: o.tasks,
           n: o.tasks.length,
-          groupSize: o.groupSize,
+          groupSize: c.group_size,
           seed: o.seed,
-          concurrency: o.concurrency,
-          ...defined({ maxSteps: o.maxSteps }),
+          concurrency: c.concurrency,
+          ...defined({ maxSteps: c.max_steps }),
           store: ws.store,
           parents: [...o.parents, ...policyParents],
           signal: Context.current().cancellationSignal,

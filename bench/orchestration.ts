@@ -86,14 +86,10 @@ function shardInputs(episodes: number, shardSize: number, store: string, seed: n
   for (let i = 0; i < order.length; i += shardSize) {
     shards.push({
       envId: ENV,
-      agent: work.agent,
-      ...defined({ maxSteps: work.maxSteps, maxNewTokens: work.maxNewTokens }),
       policy: { iteration: 0 },
+      collect: { agent: work.agent, group_size: 1, concurrency: 4, temperature: 0, ...defined({ max_steps: work.maxSteps, max_new_tokens: work.maxNewTokens }) },
       tasks: order.slice(i, i + shardSize),
-      groupSize: 1,
       seed: seed + i,
-      concurrency: 4,
-      temperature: 0,
       parents: [],
       store,
     });

@@ -474,16 +474,11 @@ export class PipelineRunner {
             shards.map(async (shard) => {
               const r = await collectShard({
                 envId,
-                agent: c.agent,
                 policy,
-                ...defined({ served }),
+                collect: c,
                 tasks: shard.tasks,
-                groupSize: c.group_size,
                 seed: shard.seed,
-                concurrency: c.concurrency,
-                ...defined({ maxSteps: c.max_steps }),
-                temperature: c.temperature,
-                ...defined({ maxNewTokens: c.max_new_tokens }),
+                ...defined({ served }),
                 parents: [plan.ref],
                 ...this.where(),
               });
