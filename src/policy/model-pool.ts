@@ -91,8 +91,3 @@ export async function acquireModel(dir: string, options: OnnxLMOptions & { idleM
     },
   };
 }
-
-/** Number of sessions currently loaded (tests, diagnostics). */
-export function loadedModelCount(): number {
-  return entries.size;
-}
