@@ -1,10 +1,9 @@
-// Whether the build under dist/ is older than what it is built from: the same inputs and rule as
-// `scripts/build.sh --check` (`find … -newer dist/.build-stamp`), in-process, so that `bin/gymflow.js` answers
-// in a few milliseconds instead of spawning bash and find on every command.
+// Whether the build under dist/ is older than what it is built from: the one rule, run in-process by
+// `bin/gymflow.js` before every command (a few milliseconds) and by `scripts/build.sh --check | --if-stale`.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The folders and files the build reads (scripts/build.sh's `stale`). */
+/** The folders and files the build reads. */
 export const BUILD_INPUTS = ['src', 'workflows', 'activities', 'workers', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.sh'];
 
 /** The stamp scripts/build.sh writes last, marking a complete build. */

@@ -12,16 +12,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 STAMP=dist/.build-stamp
 
-# Prints the first input newer than the stamp (or the stamp itself when there is none). Directories count: a
-# deleted or renamed source changes its directory's mtime. Tests and fixtures are not built. bin/build-freshness.js
-# applies the same rule in-process for bin/gymflow.js: keep the two lists of inputs the same.
+# Prints the first input newer than the stamp (or the stamp itself when there is none): the rule and the list of
+# inputs are bin/build-freshness.js's, which bin/gymflow.js also runs before every command.
 stale() {
-  if [[ ! -f "$STAMP" ]]; then
-    echo "$STAMP"
-    return 0
-  fi
-  find src workflows activities workers tsconfig.json tsconfig.build.json package.json scripts/build.sh \
-    -newer "$STAMP" ! -name '*.test.ts' ! -path '*/__fixtures__*' -print -quit 2>/dev/null
+  node --input-type=module -e "import { staleBuildInput } from './bin/build-freshness.js'; console.log(staleBuildInput('.') ?? '')"
 }
 
 case "${1:-}" in

@@ -6,10 +6,10 @@ import { ActivityCancellationType, type ActivityOptions, type LocalActivityOptio
 import { NON_RETRYABLE_TYPES as NON_RETRYABLE } from '../src/loop/failures.js';
 
 /**
- * Error types no retry can fix: those `src/loop/failures.ts` marks so (the table the activities set their
- * failures from). A copy, since a retry policy takes a mutable list.
+ * Error types no retry can fix, for every policy below: those `src/loop/failures.ts` marks so (the table the
+ * activities set their failures from). A copy, since a retry policy takes a mutable list.
  */
-export const NON_RETRYABLE_TYPES: string[] = [...NON_RETRYABLE];
+const NON_RETRYABLE_TYPES: string[] = [...NON_RETRYABLE];
 
 /**
  * Configuration checks: fast and pure reads. A short timeout and few retries — a check that fails for a
