@@ -24,7 +24,7 @@ export interface CommandEntry {
   readonly load: () => Promise<(program: Command) => unknown>;
 }
 
-/** gymflow's commands, in `--help` order. `main.test.ts` checks each against its module. */
+/** gymflow's commands, in `--help` order. `program.test.ts` checks each against its module. */
 export const COMMANDS: readonly CommandEntry[] = [
   { name: 'envs', term: 'envs [options]', description: 'list the registered environments', load: async () => (await import('./commands/envs.js')).envsCommand },
   { name: 'run-episode', term: 'run-episode [options]', description: 'run one episode and print (or write) its trajectory', load: async () => (await import('./commands/run-episode.js')).runEpisodeCommand },
