@@ -10,13 +10,15 @@ import type { EvalResult } from '../src/eval/result.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { requires } from './support/requires.js';
 import { PACKAGE_ROOT } from '../src/core/package-root.js';
+import { TRAINER_ENV_DEFAULTS } from '../src/runtime/trainer-process.js';
 
 // Learning, end to end with every real part: expert trajectories of gymflow/tool-use-v0 (train split) →
 // `gymflow export --format sft` → the recipe of examples/learning/sft-tool-use.yaml trained by the Python
 // trainer → `export-onnx` → the policy acting through `local:DIR` (onnxruntime, greedy) on the HELD-OUT tasks,
 // scored by the project's evaluation (src/eval/evaluate.ts). The same recipe's untrained model is evaluated
 // first: success must go from ~0 to a majority, at least 0.5 (0.61-0.68 measured). Takes ~6-12 minutes on 2 CPU
-// cores (SFT: 1,528 steps).
+// cores (SFT: 1,528 steps). The trainer runs with the workers' thread defaults (OMP_WAIT_POLICY=PASSIVE): with
+// spinning threads, another test busy on one core made its SFT over 4x slower, past the spawn limit.
 
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
 const py = join(PACKAGE_ROOT, '.venv', 'bin', 'python');
@@ -37,7 +39,7 @@ function gymflow(args: string[], what: string): void {
 }
 
 function trainer(args: string[], what: string): string {
-  const r = spawnSync(py, args, { encoding: 'utf8', timeout: 1_500_000, cwd: PACKAGE_ROOT });
+  const r = spawnSync(py, args, { encoding: 'utf8', timeout: 1_500_000, cwd: PACKAGE_ROOT, env: { ...TRAINER_ENV_DEFAULTS, ...process.env } });
   if (r.status !== 0) throw new Error(`${what} failed (python ${args.join(' ')}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
