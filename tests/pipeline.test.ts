@@ -14,6 +14,7 @@ import path from 'node:path';
 import { WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
@@ -268,6 +269,45 @@ temporal.describe('pipeline on Temporal', () => {
       expect(described.typedSearchAttributes.get(SearchAttributeKeys.algorithm)).toBe('rl');
       expect(described.typedSearchAttributes.get(SearchAttributeKeys.iteration)).toBe(2);
       expect(described.typedSearchAttributes.get(SearchAttributeKeys.bestSuccess)).toBe(status.best?.success);
+    });
+
+    it('trains on examples/household.yaml, its sizes cut down: SFT on the expert’s episodes, then GRPO on the policy’s own', { timeout: 600_000 }, async () => {
+      // The example as a user starts it, with a tiny model, a few tasks and one training step per phase:
+      // this keeps the household loop (its tokenizer corpus, long episodes, step limit 50) working end to end.
+      type Phase = { iterations: number; collect: Record<string, unknown>; train: { config: Record<string, unknown> } };
+      const example = parseYaml(readFileSync(path.join(PACKAGE_ROOT, 'examples', 'household.yaml'), 'utf8')) as Record<string, unknown> & {
+        policy: { init: { tiny: Record<string, unknown> } };
+        phases: Phase[];
+        eval: Record<string, unknown>;
+      };
+      const [sft, rl] = example.phases;
+      if (!sft || !rl) throw new Error('examples/household.yaml: expected an sft and an rl phase');
+      Object.assign(example.policy.init.tiny, TINY, { bpe_vocab_size: 512, max_position_embeddings: 8192 });
+      Object.assign(sft.collect, { tasks: 4, shard_size: 2 });
+      Object.assign(rl, { iterations: 1 });
+      Object.assign(rl.collect, { tasks: 2, group_size: 2, shard_size: 1, max_steps: 2, max_new_tokens: 16 });
+      for (const phase of [sft, rl]) Object.assign(phase.train.config, { max_steps: 1, tensorboard_dir: path.join(dir, 'tb') });
+      Object.assign(example.eval, { tasks: 2, max_steps: 2, max_new_tokens: 16 });
+      const c = parsePipelineConfig({ ...example, max_iterations: 2, name: `household-${randomUUID().slice(0, 8)}`, task_queues: { cpu: cpuQueue, gpu: gpuQueue } }, 'examples/household.yaml');
+
+      const handle = await start(c);
+      const result = await handle.result();
+      expect(result.stopReason).toBe('max_iterations');
+      expect(result.history.map((h) => [h.iteration, h.algorithm])).toEqual([
+        [0, 'baseline'],
+        [1, 'sft'],
+        [2, 'rl'],
+      ]);
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status).toMatchObject({ env: 'gymflow/household-v0', state: 'completed', iteration: 2, phase: 'rl' });
+      // The expert's episodes succeed (SFT learns from them); the policy's own are GRPO groups of 2.
+      expect(status.history[1]?.rollouts).toMatchObject({ episodes: 4, success: 1 });
+      expect(status.history[2]?.rollouts?.episodes).toBe(4);
+      expect(status.history[2]?.success).toMatchObject({ n: 2 });
+      const store = await ArtifactStore.open({ root: path.join(dir, 'store') });
+      const episodes = await loadTrajectories(store, status.history[1]?.refs.scored as string);
+      expect(new Set(episodes.map((t) => t.envId))).toEqual(new Set(['gymflow/household-v0']));
+      expect(episodes.every((t) => t.task.id.startsWith('household-train-'))).toBe(true);
     });
 
     it('serves each checkpoint (policy.serve): the policy acts through the trainer’s OpenAI-compatible server, with no ONNX export', { timeout: 240_000 }, async () => {
