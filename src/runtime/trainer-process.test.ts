@@ -267,6 +267,26 @@ py.describe('running the trainer', () => {
     // ~0.5 s idle: a Python start and the 500 ms grace; room for a start on a busy machine.
   }, 60_000);
 
+  it('starts the trainer with passive OpenMP threads unless the caller or the environment says otherwise', async () => {
+    const script = 'import json, os; print(json.dumps({"event": "start", "total_steps": 1, "wait": os.environ.get("OMP_WAIT_POLICY")}), flush=True)';
+    const policy = async (env?: Record<string, string>): Promise<unknown> => {
+      let seen: unknown;
+      await runTrainer({ launch: { command: python, args: ['-c', script] }, ...(env ? { env } : {}), onEvent: (e) => (seen = (e as { wait?: unknown }).wait) });
+      return seen;
+    };
+    const before = process.env['OMP_WAIT_POLICY'];
+    delete process.env['OMP_WAIT_POLICY'];
+    try {
+      expect(await policy()).toBe('PASSIVE');
+      expect(await policy({ OMP_WAIT_POLICY: 'ACTIVE' })).toBe('ACTIVE');
+      process.env['OMP_WAIT_POLICY'] = 'ACTIVE';
+      expect(await policy()).toBe('ACTIVE');
+    } finally {
+      if (before === undefined) delete process.env['OMP_WAIT_POLICY'];
+      else process.env['OMP_WAIT_POLICY'] = before;
+    }
+  }, 60_000);
+
   it('stops the trainer, and a command it supervises, when the process that ran them is killed (-9)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'gymflow-lifeline-'));
     try {
