@@ -188,7 +188,7 @@ docker.describe('PythonRunner', () => {
     const none = new PythonRunner({ image: 'gymflow/no-such-image:0' });
     const r = await none.run('1');
     expect(r.status).toBe('unavailable');
-    expect(r.message).toMatch(/Docker sandbox \(image gymflow\/no-such-image:0\) and none could be started: .*gymflow sandbox build-image/);
+    expect(r.message).toMatch(/Docker sandbox: it needs a Docker engine and the image gymflow\/no-such-image:0, and no sandbox could be started: .*gymflow sandbox build-image/);
     await none.close();
   });
 });

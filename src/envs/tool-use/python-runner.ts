@@ -144,7 +144,7 @@ export class PythonRunner {
         stdout: '',
         stderr: '',
         restarted: false,
-        message: `the python tool runs code in a Docker sandbox (image ${this.limits.image}) and none could be started: ${err instanceof Error ? err.message : String(err)}`,
+        message: `the python tool runs code in a Docker sandbox: it needs a Docker engine and the image ${this.limits.image}, and no sandbox could be started: ${err instanceof Error ? err.message : String(err)}`,
       };
     }
     let r: Response;

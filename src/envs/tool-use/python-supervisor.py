@@ -14,21 +14,26 @@
 #
 # Each episode gets a fresh interpreter: a new `python3` process (exec'd, not forked, so no byte of the
 # supervisor's memory, which saw earlier episodes' code, is in it), whose globals persist across the episode's
-# calls. A request with another episode first ends the old one: every process of the agent user but this one is
-# killed (`kill(-1, SIGKILL)`, atomic in the kernel, so a fork bomb cannot outrun it), every place the agent can
-# write is emptied (/work, /tmp, $HOME, /dev/shm, /dev/mqueue) and its System V IPC objects removed. So nothing of
-# one episode (variables, files, processes) reaches the next.
+# calls. It gets each call's code on a pipe (a length line, then the code) and answers on another (one line, a
+# dict's repr, read with `ast.literal_eval` and checked field by field: the code holds that pipe too); its stdout
+# and stderr are pipes the supervisor reads as the code runs. The value of the last statement, when it is an
+# expression, is evaluated apart (parse, run the rest, eval the last) and returned as its repr.
+#
+# A request with another episode first ends the old one: every process of the agent user but this one is killed
+# (`kill(-1, SIGKILL)`, atomic in the kernel, so a fork bomb cannot outrun it), every place the agent can write is
+# emptied (/work, /tmp, $HOME, /dev/shm, /dev/mqueue) and its System V IPC objects removed. So nothing of one
+# episode (variables, files, processes) reaches the next.
 #
 # Limits: the interpreter runs under RLIMIT_AS (`memory_mib`: a huge allocation is a MemoryError), RLIMIT_CORE 0;
 # each call under a wall-clock limit the supervisor enforces (the interpreter and everything it started are
 # killed and a fresh one started); stdout, stderr and the value's repr are capped at `output_cap` bytes each. The
-# container's pids limit stops a fork bomb, and what a call leaves running is killed when it returns. The
+# container's pids limit stops a fork bomb, and what a call leaves running is killed when it returns; the
+# interpreter runs at nice 19, so however many processes it starts the supervisor keeps the CPU it needs. The
 # supervisor is not dumpable (PR_SET_DUMPABLE 0): the agent's code, same uid, cannot ptrace it or open its
 # /proc/<pid>/fd or mem. It can kill it; the host then starts a new supervisor, which begins with the cleanup.
 import sys
 
 MODE = sys.argv[2] if len(sys.argv) > 2 else ''
-CONFIG = {}
 
 # ---------------------------------------------------------------------------------------------------------------
 # Shared
@@ -135,12 +140,12 @@ def child_main(req_fd, res_fd, memory_mib, value_cap):
                 value = eval(compile(last, filename, 'eval'), namespace)
                 if value is not None:
                     response['value'] = cap(repr(value))
-        except BaseException as err:  # noqa: B902 — SystemExit and KeyboardInterrupt end the call, not the interpreter
+        except BaseException as err:  # SystemExit and KeyboardInterrupt end the call, not the interpreter
             if os.getpid() != main_pid:
                 os._exit(1)
             try:
                 message, trace = cap(str(err)), cap(describe(err))
-            except BaseException:  # noqa: B902 — an exception whose str() raises, or no memory left to format it
+            except BaseException:  # an exception whose str() raises, or no memory left to format it
                 message, trace = '', type(err).__name__ + '\n'
             response = {'ok': False, 'error': {'type': type(err).__name__, 'message': message, 'traceback': trace}}
         if os.getpid() != main_pid:
@@ -150,7 +155,7 @@ def child_main(req_fd, res_fd, memory_mib, value_cap):
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-        except BaseException:  # noqa: B902 — the code may have closed them
+        except BaseException:  # the code may have closed them
             pass
         respond(response)
 
@@ -181,7 +186,7 @@ def supervisor_main():
         import ctypes
 
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
-    except Exception:  # noqa: BLE001 — without ctypes the container's other limits still hold
+    except Exception:  # without ctypes the container's other limits still hold
         pass
     out_fd = sys.stdout.fileno()
     state = {'child': None, 'episode': None}
@@ -507,7 +512,7 @@ def supervisor_main():
                 response = run(req) if op == 'run' else {'status': 'ok'}
             else:
                 response = {'status': 'failed', 'message': 'unknown op %r' % op}
-        except Exception as e:  # noqa: BLE001 — reported to the host, which replaces the container
+        except Exception as e:  # reported to the host, which replaces the container
             state['episode'] = None
             response = {'status': 'failed', 'message': '%s: %s' % (type(e).__name__, e)}
         response['id'] = rid
