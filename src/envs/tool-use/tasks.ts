@@ -100,7 +100,8 @@ const VIA_PHRASE: Readonly<Record<string, (subject: string) => string>> = {
   birthplace: (s) => `the city where ${s} was born`,
 };
 
-function subjectPhrase(ref: ValueRef): string {
+/** How a question names the entity a value reference ends at (`the founder of Brightwell Dynamics`). */
+export function subjectPhrase(ref: ValueRef): string {
   const base = entityPhrase(ref.from);
   if (ref.via === undefined) return base;
   const phrase = VIA_PHRASE[ref.via];
