@@ -2,8 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { TaskError } from '../../core/errors.js';
 import { checkAnswer, formatExpected } from './answer.js';
 import { extendedValue } from './extended-lookup.js';
-import { defaultKnowledgeBase } from './knowledge-base.js';
-import { answerKey, buildPythonTaskBank, countPythonTasks, expectedPythonAnswer, PYTHON_HELDOUT_PER_KIND, PYTHON_TASK_KINDS, tableRows, type PythonTask, type PythonTaskSpec } from './python-tasks.js';
+import { defaultKnowledgeBase, KnowledgeBase } from './knowledge-base.js';
+import {
+  answerKey,
+  buildPythonTaskBank,
+  countPythonTasks,
+  expectedPythonAnswer,
+  PYTHON_HELDOUT_PER_KIND,
+  PYTHON_TASK_COUNTS,
+  PYTHON_TASK_KINDS,
+  pythonCandidates,
+  renderPythonQuestion,
+  tableRows,
+  type PythonTask,
+  type PythonTaskSpec,
+} from './python-tasks.js';
 import { countBankTasks, expectedBankAnswer, getBankTask, isPythonTask, listBankTasks } from './task-bank.js';
 import { expectedAnswer, listToolTasks, TRAIN_TASKS_PER_KIND } from './tasks.js';
 
@@ -21,6 +34,8 @@ describe('python task kinds', () => {
     for (const split of ['train', 'heldout'] as const) {
       expect(python(split).map((t) => t.id)).toEqual(python(split).map((_, i) => `tool-python-${split}-${String(i).padStart(5, '0')}`));
       expect(countPythonTasks(split)).toBe(python(split).length);
+      // The fixed counts of the bundled world are the candidates' (a copy of the world counts them).
+      expect(countPythonTasks(split, new KnowledgeBase(kb.entities))).toBe(PYTHON_TASK_COUNTS[split]);
       expect(countBankTasks(true, split)).toBe(listBankTasks(true, split).length);
     }
   });
@@ -37,9 +52,12 @@ describe('python task kinds', () => {
     expect(getBankTask('tool-train-00042')).toBe(listToolTasks('train')[42]);
   });
 
-  it('keeps every question in one split only, the base questions included', () => {
+  it('keeps every question in one split only, the base questions included; no two candidates share a question', () => {
     const all = listBankTasks(true);
     expect(new Set(all.map((t) => t.question)).size).toBe(all.length);
+    // What lets countPythonTasks count candidates without rendering them.
+    const questions = pythonCandidates(kb).map(renderPythonQuestion);
+    expect(new Set(questions).size).toBe(questions.length);
   });
 
   it('is deterministic', () => {

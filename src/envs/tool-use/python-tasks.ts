@@ -231,8 +231,23 @@ export function pythonAnswerType(spec: PythonTaskSpec): 'number' | 'string' {
 // ---------------------------------------------------------------------------------------------------
 // Gold answers
 
+const byExactName = new WeakMap<KnowledgeBase, Map<string, WorldEntity>>();
+
+/**
+ * The entity of a name as the world writes it (links and task specs do), without `kb.get`'s normalisation: the
+ * bank's candidates resolve thousands of names, and `gymflow envs` counts them.
+ */
+function named(kb: KnowledgeBase, name: string): WorldEntity | undefined {
+  let map = byExactName.get(kb);
+  if (!map) {
+    map = new Map(kb.entities.map((e) => [e.name, e]));
+    byExactName.set(kb, map);
+  }
+  return map.get(name) ?? kb.get(name);
+}
+
 function entity(kb: KnowledgeBase, name: string): WorldEntity {
-  const e = kb.get(name);
+  const e = named(kb, name);
   if (!e) throw new TaskError(`tool-use: task refers to an unknown entity '${name}'`);
   return e;
 }
@@ -247,7 +262,7 @@ function refValue(kb: KnowledgeBase, ref: ValueRef): AttributeValue {
 }
 
 function matches(kb: KnowledgeBase, row: WorldEntity, f: RowFilter): boolean {
-  const target = f.via === undefined ? row : kb.get(String(row.attributes[f.via]));
+  const target = f.via === undefined ? row : named(kb, String(row.attributes[f.via]));
   const value = target === undefined ? undefined : extendedValue(target, f.attribute);
   if (f.op === 'eq') return value === f.value;
   return f.op === 'lt' ? Number(value) < Number(f.value) : Number(value) > Number(f.value);
@@ -269,9 +284,9 @@ function median(xs: readonly number[]): number {
 }
 
 /** The rows in rank order (stable: ties keep world order, as Python's `sorted` does). */
-function ranked(rows: readonly WorldEntity[], attribute: string, order: 'desc' | 'asc'): WorldEntity[] {
-  const value = (e: WorldEntity): number => Number(extendedValue(e, attribute));
-  return [...rows].sort((a, b) => (order === 'desc' ? value(b) - value(a) : value(a) - value(b)));
+function ranked(rows: readonly WorldEntity[], attribute: string, order: 'desc' | 'asc'): { row: WorldEntity; value: number }[] {
+  const keyed = rows.map((row) => ({ row, value: Number(extendedValue(row, attribute)) }));
+  return keyed.sort((a, b) => (order === 'desc' ? b.value - a.value : a.value - b.value));
 }
 
 /** The expected answer of a python task, computed from the knowledge base (never stored). */
@@ -292,9 +307,9 @@ export function expectedPythonAnswer(spec: PythonTaskSpec, kb: KnowledgeBase = d
       return { type: 'number', value };
     }
     case 'table-rank': {
-      const row = ranked(tableRows(kb, spec.table), spec.table.attribute, spec.order)[spec.rank - 1];
-      if (!row) throw new TaskError(`tool-use: rank ${spec.rank} of a table with fewer rows`);
-      return { type: 'string', value: row.name };
+      const at = ranked(tableRows(kb, spec.table), spec.table.attribute, spec.order)[spec.rank - 1];
+      if (!at) throw new TaskError(`tool-use: rank ${spec.rank} of a table with fewer rows`);
+      return { type: 'string', value: at.row.name };
     }
     case 'date-diff': {
       const [a, b] = spec.refs.map((r) => dayNumber(String(refValue(kb, r)))) as [number, number];
@@ -358,7 +373,7 @@ function tableCandidates(kb: KnowledgeBase, rank: boolean): PythonTaskSpec[] {
           continue;
         }
         for (const order of ['desc', 'asc'] as const) {
-          const values = column(ranked(rows, attribute, order), attribute);
+          const values = ranked(rows, attribute, order).map((r) => r.value);
           for (let k = 1; k <= 3; k++) {
             // At least one row past the k-th, and no tie around it: one right answer.
             if (values.length <= k || values[k - 1] === values[k] || (k > 1 && values[k - 1] === values[k - 2])) continue;
@@ -392,7 +407,7 @@ function dateRefs(kb: KnowledgeBase): ValueRef[] {
   }
   for (const e of kb.list()) {
     for (const via of STRING_COLUMNS[e.kind]) {
-      const target = kb.get(String(e.attributes[via]));
+      const target = named(kb, String(e.attributes[via]));
       if (target === undefined) continue;
       out.push({ from: { entity: e.name }, via, attribute: DATE_ATTRIBUTES[target.kind].attribute });
     }
@@ -417,11 +432,12 @@ function candidates(kind: PythonTaskKind, kb: KnowledgeBase): PythonTaskSpec[] {
       // Through a link: a company's founding against its founder's birth, a product's launch against its maker's founding, …
       for (const e of kb.list()) {
         const link = NAME_LINKS[e.kind];
-        const target = link === undefined ? undefined : kb.get(String(e.attributes[link]));
+        const target = link === undefined ? undefined : named(kb, String(e.attributes[link]));
         if (link === undefined || target === undefined) continue;
         out.push({ kind, refs: [{ from: { entity: e.name }, via: link, attribute: DATE_ATTRIBUTES[target.kind].attribute }, { from: { entity: e.name }, attribute: DATE_ATTRIBUTES[e.kind].attribute }] });
       }
-      return out.filter((s) => s.kind === 'date-diff' && expectedPythonAnswer(s, kb).value !== 0);
+      // The same date twice would make a question whose answer is 0.
+      return out.filter((s) => s.kind === 'date-diff' && refValue(kb, s.refs[0]) !== refValue(kb, s.refs[1]));
     }
     case 'date-weekday':
       return dateRefs(kb).map((ref) => ({ kind, refs: [ref] }));
@@ -485,17 +501,33 @@ export function buildPythonTaskBank(kb: KnowledgeBase, trainAnswerKeys: Readonly
   return { train: finish('train', specs.train), heldout: finish('heldout', specs.heldout) };
 }
 
-/** How many python tasks a split has (both when omitted), from the candidates' counts alone. */
-export function countPythonTasks(split?: Split, kb: KnowledgeBase = defaultKnowledgeBase()): number {
-  let train = 0;
-  let heldout = 0;
-  for (const kind of PYTHON_TASK_KINDS) {
-    const questions = new Set(candidates(kind, kb).map(renderPythonQuestion));
-    const sizes = dealSizes(kind, questions.size);
-    train += sizes.train;
-    heldout += sizes.heldout;
+/**
+ * The python bank's size per split for the bundled world, what `gymflow envs` shows without enumerating the
+ * candidates (tens of milliseconds of a cold start). `python-tasks.test.ts` checks it against the candidates and the
+ * bank: a change to the world or the kinds that changes the bank fails there until this is updated.
+ */
+export const PYTHON_TASK_COUNTS: Readonly<Record<Split, number>> = { train: 1018, heldout: 48 };
+
+/** How many python tasks a split has (both when omitted), from the candidates' counts alone (no question rendered). */
+export function countPythonTasks(split?: Split, kb?: KnowledgeBase): number {
+  let train = PYTHON_TASK_COUNTS.train;
+  let heldout = PYTHON_TASK_COUNTS.heldout;
+  if (kb !== undefined && kb !== defaultKnowledgeBase()) {
+    // No two candidates share a question (python-tasks.test.ts), so the candidates' counts are the bank's.
+    train = 0;
+    heldout = 0;
+    for (const kind of PYTHON_TASK_KINDS) {
+      const sizes = dealSizes(kind, candidates(kind, kb).length);
+      train += sizes.train;
+      heldout += sizes.heldout;
+    }
   }
   return split === 'train' ? train : split === 'heldout' ? heldout : train + heldout;
+}
+
+/** The candidates of every kind (exported for tests: no two share a question). */
+export function pythonCandidates(kb: KnowledgeBase = defaultKnowledgeBase()): PythonTaskSpec[] {
+  return PYTHON_TASK_KINDS.flatMap((kind) => candidates(kind, kb));
 }
 
 /** Whether an id names a python task (`tool-python-…`). */
