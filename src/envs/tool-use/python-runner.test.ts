@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -182,6 +183,22 @@ docker.describe('PythonRunner', () => {
     await own.close();
     await expect(dockerClient().getContainer(id).inspect()).rejects.toThrow(/no such container/i);
     expect(await own.run('1')).toMatchObject({ status: 'failed', message: 'the python tool was closed' });
+  });
+
+  it('removes its container when the process exits without close', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-forgot-close-'));
+    const script = join(dir, 'forgot.mts');
+    const runner = new URL('./python-runner.ts', import.meta.url).pathname;
+    writeFileSync(script, `import { PythonRunner } from ${JSON.stringify(runner)};\nconst py = new PythonRunner();\npy.newEpisode();\nconsole.log(process.pid, (await py.run('6 * 7')).value);\n`);
+    try {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 120_000 });
+      const [pid, value] = r.stdout.trim().split(' ');
+      expect([r.status, value]).toEqual([0, '42']);
+      const left = await dockerClient().listContainers({ all: true, filters: { label: [`gymflow.sandbox.owner-pid=${pid ?? ''}`] } });
+      expect(left).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('is unavailable, not broken, when no sandbox can start (here: no such image)', async () => {

@@ -86,6 +86,26 @@ class StreamLost extends Error {}
 
 let supervisorSource: string | undefined;
 
+const live = new Set<PythonRunner>();
+let exitHook = false;
+
+/**
+ * On `beforeExit` (the event loop ran dry and no `close()` came), closes every runner that has a container, so a
+ * process that forgot its environments leaves no container behind (as `SandboxPool` does with its spares). An
+ * interrupted CLI removes them through the sandbox lifetime; one killed outright leaves them to `gc`.
+ */
+function watchExit(runner: PythonRunner): void {
+  live.add(runner);
+  if (exitHook) return;
+  exitHook = true;
+  process.on('beforeExit', () => {
+    if (live.size === 0) return;
+    const runners = [...live];
+    live.clear();
+    void Promise.all(runners.map((r) => r.close()));
+  });
+}
+
 /**
  * Runs Python code for one environment instance, one episode at a time (see the module comment).
  *
@@ -172,6 +192,7 @@ export class PythonRunner {
   /** Removes the container (and with it every process); idempotent. */
   async close(): Promise<void> {
     this.closed = true;
+    live.delete(this);
     await this.discard();
   }
 
@@ -191,6 +212,7 @@ export class PythonRunner {
         this.starting = undefined;
       });
       this.sandbox = await this.starting;
+      watchExit(this);
       if (this.closed) {
         await this.discard();
         throw new Error('the python tool was closed');

@@ -99,12 +99,15 @@ describe('python task kinds', () => {
     }
   });
 
-  it('marks the held-out tasks whose answer a training task of the variant also has', () => {
+  it('marks the held-out tasks whose answer a training task of the variant also has (60 of 74 base, 31 of 48 python)', () => {
     const trainAnswers = listBankTasks(true, 'train').map((t) => expectedBankAnswer(t, kb));
     for (const task of listBankTasks(true, 'heldout')) {
       const given = formatExpected(expectedBankAnswer(task, kb));
       expect(trainAnswers.some((a) => checkAnswer(given, a)), task.id).toBe(task.answerInTrain);
     }
+    const heldout = listBankTasks(true, 'heldout');
+    expect(heldout.filter((t) => !isPythonTask(t) && t.answerInTrain)).toHaveLength(60);
+    expect(heldout.filter((t) => isPythonTask(t) && t.answerInTrain)).toHaveLength(31);
   });
 
   it('refuses a python task in the base variant, naming the variant that has it, and unknown python ids', () => {
