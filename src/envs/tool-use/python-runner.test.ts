@@ -133,7 +133,7 @@ docker.describe('PythonRunner', () => {
     expect(`'${createHash('sha256').update(readFileSync('/etc/passwd')).digest('hex')}'`).not.toBe(seen);
   });
 
-  it('has no network: no interface but loopback, no route, no name resolution', async () => {
+  it('has no network (no interface but loopback, no route, no name resolution) and no bridge to the host', async () => {
     const connect = await py.run("import socket\ns = socket.socket()\ns.settimeout(1)\ns.connect(('1.1.1.1', 53))");
     expect(connect).toMatchObject({ status: 'error', error: { type: 'OSError', message: '[Errno 101] Network is unreachable' } });
     const gateway = await py.run("import socket\nsocket.create_connection(('172.17.0.1', 2375), timeout=1)");
@@ -141,6 +141,8 @@ docker.describe('PythonRunner', () => {
     expect((await py.run("import socket\nsocket.getaddrinfo('example.com', 80)")).error?.type).toBe('gaierror');
     const interfaces = await py.run("sorted(line.split(':')[0].strip() for line in open('/proc/net/dev').readlines()[2:])");
     expect(interfaces.value).toBe("['lo']");
+    // CPython in a container, not a WebAssembly Python inside Node: no bridge to the host's JavaScript.
+    expect((await py.run('import js')).error?.type).toBe('ModuleNotFoundError');
   });
 
   it('caps stdout, stderr and the value', async () => {
