@@ -8,7 +8,8 @@ import { requires } from './support/requires.js';
 beforeAll(() => registerBuiltinEnvs());
 
 const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool-use-randomized-v0', 'gymflow/household-v0'];
-const NEEDS_DOCKER = ['gymflow/sandbox-v0'];
+// gymflow/tool-use-python-v0 runs in process until its probe episodes call python (a Docker sandbox).
+const NEEDS_DOCKER = ['gymflow/sandbox-v0', 'gymflow/tool-use-python-v0'];
 
 describe('every registered environment', () => {
   it('has at least the built-in environments', () => {

@@ -11,6 +11,7 @@ describe('registerBuiltinEnvs', () => {
     for (const id of BUILTIN_ENV_IDS) expect(ids.filter((x) => x === id)).toHaveLength(1);
     expect(spec('gymflow/text-math-v0')).toMatchObject({ domain: 'math', maxEpisodeSteps: 10 });
     expect(spec('gymflow/tool-use-v0')).toMatchObject({ domain: 'tool-use', maxEpisodeSteps: 20 });
+    expect(spec('gymflow/tool-use-python-v0')).toMatchObject({ domain: 'tool-use-python', maxEpisodeSteps: 20 });
     expect(spec('gymflow/household-v0')).toMatchObject({ domain: 'household', maxEpisodeSteps: 50 });
     for (const id of BUILTIN_ENV_IDS) expect(spec(id).agents?.expert?.({}).info.name).toMatch(/expert/);
   });
@@ -34,6 +35,7 @@ describe('registerBuiltinEnvs', () => {
     registerBuiltinEnvs();
     expect(() => make('gymflow/tool-use-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/^gymflow\/tool-use-v0: invalid options/);
     expect(() => make('gymflow/tool-use-randomized-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/^gymflow\/tool-use-randomized-v0: invalid options/);
+    expect(() => make('gymflow/tool-use-python-v0', { kwargs: { invalidCallPenalty: 5 } })).toThrow(/^gymflow\/tool-use-python-v0: invalid options/);
   });
 
   it('passes household kwargs through make', async () => {

@@ -6,11 +6,12 @@ import { HouseholdPlanner } from './household/planner.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
-import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, TOOL_USE_RANDOMIZED_ENV_ID, ToolUseEnv } from './tool-use/env.js';
+import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, TOOL_USE_PYTHON_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, ToolUseEnv } from './tool-use/env.js';
+import { TOOL_USE_PYTHON_DOMAIN } from './tool-use/task-bank.js';
 import { ToolUseExpert } from './tool-use/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, HOUSEHOLD_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -53,6 +54,17 @@ export function registerBuiltinEnvs(): void {
     register(TOOL_USE_RANDOMIZED_ENV_ID, (kwargs) => new ToolUseEnv({ randomizeValues: true, ...kwargs }), {
       domain: 'tool-use',
       description: 'gymflow/tool-use-v0 with its numeric facts redrawn every episode (domain randomisation for training data).',
+      maxEpisodeSteps: TOOL_USE_MAX_STEPS,
+      agents: { expert: () => new ToolUseExpert() },
+    });
+  }
+  if (!registered.has(TOOL_USE_PYTHON_ENV_ID)) {
+    // The four tools of the Nano-SkyRL design (lookup, search, calculator, python) and the kinds that need python,
+    // after the same base tasks. Needs a Docker engine only from its first `python` call.
+    register(TOOL_USE_PYTHON_ENV_ID, (kwargs) => new ToolUseEnv({ python: true, ...kwargs }), {
+      domain: TOOL_USE_PYTHON_DOMAIN,
+      description:
+        'gymflow/tool-use-v0 with a python tool (code run in a Docker sandbox) and tasks that need it: aggregating and ranking tables, date arithmetic, string manipulation.',
       maxEpisodeSteps: TOOL_USE_MAX_STEPS,
       agents: { expert: () => new ToolUseExpert() },
     });

@@ -2,6 +2,7 @@ export * from './config.js';
 export * from './docker.js';
 export * from './errors.js';
 export * from './exec.js';
+export * from './exec-stream.js';
 export * from './gc.js';
 export * from './image.js';
 export * from './sandbox.js';

@@ -16,6 +16,7 @@ import {
 import { dockerClient, dockerEndpoint } from './docker.js';
 import { SandboxError } from './errors.js';
 import { runExec, type ExecResult } from './exec.js';
+import { ExecStream } from './exec-stream.js';
 import { gcOnce } from './gc.js';
 import { assertNotStopping, sandboxesStopping, trackContainer, trackCreation, untrackContainer } from './lifetime.js';
 import { defined } from '../core/defined.js';
@@ -238,6 +239,16 @@ export class Sandbox {
       }
     }
     return r;
+  }
+
+  /**
+   * Starts a long-lived process as the agent user in /work with its stdin, stdout and stderr attached (one
+   * `docker exec -i`, see {@link ExecStream}): no time limit, no output cap and no stray killing, which are the
+   * process's own business. It ends when the container is destroyed or replaced.
+   */
+  async openStream(argv: readonly string[], o: { env?: string[]; workingDir?: string } = {}): Promise<ExecStream> {
+    if (this.destroyed) throw new SandboxError('sandbox used after destroy()');
+    return ExecStream.open(this.container, argv, { user: this.config.user, workingDir: o.workingDir ?? WORK_DIR, ...defined({ env: o.env }) });
   }
 
   /** Runs a shell command line (`bash -c`) in /work. */

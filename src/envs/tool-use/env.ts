@@ -8,13 +8,20 @@ import { WORLD_DOCUMENTS, worldDocuments, type WorldDocument } from './documents
 import { defaultKnowledgeBase, KnowledgeBase } from './knowledge-base.js';
 import { randomizeEntities } from './randomize.js';
 import { SearchIndex } from './search-index.js';
-import { countToolTasks, expectedAnswer, getToolTask, listToolTasks, TOOL_USE_DOMAIN, toolTaskInfo, type ToolTask } from './tasks.js';
+import { extendedLookup } from './extended-lookup.js';
+import { PythonLimitsSchema, PythonRunner, type PythonLimits } from './python-runner.js';
+import { pythonCallError, pythonObservation, pythonToolSpec } from './python-tool.js';
+import { bankTaskInfo, countBankTasks, expectedBankAnswer, getBankTask, listBankTasks, TOOL_USE_PYTHON_DOMAIN, type AnyToolTask } from './task-bank.js';
+import { listToolTasks, TOOL_USE_DOMAIN, toolTaskInfo, type ToolTask } from './tasks.js';
 
 /** The registered id of this environment. */
 export const TOOL_USE_ENV_ID = 'gymflow/tool-use-v0';
 
 /** The registered id of the variant whose numeric facts are redrawn every episode (`randomizeValues`). */
 export const TOOL_USE_RANDOMIZED_ENV_ID = 'gymflow/tool-use-randomized-v0';
+
+/** The registered id of the variant with the `python` tool and the python task kinds (`python: true`). */
+export const TOOL_USE_PYTHON_ENV_ID = 'gymflow/tool-use-python-v0';
 
 /** Step limit applied by `make`. The expert needs at most 6 steps. */
 export const TOOL_USE_MAX_STEPS = 20;
@@ -91,6 +98,12 @@ export const ToolUseEnvOptionsSchema = z
      * tools. For training data; evaluate on the fixed world (`gymflow/tool-use-v0`).
      */
     randomizeValues: z.boolean().default(false),
+    /**
+     * The `python` tool and the python task kinds (`gymflow/tool-use-python-v0`): `true` for the default limits,
+     * or the limits ({@link PythonLimitsSchema}: `timeoutS`, `memoryMiB`, `outputCapBytes`, `image`, `pidsLimit`).
+     * The code runs in a Docker sandbox, started on the first `python` call.
+     */
+    python: z.union([z.boolean(), PythonLimitsSchema]).default(false),
   })
   .strict();
 
@@ -108,29 +121,67 @@ const TOOL_HINT =
   'Tools: lookup(entity, attribute) reads the knowledge base; search(query) finds documents when you do not know a name; ' +
   'calculator(expression) does arithmetic; submit(answer) ends the episode with your final answer.';
 
+const PYTHON_TOOL_HINT =
+  'Tools: lookup(entity, attribute) reads the knowledge base, or a whole table (entity "cities", "companies", "products" or "people", ' +
+  'attribute a comma-separated list of columns); search(query) finds documents when you do not know a name; ' +
+  'calculator(expression) does arithmetic; python(code) runs Python; submit(answer) ends the episode with your final answer.';
+
+/** The `lookup` tool of `gymflow/tool-use-python-v0`: tables and dates too (`extended-lookup.ts`). */
+const PYTHON_LOOKUP_TOOL: ToolSpec = {
+  name: 'lookup',
+  description:
+    'Read one attribute of an entity (city, company, product or person) from the knowledge base, e.g. {"entity": "Velmora", "attribute": "population"}; ' +
+    'dates are birth_date, founding_date and launch_date (YYYY-MM-DD). Or read a table: a collection ("cities", "companies", "products", "people") with ' +
+    'the columns wanted, e.g. {"entity": "cities", "attribute": "region, population"} ("all" for every column). Unknown names get suggestions.',
+  category: 'read',
+  parameters: {
+    type: 'object',
+    properties: {
+      entity: { type: 'string', minLength: 1, description: 'Exact entity name, e.g. "Velmora", or a collection: "cities", "companies", "products", "people".' },
+      attribute: { type: 'string', minLength: 1, description: 'Attribute name, e.g. "population", "founded", "birth_date"; for a collection, columns such as "region, population".' },
+    },
+    required: ['entity', 'attribute'],
+    additionalProperties: false,
+  },
+};
+
+/** The tools of `gymflow/tool-use-python-v0`: lookup (with tables and dates), search, calculator, python, submit. */
+export function toolUsePythonTools(limits: PythonLimits = PythonLimitsSchema.parse({})): readonly ToolSpec[] {
+  const [, search, calculator, submit] = TOOL_USE_TOOLS as [ToolSpec, ToolSpec, ToolSpec, ToolSpec];
+  return [PYTHON_LOOKUP_TOOL, search, calculator, pythonToolSpec(limits), submit];
+}
+
 /**
  * `gymflow/tool-use-v0`: questions about a fictional world that need tools — single lookups,
  * multi-hop lookups, lookups followed by arithmetic, and searches that find an entity from a
- * description first (1,527 training and 74 held-out tasks, see `tasks.ts`).
+ * description first (1,527 training and 74 held-out tasks, see `tasks.ts`). With `python` it is
+ * `gymflow/tool-use-python-v0`: a fifth tool, `python` (code run in a Docker sandbox, `python-runner.ts`), a
+ * `lookup` that also reads tables and dates, and the python task kinds after the same base tasks
+ * (`python-tasks.ts`).
  *
  * Reward (tau-bench-style outcome reward, plus an invalid-call penalty):
  * - `submit` with a correct answer: reward **1**, `success: true`, `score: 1`. Numbers are correct within
  *   `max(0.01, 1e-6·|expected|)`; names after normalisation (see `answer.ts`).
  * - `submit` with a wrong answer: reward **0**, `success: false`, `score: 0`.
- * - Each invalid tool call — unknown tool, params failing the schema, or a calculator input error —
- *   earns **−0.05** on its step (`invalidCallPenalty`) with `info.error` set, until the episode's
- *   penalties reach **0.5** (`maxTotalPenalty`); later invalid calls cost 0. The episode return is
- *   therefore in [−0.5, 1].
+ * - Each invalid tool call — unknown tool, params failing the schema, a calculator input error, or python code
+ *   that raises, runs out of time or kills its interpreter — earns **−0.05** on its step (`invalidCallPenalty`)
+ *   with `info.error` set, until the episode's penalties reach **0.5** (`maxTotalPenalty`); later invalid calls
+ *   cost 0. The episode return is therefore in [−0.5, 1]. A `python` call that cannot run because no sandbox
+ *   can be started (no Docker engine) is an error observation (`tool_unavailable`) without a penalty.
  * - `lookup` of an unknown entity or attribute and a search with no hits are valid calls: an
  *   informative observation, reward 0.
  * - `info.score` is the outcome alone (1 or 0), without penalties. A step-limit truncation (wrapper
  *   `MaxSteps`, reason `max_steps`) scores 0.
  */
 export class ToolUseEnv extends BaseEnv {
-  readonly domain = TOOL_USE_DOMAIN;
-  readonly tools = TOOL_USE_TOOLS;
+  readonly domain: string;
+  readonly tools: readonly ToolSpec[];
   private readonly options: z.output<typeof ToolUseEnvOptionsSchema>;
-  private task: ToolTask | undefined;
+  /** The python tool's limits in the python variant, else undefined. */
+  private readonly pythonLimits: PythonLimits | undefined;
+  /** The python tool's sandbox, made on the first `python` call. */
+  private runner: PythonRunner | undefined;
+  private task: AnyToolTask | undefined;
   private penaltyTotal = 0;
   /** This episode's world: the bundled one, or a randomised copy (`randomizeValues`). */
   private kb: KnowledgeBase = defaultKnowledgeBase();
@@ -143,15 +194,21 @@ export class ToolUseEnv extends BaseEnv {
     const parsed = ToolUseEnvOptionsSchema.safeParse(options);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ');
-      // The randomised variant is this class with randomizeValues: name the id the user made.
-      const id = (options as { randomizeValues?: unknown }).randomizeValues === true ? TOOL_USE_RANDOMIZED_ENV_ID : TOOL_USE_ENV_ID;
+      // The variants are this class with an option set: name the id the user made.
+      const given = options as { randomizeValues?: unknown; python?: unknown };
+      const id = given.python !== undefined && given.python !== false ? TOOL_USE_PYTHON_ENV_ID : given.randomizeValues === true ? TOOL_USE_RANDOMIZED_ENV_ID : TOOL_USE_ENV_ID;
       throw new ConfigError(`${id}: invalid options: ${issues}`);
     }
     this.options = parsed.data;
+    const python = parsed.data.python;
+    this.pythonLimits = python === false ? undefined : python === true ? PythonLimitsSchema.parse({}) : python;
+    this.domain = this.pythonLimits ? TOOL_USE_PYTHON_DOMAIN : TOOL_USE_DOMAIN;
+    this.tools = this.pythonLimits ? toolUsePythonTools(this.pythonLimits) : TOOL_USE_TOOLS;
   }
 
   protected async onReset(options: { task?: string }): Promise<TimeStep> {
-    const task = options.task === undefined ? this.rng.pick(listToolTasks('train')) : getToolTask(options.task);
+    const python = this.pythonLimits !== undefined;
+    const task = options.task === undefined ? this.rng.pick(listBankTasks(python, 'train')) : getBankTask(options.task, python);
     this.task = task;
     this.penaltyTotal = 0;
     if (this.options.randomizeValues) {
@@ -159,14 +216,18 @@ export class ToolUseEnv extends BaseEnv {
       this.kb = new KnowledgeBase(randomizeEntities(defaultKnowledgeBase().entities, this.rng.fork()));
       this.index = undefined;
     }
-    return this.first(`${task.question}\n\n${TOOL_HINT}`, toolTaskInfo(task));
+    // The next python call runs in a fresh interpreter in emptied work areas (prepared now if the sandbox runs).
+    this.runner?.newEpisode();
+    const info = python ? bankTaskInfo(task, this.domain) : toolTaskInfo(task as ToolTask);
+    return this.first(`${task.question}\n\n${python ? PYTHON_TOOL_HINT : TOOL_HINT}`, info);
   }
 
   protected async onStep(action: Action): Promise<TimeStep> {
-    const task = this.task as ToolTask;
+    const task = this.task as AnyToolTask;
     const p = action.params;
     switch (action.tool) {
       case 'lookup':
+        if (this.pythonLimits) return this.observe(extendedLookup(this.kb, String(p.entity), String(p.attribute)));
         return this.observe(this.kb.lookup(String(p.entity), String(p.attribute)).text);
       case 'search':
         return this.observe(this.search(String(p.query), typeof p.k === 'number' ? p.k : DEFAULT_SEARCH_K));
@@ -177,9 +238,11 @@ export class ToolUseEnv extends BaseEnv {
           if (!(err instanceof CalculatorError)) throw err;
           return this.penalize({ code: 'tool_failed', message: err.message });
         }
+      case 'python':
+        return this.python(String(p.code));
       default: {
-        // The validator only lets the four declared tools through: this is `submit`.
-        const expected = expectedAnswer(task, this.kb);
+        // The validator only lets the declared tools through: this is `submit`.
+        const expected = expectedBankAnswer(task, this.kb);
         const correct = checkAnswer(String(p.answer), expected);
         return this.end(
           correct ? 'Correct.' : 'Incorrect.',
@@ -195,22 +258,43 @@ export class ToolUseEnv extends BaseEnv {
     return this.penalize(error);
   }
 
+  protected override async onClose(): Promise<void> {
+    await this.runner?.close();
+  }
+
   /** The tasks of a split, or of both splits when omitted. */
   override listTasks(split?: Split): TaskInfo[] {
+    if (this.pythonLimits) return listBankTasks(true, split).map((t) => bankTaskInfo(t, this.domain));
     return listToolTasks(split).map(toolTaskInfo);
   }
 
   /** The number of tasks of a split (or both), without building the bank's questions. */
   override countTasks(split?: Split): number {
-    return countToolTasks(split);
+    return countBankTasks(this.pythonLimits !== undefined, split);
   }
 
-  private penalize(error: ActionErrorInfo): TimeStep {
+  private async python(code: string): Promise<TimeStep> {
+    const limits = this.pythonLimits as PythonLimits;
+    if (!this.runner) {
+      this.runner = new PythonRunner(limits);
+      this.runner.newEpisode();
+    }
+    const result = await this.runner.run(code);
+    const observation = pythonObservation(result, limits);
+    const info = { python: { status: result.status, restarted: result.restarted } };
+    const error = pythonCallError(result, limits);
+    if (error === undefined) return this.observe(observation, 0, info);
+    // No sandbox (no Docker engine): not the agent's fault, no penalty.
+    if (error.code === 'tool_unavailable') return this.observe(observation, 0, { ...info, error, penalty: 0 });
+    return this.penalize(error, observation, info);
+  }
+
+  private penalize(error: ActionErrorInfo, observation = `Error: ${error.message}`, info: Record<string, unknown> = {}): TimeStep {
     // Rounded so ten 0.05 penalties sum to exactly 0.5 instead of 0.5000000000000001.
     const room = Math.max(0, this.options.maxTotalPenalty - this.penaltyTotal);
     const penalty = Number(Math.min(this.options.invalidCallPenalty, room).toFixed(12));
     this.penaltyTotal = Number((this.penaltyTotal + penalty).toFixed(12));
-    return this.observe(`Error: ${error.message}`, penalty > 0 ? -penalty : 0, { error, penalty });
+    return this.observe(observation, penalty > 0 ? -penalty : 0, { ...info, error, penalty });
   }
 
   private search(query: string, k: number): string {

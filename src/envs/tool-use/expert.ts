@@ -2,13 +2,20 @@ import type { Agent, AgentContext, AgentDecision } from '../../core/agent.js';
 import { GymflowError } from '../../core/errors.js';
 import type { Action, TaskInfo } from '../../core/types.js';
 import type { AgentInfo } from '../../core/wrappers/recorder.js';
-import { getToolTask, type EntityRef, type ToolTaskSpec, type ValueRef } from './tasks.js';
+import { COLLECTIONS } from './extended-lookup.js';
+import { aggregateCode, countCode, dateDiffCode, joinedCollection, rankCode, reverseCode, tableColumns, weekdayCode } from './python-code.js';
+import type { PythonTaskSpec, TableQuery } from './python-tasks.js';
+import { fromPythonRepr, parsePythonValue } from './python-tool.js';
+import { getBankTask, isPythonTask } from './task-bank.js';
+import type { EntityRef, ToolTaskSpec, ValueRef } from './tasks.js';
 
 /**
- * A scripted solver for `gymflow/tool-use-v0` that works only through the tools. From the task id it
- * recovers the task's *plan* (which entities, links, attributes and operation — what a careful reader
- * gets from the question), never its answer: every value comes from parsing `lookup`, `search` and
- * `calculator` observations, and arithmetic is done by the calculator tool.
+ * A scripted solver for `gymflow/tool-use-v0` (and `gymflow/tool-use-python-v0`) that works only through the
+ * tools. From the task id it recovers the task's *plan* (which entities, links, attributes and operation — what a
+ * careful reader gets from the question), never its answer: every value comes from parsing `lookup`, `search`,
+ * `calculator` and `python` observations, and arithmetic is done by the calculator tool — or, for the python
+ * kinds, by Python code written over the tools' text (a table observation pasted in as a string, looked-up dates
+ * and names: `python-code.ts`).
  */
 
 /** A script: yields actions, receives each action's observation, ends after yielding `submit`. */
@@ -107,7 +114,61 @@ function* solve(spec: ToolTaskSpec, numeric: boolean): Script<void> {
   yield { tool: 'submit', params: { answer } };
 }
 
-/** The expert agent for `gymflow/tool-use-v0`. */
+/** Runs code with the python tool; returns its value (a string's repr unquoted). */
+function* python(code: string): Script<string> {
+  const observation = yield { tool: 'python', params: { code } };
+  const value = parsePythonValue(observation);
+  if (value === undefined) throw new ScriptFailed(`python failed: ${observation.split('\n')[0] ?? ''}`);
+  return fromPythonRepr(value);
+}
+
+/** Looks a table up (`cities` with the columns wanted) and returns the observation. */
+function* table(collection: string, columns: readonly string[]): Script<string> {
+  const observation = yield { tool: 'lookup', params: { entity: collection, attribute: columns.join(', ') } };
+  if (!observation.startsWith('Table of ')) throw new ScriptFailed(`lookup of the ${collection} table failed: ${observation}`);
+  return observation;
+}
+
+function* tables(q: TableQuery): Script<{ main: string; linked?: string }> {
+  const main = yield* table(COLLECTIONS[q.collection].name, tableColumns(q));
+  const other = joinedCollection(q.filter);
+  if (other === undefined || q.filter === undefined) return { main };
+  return { main, linked: yield* table(other, [q.filter.attribute]) };
+}
+
+function* solvePython(spec: PythonTaskSpec): Script<void> {
+  let answer: string;
+  switch (spec.kind) {
+    case 'table-aggregate': {
+      const { main, linked } = yield* tables(spec.table);
+      answer = yield* python(aggregateCode(spec.table, spec.agg, main, linked));
+      break;
+    }
+    case 'table-rank': {
+      const { main, linked } = yield* tables(spec.table);
+      answer = yield* python(rankCode(spec.table, spec.rank, spec.order, main, linked));
+      break;
+    }
+    case 'date-diff': {
+      const a = yield* resolveValue(spec.refs[0]);
+      const b = yield* resolveValue(spec.refs[1]);
+      answer = yield* python(dateDiffCode(a, b));
+      break;
+    }
+    case 'date-weekday':
+      answer = yield* python(weekdayCode(yield* resolveValue(spec.refs[0])));
+      break;
+    case 'string-count':
+      answer = yield* python(countCode(yield* resolveValue(spec.refs[0]), spec.letter));
+      break;
+    case 'string-reverse':
+      answer = yield* python(reverseCode(yield* resolveValue(spec.refs[0])));
+      break;
+  }
+  yield { tool: 'submit', params: { answer } };
+}
+
+/** The expert agent for `gymflow/tool-use-v0` and `gymflow/tool-use-python-v0`. */
 export class ToolUseExpert implements Agent {
   readonly info: AgentInfo = { name: 'tool-use-expert' };
   private script: Script<void> | undefined;
@@ -117,8 +178,8 @@ export class ToolUseExpert implements Agent {
   reset(task: TaskInfo): void {
     this.taskId = task.id;
     try {
-      const t = getToolTask(task.id);
-      this.script = solve(t, t.answerType === 'number');
+      const t = getBankTask(task.id);
+      this.script = isPythonTask(t) ? solvePython(t) : solve(t, t.answerType === 'number');
     } catch (err) {
       if (!(err instanceof GymflowError)) throw err;
       this.script = undefined;

@@ -50,7 +50,8 @@ export function normalizeName(name: string): string {
     .trim();
 }
 
-function normalizeAttribute(attribute: string): string {
+/** An attribute name as `lookup` reads it: lower case, `_` for spaces and dashes, {@link ATTRIBUTE_ALIASES} resolved. */
+export function normalizeAttribute(attribute: string): string {
   const key = attribute.normalize('NFKC').toLowerCase().trim().replace(/[\s-]+/g, '_');
   return Object.hasOwn(ATTRIBUTE_ALIASES, key) ? (ATTRIBUTE_ALIASES[key] ?? key) : key;
 }

@@ -100,7 +100,8 @@ const VIA_PHRASE: Readonly<Record<string, (subject: string) => string>> = {
   birthplace: (s) => `the city where ${s} was born`,
 };
 
-function subjectPhrase(ref: ValueRef): string {
+/** How a question names the entity a value reference ends at (`the founder of Brightwell Dynamics`). */
+export function subjectPhrase(ref: ValueRef): string {
   const base = entityPhrase(ref.from);
   if (ref.via === undefined) return base;
   const phrase = VIA_PHRASE[ref.via];
@@ -369,15 +370,21 @@ let byId: Map<string, ToolTask> | undefined;
  * alone: the bank's questions and answers are not built (`gymflow envs` lists counts).
  */
 export function countToolTasks(split?: Split, kb: KnowledgeBase = defaultKnowledgeBase()): number {
-  let train = 0;
-  let heldout = 0;
-  for (const kind of KINDS) {
-    const sizes = dealSizes(kind, candidates(kind, kb).length);
-    train += sizes.train + sizes.extra;
-    heldout += sizes.heldout;
+  let counts = kb === defaultKnowledgeBase() ? defaultCounts : undefined;
+  if (counts === undefined) {
+    counts = { train: 0, heldout: 0 };
+    for (const kind of KINDS) {
+      const sizes = dealSizes(kind, candidates(kind, kb).length);
+      counts.train += sizes.train + sizes.extra;
+      counts.heldout += sizes.heldout;
+    }
+    // Once per process for the bundled world: `gymflow envs` asks every tool-use variant for both splits.
+    if (kb === defaultKnowledgeBase()) defaultCounts = counts;
   }
-  return split === 'train' ? train : split === 'heldout' ? heldout : train + heldout;
+  return split === 'train' ? counts.train : split === 'heldout' ? counts.heldout : counts.train + counts.heldout;
 }
+
+let defaultCounts: Record<Split, number> | undefined;
 
 /** Every task of a split (both when omitted). */
 export function listToolTasks(split?: Split): ToolTask[] {
