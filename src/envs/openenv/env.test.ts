@@ -65,7 +65,12 @@ describe('OpenEnvEnv on a server of plain OpenEnv actions', () => {
     const first = await env.reset({ seed: 4, task: 'wordenvironment-heldout-00001' });
     expect(first.info.task).toMatchObject({ id: 'wordenvironment-heldout-00001', split: 'heldout', instruction: 'Say a word.' });
     expect(server?.received.at(-1)).toEqual({ type: 'reset', data: { seed: 1_000_001 } });
-    await expect(env.reset({ task: 'nope' })).rejects.toThrow("WordEnvironment: unknown task 'nope': its tasks are wordenvironment-train-00000, wordenvironment-train-00001, wordenvironment-train-00002, …");
+    await expect(env.reset({ task: 'nope' })).rejects.toThrow(
+      "WordEnvironment: unknown task 'nope': expected wordenvironment-train-00000, wordenvironment-train-00001, …, or wordenvironment-seed-<n> (reset with seed n)",
+    );
+    // The id an episode without a task reports names its seed, so it can be played again.
+    expect((await env.reset({ seed: 1, task: 'wordenvironment-seed-77' })).info.task).toMatchObject({ id: 'wordenvironment-seed-77' });
+    expect(server?.received.at(-1)).toEqual({ type: 'reset', data: { seed: 77 } });
   });
 
   it("turns the server's refusals into observations: VALIDATION_ERROR invalid params, EXECUTION_ERROR a failed tool", async () => {

@@ -95,10 +95,12 @@ export class OpenEnvEnv extends BaseEnv {
     let seed = this.requestedSeed ?? this.rng.nextUint32();
     let task: SeedTask | undefined;
     if (options.task !== undefined && this.server.gymflow === undefined) {
-      task = this.seedTasks?.get(options.task);
+      // A task of the tasks option, or the id an earlier episode reported (`<name>-seed-<n>`): both name a seed.
+      const seeded = new RegExp(`^${slug(this.name)}-seed-(\\d+)$`).exec(options.task);
+      task = this.seedTasks?.get(options.task) ?? (seeded ? { seed: Number(seeded[1]), info: { id: options.task, domain: this.domain, instruction: '' } } : undefined);
       if (task === undefined) {
-        const known = this.seedTasks === undefined ? 'it has no task list (the tasks option makes one from seeds)' : `its tasks are ${[...this.seedTasks.keys()].slice(0, 3).join(', ')}, …`;
-        throw new TaskError(`${this.name}: unknown task '${options.task}': ${known}`);
+        const known = this.seedTasks === undefined ? '' : `${[...this.seedTasks.keys()].slice(0, 2).join(', ')}, …, or `;
+        throw new TaskError(`${this.name}: unknown task '${options.task}': expected ${known}${slug(this.name)}-seed-<n> (reset with seed n)`);
       }
       seed = task.seed;
     }
