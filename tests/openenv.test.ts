@@ -4,7 +4,7 @@
  * `GenericEnvClient` on `gymflow serve-env` (tests/openenv/play_recorded.py), whole episodes both ways.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -35,8 +35,8 @@ afterEach(() => {
 });
 
 /** Starts a child and resolves with the first match of `ready` on its stdout; its stderr goes into a failure. */
-function startServer(command: string, args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray; stderr: () => string }> {
-  const child = spawn(command, args, { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+function startServer(command: string, args: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; match: RegExpExecArray; stderr: () => string }> {
+  const child = spawn(command, args, { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   children.push(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -225,5 +225,35 @@ openenv.describe("openenv-core's client on `gymflow serve-env`", () => {
     child.kill('SIGINT');
     expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
     expect(stderr()).toContain('gymflow serve-env: SIGINT: stopped');
+  }, 120_000);
+});
+
+openenv.describe('the README: writing an environment and serving it over OpenEnv', () => {
+  openenv.it("runs src/envs/README.md's example server, and its Python client plays it", async () => {
+    const readme = await readFile(join(PACKAGE_ROOT, 'src', 'envs', 'README.md'), 'utf8');
+    const serveExample = /<!-- openenv-serve-example -->\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    const clientExample = /<!-- openenv-client-example -->\n```python\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(serveExample).toContain("from 'gymflow/envs'");
+    expect(clientExample).toContain('http://127.0.0.1:8001');
+    // Inside the clone (its package.json makes `gymflow/…` resolve, to the build), in the ignored .gymflow/.
+    await mkdir(join(PACKAGE_ROOT, '.gymflow'), { recursive: true });
+    const dir = await mkdtemp(join(PACKAGE_ROOT, '.gymflow', 'openenv-example-'));
+    try {
+      const file = join(dir, 'serve.mts');
+      await writeFile(file, serveExample as string);
+      const tsx = join(PACKAGE_ROOT, 'node_modules', '.bin', 'tsx');
+      const started = startServer(tsx, [file], /^serving acme\/reverse-v0 at (http:\/\/127\.0\.0\.1:\d+)$/, { PORT: '0' });
+      const { match } = await started;
+      const client = spawn(PYTHON, ['-c', (clientExample as string).replace('http://127.0.0.1:8001', match[1] as string)], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(client);
+      let out = '';
+      let err = '';
+      client.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      client.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise((resolve) => client.once('close', resolve));
+      expect([code, out.trim(), err.trim().split('\n').at(-1) ?? '']).toEqual([0, '1 True True', '']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 });
