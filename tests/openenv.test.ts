@@ -153,29 +153,27 @@ openenv.describe("gymflow's OpenEnv client on an openenv-core server", () => {
     await session.close();
   }, 60_000);
 
-  openenv.it('ends the episode truncated when the server is killed mid-episode (server_gone) or stops answering (timeout)', async () => {
-    const killed = await guessServer();
-    const env = make('gymflow/openenv-v0', { kwargs: { url: killed.url } });
+  openenv.it('ends the episode truncated when the server stops answering (timeout) or is killed mid-episode (server_gone)', async () => {
+    const server = await guessServer();
+    const slow = make('gymflow/openenv-v0', { kwargs: { url: server.url, timeoutMs: 1_000 } });
+    const env = make('gymflow/openenv-v0', { kwargs: { url: server.url } });
+    await slow.reset({ seed: 1 });
     await env.reset({ seed: 1 });
     expect(isDone(await env.step({ tool: 'act', params: { guess: 1 } }))).toBe(false);
-    killed.child.kill('SIGKILL');
+    server.child.kill('SIGSTOP');
+    try {
+      const late = await slow.step({ tool: 'act', params: { guess: 1 } });
+      expect(late).toMatchObject({ terminated: false, truncated: true, info: { reason: 'timeout' } });
+      expect(late.observation).toMatch(/no answer to 'step' within 1000 ms$/);
+    } finally {
+      server.child.kill('SIGCONT');
+    }
+    server.child.kill('SIGKILL');
     const gone = await env.step({ tool: 'act', params: { guess: 2 } });
     expect(gone).toMatchObject({ terminated: false, truncated: true, info: { reason: 'server_gone' } });
     expect(gone.observation).toMatch(/^The episode ended: ws:\/\/127\.0\.0\.1:\d+\/ws: the OpenEnv server closed the connection \(code 1006/);
+    await slow.close();
     await env.close();
-
-    const stopped = await guessServer();
-    const slow = make('gymflow/openenv-v0', { kwargs: { url: stopped.url, timeoutMs: 1_000 } });
-    await slow.reset({ seed: 1 });
-    stopped.child.kill('SIGSTOP');
-    try {
-      const late = await slow.step({ tool: 'act', params: { guess: 1 } });
-      expect(late).toMatchObject({ truncated: true, info: { reason: 'timeout' } });
-      expect(late.observation).toMatch(/no answer to 'step' within 1000 ms$/);
-    } finally {
-      stopped.child.kill('SIGCONT');
-      await slow.close();
-    }
   }, 60_000);
 });
 

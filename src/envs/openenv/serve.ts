@@ -4,10 +4,9 @@
  * the HTTP endpoints follow OpenEnv's stock server (`/reset` stateless, as there), plus `/gymflow`.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { WebSocketServer } from 'ws';
 import { ConfigError } from '../../core/errors.js';
 import { PACKAGE_ROOT } from '../../core/package-root.js';
 import { make, spec } from '../../core/registry.js';
@@ -122,6 +121,8 @@ export async function serveEnv(options: ServeEnvOptions): Promise<ServedEnv> {
   const metadata = { name: envId, description: envSpec.description, version: packageVersion(), readme_content: null, author: null, documentation_url: null };
 
   const sessions = new Set<ServedSession>();
+  // Loaded here, not with the module: `gymflow/envs` re-exports this file, and every command loads that.
+  const [{ createServer }, { WebSocketServer }] = await Promise.all([import('node:http'), import('ws')]);
   const wss = new WebSocketServer({ noServer: true, maxPayload: 100 * 1024 * 1024 });
   const server = createServer((req, res) => {
     void route(req, res).catch((err: unknown) => json(res, 500, { detail: err instanceof Error ? err.message : String(err) }));

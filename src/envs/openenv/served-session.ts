@@ -2,7 +2,6 @@
  * One WebSocket session of a served gymflow environment: one environment for the connection's lifetime, the
  * client's messages handled one after another (OpenEnv's `/ws` protocol: `reset`, `step`, `state`, `close`).
  */
-import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import type { z } from 'zod';
 import type { AgentEnv, TaskInfo } from '../../core/types.js';
@@ -68,7 +67,7 @@ export class ServedSession {
         const { seed, task, episode_id: episodeId } = data.data;
         return this.run(async () => {
           const ts = await this.env.reset({ ...(seed == null ? {} : { seed }), ...(task == null ? {} : { task }) });
-          this.episodeId = episodeId ?? randomUUID();
+          this.episodeId = episodeId ?? crypto.randomUUID();
           this.stepCount = 0;
           this.task = (ts.info.task as TaskInfo | undefined)?.id;
           this.done = isDone(ts);
