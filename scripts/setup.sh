@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotent set-up for gymflow: node modules, the build (dist/), the Python venv (temporal CLI, the trainer;
+# Idempotent set-up for gymflow: node modules, the build (dist/), the Python venv (temporal CLI, the trainer, openenv-core;
 # transformers 4 beside it for one compatibility test), a Docker engine, the sandbox image and the WebAssembly build. Installs only what is missing; a second run takes a second or two.
 #
 # Environment:
@@ -22,6 +22,12 @@ PY_REQUIREMENTS=(
   scripts/requirements-tools.txt
   scripts/requirements-test.txt
   trainer/requirements.txt
+  scripts/requirements-openenv.txt
+)
+# Installed after those with --no-deps: packages whose declared dependencies are far more than they use (the ones
+# they use are in PY_REQUIREMENTS).
+PY_NODEPS_REQUIREMENTS=(
+  scripts/requirements-openenv-nodeps.txt
 )
 
 mkdir -p "$STATE"
@@ -60,7 +66,7 @@ setup_build() {
 requirements_hash() {
   {
     "$PYTHON" -c 'import sys; print(sys.version)'
-    for f in "${PY_REQUIREMENTS[@]}"; do
+    for f in "${PY_REQUIREMENTS[@]}" "${PY_NODEPS_REQUIREMENTS[@]}"; do
       echo "== $f"
       cat "$f"
     done
@@ -100,10 +106,11 @@ setup_python() {
       return 0
     fi
   fi
-  local args=()
+  local args=() nodeps=()
   for f in "${PY_REQUIREMENTS[@]}"; do args+=(-r "$f"); done
-  log "installing Python requirements: ${PY_REQUIREMENTS[*]}"
-  if pip_install "${args[@]}"; then
+  for f in "${PY_NODEPS_REQUIREMENTS[@]}"; do nodeps+=(-r "$f"); done
+  log "installing Python requirements: ${PY_REQUIREMENTS[*]} ${PY_NODEPS_REQUIREMENTS[*]} (--no-deps)"
+  if pip_install "${args[@]}" && pip_install --no-deps "${nodeps[@]}"; then
     echo "$want" >"$stamp"
     summary+=(".venv installed ($(temporal_version))")
   else

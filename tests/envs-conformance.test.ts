@@ -10,6 +10,8 @@ beforeAll(() => registerBuiltinEnvs());
 const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool-use-randomized-v0', 'gymflow/household-v0'];
 // gymflow/tool-use-python-v0 runs in process until its probe episodes call python (a Docker sandbox).
 const NEEDS_DOCKER = ['gymflow/sandbox-v0', 'gymflow/tool-use-python-v0'];
+// Needs an OpenEnv server (kwargs.url): tests/openenv.test.ts runs checkEnv on it against openenv-core's and gymflow's servers.
+const NEEDS_SERVER = ['gymflow/openenv-v0'];
 
 describe('every registered environment', () => {
   it('has at least the built-in environments', () => {
@@ -17,7 +19,7 @@ describe('every registered environment', () => {
   });
 
   it('are all covered by this file', () => {
-    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER].sort());
+    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER, ...NEEDS_SERVER].sort());
   });
 
   for (const id of IN_PROCESS) {

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   // The built-in environments, for the commands (not for `--help`: loading them is a third of its start-up).
   const name = commandName(args);
-  if (COMMANDS.some((c) => c.name === name)) (await import('../envs/index.js')).registerBuiltinEnvs();
+  if (COMMANDS.some((c) => c.name === name)) (await import('../envs/register.js')).registerBuiltinEnvs();
   await (await buildProgram(args)).parseAsync(process.argv);
 }
 

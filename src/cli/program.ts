@@ -28,6 +28,12 @@ export interface CommandEntry {
 export const COMMANDS: readonly CommandEntry[] = [
   { name: 'envs', term: 'envs [options]', description: 'list the registered environments', load: async () => (await import('./commands/envs.js')).envsCommand },
   { name: 'run-episode', term: 'run-episode [options]', description: 'run one episode and print (or write) its trajectory', load: async () => (await import('./commands/run-episode.js')).runEpisodeCommand },
+  {
+    name: 'serve-env',
+    term: 'serve-env [options]',
+    description: 'serve an environment over OpenEnv (HTTP + a WebSocket session per connection) for trainers that speak it (TRL, SkyRL, ART)',
+    load: async () => (await import('./commands/serve-env.js')).serveEnvCommand,
+  },
   { name: 'record', term: 'record', description: 'the standard trajectory format and agent-log conversion', load: async () => (await import('./commands/record.js')).recordCommand },
   { name: 'profiles', term: 'profiles', description: 'domain profiles: tools, terminal tools, outcome rule, rubric weights', load: async () => (await import('./commands/profiles.js')).profilesCommand },
   { name: 'reward', term: 'reward', description: 'process reward: score trajectories, calibrate to human labels, preferences, leaderboards', load: async () => (await import('./commands/reward.js')).rewardCommand },

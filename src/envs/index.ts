@@ -1,4 +1,5 @@
 export * as household from './household/index.js';
+export * as openenv from './openenv/index.js';
 export * from './register.js';
 export * as textMath from './text-math/index.js';
 export * as toolUse from './tool-use/index.js';

@@ -3,6 +3,7 @@ import { listEnvs, register } from '../core/registry.js';
 import { HOUSEHOLD_ENV_ID, HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './household/env.js';
 import { HouseholdExpert } from './household/expert.js';
 import { HouseholdPlanner } from './household/planner.js';
+import { registerOpenEnvEnvs } from './openenv/register.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
@@ -15,7 +16,8 @@ export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RAND
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
- * needs a Docker engine only from its first `reset`). Idempotent: calling it again
+ * needs a Docker engine only from its first `reset`), and the OpenEnv client (`gymflow/openenv-v0`, one
+ * `openenv/NAME-v0` per entry of `GYMFLOW_OPENENV`: see src/envs/openenv/register.ts). Idempotent: calling it again
  * (from several entry points, or in every test file) leaves the registry as it was.
  *
  * @example
@@ -80,4 +82,6 @@ export function registerBuiltinEnvs(): void {
     });
   }
   registerSandboxEnv();
+  // `gymflow/openenv-v0` (kwargs.url) and the servers named in GYMFLOW_OPENENV; each describes its server at its first make.
+  registerOpenEnvEnvs();
 }

@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { listEnvs, make } from '../../core/registry.js';
 import { runEpisode } from '../../core/rollout.js';
+import type { AgentEnv } from '../../core/types.js';
 import { shortRef } from '../../hub/store/layout.js';
 import { loadPipelineConfig } from '../../runtime/config-file.js';
 import { ensurePortFree, startDevServer, startWorkerProcess, type DevServer, type WorkerProcess } from '../../runtime/dev-server.js';
@@ -185,13 +186,15 @@ async function runEnvTour(episodes: number, json: boolean | undefined): Promise<
   const rows: EnvRow[] = [];
   for (const s of listEnvs()) {
     for (const agentSpec of [...Object.keys(s.agents ?? {}), 'random']) {
-      const env = make(s.id);
-      const tasks = env.listTasks?.('heldout') ?? [];
+      let env: AgentEnv | undefined;
       let steps = 0;
       let successes = 0;
       let reward = 0;
       let note: string | undefined;
       try {
+        // Inside the try: an environment that needs what this machine lacks (an OpenEnv server's address) is a note.
+        env = make(s.id);
+        const tasks = env.listTasks?.('heldout') ?? [];
         for (let i = 0; i < episodes; i++) {
           const agent = resolveAgent(agentSpec, s.id, { seed: i });
           const task = tasks[i % Math.max(1, tasks.length)]?.id;
@@ -204,7 +207,7 @@ async function runEnvTour(episodes: number, json: boolean | undefined): Promise<
         // One environment that cannot run here (no Docker engine for the sandbox) must not hide the others.
         note = `unavailable: ${(err as Error).message.split('\n')[0]}`;
       } finally {
-        await env.close();
+        await env?.close();
       }
       rows.push(
         note === undefined

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { listEnvs, make } from '../../core/registry.js';
+import type { AgentEnv } from '../../core/types.js';
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
 
@@ -12,17 +13,22 @@ export function envsCommand(program: Command): void {
     .action(async (opts: { json?: boolean }) => {
       const rows = [];
       for (const s of listEnvs()) {
-        const env = make(s.id);
+        const row = { id: s.id, domain: s.domain, maxSteps: s.maxEpisodeSteps ?? null, agents: ['random', ...Object.keys(s.agents ?? {})], description: s.description };
+        let env: AgentEnv;
+        try {
+          env = make(s.id);
+        } catch (err) {
+          // An environment that cannot be built without more (an OpenEnv server's address, or its server is down)
+          // is listed with the reason, not in place of the others.
+          rows.push({ ...row, tools: [], trainTasks: 0, heldoutTasks: 0, unavailable: (err as Error).message.split('\n')[0] as string });
+          continue;
+        }
         try {
           rows.push({
-            id: s.id,
-            domain: s.domain,
-            maxSteps: s.maxEpisodeSteps ?? null,
+            ...row,
             tools: env.tools.map((t) => t.name),
             trainTasks: env.countTasks?.('train') ?? env.listTasks?.('train').length ?? 0,
             heldoutTasks: env.countTasks?.('heldout') ?? env.listTasks?.('heldout').length ?? 0,
-            agents: ['random', ...Object.keys(s.agents ?? {})],
-            description: s.description,
           });
         } finally {
           await env.close();
@@ -31,7 +37,7 @@ export function envsCommand(program: Command): void {
       if (opts.json) return printJson(rows);
       console.log(
         formatTable(
-          rows.map((r) => ({ ...r, tools: r.tools.join(','), agents: r.agents.join(','), tasks: `${r.trainTasks}/${r.heldoutTasks}` })),
+          rows.map((r) => ({ ...r, tools: 'unavailable' in r ? `(unavailable: ${r.unavailable})` : r.tools.join(','), agents: r.agents.join(','), tasks: `${r.trainTasks}/${r.heldoutTasks}` })),
           [{ key: 'id' }, { key: 'domain' }, { key: 'maxSteps', header: 'max steps', align: 'right' }, { key: 'tasks', header: 'tasks train/heldout', align: 'right' }, { key: 'agents' }, { key: 'tools' }],
         ),
       );
