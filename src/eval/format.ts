@@ -40,6 +40,23 @@ export function formatDifferenceInterval(c: { difference: number; bootstrap: { l
   return `${own}${formatInterval(c.bootstrap)} ${c.bootstrap.design}`;
 }
 
+/**
+ * pass^1 … pass^k with their intervals on one line, as the reports print them:
+ * `pass^1 0.600 [0.400, 0.800] · pass^2 0.450 [0.250, 0.650]`.
+ */
+export function formatPassK(passK: readonly { k: number; value: number; low: number; high: number }[], digits = 3): string {
+  return passK.map((p) => `pass^${p.k} ${formatValue(p.value, digits)} ${formatInterval(p, digits)}`).join(' · ');
+}
+
+/**
+ * The sentence that introduces a result's pass^k (`pass^k over 5 tasks, 3 trials, 95% bootstrap over tasks`), or
+ * undefined for a result without trials.
+ */
+export function passKHeading(result: { tasks: number; trials?: number; confidence: number; passK?: readonly unknown[] }): string | undefined {
+  if (result.passK === undefined || result.trials === undefined) return undefined;
+  return `pass^k over ${result.tasks} tasks, ${result.trials} trials, ${Math.round(result.confidence * 100)}% bootstrap over tasks`;
+}
+
 /** Converts NaN and ±Infinity to null, so a value survives JSON unchanged. */
 export function finiteOrNull(v: number): number | null {
   return Number.isFinite(v) ? v : null;
