@@ -57,6 +57,29 @@ export function passKHeading(result: { tasks: number; trials?: number; confidenc
   return `pass^k over ${result.tasks} tasks, ${result.trials} trials, ${Math.round(result.confidence * 100)}% bootstrap over tasks`;
 }
 
+/**
+ * The pass^k table of a comparison whose every row ran trials: a header (`agent`, `pass^1`, … up to the largest
+ * k) and one row per leaderboard row, `value [low, high]`, `—` past a row's own trials. Undefined when a row has
+ * no pass^k (a result without trials), since pass^k of one agent says nothing beside another's success rate.
+ */
+export function passKComparisonRows(
+  rows: readonly { label: string; passK?: readonly { k: number; value: number; low: number; high: number }[] }[],
+): { header: string[]; rows: string[][] } | undefined {
+  if (rows.length === 0 || rows.some((r) => r.passK === undefined)) return undefined;
+  const kMax = Math.max(...rows.map((r) => r.passK?.length ?? 0));
+  const ks = Array.from({ length: kMax }, (_, i) => i + 1);
+  return {
+    header: ['agent', ...ks.map((k) => `pass^${k}`)],
+    rows: rows.map((r) => [
+      r.label,
+      ...ks.map((k) => {
+        const p = r.passK?.find((q) => q.k === k);
+        return p ? `${formatValue(p.value)} ${formatInterval(p)}` : '—';
+      }),
+    ]),
+  };
+}
+
 /** Converts NaN and ±Infinity to null, so a value survives JSON unchanged. */
 export function finiteOrNull(v: number): number | null {
   return Number.isFinite(v) ? v : null;

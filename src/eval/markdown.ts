@@ -1,5 +1,14 @@
 import type { CompareResult } from './compare.js';
-import { exactMannWhitneyNote, formatDifferenceInterval, formatInterval, formatP, formatPassK, formatValue, passKHeading } from './format.js';
+import {
+  exactMannWhitneyNote,
+  formatDifferenceInterval,
+  formatInterval,
+  formatP,
+  formatPassK,
+  formatValue,
+  passKComparisonRows,
+  passKHeading,
+} from './format.js';
 import { EVAL_METRICS, type MetricName } from './metrics.js';
 import type { EvalResult } from './result.js';
 
@@ -55,7 +64,7 @@ export function toMarkdown(result: EvalResult): string {
 /**
  * A comparison as Markdown: the leaderboard (rank, mean, interval, mark, what each row beats) and the
  * pairwise table (difference with its bootstrap interval; Welch, Mann–Whitney and paired p-values,
- * raw and Holm-adjusted), with a legend.
+ * raw and Holm-adjusted), with a legend; when every result ran trials, their pass^k side by side.
  */
 export function compareToMarkdown(result: CompareResult): string {
   const pct = Math.round(result.confidence * 100);
@@ -87,6 +96,7 @@ export function compareToMarkdown(result: CompareResult): string {
     ]),
     new Set([2]),
   );
+  const passK = passKComparisonRows(result.leaderboard);
   const markMeaning =
     result.mode === 'all-pairs' ? '`*`: significantly better than the next-ranked agent' : '`*`: significantly different from the baseline (first result)';
   return [
@@ -99,6 +109,9 @@ export function compareToMarkdown(result: CompareResult): string {
     `${markMeaning}; significance = ${result.primary} test, Holm-adjusted p < ${result.alpha} across ${result.comparisons.length} comparison(s).`,
     ...(result.comparisons.some((c) => c.mannWhitney.method === 'exact')
       ? ['', `${exactMannWhitneyNote('Mann–Whitney p')}.`]
+      : []),
+    ...(passK
+      ? ['', table(passK.header, passK.rows, new Set()), '', `pass^k from each result (${pct}% bootstrap over tasks): the chance that all k trials of a task succeed.`]
       : []),
     '',
   ].join('\n');
