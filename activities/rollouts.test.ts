@@ -15,6 +15,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/register.js';
+import { parseEvalResult } from '../src/eval/result.js';
+import { ArtifactStore } from '../src/hub/store/store.js';
 import {
   AcceptedCollectShardInputSchema,
   AcceptedEvaluatePolicyInputSchema,
@@ -148,6 +150,30 @@ describe('evaluatePolicy', () => {
     expect(fromOld.success).toEqual({ value: 1, low: expect.any(Number) as number, high: 1, n: 2 });
     // (The stored results differ in their timings, so in their refs.)
     expect({ ...fromCurrent, ref: undefined }).toEqual({ ...fromOld, ref: undefined });
+  });
+
+  it('runs `repeats` trials of the first `tasks` tasks and stores pass^k in the eval artifact', async () => {
+    const where = { store: path.join(root, 'store'), workDir: path.join(root, 'work') };
+    const input = {
+      envId: 'gymflow/tool-use-v0',
+      policy: { checkpointRef: `sha256:${'ab'.repeat(32)}`, iteration: 1 },
+      eval: { agent: 'expert', split: 'heldout', tasks: 2, repeats: 3, seed: 0, concurrency: 2, temperature: 0 },
+      ...where,
+    } as const;
+    const activities = createRolloutActivities({});
+    const summary = await new MockActivityEnvironment().run<[EvaluatePolicyInput], EvalSummary, typeof activities.evaluatePolicy>(activities.evaluatePolicy, input);
+    expect(summary.success).toMatchObject({ value: 1, n: 6 });
+    const store = await ArtifactStore.open({ root: where.store });
+    const result = parseEvalResult(await store.getJson(summary.ref), summary.ref);
+    expect(result).toMatchObject({ n: 6, trials: 3, tasks: 2 });
+    // The split's first two tasks, three times over (not six distinct tasks).
+    const ids = result.episodes.map((e) => e.taskId);
+    expect(ids.slice(2)).toEqual([...ids.slice(0, 2), ...ids.slice(0, 2)]);
+    expect(result.passK?.map((p) => [p.k, p.value])).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 1],
+    ]);
   });
 });
 

@@ -388,9 +388,9 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
     },
 
     /**
-     * Evaluates the policy (or `agent`) on the eval split: n = tasks (default: the split's size) × repeats
-     * seeded episodes, task i = split[i mod |split|],
-     * the result stored as an `eval` artifact. Returns the headline numbers.
+     * Evaluates the policy (or `agent`) on the eval split: `repeats` trials of `tasks` (default: the split's size)
+     * seeded episodes, task i = split[i mod |split|] in every trial (`evaluate`'s `trials`, so with repeats > 1 the
+     * result carries pass^1 … pass^repeats), the result stored as an `eval` artifact. Returns the headline numbers.
      */
     async evaluatePolicy(input: z.input<typeof EvaluatePolicyInputSchema>): Promise<EvalSummary> {
       const o = parseInput(AcceptedEvaluatePolicyInputSchema, input, 'evaluatePolicy');
@@ -408,7 +408,9 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         } finally {
           await probe.close();
         }
-        const n = (ev.tasks ?? splitSize) * ev.repeats;
+        const tasks = ev.tasks ?? splitSize;
+        // Every episode, all trials together. One trial is the first `tasks` episodes, as runs before trials made it.
+        const n = tasks * ev.repeats;
         const report = progressReporter('eval', 'episodes', ROLLOUT_PROGRESS);
         const signal = Context.current().cancellationSignal;
         let done = 0;
@@ -416,7 +418,8 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           envId: o.envId,
           agent,
           split: ev.split,
-          n,
+          n: tasks,
+          trials: ev.repeats,
           seed: ev.seed,
           concurrency: ev.concurrency,
           ...defined({ maxSteps: ev.max_steps }),

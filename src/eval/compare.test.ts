@@ -127,6 +127,33 @@ describe('compare', () => {
     expect(same.comparisons[0]?.significant).toBe(false);
   });
 
+  it('carries each result’s pass^k into its leaderboard row, and shows them side by side when all have one', () => {
+    const withPassK = (agent: string, rewards: number[], passK: { k: number; value: number; low: number; high: number }[]) => ({
+      ...evalResultOf(agent, rewards),
+      trials: passK.length,
+      passK,
+    });
+    const a = withPassK('a', strong, [
+      { k: 1, value: 0.9, low: 0.8, high: 1 },
+      { k: 2, value: 0.8, low: 0.6, high: 0.95 },
+      { k: 3, value: 0.7, low: 0.5, high: 0.9 },
+    ]);
+    const b = withPassK('b', mid, [
+      { k: 1, value: 0.5, low: 0.3, high: 0.7 },
+      { k: 2, value: 0.25, low: 0.1, high: 0.4 },
+    ]);
+    const r = compare([a, b]);
+    expect(r.leaderboard.map((row) => row.passK)).toEqual([a.passK, b.passK]);
+    const md = compareToMarkdown(r);
+    expect(md).toContain('| agent | pass^1 | pass^2 | pass^3 |');
+    expect(md).toContain('| a | 0.900 [0.800, 1] | 0.800 [0.600, 0.950] | 0.700 [0.500, 0.900] |');
+    expect(md).toContain('| b | 0.500 [0.300, 0.700] | 0.250 [0.100, 0.400] | — |');
+    // A result without trials: no row has pass^k to set beside it.
+    const mixed = compare([a, evalResultOf('b', mid)]);
+    expect(mixed.leaderboard.find((row) => row.label === 'b')).not.toHaveProperty('passK');
+    expect(compareToMarkdown(mixed)).not.toContain('pass^');
+  });
+
   it('labels repeated agent specs apart', () => {
     const r = compare([evalResultOf('expert', strong), evalResultOf('expert', mid)]);
     expect(r.leaderboard.map((row) => row.label)).toEqual(['expert#1', 'expert#2']);

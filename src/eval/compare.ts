@@ -1,7 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import { finiteOrNull } from './format.js';
 import { METRIC_INFO, metricValue, type MetricName } from './metrics.js';
-import type { EvalResult, Interval } from './result.js';
+import type { EvalResult, Interval, PassKSummary } from './result.js';
 import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from '../core/stats/bootstrap.js';
 import { bonferroni, holm } from '../core/stats/corrections.js';
 import { mean } from '../core/stats/descriptive.js';
@@ -109,6 +109,8 @@ export interface LeaderboardRow {
   mark: string;
   /** Labels of the rows this one beats significantly (primary test, Holm, alpha). */
   beats: string[];
+  /** The result's own pass^1 … pass^trials (from its eval file), when it ran trials; whatever the metric. */
+  passK?: PassKSummary[];
 }
 
 /** What {@link compare} returns (JSON-serialisable). */
@@ -318,6 +320,16 @@ function leaderboard(
       mark = '*';
     }
     const summary = e.result.metrics[metric];
-    return { rank: i + 1, label: e.label, agent: e.result.agent, n: e.values.length, mean: m, ci: summary.ci, mark, beats };
+    return {
+      rank: i + 1,
+      label: e.label,
+      agent: e.result.agent,
+      n: e.values.length,
+      mean: m,
+      ci: summary.ci,
+      mark,
+      beats,
+      ...(e.result.passK ? { passK: e.result.passK } : {}),
+    };
   });
 }

@@ -29,6 +29,16 @@ class Sloppy implements Agent {
   }
 }
 
+/** Solves the countdown when its seed is even, submits at once (failing) when odd: success varies by seed. */
+class Coin implements Agent {
+  readonly info = { name: 'coin' };
+  private readonly solver = new Solver();
+  constructor(private readonly seed: number) {}
+  async act(ctx: AgentContext): Promise<AgentDecision> {
+    return this.seed % 2 === 0 ? this.solver.act(ctx) : { action: { tool: 'submit', params: {} } };
+  }
+}
+
 class Broken implements Agent {
   readonly info = { name: 'broken' };
   async act(): Promise<AgentDecision> {
@@ -36,8 +46,9 @@ class Broken implements Agent {
   }
 }
 
-const resolveAgent: AgentResolver = (spec) => {
+const resolveAgent: AgentResolver = (spec, _envId, { seed }) => {
   if (spec === 'solver') return new Solver();
+  if (spec === 'coin') return new Coin(seed ?? 0);
   if (spec === 'sloppy') return new Sloppy();
   if (spec === 'broken') return new Broken();
   throw new ConfigError(`unknown agent '${spec}'`);
@@ -103,6 +114,28 @@ describe('evaluate', () => {
     expect(md).toContain('### solver on test/eval-countdown-v0');
     expect(md).toContain('| success rate | 1 | 0 | [1, 1] | 4 |');
     expect(md).toMatch(/Success: 4\/4, Wilson 95% interval \[0\.\d+, 1\]/);
+  });
+
+  it('runs the tasks again per trial with fresh seeds and reports pass^1..pass^trials', async () => {
+    const r = await evaluate({ envId: ENV, agent: 'coin', resolveAgent, n: 2, trials: 3, seed: 3, resamples: 200 });
+    expect(r).toMatchObject({ n: 6, trials: 3, tasks: 2 });
+    expect(r.episodes.map((e) => e.taskId)).toEqual(['countdown-7', 'countdown-8', 'countdown-7', 'countdown-8', 'countdown-7', 'countdown-8']);
+    // Episode j has the j-th seed of the stream (the first five pinned above), so trial 0 is the run without trials.
+    expect(r.episodes.map((e) => e.seed)).toEqual([884521706, 1289306659, 1214976533, 705069852, 734751661, 1204756178]);
+    const single = await evaluate({ envId: ENV, agent: 'coin', resolveAgent, n: 2, seed: 3, resamples: 200 });
+    expect(single).not.toHaveProperty('trials');
+    expect(single).not.toHaveProperty('passK');
+    expect(r.episodes.slice(0, 2).map((e) => e.trajectoryId)).toEqual(single.episodes.map((e) => e.trajectoryId));
+    // Even seeds succeed. countdown-7 ran with 884521706, 1214976533, 734751661: S F F (c = 1 of 3);
+    // countdown-8 with 1289306659, 705069852, 1204756178: F S S (c = 2 of 3).
+    expect(r.episodes.map((e) => e.success)).toEqual([true, false, false, true, false, true]);
+    // pass^1 = (1/3 + 2/3) / 2 = 1/2; pass^2 = (0 + C(2,2)/C(3,2)) / 2 = 1/6; pass^3 = (0 + 0) / 2 = 0.
+    expect(r.passK?.map((p) => p.k)).toEqual([1, 2, 3]);
+    [1 / 2, 1 / 6, 0].forEach((v, i) => expect(r.passK?.[i]?.value).toBeCloseTo(v, 14));
+    expect(r.passK?.[0]?.value).toBeCloseTo(r.metrics.success.mean as number, 14); // every task ran 3 times
+    expect(parseEvalResult(JSON.parse(JSON.stringify(r)), 'r.json')).toEqual(r);
+    expect(toMarkdown(r)).toMatch(/pass\^k over 2 tasks, 3 trials/);
+    await expect(evaluate({ envId: ENV, agent: 'coin', resolveAgent, n: 2, trials: 0 })).rejects.toThrow(/trials must be a positive integer, got 0/);
   });
 
   it('names the episode, task and seed when an episode fails', async () => {

@@ -9,7 +9,12 @@ import { planEpisodes, type EpisodePlan } from '../hub/seeds.js';
 import { episodeRecord, type EpisodeRecord } from './metrics.js';
 import { EVAL_RESULT_FORMAT, type EvalResult } from './result.js';
 import { summarizeEpisodes } from './summarize.js';
+import { summarizePassK } from './pass-k.js';
+import { mixSeed } from '../core/rng.js';
 import { defined } from '../core/defined.js';
+
+/** Stream tag of the pass^k bootstrap (`mixSeed(bootstrap seed, PASS_K_STREAM)`). */
+const PASS_K_STREAM = 0x9a55;
 
 /** Options of {@link evaluate}. */
 export interface EvaluateOptions {
@@ -21,8 +26,13 @@ export interface EvaluateOptions {
   resolveAgent: AgentResolver;
   /** Which tasks to run. Default `heldout`: evaluation never uses training tasks unless asked. */
   split?: Split;
-  /** Number of episodes; task i is `tasks[i % tasks.length]`. */
+  /** Number of episodes of one trial; its episode i runs task `tasks[i % tasks.length]`. */
   n: number;
+  /**
+   * How many times to run those n episodes' tasks (τ-bench's trials): `n · trials` episodes, each with a seed of
+   * its own, and pass^1 … pass^trials in the result. Default 1.
+   */
+  trials?: number;
   /** Seed of the episode seeds and the bootstrap. Default 0. */
   seed?: number;
   /** Episodes run at once, each worker with its own environment instance. Default 4. */
@@ -43,6 +53,10 @@ export interface EvaluateOptions {
  * `planEpisodes` in src/hub/seeds.ts), run with bounded concurrency by the scheduler `collect` uses too, measured per episode
  * ({@link EpisodeRecord}) and summarised with bootstrap intervals (success also Wilson).
  *
+ * With `trials` T > 1 the n episodes' tasks run T times: episode j = t·n + i (trial t, 0 ≤ i < n) runs task
+ * tasks[i mod |tasks|] with seed `episodeSeeds(seed, n·T)[j]`, so trial 0 is the run without trials, every
+ * episode has its own seed, and the result adds pass^1 … pass^T (`passK`, {@link summarizePassK}).
+ *
  * @example
  * ```ts
  * import { resolveAgent } from '../policy/specs.js';
@@ -58,7 +72,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const concurrency = options.concurrency ?? 4;
   const confidence = options.confidence ?? 0.95;
   const resamples = options.resamples ?? 2000;
+  const trials = options.trials ?? 1;
   checkPositiveInteger(options.n, 'n');
+  checkPositiveInteger(trials, 'trials');
   checkPositiveInteger(concurrency, 'concurrency');
   checkPositiveInteger(resamples, 'resamples');
   if (!Number.isInteger(seed)) throw new ConfigError(`evaluate: seed must be an integer, got ${seed}`);
@@ -75,8 +91,11 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     throw new ConfigError(`evaluate: ${options.envId} lists no '${split}' tasks; evaluation needs a fixed task list`);
   }
 
-  // Episode i runs task i mod |tasks| in the split's order, with the i-th seed of the seed's stream.
-  const plans = planEpisodes({ seed, tasks, n: options.n, shuffle: false, seeds: 'stream' });
+  // Episode j runs task (j mod n) mod |tasks| in the split's order, with the j-th seed of the seed's stream: one
+  // trial deals the n tasks, and each later trial deals them again with fresh seeds. With one trial this is
+  // episode i → task i mod |tasks|, as results stored before trials existed were made.
+  const trialTasks = Array.from({ length: options.n }, (_, i) => tasks[i % tasks.length] as TaskInfo);
+  const plans = planEpisodes({ seed, tasks: trialTasks, n: options.n * trials, shuffle: false, seeds: 'stream' });
   // Resolve once up front so an unknown agent spec fails as itself, not as "episode 0 failed".
   await options.resolveAgent(options.agent, options.envId, { seed: (plans[0] as EpisodePlan).seed }).close?.();
   let agentName = options.agent;
@@ -113,20 +132,24 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     },
   });
   const episodes = records as EpisodeRecord[];
+  // The bootstrap draws from its own stream, distinct from the episode-seed stream of the same seed.
+  const bootstrapSeed = (seed ^ 0x5eed_b007) >>> 0;
   return {
     format: EVAL_RESULT_FORMAT,
     envId: options.envId,
     agent: options.agent,
     agentName,
     split,
-    n: options.n,
+    n: episodes.length,
+    ...(trials > 1 ? { trials } : {}),
     seed,
     tasks: new Set(episodes.map((e) => e.taskId)).size,
     confidence,
     resamples,
     createdAt: new Date().toISOString(),
-    // The bootstrap draws from its own stream, distinct from the episode-seed stream of the same seed.
-    metrics: summarizeEpisodes(episodes, { confidence, resamples, seed: (seed ^ 0x5eed_b007) >>> 0 }),
+    metrics: summarizeEpisodes(episodes, { confidence, resamples, seed: bootstrapSeed }),
+    // pass^k resamples tasks with a stream of its own, so the metrics' intervals stay as they were without trials.
+    ...(trials > 1 ? { passK: summarizePassK(episodes, trials, { confidence, resamples, seed: mixSeed(bootstrapSeed, PASS_K_STREAM) }) } : {}),
     episodes,
   };
 }

@@ -40,6 +40,46 @@ export function formatDifferenceInterval(c: { difference: number; bootstrap: { l
   return `${own}${formatInterval(c.bootstrap)} ${c.bootstrap.design}`;
 }
 
+/**
+ * pass^1 … pass^k with their intervals on one line, as the reports print them:
+ * `pass^1 0.600 [0.400, 0.800] · pass^2 0.450 [0.250, 0.650]`.
+ */
+export function formatPassK(passK: readonly { k: number; value: number; low: number; high: number }[], digits = 3): string {
+  return passK.map((p) => `pass^${p.k} ${formatValue(p.value, digits)} ${formatInterval(p, digits)}`).join(' · ');
+}
+
+/**
+ * The sentence that introduces a result's pass^k (`pass^k over 5 tasks, 3 trials, 95% bootstrap over tasks`), or
+ * undefined for a result without trials.
+ */
+export function passKHeading(result: { tasks: number; trials?: number; confidence: number; passK?: readonly unknown[] }): string | undefined {
+  if (result.passK === undefined || result.trials === undefined) return undefined;
+  return `pass^k over ${result.tasks} tasks, ${result.trials} trials, ${Math.round(result.confidence * 100)}% bootstrap over tasks`;
+}
+
+/**
+ * The pass^k table of a comparison whose every row ran trials: a header (`agent`, `pass^1`, … up to the largest
+ * k) and one row per leaderboard row, `value [low, high]`, `—` past a row's own trials. Undefined when a row has
+ * no pass^k (a result without trials), since pass^k of one agent says nothing beside another's success rate.
+ */
+export function passKComparisonRows(
+  rows: readonly { label: string; passK?: readonly { k: number; value: number; low: number; high: number }[] }[],
+): { header: string[]; rows: string[][] } | undefined {
+  if (rows.length === 0 || rows.some((r) => r.passK === undefined)) return undefined;
+  const kMax = Math.max(...rows.map((r) => r.passK?.length ?? 0));
+  const ks = Array.from({ length: kMax }, (_, i) => i + 1);
+  return {
+    header: ['agent', ...ks.map((k) => `pass^${k}`)],
+    rows: rows.map((r) => [
+      r.label,
+      ...ks.map((k) => {
+        const p = r.passK?.find((q) => q.k === k);
+        return p ? `${formatValue(p.value)} ${formatInterval(p)}` : '—';
+      }),
+    ]),
+  };
+}
+
 /** Converts NaN and ±Infinity to null, so a value survives JSON unchanged. */
 export function finiteOrNull(v: number): number | null {
   return Number.isFinite(v) ? v : null;

@@ -4,6 +4,7 @@ export * from './evaluate.js';
 export * from './format.js';
 export * from './markdown.js';
 export * from './metrics.js';
+export * from './pass-k.js';
 export * from './result.js';
 export * from '../core/stats/index.js';
 export * from './summarize.js';

@@ -1,5 +1,14 @@
 import type { CompareResult } from './compare.js';
-import { exactMannWhitneyNote, formatDifferenceInterval, formatInterval, formatP, formatValue } from './format.js';
+import {
+  exactMannWhitneyNote,
+  formatDifferenceInterval,
+  formatInterval,
+  formatP,
+  formatPassK,
+  formatValue,
+  passKComparisonRows,
+  passKHeading,
+} from './format.js';
 import { EVAL_METRICS, type MetricName } from './metrics.js';
 import type { EvalResult } from './result.js';
 
@@ -27,7 +36,7 @@ const METRIC_LABELS: Record<MetricName, string> = {
 /**
  * An evaluation result as a Markdown section: a one-line header (environment, agent, split, n, seed)
  * and a table of every metric's mean, sd and bootstrap interval; the success row also shows the
- * Wilson interval. Metrics no episode recorded (tokens) show `—`.
+ * Wilson interval. Metrics no episode recorded (tokens) show `—`. A result with trials adds a pass^k line.
  */
 export function toMarkdown(result: EvalResult): string {
   const pct = Math.round(result.confidence * 100);
@@ -37,15 +46,17 @@ export function toMarkdown(result: EvalResult): string {
     return [METRIC_LABELS[m], formatValue(s.mean, digits), formatValue(s.sd, digits), formatInterval(s.ci, digits), String(s.n)];
   });
   const success = result.metrics.success;
+  const passK = passKHeading(result);
   return [
     `### ${result.agent} on ${result.envId}`,
     '',
-    `${result.split} split · ${result.n} episodes over ${result.tasks} tasks · seed ${result.seed} · ` +
+    `${result.split} split · ${result.n} episodes over ${result.tasks} tasks${result.trials === undefined ? '' : ` · ${result.trials} trials`} · seed ${result.seed} · ` +
       `${pct}% bootstrap percentile intervals (B = ${result.resamples})`,
     '',
     table(['metric', 'mean', 'sd', `${pct}% CI`, 'n'], rows, new Set([1, 2, 4])),
     '',
     `Success: ${success.successes}/${success.n}, Wilson ${pct}% interval ${formatInterval(success.wilson)}.`,
+    ...(passK !== undefined && result.passK ? ['', `${passK}: ${formatPassK(result.passK)}.`] : []),
     '',
   ].join('\n');
 }
@@ -53,7 +64,7 @@ export function toMarkdown(result: EvalResult): string {
 /**
  * A comparison as Markdown: the leaderboard (rank, mean, interval, mark, what each row beats) and the
  * pairwise table (difference with its bootstrap interval; Welch, Mann–Whitney and paired p-values,
- * raw and Holm-adjusted), with a legend.
+ * raw and Holm-adjusted), with a legend; when every result ran trials, their pass^k side by side.
  */
 export function compareToMarkdown(result: CompareResult): string {
   const pct = Math.round(result.confidence * 100);
@@ -85,6 +96,7 @@ export function compareToMarkdown(result: CompareResult): string {
     ]),
     new Set([2]),
   );
+  const passK = passKComparisonRows(result.leaderboard);
   const markMeaning =
     result.mode === 'all-pairs' ? '`*`: significantly better than the next-ranked agent' : '`*`: significantly different from the baseline (first result)';
   return [
@@ -97,6 +109,9 @@ export function compareToMarkdown(result: CompareResult): string {
     `${markMeaning}; significance = ${result.primary} test, Holm-adjusted p < ${result.alpha} across ${result.comparisons.length} comparison(s).`,
     ...(result.comparisons.some((c) => c.mannWhitney.method === 'exact')
       ? ['', `${exactMannWhitneyNote('Mann–Whitney p')}.`]
+      : []),
+    ...(passK
+      ? ['', table(passK.header, passK.rows, new Set()), '', `pass^k from each result (${pct}% bootstrap over tasks): the chance that all k trials of a task succeed.`]
       : []),
     '',
   ].join('\n');

@@ -37,6 +37,18 @@ export interface SuccessSummary extends MetricSummary {
   wilson: Interval | null;
 }
 
+/**
+ * pass^k at one k (τ-bench's consistency metric: the chance that all k independent trials of a task succeed,
+ * averaged over tasks; `passHatKCurve` in src/core/stats/pass-hat-k.ts) with its bootstrap percentile interval,
+ * which resamples tasks.
+ */
+export interface PassKSummary {
+  k: number;
+  value: number;
+  low: number;
+  high: number;
+}
+
 /** Every metric's summary. */
 export type MetricSummaries = Record<Exclude<MetricName, 'success'>, MetricSummary> & { success: SuccessSummary };
 
@@ -49,8 +61,13 @@ export interface EvalResult {
   /** The agent's own name, from its trajectories. */
   agentName: string;
   split: 'train' | 'heldout';
-  /** Number of episodes. */
+  /** Number of episodes, every trial's together. */
   n: number;
+  /**
+   * Trials: how many times the run went over its tasks, each episode with a seed of its own (`evaluate`'s
+   * `trials`). Present when more than 1; absent means 1 (and results written before trials existed).
+   */
+  trials?: number;
   /** Seed from which every episode seed and the bootstrap seeds derive. */
   seed: number;
   /** Number of distinct tasks the episodes covered. */
@@ -62,12 +79,15 @@ export interface EvalResult {
   /** ISO time the evaluation finished. */
   createdAt: string;
   metrics: MetricSummaries;
+  /** pass^1 … pass^trials, present with `trials`. */
+  passK?: PassKSummary[];
   episodes: EpisodeRecord[];
 }
 
 const finite = z.number().refine(Number.isFinite, { message: 'expected a finite number' });
 const interval = z.object({ low: finite, high: finite }).strict();
 const summary = z.object({ n: z.number().int().nonnegative(), mean: finite.nullable(), sd: finite.nullable(), ci: interval.nullable() }).strict();
+const passKSummary = z.object({ k: z.number().int().positive(), value: finite, low: finite, high: finite }).strict();
 const successSummary = summary.extend({ successes: z.number().int().nonnegative(), wilson: interval.nullable() }).strict();
 
 const episodeSchema = z
@@ -104,16 +124,23 @@ export const EvalResultSchema = z
     agentName: z.string(),
     split: z.enum(['train', 'heldout']),
     n: z.number().int().positive(),
+    // Optional: results written before trials existed have neither field.
+    trials: z.number().int().positive().optional(),
     seed: z.number().int(),
     tasks: z.number().int().nonnegative(),
     confidence: z.number().gt(0).lt(1),
     resamples: z.number().int().positive(),
     createdAt: z.string(),
     metrics: z.object({ ...metricsShape, success: successSummary }).strict(),
+    passK: z.array(passKSummary).min(1).optional(),
     episodes: z.array(episodeSchema).min(1),
   })
   .strict()
-  .refine((r) => r.episodes.length === r.n, { message: 'episodes.length differs from n', path: ['episodes'] });
+  .refine((r) => r.episodes.length === r.n, { message: 'episodes.length differs from n', path: ['episodes'] })
+  .refine((r) => r.passK === undefined || (r.passK.length === r.trials && r.passK.every((p, i) => p.k === i + 1)), {
+    message: 'expected pass^1 … pass^trials, in order (and trials beside passK)',
+    path: ['passK'],
+  });
 
 /**
  * Validates an evaluation result read from a file or the store. `place` names where it came from

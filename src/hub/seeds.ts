@@ -27,7 +27,9 @@ import type { TaskInfo } from '../core/types.js';
  *
  * `evaluate` deals its tasks the same way, unshuffled and in groups of one (episode i runs task
  * `i mod T` of the split's list), but draws its seeds from the `'stream'` scheme: episode i gets the
- * i-th value of one `Rng(seed)` stream ({@link episodeSeeds}), so every episode has a seed of its own.
+ * i-th value of one `Rng(seed)` stream ({@link episodeSeeds}), so every episode has a seed of its own. With
+ * `trials` R it runs n·R episodes: episode j = r·n + i (trial r) runs task `i mod T` with the j-th seed, so every
+ * trial repeats the first's tasks with fresh seeds (episode j's task then depends on n as well).
  * Both schemes make episode i's (task, seed) a function of (seed, i), which is what lets two agents
  * evaluated with one seed be compared pair by pair. The two schemes stay apart because stored sets,
  * evaluation results and recorded histories were made with them.

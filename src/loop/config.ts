@@ -230,7 +230,10 @@ export const EvalSectionSchema = z
     split: z.enum(['train', 'heldout']).default('heldout'),
     /** Distinct tasks (the split's first N in order); default: all of the split. */
     tasks: positiveInt.optional(),
-    /** Episodes per task. */
+    /**
+     * Trials: how many times each of the tasks runs, each episode with its own seed; above 1 the eval artifact
+     * carries pass^1 … pass^repeats (`evaluate`'s `trials`).
+     */
     repeats: positiveInt.default(1),
     /** Sampling temperature of the policy during evaluation (0 = greedy). */
     temperature: z.number().min(0).default(0),

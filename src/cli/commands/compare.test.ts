@@ -92,6 +92,26 @@ describe('gymflow compare', () => {
   });
 });
 
+describe('gymflow compare with --trials results', () => {
+  it('puts pass^k side by side when every result has it, and leaves it out otherwise', async () => {
+    const a = join(dir, 'expert-trials.json');
+    const b = join(dir, 'random-trials.json');
+    await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '6', '--trials', '2', '--resamples', '200', '--out', a);
+    await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'random', '-n', '6', '--trials', '2', '--resamples', '200', '--out', b);
+    const md = join(dir, 'trials.md');
+    const text = await run('compare', a, b, '--metric', 'success', '--markdown', md);
+    expect(text).toMatch(/^agent\s+pass\^1\s+pass\^2$/m);
+    expect(text).toMatch(/^expert\s+1 \[1, 1\]\s+1 \[1, 1\]$/m);
+    expect(text).toMatch(/^random\s+0 \[0, 0\]\s+0 \[0, 0\]$/m);
+    expect(text).toContain('pass^k from each result (95% bootstrap over tasks)');
+    expect(readFileSync(md, 'utf8')).toContain('| expert | 1 [1, 1] | 1 [1, 1] |');
+    const report = JSON.parse(await run('compare', a, b, '--json')) as CompareResult;
+    expect(report.leaderboard.map((r) => r.passK?.map((p) => p.value))).toEqual([[1, 1], [0, 0]]);
+    // One result without trials: no pass^k table.
+    expect(await run('compare', a, random)).not.toContain('pass^');
+  });
+});
+
 describe('gymflow eval --save and compare by store name', () => {
   it('stores results as eval artifacts and compares them by name', async () => {
     const store = join(dir, 'store');

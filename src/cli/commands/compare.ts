@@ -4,7 +4,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, SchemaError } from '../../core/errors.js';
 import { assertNotAnInput, checkNewOutput, writeFileAtomically } from '../../core/output-file.js';
 import { compare, type CompareResult, type PrimaryTest } from '../../eval/compare.js';
-import { exactMannWhitneyNote, formatDifferenceInterval, formatInterval, formatP, formatValue } from '../../eval/format.js';
+import { exactMannWhitneyNote, formatDifferenceInterval, formatInterval, formatP, formatValue, passKComparisonRows } from '../../eval/format.js';
 import { compareToMarkdown } from '../../eval/markdown.js';
 import { EVAL_METRICS, type MetricName } from '../../eval/metrics.js';
 import { parseEvalResult, type EvalResult } from '../../eval/result.js';
@@ -119,7 +119,7 @@ export function compareCommand(program: Command): void {
     });
 }
 
-/** The terminal form of a comparison: leaderboard, pairwise table, legend. */
+/** The terminal form of a comparison: leaderboard, pairwise table, legend; pass^k when every result has it. */
 export function formatCompareTables(report: CompareResult): string {
   const pct = Math.round(report.confidence * 100);
   const board = formatTable(
@@ -159,6 +159,17 @@ export function formatCompareTables(report: CompareResult): string {
   const exact = report.comparisons.some((c) => c.mannWhitney.method === 'exact')
     ? [exactMannWhitneyNote('MWU p')]
     : [];
+  const passK = passKComparisonRows(report.leaderboard);
+  const passKTable = passK
+    ? [
+        '',
+        formatTable(
+          passK.rows.map((r) => Object.fromEntries(r.map((v, i) => [String(i), v]))),
+          passK.header.map((h, i) => ({ key: String(i), header: h })),
+        ),
+        `pass^k from each result (${pct}% bootstrap over tasks)`,
+      ]
+    : [];
   return [
     `${report.envId} (${report.split}) metric=${report.metric} (${report.higherIsBetter ? 'higher' : 'lower'} is better)`,
     board,
@@ -167,5 +178,6 @@ export function formatCompareTables(report: CompareResult): string {
     '',
     `${mark}; ${report.primary} test, Holm-adjusted p < ${report.alpha} over ${report.comparisons.length} comparison(s)`,
     ...exact,
+    ...passKTable,
   ].join('\n');
 }

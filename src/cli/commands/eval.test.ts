@@ -3,17 +3,39 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CountdownEnv } from '../../core/__fixtures__/countdown-env.js';
+import type { Agent, AgentContext, AgentDecision } from '../../core/agent.js';
 import { listEnvs, register } from '../../core/registry.js';
-import { parseEvalResult } from '../../eval/result.js';
+import { meanPassHatK } from '../../core/stats/pass-hat-k.js';
+import { taskOutcomes } from '../../eval/pass-k.js';
+import { parseEvalResult, type EvalResult } from '../../eval/result.js';
 import { registerBuiltinEnvs } from '../../envs/index.js';
 import { RandomAgent } from '../../policy/random.js';
+import { formatValue } from '../../eval/format.js';
 import { runCommand } from './__fixtures__/run-command.js';
 import { evalCommand } from './eval.js';
 
 /** Runs `gymflow eval …` and returns what it printed on stdout. */
 const run = (...args: string[]): Promise<string> => runCommand([evalCommand], ...args);
 
-beforeAll(() => registerBuiltinEnvs());
+/** Counts down and submits when its episode seed is even; submits at once (failing) when odd. */
+class CoinAgent implements Agent {
+  readonly info = { name: 'coin' };
+  constructor(private readonly seed: number) {}
+  async act(ctx: AgentContext): Promise<AgentDecision> {
+    const counter = Number(/counter=(-?\d+)/.exec(ctx.observation)?.[1] ?? 0);
+    if (this.seed % 2 !== 0 || counter <= 0) return { action: { tool: 'submit', params: {} } };
+    return { action: { tool: 'decrement', params: { by: Math.min(3, counter) } } };
+  }
+}
+
+beforeAll(() => {
+  registerBuiltinEnvs();
+  register('test/coin-eval-v0', () => new CountdownEnv(), {
+    domain: 'generic',
+    description: 'countdown whose coin agent succeeds on even seeds',
+    agents: { coin: ({ seed }) => new CoinAgent(seed ?? 0) },
+  }, { replace: true });
+});
 afterEach(() => vi.restoreAllMocks());
 
 describe('gymflow eval', () => {
@@ -32,6 +54,49 @@ describe('gymflow eval', () => {
 
     const json = JSON.parse(await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '-n', '12', '--seed', '5', '--json')) as typeof result;
     expect(json.episodes.map((e) => e.trajectoryId)).toEqual(result.episodes.map((e) => e.trajectoryId));
+  });
+
+  it('runs --trials and reports pass^1..pass^k, non-increasing in k and never above pass^1', async () => {
+    // The brief's shape on a built-in environment: the random agent never solves tool-use, so every pass^k is 0.
+    const text = await run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'random', '--trials', '3', '-n', '5', '--resamples', '200');
+    expect(text).toMatch(/episodes=15 tasks=5 trials=3 seed=0/);
+    expect(text).toMatch(/pass\^k over 5 tasks, 3 trials, 95% bootstrap over tasks: pass\^1 0 \[0, 0\] · pass\^2 0 \[0, 0\] · pass\^3 0 \[0, 0\]/);
+
+    // An agent whose success depends on the episode seed: pass^k falls with k.
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-eval-trials-'));
+    const out = join(dir, 'coin.json');
+    const md = join(dir, 'coin.md');
+    const args = ['eval', '--env', 'test/coin-eval-v0', '--agent', 'coin', '--split', 'train', '-n', '4', '--trials', '4', '--seed', '2', '--resamples', '300'];
+    const table = await run(...args, '--out', out, '--markdown', md);
+    const result = parseEvalResult(JSON.parse(readFileSync(out, 'utf8')), out);
+    expect(result).toMatchObject({ n: 16, trials: 4, tasks: 4 });
+    const passK = result.passK as NonNullable<EvalResult['passK']>;
+    expect(passK.map((p) => p.k)).toEqual([1, 2, 3, 4]);
+    // pass^1 is the success rate (every task ran 4 times); each pass^k is C(c,k)/C(n,k) averaged over the tasks.
+    expect(passK[0]?.value).toBeCloseTo(result.metrics.success.mean as number, 12);
+    const tasks = taskOutcomes(result.episodes);
+    expect(tasks.map((t) => t.trials)).toEqual([4, 4, 4, 4]);
+    passK.forEach((p) => expect(p.value).toBeCloseTo(meanPassHatK(tasks, p.k), 12));
+    for (let i = 1; i < passK.length; i++) {
+      const [prev, cur] = [passK[i - 1], passK[i]] as [(typeof passK)[0], (typeof passK)[0]];
+      expect(cur.value).toBeLessThanOrEqual(prev.value);
+      expect(cur.low).toBeLessThanOrEqual(prev.low);
+      expect(cur.high).toBeLessThanOrEqual(prev.high);
+      expect(cur.value).toBeLessThanOrEqual(passK[0]?.value as number);
+    }
+    // Not a degenerate run: some but not all episodes succeeded, and pass^4 is below pass^1.
+    expect(result.metrics.success.successes).toBeGreaterThan(0);
+    expect(result.metrics.success.successes).toBeLessThan(16);
+    expect(passK[3]?.value).toBeLessThan(passK[0]?.value as number);
+    expect(table).toContain(`pass^k over 4 tasks, 4 trials, 95% bootstrap over tasks: pass^1 ${formatValue(passK[0]?.value)}`);
+    expect(readFileSync(md, 'utf8')).toMatch(/4 trials · seed 2/);
+    expect(readFileSync(md, 'utf8')).toContain('pass^k over 4 tasks, 4 trials');
+
+    // Trial 0 is the run without --trials: same tasks, seeds and trajectories.
+    const single = JSON.parse(await run('eval', '--env', 'test/coin-eval-v0', '--agent', 'coin', '--split', 'train', '-n', '4', '--seed', '2', '--resamples', '300', '--json')) as EvalResult;
+    expect(single).not.toHaveProperty('passK');
+    expect(result.episodes.slice(0, 4).map((e) => e.trajectoryId)).toEqual(single.episodes.map((e) => e.trajectoryId));
+    await expect(run(...args.slice(0, -2), '--trials', '0')).rejects.toThrow(/expected a positive integer, got '0'/);
   });
 
   it('breaks success down by a task metadata field with --by', async () => {

@@ -5,7 +5,7 @@ import { make, spec } from '../../core/registry.js';
 import type { Split, TaskInfo } from '../../core/types.js';
 import { assertMetadataField, successBy, type BreakdownRow } from '../../eval/breakdown.js';
 import { evaluate } from '../../eval/evaluate.js';
-import { formatInterval, formatValue } from '../../eval/format.js';
+import { formatInterval, formatPassK, formatValue, passKHeading } from '../../eval/format.js';
 import { toMarkdown } from '../../eval/markdown.js';
 import { EVAL_METRICS } from '../../eval/metrics.js';
 import type { EvalResult } from '../../eval/result.js';
@@ -19,6 +19,7 @@ interface EvalOpts {
   agent: string;
   split: Split;
   episodes: number;
+  trials: number;
   seed: number;
   concurrency: number;
   resamples: number;
@@ -46,8 +47,9 @@ export function parseOpenUnit(value: string): number {
 }
 
 /**
- * `gymflow eval`: evaluates an agent on an environment split — n seeded episodes, each metric with a
- * bootstrap confidence interval (success also Wilson) — and prints a table, JSON or Markdown.
+ * `gymflow eval`: evaluates an agent on an environment split — n seeded episodes (times `--trials`), each
+ * metric with a bootstrap confidence interval (success also Wilson; pass^k with trials) — and prints a table,
+ * JSON or Markdown.
  */
 export function evalCommand(program: Command): void {
   withStoreOption(program.command('eval'))
@@ -55,7 +57,8 @@ export function evalCommand(program: Command): void {
     .requiredOption('--env <id>', 'environment id, e.g. gymflow/tool-use-v0')
     .requiredOption('--agent <spec>', 'agent spec: expert | random | …')
     .option('--split <split>', 'task split: heldout | train', parseSplit, 'heldout')
-    .option('-n, --episodes <n>', 'number of episodes (task i = tasks[i mod #tasks])', parsePositiveInteger, 50)
+    .option('-n, --episodes <n>', 'number of episodes of one trial (task i = tasks[i mod #tasks])', parsePositiveInteger, 50)
+    .option('--trials <k>', "run the episodes' tasks k times, each episode with its own seed, and report pass^1..pass^k", parsePositiveInteger, 1)
     .option('--seed <n>', 'seed of the episode seeds and the bootstrap', parseInteger, 0)
     .option('--concurrency <k>', 'episodes run at once', parsePositiveInteger, 4)
     .option('--resamples <b>', 'bootstrap resamples', parsePositiveInteger, 2000)
@@ -85,6 +88,7 @@ export function evalCommand(program: Command): void {
         resolveAgent,
         split: opts.split,
         n: opts.episodes,
+        trials: opts.trials,
         seed: opts.seed,
         concurrency: opts.concurrency,
         resamples: opts.resamples,
@@ -122,7 +126,7 @@ export function formatBreakdownTable(field: string, rows: readonly BreakdownRow[
   return formatTable(body, [{ key: 'value', header: field }, { key: 'success', align: 'right' }, { key: 'rate', align: 'right' }, { key: 'ci', header: `Wilson ${pct}%` }]);
 }
 
-/** The terminal summary of an evaluation: a header line and one row per metric. */
+/** The terminal summary of an evaluation: a header line, one row per metric, success with Wilson, pass^k with trials. */
 export function formatEvalTable(result: EvalResult): string {
   const pct = Math.round(result.confidence * 100);
   const rows = EVAL_METRICS.map((m) => {
@@ -130,8 +134,10 @@ export function formatEvalTable(result: EvalResult): string {
     return { metric: m, mean: formatValue(s.mean, m === 'costUsd' ? 4 : 3), sd: formatValue(s.sd), ci: formatInterval(s.ci), n: s.n };
   });
   const success = result.metrics.success;
+  const passK = passKHeading(result);
+  const trials = result.trials === undefined ? '' : ` trials=${result.trials}`;
   return [
-    `${result.envId} agent=${result.agent} split=${result.split} episodes=${result.n} tasks=${result.tasks} seed=${result.seed}`,
+    `${result.envId} agent=${result.agent} split=${result.split} episodes=${result.n} tasks=${result.tasks}${trials} seed=${result.seed}`,
     formatTable(rows, [
       { key: 'metric' },
       { key: 'mean', align: 'right' },
@@ -140,5 +146,6 @@ export function formatEvalTable(result: EvalResult): string {
       { key: 'n', align: 'right' },
     ]),
     `success ${success.successes}/${success.n}, Wilson ${pct}% ${formatInterval(success.wilson)}`,
+    ...(passK !== undefined && result.passK ? [`${passK}: ${formatPassK(result.passK)}`] : []),
   ].join('\n');
 }

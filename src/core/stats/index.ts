@@ -8,6 +8,7 @@ export * from './mann-whitney-exact.js';
 export * from './mann-whitney.js';
 export * from './normal.js';
 export * from './paired-t.js';
+export * from './pass-hat-k.js';
 export * from './pearson.js';
 export * from './ranks.js';
 export * from './spearman.js';
