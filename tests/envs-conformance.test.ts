@@ -7,12 +7,12 @@ import { requires } from './support/requires.js';
 
 beforeAll(() => registerBuiltinEnvs());
 
-const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool-use-randomized-v0', 'gymflow/household-v0'];
+const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool-use-randomized-v0', 'gymflow/household-v0', 'gymflow/webshop-v0'];
 const NEEDS_DOCKER = ['gymflow/sandbox-v0'];
 
 describe('every registered environment', () => {
   it('has at least the built-in environments', () => {
-    expect(listEnvs().map((s) => s.id)).toEqual(expect.arrayContaining(['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/household-v0', 'gymflow/sandbox-v0']));
+    expect(listEnvs().map((s) => s.id)).toEqual(expect.arrayContaining(['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/household-v0', 'gymflow/webshop-v0', 'gymflow/sandbox-v0']));
   });
 
   it('are all covered by this file', () => {
