@@ -57,6 +57,8 @@ export interface Catalogue {
 
 const ASIN_CHARS = [...'ABCDEFGHJKLMNPQRSTUVWXYZ0123456789'];
 const CENTS = [99, 49, 95, 0] as const;
+/** A type named in the plural (`yoga pants`, `jeans`), not `glass`. */
+export const PLURAL = /[^s]s$/;
 /** Words a title writes in capitals. */
 const ACRONYMS = new Set(['usb', 'led', 'uv', 'bpa', 'pfoa', 'gmo', 'tpe', 'gan', 'rc', 'c']);
 
@@ -88,9 +90,10 @@ function subset<T>(rng: Rng, items: readonly T[], min: number, max: number): T[]
 
 function describe(rng: Rng, category: CategorySpec, type: ProductTypeSpec, brand: string, attributes: readonly string[]): string {
   const shuffled = rng.shuffle(attributes);
+  const plural = PLURAL.test(type.name);
   const lead = rng.pick([
-    `The ${brand} ${type.name} combines ${listPhrases(shuffled)}.`,
-    `This ${type.name} from ${brand} is made to last: ${listPhrases(shuffled)}.`,
+    `The ${brand} ${type.name} ${plural ? 'combine' : 'combines'} ${listPhrases(shuffled)}.`,
+    `${plural ? 'These' : 'This'} ${type.name} from ${brand} ${plural ? 'are' : 'is'} made to last: ${listPhrases(shuffled)}.`,
     `Meet the ${brand} ${type.name}: ${listPhrases(shuffled)}.`,
   ]);
   const notes = rng.shuffle(category.notes).slice(0, 2);

@@ -71,6 +71,7 @@ export class WebshopEnv extends BaseEnv {
     const task = getWebshopTask(options.task ?? webshopTaskId('train', this.rng.int(0, WEBSHOP_TASK_COUNTS.train - 1)));
     this.task = task;
     this.page = { kind: 'home' };
+    // The store is built on the first reset of the process, not in the middle of an episode's first search.
     getCatalogue();
     return this.first(`Instruction: ${task.instruction}\n\n${HOME_PAGE}\n\n${TOOL_HINT}`, webshopTaskInfo(task));
   }

@@ -1,7 +1,7 @@
 import { TaskError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Split, TaskInfo } from '../../core/types.js';
-import { getCatalogue, listPhrases, type Product } from './catalogue.js';
+import { getCatalogue, listPhrases, PLURAL, type Product } from './catalogue.js';
 
 /**
  * The task bank of `gymflow/webshop-v0`: instructions of the kind WebShop's crowd workers wrote, each asking
@@ -112,8 +112,6 @@ export function drawGoal(product: Product, rng: Rng): WebshopGoal {
   const priceLimitCents = roundLimit(Math.round(product.priceCents * (1.1 + rng.next() * 0.5)));
   return { category: product.category, type: product.type, attributes, options, priceLimitCents };
 }
-
-const PLURAL = /[^s]s$/;
 
 /**
  * The goal in words, in WebShop's manner; `phrasing` picks one of {@link PHRASING_COUNT} forms:
