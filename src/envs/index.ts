@@ -3,3 +3,4 @@ export * as openenv from './openenv/index.js';
 export * from './register.js';
 export * as textMath from './text-math/index.js';
 export * as toolUse from './tool-use/index.js';
+export * as webshop from './webshop/index.js';

@@ -13,6 +13,7 @@ describe('registerBuiltinEnvs', () => {
     expect(spec('gymflow/tool-use-v0')).toMatchObject({ domain: 'tool-use', maxEpisodeSteps: 20 });
     expect(spec('gymflow/tool-use-python-v0')).toMatchObject({ domain: 'tool-use-python', maxEpisodeSteps: 20 });
     expect(spec('gymflow/household-v0')).toMatchObject({ domain: 'household', maxEpisodeSteps: 50 });
+    expect(spec('gymflow/webshop-v0')).toMatchObject({ domain: 'browser', maxEpisodeSteps: 15 });
     for (const id of BUILTIN_ENV_IDS) expect(spec(id).agents?.expert?.({}).info.name).toMatch(/expert/);
   });
 

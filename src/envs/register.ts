@@ -10,9 +10,11 @@ import { TextMathExpert } from './text-math/expert.js';
 import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, TOOL_USE_PYTHON_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, ToolUseEnv } from './tool-use/env.js';
 import { TOOL_USE_PYTHON_DOMAIN } from './tool-use/task-bank.js';
 import { ToolUseExpert } from './tool-use/expert.js';
+import { WEBSHOP_ENV_ID, WEBSHOP_MAX_STEPS, WebshopEnv } from './webshop/env.js';
+import { WebshopExpert } from './webshop/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -79,6 +81,15 @@ export function registerBuiltinEnvs(): void {
       maxEpisodeSteps: HOUSEHOLD_MAX_STEPS,
       // The expert searches for objects as an agent must; the planner knows where they start (shorter episodes).
       agents: { expert: () => new HouseholdExpert(), planner: () => new HouseholdPlanner() },
+    });
+  }
+  if (!registered.has(WEBSHOP_ENV_ID)) {
+    register(WEBSHOP_ENV_ID, (kwargs) => new WebshopEnv(kwargs), {
+      domain: 'browser',
+      description:
+        'A lite WebShop: a generated store of 1,500 products in ten departments; search (BM25), page through results, open items, select options and buy what the instruction asks for. Reward: WebShop\'s attribute, option and price match.',
+      maxEpisodeSteps: WEBSHOP_MAX_STEPS,
+      agents: { expert: () => new WebshopExpert() },
     });
   }
   registerSandboxEnv();
