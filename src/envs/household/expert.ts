@@ -1,7 +1,5 @@
-import type { Agent, AgentContext, AgentDecision } from '../../core/agent.js';
-import { GymflowError } from '../../core/errors.js';
 import type { Action, TaskInfo } from '../../core/types.js';
-import type { AgentInfo } from '../../core/wrappers/recorder.js';
+import { ExpertFailed, ScriptedExpert, type Script } from '../shared/scripted-expert.js';
 import { getHouseholdTask, type HouseholdGoal } from './tasks.js';
 import { LAMP_PLACES, OBJECT_KINDS, RECEPTACLE_KINDS, type Appliance, type ReceptacleSpec, type ReceptacleType } from './world.js';
 
@@ -15,9 +13,6 @@ import { LAMP_PLACES, OBJECT_KINDS, RECEPTACLE_KINDS, type Appliance, type Recep
  * Its demonstrations therefore show the search an agent has to learn. The `planner` agent (`planner.ts`)
  * instead knows the placement and goes straight to it.
  */
-
-/** A script: yields actions, receives each action's observation. */
-type Script = Generator<Action, void, string>;
 
 const APPLIANCE_TASK: Readonly<Partial<Record<HouseholdGoal['type'], Appliance>>> = {
   pick_clean_then_place: 'clean',
@@ -42,12 +37,6 @@ export function parseSeen(observation: string): string[] {
 
 /** The type of an object name (`apple 1` → `apple`). */
 const typeOf = (name: string): string => name.slice(0, name.lastIndexOf(' '));
-
-class ExpertFailed extends GymflowError {
-  constructor(message: string) {
-    super('EXPERT_FAILED', message);
-  }
-}
 
 function* solve(goal: HouseholdGoal, receptacles: readonly ReceptacleSpec[]): Script {
   /** Where each object was last seen (receptacle name), and the receptacles already looked into. */
@@ -127,37 +116,14 @@ function* solve(goal: HouseholdGoal, receptacles: readonly ReceptacleSpec[]): Sc
 }
 
 /** The expert agent for `gymflow/household-v0` (see the module comment). */
-export class HouseholdExpert implements Agent {
-  readonly info: AgentInfo = { name: 'household-expert' };
-  private script: Script | undefined;
-  private taskId: string | undefined;
-
-  /** Starts the search for the task's goal (an unknown task id makes the agent `finish`, giving up). */
-  reset(task: TaskInfo): void {
-    this.taskId = task.id;
-    try {
-      const t = getHouseholdTask(task.id);
-      this.script = solve(t.goal, t.house.receptacles);
-    } catch (err) {
-      if (!(err instanceof GymflowError)) throw err;
-      this.script = undefined;
-    }
+export class HouseholdExpert extends ScriptedExpert {
+  constructor() {
+    super({ name: 'household-expert' }, { tool: 'finish', params: {} });
   }
 
-  /** Feeds the latest observation to the script and returns its next tool call. */
-  async act(ctx: AgentContext): Promise<AgentDecision> {
-    // Callers that skip `reset` (or reuse the agent across tasks) still get a fresh script.
-    if (this.taskId !== ctx.task.id || ctx.stepIndex === 0) this.reset(ctx.task);
-    const giveUp: AgentDecision = { action: { tool: 'finish', params: {} } };
-    const script = this.script;
-    if (!script) return giveUp;
-    try {
-      const next = ctx.stepIndex === 0 ? script.next() : script.next(ctx.observation);
-      return next.done ? giveUp : { action: next.value };
-    } catch (err) {
-      if (!(err instanceof ExpertFailed)) throw err;
-      this.script = undefined;
-      return { ...giveUp, meta: { thought: err.message } };
-    }
+  /** The search for the task's goal (an unknown task id makes the agent `finish`, giving up). */
+  protected start(task: TaskInfo): Script {
+    const t = getHouseholdTask(task.id);
+    return solve(t.goal, t.house.receptacles);
   }
 }

@@ -1,17 +1,7 @@
-import type { JsonSchema, ToolSpec } from '../../core/types.js';
+import type { ToolSpec } from '../../core/types.js';
+import { strictTool as tool, textParam as name } from '../shared/tool-spec.js';
 
 /** The tools of `gymflow/household-v0` (ALFWorld's commands, as tool calls) and the `finish` that gives up. */
-
-const name = (description: string): JsonSchema => ({ type: 'string', minLength: 1, description });
-
-function tool(toolName: string, description: string, category: ToolSpec['category'], properties: Record<string, JsonSchema>): ToolSpec {
-  return {
-    name: toolName,
-    description,
-    category,
-    parameters: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false },
-  };
-}
 
 const OBJECT = name('An object, e.g. "apple 1".');
 

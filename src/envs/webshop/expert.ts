@@ -1,7 +1,5 @@
-import type { Agent, AgentContext, AgentDecision } from '../../core/agent.js';
-import { GymflowError } from '../../core/errors.js';
 import type { Action, TaskInfo } from '../../core/types.js';
-import type { AgentInfo } from '../../core/wrappers/recorder.js';
+import { ExpertFailed, ScriptedExpert, type Script } from '../shared/scripted-expert.js';
 import { WEBSHOP_MAX_STEPS } from './env.js';
 import { parseItemPage, parseResultsPage, type ItemPage, type ListedItem } from './pages.js';
 import { getWebshopTask, type WebshopGoal } from './tasks.js';
@@ -18,15 +16,6 @@ import { tokenize } from './tokenize.js';
  * room to try another product it buys the one it is looking at, selecting what it can (a partial reward);
  * when no candidate is left anywhere it buys the best-ranked product that names the type.
  */
-
-/** A script: yields actions, receives each action's observation. */
-type Script = Generator<Action, void, string>;
-
-class ExpertFailed extends GymflowError {
-  constructor(message: string) {
-    super('EXPERT_FAILED', message);
-  }
-}
 
 /** The words of a type a title must contain to name it. */
 function namesType(title: string, typeWords: readonly string[]): boolean {
@@ -103,41 +92,16 @@ export interface WebshopExpertOptions {
 }
 
 /** The expert agent for `gymflow/webshop-v0` (see the module comment). */
-export class WebshopExpert implements Agent {
-  readonly info: AgentInfo = { name: 'webshop-expert' };
+export class WebshopExpert extends ScriptedExpert {
   private readonly maxSteps: number;
-  private script: Script | undefined;
-  private taskId: string | undefined;
 
   constructor(options: WebshopExpertOptions = {}) {
+    super({ name: 'webshop-expert' }, { tool: 'buy', params: {} });
     this.maxSteps = options.maxSteps ?? WEBSHOP_MAX_STEPS;
   }
 
-  /** Starts shopping for the task's goal (for an unknown task id the agent gives up: it only calls `buy`, refused off an item page). */
-  reset(task: TaskInfo): void {
-    this.taskId = task.id;
-    try {
-      this.script = solve(getWebshopTask(task.id).goal, this.maxSteps);
-    } catch (err) {
-      if (!(err instanceof GymflowError)) throw err;
-      this.script = undefined;
-    }
-  }
-
-  /** Feeds the latest observation to the script and returns its next tool call. */
-  async act(ctx: AgentContext): Promise<AgentDecision> {
-    // Callers that skip `reset` (or reuse the agent across tasks) still get a fresh script.
-    if (this.taskId !== ctx.task.id || ctx.stepIndex === 0) this.reset(ctx.task);
-    const giveUp: AgentDecision = { action: { tool: 'buy', params: {} } };
-    const script = this.script;
-    if (!script) return giveUp;
-    try {
-      const next = ctx.stepIndex === 0 ? script.next() : script.next(ctx.observation);
-      return next.done ? giveUp : { action: next.value };
-    } catch (err) {
-      if (!(err instanceof ExpertFailed)) throw err;
-      this.script = undefined;
-      return { ...giveUp, meta: { thought: err.message } };
-    }
+  /** Shopping for the task's goal (an unknown task id: the agent only calls `buy`, refused off an item page). */
+  protected start(task: TaskInfo): Script {
+    return solve(getWebshopTask(task.id).goal, this.maxSteps);
   }
 }

@@ -1,17 +1,7 @@
-import type { JsonSchema, ToolSpec } from '../../core/types.js';
+import type { ToolSpec } from '../../core/types.js';
+import { strictTool as tool, textParam as text } from '../shared/tool-spec.js';
 
 /** The tools of `gymflow/webshop-v0`: WebShop's search bar, links and buttons, as tool calls. */
-
-const text = (description: string): JsonSchema => ({ type: 'string', minLength: 1, description });
-
-function tool(toolName: string, description: string, category: ToolSpec['category'], properties: Record<string, JsonSchema>): ToolSpec {
-  return {
-    name: toolName,
-    description,
-    category,
-    parameters: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false },
-  };
-}
 
 /**
  * The tools, in the order they are offered. Categories: `open`, `next_page`, `prev_page` and `back` change
