@@ -6,11 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { parseTrajectory } from '../src/core/trajectory.js';
 import { LoopbackApi, openaiError } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { PACKAGE_ROOT } from '../src/core/package-root.js';
+import { gymflowSync } from './support/cli.js';
 
-function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const gymflow = gymflowSync;
 
 // Each test runs the CLI several times (a few seconds each when the CI machine's two cores are busy): the longest
 // took 55 s on a busy machine (of 90 s then), hence 240 s.

@@ -5,11 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTrajectory } from '../src/core/trajectory.js';
 import { PACKAGE_ROOT } from '../src/core/package-root.js';
+import { gymflowSync } from './support/cli.js';
 
-function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const gymflow = gymflowSync;
 
 // Each test spawns the CLI several times (~2.5 s apiece to start and run on the idle 2-core CI
 // machine, more beside the pipeline tests this file starts with), so the default 30 s cut tests that took 27 s

@@ -1,33 +1,22 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ToolLookup } from '../src/core/chat/tool-lookup.js';
-import { make } from '../src/core/registry.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
 import { exportDataset } from '../src/hub/export/export.js';
 import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { PACKAGE_ROOT } from './support/temporal.js';
+import { gymflowSync, registryTools } from './support/cli.js';
 
 const ENV = 'gymflow/webshop-v0';
 
-const tools: ToolLookup = (envId) => {
-  const env = make(envId);
-  const t = env.tools;
-  void env.close();
-  return t;
-};
+const tools = registryTools;
 
 beforeAll(() => registerBuiltinEnvs());
 
-function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const gymflow = gymflowSync;
 
 describe('gymflow/webshop-v0 in the CLI, collect, export and eval', { timeout: 90_000 }, () => {
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
