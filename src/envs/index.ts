@@ -1,4 +1,6 @@
+export * as conversationKit from './conversation-kit/index.js';
 export * as household from './household/index.js';
 export * from './register.js';
+export * as retail from './retail/index.js';
 export * as textMath from './text-math/index.js';
 export * as toolUse from './tool-use/index.js';
