@@ -7,7 +7,7 @@ import { requires } from './support/requires.js';
 
 beforeAll(() => registerBuiltinEnvs());
 
-const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool-use-randomized-v0', 'gymflow/household-v0'];
+const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool-use-randomized-v0', 'gymflow/household-v0', 'gymflow/conversation-v0'];
 const NEEDS_DOCKER = ['gymflow/sandbox-v0'];
 
 describe('every registered environment', () => {
