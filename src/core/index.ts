@@ -16,5 +16,6 @@ export * from './profiles/index.js';
 export * from './schema-sample.js';
 export * from './check-env.js';
 export * from './jsonl-file.js';
+export * from './model-spec.js';
 export * from './fs.js';
 export * from './output-file.js';

@@ -1,5 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import { listEnvs, register } from '../core/registry.js';
+import { CONVERSATION_ENV_ID, CONVERSATION_MAX_STEPS, RetailEnv } from './retail/env.js';
+import { RetailExpert } from './retail/expert.js';
 import { HOUSEHOLD_ENV_ID, HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './household/env.js';
 import { HouseholdExpert } from './household/expert.js';
 import { HouseholdPlanner } from './household/planner.js';
@@ -14,7 +16,7 @@ import { WEBSHOP_ENV_ID, WEBSHOP_MAX_STEPS, WebshopEnv } from './webshop/env.js'
 import { WebshopExpert } from './webshop/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -90,6 +92,15 @@ export function registerBuiltinEnvs(): void {
         'A lite WebShop: a generated store of 1,500 products in ten departments; search (BM25), page through results, open items, select options and buy what the instruction asks for. Reward: WebShop\'s attribute, option and price match.',
       maxEpisodeSteps: WEBSHOP_MAX_STEPS,
       agents: { expert: () => new WebshopExpert() },
+    });
+  }
+  if (!registered.has(CONVERSATION_ENV_ID)) {
+    register(CONVERSATION_ENV_ID, (kwargs) => new RetailEnv(kwargs), {
+      domain: 'conversation',
+      description:
+        "Customer service in a retail store (tau-bench's retail): authenticate a simulated customer, then cancel, modify, return or exchange orders under a written policy; reward 1 when the final database equals the gold one and every required answer was told.",
+      maxEpisodeSteps: CONVERSATION_MAX_STEPS,
+      agents: { expert: () => new RetailExpert() },
     });
   }
   registerSandboxEnv();

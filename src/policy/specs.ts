@@ -6,6 +6,7 @@ import { LocalPolicy, type LocalPolicyOptions } from './local.js';
 import { OpenAIPolicy, type OpenAIPolicyOptions } from './openai.js';
 import { RandomAgent } from './random.js';
 import { defined } from '../core/defined.js';
+import { parseOpenAISpec } from '../core/model-spec.js';
 
 /** Agent specs every environment accepts, besides the ones its registration names (`expert`). */
 export const GENERIC_AGENTS = ['random', 'openai:MODEL[@BASE_URL]', 'anthropic:MODEL', 'local:DIR'] as const;
@@ -23,25 +24,8 @@ export interface ResolveAgentOptions {
   local?: Partial<Omit<LocalPolicyOptions, 'dir' | 'envId'>>;
 }
 
-/**
- * Splits `MODEL[@BASE_URL]`: the URL starts at the first `@http://` or `@https://`, so model names may
- * contain `@`. A URL without a path gets `/v1` (the SDK's base URL includes it).
- */
-export function parseOpenAISpec(rest: string): { model: string; baseURL?: string } {
-  const at = rest.search(/@https?:\/\//);
-  const model = (at < 0 ? rest : rest.slice(0, at)).trim();
-  if (model === '') throw new ConfigError(`agent spec 'openai:${rest}' names no model; use openai:MODEL or openai:MODEL@http://host:8000/v1`);
-  if (at < 0) return { model };
-  const raw = rest.slice(at + 1).trim();
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`agent spec 'openai:${rest}': '${raw}' is not a valid URL`);
-  }
-  const baseURL = url.pathname === '/' || url.pathname === '' ? `${url.origin}/v1` : raw.replace(/\/+$/, '');
-  return { model, baseURL };
-}
+/** `MODEL[@BASE_URL]` of an `openai:` spec (shared with the simulated users of conversation envs). */
+export { parseOpenAISpec } from '../core/model-spec.js';
 
 /** Settings a `local:` spec may carry after `?`, by their query name. */
 const LOCAL_SPEC_KEYS = {
