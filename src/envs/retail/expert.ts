@@ -1,7 +1,5 @@
-import type { Agent, AgentContext, AgentDecision } from '../../core/agent.js';
-import { GymflowError } from '../../core/errors.js';
 import type { Action, TaskInfo } from '../../core/types.js';
-import type { AgentInfo } from '../../core/wrappers/recorder.js';
+import { ExpertFailed, ScriptedExpert, type Script } from '../shared/scripted-expert.js';
 import { describeOptions, productById } from './catalog.js';
 import { describePaymentMethod, money, type Order, type User } from './database.js';
 import { goldAction, type PursuedGoal, type RetailGoal } from './goals.js';
@@ -22,17 +20,8 @@ import { formatAddress } from './user-script.js';
  * Its demonstrations therefore show the conversation an agent has to learn.
  */
 
-/** A script: yields actions, receives each action's observation. */
-type Script = Generator<Action, void, string>;
-
 const say = (content: string): Action => ({ tool: 'respond', params: { content } });
 const ANYTHING_ELSE = 'Is there anything else I can help you with?';
-
-class ExpertFailed extends GymflowError {
-  constructor(message: string) {
-    super('EXPERT_FAILED', message);
-  }
-}
 
 function parse<T>(observation: string, what: string): T {
   try {
@@ -168,35 +157,14 @@ function* solve(task: RetailTask): Script {
 }
 
 /** The expert agent for `gymflow/conversation-v0` (see the module comment). */
-export class RetailExpert implements Agent {
-  readonly info: AgentInfo = { name: 'conversation-expert' };
-  private script: Script | undefined;
-  private taskId: string | undefined;
-
-  /** Starts the plan for the task (an unknown task id makes the agent transfer, giving up). */
-  reset(task: TaskInfo): void {
-    this.taskId = task.id;
-    try {
-      this.script = solve(getRetailTask(task.id));
-    } catch (err) {
-      if (!(err instanceof GymflowError)) throw err;
-      this.script = undefined;
-    }
+export class RetailExpert extends ScriptedExpert {
+  constructor() {
+    // An unknown task id, or a plan that fails, makes the agent transfer, giving up.
+    super({ name: 'conversation-expert' }, { tool: TRANSFER_TOOL, params: { summary: 'I could not resolve the request.' } });
   }
 
-  /** Feeds the latest observation to the script and returns its next call. */
-  async act(ctx: AgentContext): Promise<AgentDecision> {
-    if (this.taskId !== ctx.task.id || ctx.stepIndex === 0) this.reset(ctx.task);
-    const giveUp: AgentDecision = { action: { tool: TRANSFER_TOOL, params: { summary: 'I could not resolve the request.' } } };
-    const script = this.script;
-    if (!script) return giveUp;
-    try {
-      const next = ctx.stepIndex === 0 ? script.next() : script.next(ctx.observation);
-      return next.done ? giveUp : { action: next.value };
-    } catch (err) {
-      if (!(err instanceof ExpertFailed)) throw err;
-      this.script = undefined;
-      return { ...giveUp, meta: { thought: err.message } };
-    }
+  /** The plan for the task. */
+  protected start(task: TaskInfo): Script {
+    return solve(getRetailTask(task.id));
   }
 }
