@@ -1,4 +1,3 @@
-import { TaskError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Split, TaskInfo } from '../../core/types.js';
 import {
@@ -13,6 +12,7 @@ import {
   type ReceptacleType,
   type RoomType,
 } from './world.js';
+import { indexedTaskBank } from '../shared/task-bank.js';
 
 /**
  * The task bank of `gymflow/household-v0`: ALFWorld's six task types over generated houses. Task `i` of a
@@ -72,7 +72,6 @@ export interface HouseholdTask {
   instruction: string;
 }
 
-const ID_PATTERN = /^household-(train|heldout)-(\d{5})$/;
 // Disjoint seed streams: the split decides the high bits.
 const STREAM_BASE: Readonly<Record<Split, number>> = { train: 0x40000000, heldout: 0x60000000 };
 /** Seeds tried per task before giving up (a house may lack what a task type needs). */
@@ -80,7 +79,7 @@ const ATTEMPTS = 64;
 
 /** The id of the `index`-th task of `split`. */
 export function householdTaskId(split: Split, index: number): string {
-  return `household-${split}-${String(index).padStart(5, '0')}`;
+  return bank.id(split, index);
 }
 
 /** The receptacle types whose appliance does something to an object the goal then checks. */
@@ -134,8 +133,6 @@ export function chooseGoal(house: House, type: HouseholdTaskType, rng: Rng): Hou
   return candidates.length === 0 ? undefined : rng.pick(candidates);
 }
 
-const cache = new Map<string, HouseholdTask>();
-
 function generateTask(split: Split, index: number): HouseholdTask {
   const type = HOUSEHOLD_TASK_TYPES[index % HOUSEHOLD_TASK_TYPES.length] as HouseholdTaskType;
   const templates = TEMPLATE_SPLIT[split];
@@ -152,25 +149,16 @@ function generateTask(split: Split, index: number): HouseholdTask {
   throw new RangeError(`household: no house of ${split} task ${index} hosts a ${type} task after ${ATTEMPTS} seeds`);
 }
 
-/** The task with this id. Throws a {@link TaskError} for an id that is malformed or out of range. */
+const bank = indexedTaskBank('household', HOUSEHOLD_TASK_COUNTS, generateTask);
+
+/** The task with this id. Throws a `TaskError` for an id that is malformed or out of range. */
 export function getHouseholdTask(id: string): HouseholdTask {
-  const cached = cache.get(id);
-  if (cached) return cached;
-  const m = ID_PATTERN.exec(id);
-  if (!m) throw new TaskError(`household: unknown task id '${id}': expected household-<train|heldout>-<5 digits>, e.g. 'household-train-00042'`);
-  const split = m[1] as Split;
-  const index = Number(m[2]);
-  const count = HOUSEHOLD_TASK_COUNTS[split];
-  if (index >= count) throw new TaskError(`household: task id '${id}' is out of range: ${split} has ${count} tasks (indices 0-${count - 1})`);
-  const task = generateTask(split, index);
-  cache.set(id, task);
-  return task;
+  return bank.get(id);
 }
 
 /** Every task of a split (both splits when omitted), in index order; generated on first use. */
 export function listHouseholdTasks(split?: Split): HouseholdTask[] {
-  const splits: Split[] = split ? [split] : ['train', 'heldout'];
-  return splits.flatMap((s) => Array.from({ length: HOUSEHOLD_TASK_COUNTS[s] }, (_, i) => getHouseholdTask(householdTaskId(s, i))));
+  return bank.list(split);
 }
 
 /** The public description of a task: the instruction (rooms, receptacles, goal) and its type, never where objects are. */

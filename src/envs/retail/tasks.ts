@@ -1,4 +1,3 @@
-import { TaskError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Action, Split, TaskInfo } from '../../core/types.js';
 import type { UserScript } from '../conversation-kit/scripted-user.js';
@@ -9,6 +8,7 @@ import { type CancelReason, goalOrder, goalOutputs, goldAction, type ItemChange,
 import { RETAIL_POLICY } from './policy.js';
 import { TRANSFER_TOOL } from './tools.js';
 import { buildUserScript, hiddenInstruction, openingMessage } from './user-script.js';
+import { indexedTaskBank } from '../shared/task-bank.js';
 
 /**
  * The task bank of `gymflow/conversation-v0`. Task `i` of a split is regenerated from its id alone
@@ -86,7 +86,6 @@ export const NAME_POOLS: Readonly<Record<Split, NamePool>> = {
   },
 };
 
-const ID_PATTERN = /^retail-(train|heldout)-(\d{5})$/;
 // Disjoint seed streams: the split decides the high bits.
 const STREAM_BASE: Readonly<Record<Split, number>> = { train: 0x21000000, heldout: 0x2a000000 };
 /** Seeds tried per task before giving up (a store may lack what a kind needs). */
@@ -94,7 +93,7 @@ const ATTEMPTS = 64;
 
 /** The id of the `index`-th task of `split`. */
 export function retailTaskId(split: Split, index: number): string {
-  return `retail-${split}-${String(index).padStart(5, '0')}`;
+  return bank.id(split, index);
 }
 
 const ordersOf = (db: RetailDb, u: User, status?: Order['status']): Order[] => u.orders.map((id) => db.orders[id] as Order).filter((o) => status === undefined || o.status === status);
@@ -291,27 +290,16 @@ function draw(split: Split, index: number, kind: RetailTaskKind, seed: number): 
   };
 }
 
-const cache = new Map<string, RetailTask>();
+const bank = indexedTaskBank('retail', RETAIL_TASK_COUNTS, generateTask);
 
-/** The task with this id. Throws a {@link TaskError} for an id that is malformed or out of range. */
+/** The task with this id. Throws a `TaskError` for an id that is malformed or out of range. */
 export function getRetailTask(id: string): RetailTask {
-  const cached = cache.get(id);
-  if (cached) return cached;
-  const m = ID_PATTERN.exec(id);
-  if (!m) throw new TaskError(`retail: unknown task id '${id}': expected retail-<train|heldout>-<5 digits>, e.g. 'retail-train-00042'`);
-  const split = m[1] as Split;
-  const index = Number(m[2]);
-  const count = RETAIL_TASK_COUNTS[split];
-  if (index >= count) throw new TaskError(`retail: task id '${id}' is out of range: ${split} has ${count} tasks (indices 0-${count - 1})`);
-  const task = generateTask(split, index);
-  cache.set(id, task);
-  return task;
+  return bank.get(id);
 }
 
 /** Every task of a split (both splits when omitted), in index order; generated on first use. */
 export function listRetailTasks(split?: Split): RetailTask[] {
-  const splits: Split[] = split ? [split] : ['train', 'heldout'];
-  return splits.flatMap((s) => Array.from({ length: RETAIL_TASK_COUNTS[s] }, (_, i) => getRetailTask(retailTaskId(s, i))));
+  return bank.list(split);
 }
 
 /** The public description of a task: the policy and the first message, its kind; never the customer's goal details. */

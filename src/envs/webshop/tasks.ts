@@ -1,7 +1,7 @@
-import { TaskError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import type { Split, TaskInfo } from '../../core/types.js';
 import { getCatalogue, listPhrases, PLURAL, type Product } from './catalogue.js';
+import { indexedTaskBank } from '../shared/task-bank.js';
 
 /**
  * The task bank of `gymflow/webshop-v0`: instructions of the kind WebShop's crowd workers wrote, each asking
@@ -62,7 +62,6 @@ export interface WebshopTask {
   instruction: string;
 }
 
-const ID_PATTERN = /^webshop-(train|heldout)-(\d{5})$/;
 // Disjoint seed streams: the split decides the high bits.
 const STREAM_BASE: Readonly<Record<Split, number>> = { train: 0x50000000, heldout: 0x70000000 };
 /** Seeds a held-out task may try before giving up on a goal no training task has. */
@@ -92,7 +91,7 @@ export function targetProducts(split: Split): readonly Product[] {
 
 /** The id of the `index`-th task of `split`. */
 export function webshopTaskId(split: Split, index: number): string {
-  return `webshop-${split}-${String(index).padStart(5, '0')}`;
+  return bank.id(split, index);
 }
 
 /** `1234` → `1234` rounded up to a round limit: the next 5 dollars below 20, the next 10 above. */
@@ -149,7 +148,6 @@ export function goalKey(goal: WebshopGoal): string {
   return JSON.stringify([goal.type, [...goal.attributes].sort(), goal.options.map((o) => `${o.name}=${o.value}`).sort(), goal.priceLimitCents]);
 }
 
-const cache = new Map<string, WebshopTask>();
 let trainingGoals: Set<string> | undefined;
 
 function generateTask(split: Split, index: number): WebshopTask {
@@ -167,25 +165,16 @@ function generateTask(split: Split, index: number): WebshopTask {
   throw new RangeError(`webshop: held-out task ${index} draws only training goals after ${ATTEMPTS} seeds`);
 }
 
-/** The task with this id. Throws a {@link TaskError} for an id that is malformed or out of range. */
+const bank = indexedTaskBank('webshop', WEBSHOP_TASK_COUNTS, generateTask);
+
+/** The task with this id. Throws a `TaskError` for an id that is malformed or out of range. */
 export function getWebshopTask(id: string): WebshopTask {
-  const cached = cache.get(id);
-  if (cached) return cached;
-  const m = ID_PATTERN.exec(id);
-  if (!m) throw new TaskError(`webshop: unknown task id '${id}': expected webshop-<train|heldout>-<5 digits>, e.g. 'webshop-train-00042'`);
-  const split = m[1] as Split;
-  const index = Number(m[2]);
-  const count = WEBSHOP_TASK_COUNTS[split];
-  if (index >= count) throw new TaskError(`webshop: task id '${id}' is out of range: ${split} has ${count} tasks (indices 0-${count - 1})`);
-  const task = generateTask(split, index);
-  cache.set(id, task);
-  return task;
+  return bank.get(id);
 }
 
 /** Every task of a split (both splits when omitted), in index order; generated on first use. */
 export function listWebshopTasks(split?: Split): WebshopTask[] {
-  const splits: Split[] = split ? [split] : ['train', 'heldout'];
-  return splits.flatMap((s) => Array.from({ length: WEBSHOP_TASK_COUNTS[s] }, (_, i) => getWebshopTask(webshopTaskId(s, i))));
+  return bank.list(split);
 }
 
 /** The public description of a task: the instruction and what kind of goal it is, never the target product. */
