@@ -21,6 +21,7 @@ import { getProfile } from '../src/core/profiles/index.js';
 import { make, spec } from '../src/core/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { evaluate } from '../src/eval/evaluate.js';
+import type { PassKSummary } from '../src/eval/result.js';
 import { AGENT_REFUSED, AGENT_UNREACHABLE, collect, summarize } from '../src/hub/collect.js';
 import { resolvePairs } from '../src/hub/export/dpo.js';
 import { exportDataset } from '../src/hub/export/export.js';
@@ -105,7 +106,15 @@ function policyResolver(options: Omit<ResolveAgentOptions, 'seed'>): AgentResolv
 const ROLLOUT_PROGRESS = { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 } as const;
 
 /** The input of `planTasks` (parsed at run time; typed for the workflows that call it). */
-export const PlanTasksInputSchema = z.object({ envId: z.string(), split: z.enum(['train', 'heldout']), groups: z.number().int().positive(), seed: z.number().int(), ...Where });
+export const PlanTasksInputSchema = z.object({
+  envId: z.string(),
+  /** The environment's keyword arguments (the collect section's `env_kwargs`). */
+  envKwargs: z.record(z.string(), z.unknown()).optional(),
+  split: z.enum(['train', 'heldout']),
+  groups: z.number().int().positive(),
+  seed: z.number().int(),
+  ...Where,
+});
 
 /**
  * The input of `collectShard` (parsed at run time; typed for the workflows that call it): the configuration's
@@ -236,7 +245,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
       const o = parseInput(PlanTasksInputSchema, input, 'planTasks');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
-        const env = make(o.envId);
+        const env = make(o.envId, defined({ kwargs: o.envKwargs }));
         let listed;
         try {
           listed = env.listTasks?.(o.split);
@@ -269,6 +278,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && c.agent === 'policy');
         const result = await collect({
           envId: o.envId,
+          ...defined({ envKwargs: c.env_kwargs }),
           agent,
           resolveAgent: policyResolver(policyOptions(c.temperature, c.max_new_tokens, o.served)),
           tasks: o.tasks,
@@ -401,7 +411,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const ws = await openWorkspace(o, defaults);
         const agent = await actingAgent(ws, agentName, o.policy, o.served);
         await awaitServed(agentName, o.served);
-        const probe = make(o.envId);
+        const probe = make(o.envId, defined({ kwargs: ev.env_kwargs }));
         let splitSize: number;
         try {
           splitSize = probe.listTasks?.(ev.split).length ?? 0;
@@ -416,6 +426,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         let done = 0;
         const evaluation = evaluate({
           envId: o.envId,
+          ...defined({ envKwargs: ev.env_kwargs }),
           agent,
           split: ev.split,
           n: tasks,
@@ -448,6 +459,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           success: { value: s.mean ?? 0, low: s.wilson?.low ?? 0, high: s.wilson?.high ?? 0, n: s.n },
           meanReward: result.metrics.reward.mean ?? 0,
           meanSteps: result.metrics.steps.mean ?? 0,
+          ...defined({ passK: result.passK }),
         };
       });
     },
@@ -460,4 +472,6 @@ export interface EvalSummary {
   success: { value: number; low: number; high: number; n: number };
   meanReward: number;
   meanSteps: number;
+  /** pass^1 … pass^repeats with their bootstrap intervals, when the section's `repeats` is above 1. */
+  passK?: PassKSummary[];
 }

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { registryToolLookup } from '../src/core/chat/tool-lookup.js';
+import { defined } from '../src/core/defined.js';
 import { ConfigError } from '../src/core/errors.js';
 import { getProfile } from '../src/core/profiles/index.js';
 import { make, spec } from '../src/core/registry.js';
@@ -38,8 +39,22 @@ async function checkAgent(agentSpec: string, envId: string, field: string): Prom
   }
 }
 
-function checkSplit(envId: string, split: 'train' | 'heldout', field: string): void {
-  const env = make(envId);
+/** Where a section's `env_kwargs` came from: the top-level `env_kwargs` when they are those, else the section's own. */
+function kwargsField(config: PipelineConfig, kwargs: Record<string, unknown> | undefined, sectionField: string): string {
+  return config.env_kwargs !== undefined && JSON.stringify(kwargs) === JSON.stringify(config.env_kwargs) ? '$.env_kwargs' : sectionField;
+}
+
+/**
+ * Makes the environment with its keyword arguments (a bad one fails naming `kwargsField`) and checks that its
+ * split lists tasks.
+ */
+function checkSplit(envId: string, kwargs: Record<string, unknown> | undefined, split: 'train' | 'heldout', field: string, kwargsField: string): void {
+  let env;
+  try {
+    env = make(envId, defined({ kwargs }));
+  } catch (err) {
+    throw new ConfigError(`pipeline config ${kwargsField}: ${(err as Error).message}`);
+  }
   try {
     const tasks = env.listTasks?.(split);
     if (tasks !== undefined && tasks.length === 0) throw new ConfigError(`pipeline config ${field}: ${envId} lists no '${split}' tasks`);
@@ -109,11 +124,11 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
         const where = config.phases.length === 1 && config.phases[0]?.name === 'main' ? (_i: number) => '$' : (i: number) => `$.phases[${i}]`;
         for (const [i, phase] of config.phases.entries()) {
           await checkAgent(phase.collect.agent, config.env, `${where(i)}.collect.agent`);
-          checkSplit(config.env, phase.collect.split, `${where(i)}.collect.split`);
+          checkSplit(config.env, phase.collect.env_kwargs, phase.collect.split, `${where(i)}.collect.split`, kwargsField(config, phase.collect.env_kwargs, `${where(i)}.collect.env_kwargs`));
         }
         if (config.eval.agent !== undefined) await checkAgent(config.eval.agent, config.env, '$.eval.agent');
         if (config.policy.agent !== undefined) await checkAgent(config.policy.agent, config.env, '$.policy.agent');
-        checkSplit(config.env, config.eval.split, '$.eval.split');
+        checkSplit(config.env, config.eval.env_kwargs, config.eval.split, '$.eval.split', kwargsField(config, config.eval.env_kwargs, '$.eval.env_kwargs'));
         if (config.reward.enabled) {
           const name = config.reward.profile ?? spec(config.env).domain;
           try {

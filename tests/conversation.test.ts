@@ -1,11 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolLookup } from '../src/core/chat/tool-lookup.js';
 import { getProfile } from '../src/core/profiles/index.js';
-import { make } from '../src/core/registry.js';
 import { parseTrajectory, type Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
@@ -16,23 +13,13 @@ import { resolveAgent } from '../src/policy/specs.js';
 import { LoopbackApi, openaiCompletion, verdict } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { createJudge } from '../src/reward/judge/config.js';
 import { scoreFile } from '../src/reward/score-file.js';
-import { PACKAGE_ROOT } from './support/temporal.js';
+import { STOP_TOKEN } from '../src/envs/conversation-kit/user.js';
+import { gymflowAsync, gymflowSync, registryTools } from './support/cli.js';
 
 const ENV = 'gymflow/conversation-v0';
 
-const tools: ToolLookup = (envId) => {
-  const env = make(envId);
-  const t = env.tools;
-  void env.close();
-  return t;
-};
 
 beforeAll(() => registerBuiltinEnvs());
-
-function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward', { timeout: 120_000 }, () => {
   let dir = '';
@@ -47,12 +34,12 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   afterAll(async () => api?.close());
 
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
-    const envs = JSON.parse(gymflow('envs', '--json').stdout) as { id: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
+    const envs = JSON.parse(gymflowSync('envs', '--json').stdout) as { id: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
     expect(envs.find((e) => e.id === ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 450, heldoutTasks: 90 });
-    const run = gymflow('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
+    const run = gymflowSync('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^gymflow\/conversation-v0 task=retail-train-\d{5} agent=conversation-expert steps=\d+ success=true score=1 return=1 reason=(user_stop|transferred)\n/);
-    const rand = gymflow('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
+    const rand = gymflowSync('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
     expect(rand.status).toBe(0);
     expect(rand.stdout).toMatch(/agent=random steps=\d+ success=false/);
   });
@@ -60,7 +47,7 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   it('collects expert conversations and exports them as SFT records whose tool results are the customer\'s replies', async () => {
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'conversation')).toBe(true);
     const out = path.join(dir, 'sft.jsonl');
-    const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools });
+    const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools: registryTools });
     expect(report.records).toBe(6);
     const rows = (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
     for (const [i, row] of rows.entries()) {
@@ -89,7 +76,7 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
     const runs = path.join(dir, 'runs.jsonl');
     await writeFile(runs, [...expert, ...random].map((t) => JSON.stringify(t)).join('\n') + '\n');
     const scored = path.join(dir, 'scored.jsonl');
-    const r = gymflow('reward', 'score', runs, '--domain', 'conversation', '-o', scored, '--json');
+    const r = gymflowSync('reward', 'score', runs, '--domain', 'conversation', '-o', scored, '--json');
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ scored: 12, skipped: 0, judge: null });
     const out = (await readFile(scored, 'utf8')).trim().split('\n').map((l, i) => parseTrajectory(JSON.parse(l), `scored.jsonl:${i + 1}`));
@@ -121,5 +108,43 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
     expect(t.reward?.layers).toHaveProperty('judge');
     expect(new Set(asked.flat())).toEqual(new Set(['goalProgress', 'toolSelection', 'parameterCorrectness']));
     expect(t.steps.every((s) => s.reward?.rubrics['goalProgress']?.score === 0.75)).toBe(true);
+  });
+});
+
+describe('gymflow/conversation-v0 with a model as the customer, chosen on the command line', { timeout: 120_000 }, () => {
+  let api: LoopbackApi | undefined;
+  afterAll(async () => api?.close());
+
+  it('`--user openai:MODEL@URL` plays the customer in run-episode and eval; a bad --user or --env-kwargs is named', async () => {
+    const prompts: string[] = [];
+    api = await LoopbackApi.start((req) => {
+      const messages = (req.body as { messages: { role: string; content: string }[] }).messages;
+      prompts.push(messages[0]?.content ?? '');
+      return { body: openaiCompletion(`Sorry, I have to go now. ${STOP_TOKEN}`) };
+    });
+    const user = `openai:customer-sim@${api.url}/v1`;
+    const env = { OPENAI_API_KEY: 'EMPTY' };
+    const run = await gymflowAsync(['run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3', '--user', user, '--json'], { env });
+    expect(run.stderr).toBe('');
+    const t = parseTrajectory(JSON.parse(run.stdout), 'run-episode');
+    // The expert's first message goes to the model, whose reply is the observation, and its stop ends the episode.
+    expect(t.steps[0]?.action.tool).toBe('respond');
+    expect(t.steps[0]?.observation).toContain('Sorry, I have to go now.');
+    expect(t.outcome).toMatchObject({ success: false, reason: 'user_stop' });
+    // tau-bench's user simulator prompt in the system message: the hidden instruction and how to end.
+    expect(prompts[0]).toContain(`generate '${STOP_TOKEN}'`);
+
+    const evaluated = await gymflowAsync(['eval', '--env', ENV, '--agent', 'expert', '-n', '2', '--user', user, '--json'], { env });
+    expect(evaluated.status).toBe(0);
+    expect(JSON.parse(evaluated.stdout)).toMatchObject({ envKwargs: { user }, n: 2, metrics: { success: { successes: 0 } } });
+
+    const bad = await gymflowAsync(['eval', '--env', ENV, '--agent', 'expert', '-n', '1', '--user', 'bogus']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("--user bogus: unknown user 'bogus': expected one of scripted, openai:MODEL[@BASE_URL], anthropic:MODEL[@BASE_URL]");
+    const unknown = await gymflowAsync(['collect', '--env', ENV, '--agent', 'expert', '-n', '1', '-o', '/tmp/never.jsonl', '--env-kwargs', '{"usr": "scripted"}']);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/--env-kwargs '\{"usr":"scripted"\}': .*usr/);
+    const noKey = await gymflowAsync(['run-episode', '--env', ENV, '--user', user], { env: { OPENAI_API_KEY: '' } });
+    expect(noKey.stderr).toContain('needs an API key: set OPENAI_API_KEY');
   });
 });

@@ -161,6 +161,12 @@ describe('gymflow pipeline: pure parts', () => {
     expect(table.find((l) => /^\s*1\s+rl/.test(l))).toMatch(/0\.250\s+1\.500\s+3\.1e-9\s+4\s/);
     expect(table.find((l) => /^\s*2\s+sft/.test(l))).toMatch(/0\.750\s+3\s/);
     expect(formatStatus({ ...sampleStatus(), retention: { pruned: [], error: 'store is read-only' } })).toContain('retention   could not prune: store is read-only');
+    // pass^k: a column only when an evaluation ran trials (eval.repeats), its largest k
+    expect(table.find((l) => l.includes('held-out success'))).not.toContain('pass^k');
+    const trials = { ...rl, passK: [{ k: 1, value: 0.25, low: 0.1, high: 0.5 }, { k: 3, value: 0.125, low: 0, high: 0.3 }] };
+    const withPassK = formatStatus({ ...base, history: [...base.history, trials] }).split('\n');
+    expect(withPassK.find((l) => l.includes('held-out success'))).toMatch(/held-out success \[95% CI\]\s+pass\^k\s+reward/);
+    expect(withPassK.find((l) => /^\s*1\s+rl/.test(l))).toMatch(/n=20\s+0\.125 \(k=3\)\s/);
   });
 
   it('start validates the configuration before connecting, naming file, line and field', async () => {

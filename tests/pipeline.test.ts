@@ -15,6 +15,7 @@ import { WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstE
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { EvalResultSchema } from '../src/eval/result.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
@@ -389,18 +390,25 @@ temporal.describe('pipeline on Temporal', () => {
       const c = config({
         collect: { agent: 'expert', tasks: 2, shard_size: 1 },
         train: { command: 'sft', config: { max_steps: 1, max_length: 256, tensorboard_dir: blocked } },
-        eval: { agent: 'expert', tasks: 2, baseline: true },
+        // Two trials of each task (pass^1, pass^2), with keyword arguments for every environment the loop makes.
+        eval: { agent: 'expert', tasks: 2, baseline: true, repeats: 2 },
+        env_kwargs: { invalidCallPenalty: 0.1 },
         target: { metric: 'heldout_success', value: 0.9 },
         max_iterations: 3,
       });
       const handle = await start(c);
       const result = await handle.result();
       expect(result.stopReason).toBe('target');
-      expect(result.history.map((h) => [h.iteration, h.success?.value])).toEqual([
-        [0, 1],
-        [1, 1],
+      expect(result.history.map((h) => [h.iteration, h.success?.value, h.passK?.map((p) => [p.k, p.value])])).toEqual([
+        [0, 1, [[1, 1], [2, 1]]],
+        [1, 1, [[1, 1], [2, 1]]],
       ]);
-      expect(await handle.query(pipelineStatusQuery)).toMatchObject({ state: 'completed', stopReason: 'target', iteration: 1, maxIterations: 3 });
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status).toMatchObject({ state: 'completed', stopReason: 'target', iteration: 1, maxIterations: 3 });
+      expect(status.stages.eval.note).toMatch(/^success 1\.000 \[[0-9.]+, 1\.000\], pass\^2 1\.000$/);
+      const store = await ArtifactStore.open({ root: path.join(dir, 'store') });
+      const evaluation = EvalResultSchema.parse(await store.getJson(status.history[1]?.refs.eval as string));
+      expect(evaluation).toMatchObject({ envKwargs: { invalidCallPenalty: 0.1 }, trials: 2, n: 4 });
       expect(readFileSync(blocked, 'utf8')).toBe('not a directory');
     });
 
@@ -532,6 +540,9 @@ temporal.describe('pipeline on Temporal', () => {
       const badTrainer = expertLoop(1);
       (badTrainer.phases[0] as { train: { config: Record<string, unknown> } }).train.config['bogus'] = 1;
       expect(await failure(badTrainer)).toMatch(/\$\.train\.config: trainer rejected the configuration: .*unknown key 'bogus'/);
+
+      // Keyword arguments the environment does not take are named by the field they came from.
+      expect(await failure({ ...expertLoop(1), env_kwargs: { bogus: 1 } })).toMatch(/\$\.env_kwargs: gymflow\/tool-use-v0: .*bogus/);
 
       // A store that cannot be a directory is named as the field it came from, not as a file-system error later.
       const aFile = path.join(dir, 'a-file');

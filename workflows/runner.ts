@@ -352,7 +352,7 @@ export class PipelineRunner {
   }
 
   /** The evaluation stage of `policy`, as iteration metrics. */
-  private async evaluate(policy: PolicyState, iteration: number): Promise<Pick<IterationMetrics, 'success' | 'evalReward' | 'evalSteps'> & { ref: string }> {
+  private async evaluate(policy: PolicyState, iteration: number): Promise<Pick<IterationMetrics, 'success' | 'evalReward' | 'evalSteps' | 'passK'> & { ref: string }> {
     const a = bindActivities(this.config, '1h');
     const ev = this.config.eval;
     const result = await this.stage('eval', () =>
@@ -361,9 +361,11 @@ export class PipelineRunner {
       ),
     );
     this.status.stages.eval.ref = result.ref;
-    this.status.stages.eval.note = `success ${result.success.value.toFixed(3)} [${result.success.low.toFixed(3)}, ${result.success.high.toFixed(3)}]`;
+    const last = result.passK?.[result.passK.length - 1];
+    const passK = last === undefined || last.k < 2 ? '' : `, pass^${last.k} ${last.value.toFixed(3)}`;
+    this.status.stages.eval.note = `success ${result.success.value.toFixed(3)} [${result.success.low.toFixed(3)}, ${result.success.high.toFixed(3)}]${passK}`;
     this.status.artifacts.eval = result.ref;
-    return { success: result.success, evalReward: result.meanReward, evalSteps: result.meanSteps, ref: result.ref };
+    return { success: result.success, evalReward: result.meanReward, evalSteps: result.meanSteps, ...defined({ passK: result.passK }), ref: result.ref };
   }
 
   /**
@@ -437,7 +439,7 @@ export class PipelineRunner {
       phase: 'baseline',
       algorithm: 'baseline',
       ...(ev.success ? { success: ev.success } : {}),
-      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps }),
+      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps, passK: ev.passK }),
       wallMs: Date.now() - started,
       refs: { eval: ev.ref, ...(policy.onnxRef ? { policy: policy.onnxRef } : {}), ...(policy.checkpointRef ? { checkpoint: policy.checkpointRef } : {}) },
     };
@@ -458,7 +460,7 @@ export class PipelineRunner {
     // Rollouts may come from a variant of the env (the same task ids); evaluation always uses `config.env`.
     const envId = c.env ?? config.env;
 
-    const plan = await this.stage('tasks', () => a.planTasks({ envId, split: c.split, groups: c.tasks, seed, ...this.where() }));
+    const plan = await this.stage('tasks', () => a.planTasks({ envId, ...defined({ envKwargs: c.env_kwargs }), split: c.split, groups: c.tasks, seed, ...this.where() }));
     refs.tasks = this.status.artifacts.tasks = this.status.stages.tasks.ref = plan.ref;
 
     const shards = planShards(plan.tasks, c.shard_size, seed);
@@ -551,7 +553,7 @@ export class PipelineRunner {
       phase: phase.name,
       algorithm: phase.train.command,
       ...(ev.success ? { success: ev.success } : {}),
-      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps }),
+      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps, passK: ev.passK }),
       rollouts: { episodes: scored.summary.episodes, success: scored.summary.successRate, meanReward: scored.summary.meanReward, meanSteps: scored.summary.meanSteps },
       // RL's numbers are absent from the results of histories recorded before the trainer reported them
       train: trainMetrics(trained),

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { parseInteger, parseNonNegativeInteger, parsePort, parsePositiveInteger } from './options.js';
+import { envKwargsOf, parseInteger, parseKwargs, parseNonNegativeInteger, parsePort, parsePositiveInteger } from './options.js';
 
 describe('option parsers', () => {
   it('take integers, positive and non-negative integers and ports, and name the bad value', () => {
@@ -15,5 +15,20 @@ describe('option parsers', () => {
     expect(() => parsePort('65536')).toThrow(InvalidArgumentError);
     expect(() => parsePort('70000')).toThrow("expected a port (1-65535), got '70000'");
     expect(() => parsePort('x')).toThrow("expected an integer, got 'x'");
+  });
+});
+
+describe('environment keyword arguments', () => {
+  it('parse a JSON object and name what else was given', () => {
+    expect(parseKwargs('{"admissibleActions": true}')).toEqual({ admissibleActions: true });
+    expect(() => parseKwargs('[1]')).toThrow("expected a JSON object, got '[1]'");
+    expect(() => parseKwargs('null')).toThrow("expected a JSON object, got 'null'");
+    expect(() => parseKwargs('{user:')).toThrow(/^expected a JSON object, got '\{user:' \(/);
+  });
+
+  it('merge --user into --env-kwargs, --user winning; neither given is no kwargs at all', () => {
+    expect(envKwargsOf({})).toBeUndefined();
+    expect(envKwargsOf({ user: 'scripted' })).toEqual({ user: 'scripted' });
+    expect(envKwargsOf({ envKwargs: { user: 'scripted', userTimeoutMs: 5000 }, user: 'openai:m' })).toEqual({ user: 'openai:m', userTimeoutMs: 5000 });
   });
 });

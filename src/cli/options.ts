@@ -1,4 +1,6 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
+import { ConfigError } from '../core/errors.js';
+import { make } from '../core/registry.js';
 
 /** Commander parser for an integer option; the error names the option's value. */
 export function parseInteger(value: string): number {
@@ -31,4 +33,59 @@ export function parsePort(value: string): number {
 /** Prints a value as pretty JSON on stdout (the `--json` output of every command). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Commander parser for a JSON object of an environment's keyword arguments (`make(id, { kwargs })`). */
+export function parseKwargs(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new InvalidArgumentError(`expected a JSON object, got '${value}' (${(err as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError(`expected a JSON object, got '${value}'`);
+  return parsed as Record<string, unknown>;
+}
+
+/** The options {@link withEnvKwargsOptions} adds. */
+export interface EnvKwargsOpts {
+  envKwargs?: Record<string, unknown>;
+  user?: string;
+}
+
+/**
+ * Adds `--env-kwargs <json>` (the environment's keyword arguments) and `--user <spec>` (a conversation env's
+ * simulated user: `scripted`, `openai:MODEL[@BASE_URL]`, `anthropic:MODEL[@BASE_URL]`; the same as
+ * `--env-kwargs '{"user": SPEC}'`, and it wins over a `user` there). Read them back with {@link envKwargsOf}.
+ */
+export function withEnvKwargsOptions(command: Command): Command {
+  return command
+    .option('--env-kwargs <json>', 'keyword arguments of the environment, as a JSON object (e.g. \'{"admissibleActions": true}\')', parseKwargs)
+    .option('--user <spec>', "a conversation env's simulated user: scripted | openai:MODEL[@BASE_URL] | anthropic:MODEL[@BASE_URL] (keys from OPENAI_API_KEY / ANTHROPIC_API_KEY)");
+}
+
+/** The environment's keyword arguments from {@link withEnvKwargsOptions}' options; undefined when neither was given. */
+export function envKwargsOf(opts: EnvKwargsOpts): Record<string, unknown> | undefined {
+  if (opts.envKwargs === undefined && opts.user === undefined) return undefined;
+  return { ...opts.envKwargs, ...(opts.user === undefined ? {} : { user: opts.user }) };
+}
+
+/**
+ * The keyword arguments of {@link envKwargsOf}, checked by making (and closing) the environment with them once,
+ * before any episode: one the environment refuses fails naming the options it came from.
+ *
+ * @throws ConfigError `--env-kwargs/--user: …` with the environment's own message.
+ */
+export async function checkedEnvKwargs(envId: string, opts: EnvKwargsOpts): Promise<Record<string, unknown> | undefined> {
+  const kwargs = envKwargsOf(opts);
+  if (kwargs === undefined) return undefined;
+  let env;
+  try {
+    env = make(envId, { kwargs });
+  } catch (err) {
+    const given = [opts.envKwargs === undefined ? [] : [`--env-kwargs '${JSON.stringify(opts.envKwargs)}'`], opts.user === undefined ? [] : [`--user ${opts.user}`]].flat().join(' ');
+    throw new ConfigError(`${given}: ${(err as Error).message}`);
+  }
+  await env.close();
+  return kwargs;
 }

@@ -54,6 +54,9 @@ const resolveAgent: AgentResolver = (spec, _envId, { seed }) => {
   throw new ConfigError(`unknown agent '${spec}'`);
 };
 
+/** The keyword arguments every `make` of test/eval-kwargs-v0 received. */
+const kwargsSeen: Record<string, unknown>[] = [];
+
 beforeAll(() => {
   register(
     ENV,
@@ -70,6 +73,7 @@ beforeAll(() => {
     { domain: 'generic', description: 'countdown for eval tests', maxEpisodeSteps: 20 },
     { replace: true },
   );
+  register('test/eval-kwargs-v0', (kwargs) => (kwargsSeen.push(kwargs), new CountdownEnv()), { domain: 'generic', description: '' }, { replace: true });
   register('test/eval-no-tasks-v0', () => Object.assign(new CountdownEnv(), { listTasks: () => [] }), { domain: 'generic', description: '' }, { replace: true });
 });
 
@@ -136,6 +140,15 @@ describe('evaluate', () => {
     expect(parseEvalResult(JSON.parse(JSON.stringify(r)), 'r.json')).toEqual(r);
     expect(toMarkdown(r)).toMatch(/pass\^k over 2 tasks, 3 trials/);
     await expect(evaluate({ envId: ENV, agent: 'coin', resolveAgent, n: 2, trials: 0 })).rejects.toThrow(/trials must be a positive integer, got 0/);
+  });
+
+  it('makes every environment with envKwargs and records them in the result', async () => {
+    const r = await evaluate({ envId: 'test/eval-kwargs-v0', envKwargs: { user: 'scripted' }, agent: 'solver', resolveAgent, n: 3, concurrency: 2, resamples: 50 });
+    expect(kwargsSeen.length).toBeGreaterThanOrEqual(2);
+    expect(kwargsSeen.every((k) => k['user'] === 'scripted')).toBe(true);
+    expect(parseEvalResult(JSON.parse(JSON.stringify(r)), 'result').envKwargs).toEqual({ user: 'scripted' });
+    // Without them the result has no such field (results stay as they were).
+    expect(await evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 1, resamples: 50 })).not.toHaveProperty('envKwargs');
   });
 
   it('names the episode, task and seed when an episode fails', async () => {

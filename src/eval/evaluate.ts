@@ -20,6 +20,8 @@ const PASS_K_STREAM = 0x9a55;
 export interface EvaluateOptions {
   /** A registered environment id. */
   envId: string;
+  /** Keyword arguments of every environment made (`make(envId, { kwargs })`), recorded in the result. */
+  envKwargs?: Record<string, unknown>;
   /** The agent spec (`expert`, `random`, …), recorded in the result and passed to `resolveAgent`. */
   agent: string;
   /** Builds a fresh agent for every episode. */
@@ -80,7 +82,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   if (!Number.isInteger(seed)) throw new ConfigError(`evaluate: seed must be an integer, got ${seed}`);
   if (!(confidence > 0 && confidence < 1)) throw new ConfigError(`evaluate: confidence must be in (0, 1), got ${confidence}`);
 
-  const probe = make(options.envId);
+  const probe = make(options.envId, defined({ kwargs: options.envKwargs }));
   let tasks: TaskInfo[];
   try {
     tasks = probe.listTasks?.(split) ?? [];
@@ -104,7 +106,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   const records = await runSchedule({
     plans,
     concurrency,
-    makeEnv: () => make(options.envId),
+    makeEnv: () => make(options.envId, defined({ kwargs: options.envKwargs })),
     episode: async (env, plan) => {
       const task = plan.task as TaskInfo;
       let agent: Agent | undefined;
@@ -137,6 +139,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   return {
     format: EVAL_RESULT_FORMAT,
     envId: options.envId,
+    ...defined({ envKwargs: options.envKwargs }),
     agent: options.agent,
     agentName,
     split,

@@ -51,6 +51,7 @@ export function toMarkdown(result: EvalResult): string {
     `### ${result.agent} on ${result.envId}`,
     '',
     `${result.split} split · ${result.n} episodes over ${result.tasks} tasks${result.trials === undefined ? '' : ` · ${result.trials} trials`} · seed ${result.seed} · ` +
+      (result.envKwargs === undefined ? '' : `environment options \`${JSON.stringify(result.envKwargs)}\` · `) +
       `${pct}% bootstrap percentile intervals (B = ${result.resamples})`,
     '',
     table(['metric', 'mean', 'sd', `${pct}% CI`, 'n'], rows, new Set([1, 2, 4])),

@@ -56,6 +56,8 @@ export type MetricSummaries = Record<Exclude<MetricName, 'success'>, MetricSumma
 export interface EvalResult {
   format: typeof EVAL_RESULT_FORMAT;
   envId: string;
+  /** The environment's keyword arguments, when the evaluation gave any (`evaluate`'s `envKwargs`). */
+  envKwargs?: Record<string, unknown>;
   /** The agent spec as given (`expert`, `random`, `openai:MODEL`). */
   agent: string;
   /** The agent's own name, from its trajectories. */
@@ -120,6 +122,7 @@ export const EvalResultSchema = z
   .object({
     format: z.literal(EVAL_RESULT_FORMAT),
     envId: z.string().min(1),
+    envKwargs: z.record(z.string(), z.unknown()).optional(),
     agent: z.string().min(1),
     agentName: z.string(),
     split: z.enum(['train', 'heldout']),

@@ -28,6 +28,8 @@ import { defined } from '../core/defined.js';
 export interface CollectOptions {
   /** Registered environment id. */
   envId: string;
+  /** Keyword arguments of every environment made (`make(envId, { kwargs })`), e.g. a conversation env's `user`. */
+  envKwargs?: Record<string, unknown>;
   /** Agent spec for `resolveAgent` (`expert`, `random`, …). */
   agent: string;
   /**
@@ -142,7 +144,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     throw new ConfigError(`maxSteps must be a positive integer, got ${options.maxSteps}`);
   }
   const seed = options.seed ?? 0;
-  const makeEnv = (): AgentEnv => make(options.envId, defined({ maxEpisodeSteps: options.maxSteps }));
+  const makeEnv = (): AgentEnv => make(options.envId, defined({ maxEpisodeSteps: options.maxSteps, kwargs: options.envKwargs }));
 
   // Where the set goes is checked before any episode runs (episodes may cost money): the file and the name,
   // neither replacing an earlier set unless forced, and the parents, resolved to refs like every other ref argument.

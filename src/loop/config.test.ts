@@ -136,6 +136,22 @@ describe('pipeline configuration', () => {
     expect(() => parsePipelineConfig({ ...base, collect: { shard_execution: 'remote' } }, 't')).toThrow('t $.collect.shard_execution: Invalid option: expected one of "activity"|"local"');
   });
 
+  it('gives env_kwargs to collection and evaluation: the top level to both, a section its own', () => {
+    const base = { name: 'x', env: 'e', policy: { init: { tiny: {} } }, train: { command: 'sft' }, max_iterations: 1 };
+    const user = { user: 'openai:sim@http://127.0.0.1:9/v1' };
+    const top = parsePipelineConfig({ ...base, env_kwargs: user, phases: [{ name: 'a', iterations: 1 }, { name: 'b', collect: { env_kwargs: { user: 'scripted' } } }] }, 't');
+    expect(top.phases.map((p) => p.collect.env_kwargs)).toEqual([user, { user: 'scripted' }]);
+    expect(top.eval.env_kwargs).toEqual(user);
+    const own = parsePipelineConfig({ ...base, env_kwargs: user, eval: { env_kwargs: {} } }, 't');
+    expect(own.eval.env_kwargs).toEqual({});
+    // Absent, the sections have no key at all (the activity inputs of earlier histories stay as they were).
+    const none = parsePipelineConfig(base, 't');
+    expect(none.phases[0]?.collect).not.toHaveProperty('env_kwargs');
+    expect(none.eval).not.toHaveProperty('env_kwargs');
+    expect(() => parsePipelineConfig({ ...base, env_kwargs: ['user'] }, 't')).toThrow('t $.env_kwargs: Invalid input: expected record, received array');
+    expect(() => parsePipelineConfig({ ...base, eval: { env_kwargs: 'scripted' } }, 't')).toThrow('t $.eval.env_kwargs: Invalid input: expected record, received string');
+  });
+
   it('takes train.heartbeat_timeout as a duration of at least 10 s, from the top level or the phase', () => {
     const base = { name: 'x', env: 'e', policy: { init: { tiny: {} } }, max_iterations: 1 };
     const c = parsePipelineConfig({ ...base, train: { command: 'sft', heartbeat_timeout: '10s' } }, 't');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DURATION_PATTERN, durationMs } from '../core/duration.js';
+import { defined } from '../core/defined.js';
 import { ConfigError } from '../core/errors.js';
 
 /** The task queues of a configuration that names none: the CPU workers' and the GPU worker's (`workers/`). */
@@ -15,6 +16,9 @@ export const DEFAULT_TASK_QUEUES = { cpu: 'gymflow', gpu: 'gymflow-gpu' } as con
  */
 
 const positiveInt = z.number().int().positive();
+
+/** An environment's keyword arguments, as `make(id, { kwargs })` takes them (a JSON object). */
+const EnvKwargsSchema = z.record(z.string(), z.unknown());
 
 /** A Temporal duration string (`90s`, `30m`, `6h`), read by `durationMs` (src/core/duration.ts). */
 const duration = z.string().regex(DURATION_PATTERN, "expected a duration like '90s', '30m' or '6h'");
@@ -93,6 +97,12 @@ export const CollectSectionSchema = z
      * variant with the same task ids, e.g. `gymflow/tool-use-randomized-v0` (domain randomisation).
      */
     env: z.string().min(1).optional(),
+    /**
+     * Keyword arguments of the environment (`make(id, { kwargs })`), e.g. `{ user: 'openai:gpt-4o-mini' }` for a
+     * conversation env's simulated user; default: the top-level `env_kwargs`. They are part of the workflow's
+     * history: name keys by their environment variables, never put a secret here.
+     */
+    env_kwargs: EnvKwargsSchema.optional(),
     /** Which task list to draw from. */
     split: z.enum(['train', 'heldout']).default('train'),
     /** Groups (tasks drawn) per iteration; episodes = tasks × group_size. */
@@ -247,6 +257,12 @@ export const EvalSectionSchema = z
     max_steps: positiveInt.optional(),
     /** Seed of the episode seeds (the same every iteration, so iterations are paired). */
     seed: z.number().int().default(0),
+    /**
+     * Keyword arguments of the environment (`make(id, { kwargs })`), e.g. `{ user: 'openai:gpt-4o-mini' }` for a
+     * conversation env's simulated user; default: the top-level `env_kwargs`. They are part of the workflow's
+     * history: name keys by their environment variables, never put a secret here.
+     */
+    env_kwargs: EnvKwargsSchema.optional(),
   })
   .strict();
 
@@ -278,6 +294,8 @@ const RawConfigSchema = z
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'expected a name of letters, digits, ., _, - (it becomes part of workflow ids and ref names)'),
     /** Registered environment id (`gymflow envs`). */
     env: z.string().min(1),
+    /** Keyword arguments of every environment the loop makes, unless `collect` or `eval` gives its own `env_kwargs`. */
+    env_kwargs: EnvKwargsSchema.optional(),
     /** Artifact store root seen by the workers (default: the worker's `--store`, `$GYMFLOW_STORE`, `.gymflow/store`). */
     store: z.string().min(1).optional(),
     /** Scratch directory of the workers for trainer runs and checked-out artifacts (default: beside the store). */
@@ -350,7 +368,7 @@ export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfi
     if (model !== undefined && (typeof model !== 'object' || model === null || 'path' in model || 'tiny' in model)) {
       ctx.addIssue({ code: 'custom', message: "the model comes from policy.init and the previous iteration; only model.dtype / model.gradient_checkpointing / model.tokenizer may be set here", path: [...where, 'train', 'config', 'model'] });
     }
-    const collect = CollectSectionSchema.parse(mergeSection(raw.collect, p.collect));
+    const collect = CollectSectionSchema.parse(mergeSection(mergeSection(defined({ env_kwargs: raw.env_kwargs }), raw.collect), p.collect));
     const exp = ExportSectionSchema.parse(mergeSection(raw.export, p.export));
     const format = exp.format ?? train.data.command;
     if (format !== train.data.command) {
@@ -375,7 +393,8 @@ export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfi
     names.add(p.name);
   });
   const { phases: _p, collect: _c, export: _e, train: _t, max_iterations, ...rest } = raw;
-  return { ...rest, phases, max_iterations: max_iterations ?? Math.max(fixed, 1) };
+  const evalSection = rest.eval.env_kwargs === undefined && rest.env_kwargs !== undefined ? { ...rest.eval, env_kwargs: rest.env_kwargs } : rest.eval;
+  return { ...rest, eval: evalSection, phases, max_iterations: max_iterations ?? Math.max(fixed, 1) };
 });
 
 /** A path element that asks a line lookup for the line of the key that follows it, not of its value. */

@@ -60,6 +60,8 @@ export interface IterationMetrics {
   evalReward?: number;
   /** Mean steps of the evaluation episodes. */
   evalSteps?: number;
+  /** pass^1 … pass^k of the evaluation (τ-bench's metric), when `eval.repeats` k is above 1; bootstrap intervals. */
+  passK?: { k: number; value: number; low: number; high: number }[];
   /** Collection: episodes, success rate and mean reward of the rollouts trained on. */
   rollouts?: { episodes: number; success: number; meanReward: number; meanSteps: number };
   /**
@@ -236,7 +238,8 @@ export function compactHistory(history: readonly IterationMetrics[], max = 200):
 
 /**
  * An iteration's numbers as the loop's curves: `eval/success` (held out; with `eval/success_low` and
- * `eval/success_high`, its Wilson interval), `eval/reward`, `eval/steps`, `rollouts/success`, `rollouts/reward`,
+ * `eval/success_high`, its Wilson interval), `eval/reward`, `eval/steps`, `eval/pass_hat_K` (pass^K, K = 1 … `eval.repeats`,
+ * when above 1), `rollouts/success`, `rollouts/reward`,
  * `rollouts/steps`, `rollouts/episodes`, `train/loss`, `train/steps`, `train/entropy`, `train/mismatch_kl` and
  * `wall_minutes`, each where the iteration has it (the baseline has no rollouts and no training).
  */
@@ -251,6 +254,7 @@ export function loopScalars(m: IterationMetrics): Record<string, number> {
   put('eval/success_high', m.success?.high);
   put('eval/reward', m.evalReward);
   put('eval/steps', m.evalSteps);
+  for (const p of m.passK ?? []) put(`eval/pass_hat_${p.k}`, p.value);
   put('rollouts/success', m.rollouts?.success);
   put('rollouts/reward', m.rollouts?.meanReward);
   put('rollouts/steps', m.rollouts?.meanSteps);

@@ -54,6 +54,9 @@ describe('loopScalars', () => {
     });
     // the baseline: an evaluation only; a trainer that reported no loss (null) has no point either
     expect(loopScalars({ iteration: 0, phase: 'sft', algorithm: 'baseline', wallMs: 6000, refs: {}, train: { loss: null, steps: 0 } })).toEqual({ 'train/steps': 0, 'wall_minutes': 0.1 });
+    // an evaluation with trials (eval.repeats 2): pass^1 and pass^2 as curves of their own
+    const trials = loopScalars({ ...rl, passK: [{ k: 1, value: 0.75, low: 0.6, high: 0.9 }, { k: 2, value: 0.5, low: 0.3, high: 0.7 }] });
+    expect(trials).toMatchObject({ 'eval/pass_hat_1': 0.75, 'eval/pass_hat_2': 0.5 });
     expect(loopScalars({ ...rl, train: { loss: Number.NaN, steps: 3, entropy: Number.POSITIVE_INFINITY } })).not.toHaveProperty('train/loss');
   });
 });

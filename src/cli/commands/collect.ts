@@ -7,11 +7,11 @@ import type { Split } from '../../core/types.js';
 import { collect, type CollectOptions, type CollectProgress, type CollectSummary } from '../../hub/collect.js';
 import { resolveAgent } from '../../policy/specs.js';
 import { scoreTrajectory } from '../../reward/score.js';
-import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
+import { checkedEnvKwargs, parseInteger, parsePositiveInteger, printJson, withEnvKwargsOptions, type EnvKwargsOpts } from '../options.js';
 import { openStore, withStoreOption } from './store.js';
 import { defined } from '../../core/defined.js';
 
-interface CollectOpts {
+interface CollectOpts extends EnvKwargsOpts {
   env: string;
   agent: string;
   n?: number;
@@ -100,7 +100,7 @@ export function isFileOutput(out: string): boolean {
 
 /** `gymflow collect`: many episodes in parallel, recorded (and stored) as a trajectory set. */
 export function collectCommand(program: Command): void {
-  withStoreOption(program.command('collect'))
+  withEnvKwargsOptions(withStoreOption(program.command('collect')))
     .description('run many episodes in parallel and record them as a trajectory set')
     .requiredOption('--env <id>', 'environment id, e.g. gymflow/tool-use-v0')
     .requiredOption('--agent <spec>', 'agent: expert | random | openai:MODEL[@BASE_URL] | anthropic:MODEL | local:DIR[?temperature=T&top_p=P&max_new_tokens=N]')
@@ -119,6 +119,7 @@ export function collectCommand(program: Command): void {
     .option('--no-progress', 'no progress output')
     .action(async (opts: CollectOpts) => {
       const profile = opts.score ? getProfile(spec(opts.env).domain) : undefined;
+      const envKwargs = await checkedEnvKwargs(opts.env, opts);
       const toFile = isFileOutput(opts.out);
       if (toFile && opts.parent !== undefined) throw new ConfigError(`--parent records lineage in the store; -o ${opts.out} is a file (give a ref name to store the set)`);
       const store = toFile ? undefined : await openStore(opts, true);
@@ -132,6 +133,7 @@ export function collectCommand(program: Command): void {
       const reporter = opts.progress ? progressReporter(process.stderr) : undefined;
       const options: CollectOptions = {
         envId: opts.env,
+        ...defined({ envKwargs }),
         agent: opts.agent,
         resolveAgent,
         concurrency: opts.concurrency,

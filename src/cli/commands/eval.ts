@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { defined } from '../../core/defined.js';
 import { ConfigError } from '../../core/errors.js';
 import { checkNewOutput, realPathOf, writeFileAtomically } from '../../core/output-file.js';
 import { make, spec } from '../../core/registry.js';
@@ -10,11 +11,11 @@ import { toMarkdown } from '../../eval/markdown.js';
 import { EVAL_METRICS } from '../../eval/metrics.js';
 import type { EvalResult } from '../../eval/result.js';
 import { resolveAgent } from '../../policy/specs.js';
-import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
+import { checkedEnvKwargs, parseInteger, parsePositiveInteger, printJson, withEnvKwargsOptions, type EnvKwargsOpts } from '../options.js';
 import { formatTable } from '../table.js';
 import { openStore, withStoreOption } from './store.js';
 
-interface EvalOpts {
+interface EvalOpts extends EnvKwargsOpts {
   env: string;
   agent: string;
   split: Split;
@@ -52,7 +53,7 @@ export function parseOpenUnit(value: string): number {
  * JSON or Markdown.
  */
 export function evalCommand(program: Command): void {
-  withStoreOption(program.command('eval'))
+  withEnvKwargsOptions(withStoreOption(program.command('eval')))
     .description('evaluate an agent: n seeded episodes on held-out tasks, metrics with confidence intervals')
     .requiredOption('--env <id>', 'environment id, e.g. gymflow/tool-use-v0')
     .requiredOption('--agent <spec>', 'agent spec: expert | random | …')
@@ -71,7 +72,8 @@ export function evalCommand(program: Command): void {
     .option('--by <field>', 'also print success per value of this task metadata field (e.g. kind; tool-use: answerInTrain)')
     .action(async (opts: EvalOpts) => {
       spec(opts.env); // fails early with the list of registered ids
-      const by = opts.by === undefined ? undefined : { field: opts.by, tasks: await splitTasks(opts.env, opts.split) };
+      const envKwargs = await checkedEnvKwargs(opts.env, opts);
+      const by = opts.by === undefined ? undefined : { field: opts.by, tasks: await splitTasks(opts.env, envKwargs, opts.split) };
       if (by) assertMetadataField(by.tasks, by.field); // before the episodes run
       // The outputs and the name too, none replacing an earlier result unless forced: the episodes may take
       // hours, or cost money.
@@ -84,6 +86,7 @@ export function evalCommand(program: Command): void {
       if (store !== undefined && opts.save !== undefined) await store.checkNewName(opts.save, { force });
       const result = await evaluate({
         envId: opts.env,
+        ...defined({ envKwargs }),
         agent: opts.agent,
         resolveAgent,
         split: opts.split,
@@ -108,8 +111,8 @@ export function evalCommand(program: Command): void {
 }
 
 /** The tasks of an environment's split, for `--by`; a ConfigError when the environment cannot list them. */
-async function splitTasks(envId: string, split: Split): Promise<TaskInfo[]> {
-  const env = make(envId);
+async function splitTasks(envId: string, kwargs: Record<string, unknown> | undefined, split: Split): Promise<TaskInfo[]> {
+  const env = make(envId, defined({ kwargs }));
   try {
     const tasks = env.listTasks?.(split);
     if (tasks === undefined) throw new ConfigError(`--by: ${envId} cannot list its tasks, so it has no task metadata to break down by`);
@@ -136,8 +139,9 @@ export function formatEvalTable(result: EvalResult): string {
   const success = result.metrics.success;
   const passK = passKHeading(result);
   const trials = result.trials === undefined ? '' : ` trials=${result.trials}`;
+  const kwargs = result.envKwargs === undefined ? '' : ` kwargs=${JSON.stringify(result.envKwargs)}`;
   return [
-    `${result.envId} agent=${result.agent} split=${result.split} episodes=${result.n} tasks=${result.tasks}${trials} seed=${result.seed}`,
+    `${result.envId}${kwargs} agent=${result.agent} split=${result.split} episodes=${result.n} tasks=${result.tasks}${trials} seed=${result.seed}`,
     formatTable(rows, [
       { key: 'metric' },
       { key: 'mean', align: 'right' },

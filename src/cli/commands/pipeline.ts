@@ -231,11 +231,18 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
   lines.push(formatTable(stageRows, [{ key: 'stage' }, { key: 'state' }, { key: 'progress', align: 'right' }, { key: 'time', align: 'right' }, { key: 'ref' }, { key: 'note' }]));
   if (status.history.length > 0) {
     lines.push('');
+    // pass^k only when some evaluation ran trials (`eval.repeats` above 1): the largest k's value.
+    const passKOf = (h: IterationMetrics): string => {
+      const last = h.passK?.[h.passK.length - 1];
+      return last === undefined || last.k < 2 ? '' : `${pct(last.value)} (k=${last.k})`;
+    };
+    const withPassK = status.history.some((h) => passKOf(h) !== '');
     const historyRows = status.history.map((h) => ({
       iter: h.iteration,
       phase: h.phase,
       algorithm: h.algorithm,
       success: h.success ? `${pct(h.success.value)} [${pct(h.success.low)}, ${pct(h.success.high)}] n=${h.success.n}` : '',
+      passK: passKOf(h),
       reward: h.evalReward ?? '',
       steps: h.evalSteps ?? '',
       rollouts: h.rollouts ? `${h.rollouts.episodes} ep, ${pct(h.rollouts.success)} ok` : '',
@@ -251,6 +258,7 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
         { key: 'phase' },
         { key: 'algorithm' },
         { key: 'success', header: 'held-out success [95% CI]' },
+        ...(withPassK ? [{ key: 'passK' as const, header: 'pass^k', align: 'right' as const }] : []),
         { key: 'reward', align: 'right' },
         { key: 'steps', align: 'right' },
         { key: 'rollouts' },

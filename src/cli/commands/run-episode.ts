@@ -3,10 +3,10 @@ import { checkNewOutput, writeFileAtomically } from '../../core/output-file.js';
 import { make, spec } from '../../core/registry.js';
 import { runEpisode } from '../../core/rollout.js';
 import { resolveAgent } from '../../policy/specs.js';
-import { parseInteger, printJson } from '../options.js';
+import { checkedEnvKwargs, parseInteger, printJson, withEnvKwargsOptions, type EnvKwargsOpts } from '../options.js';
 import { defined } from '../../core/defined.js';
 
-interface RunEpisodeOpts {
+interface RunEpisodeOpts extends EnvKwargsOpts {
   env: string;
   agent: string;
   seed?: number;
@@ -18,8 +18,7 @@ interface RunEpisodeOpts {
 
 /** `gymflow run-episode`: one episode of an agent in an environment, written as a trajectory. */
 export function runEpisodeCommand(program: Command): void {
-  program
-    .command('run-episode')
+  withEnvKwargsOptions(program.command('run-episode'))
     .description('run one episode and print (or write) its trajectory')
     .requiredOption('--env <id>', 'environment id, e.g. gymflow/text-math-v0')
     .option('--agent <spec>', 'agent: expert | random | openai:MODEL[@BASE_URL] | anthropic:MODEL | local:DIR[?temperature=T&top_p=P&max_new_tokens=N]', 'expert')
@@ -32,8 +31,9 @@ export function runEpisodeCommand(program: Command): void {
       spec(opts.env); // fails early with the list of registered ids
       // Before the agent loads: an episode of a model API costs money.
       if (opts.out !== undefined) await checkNewOutput(opts.out, { force: opts.force === true });
+      const kwargs = await checkedEnvKwargs(opts.env, opts);
       const agent = resolveAgent(opts.agent, opts.env, defined({ seed: opts.seed }));
-      const env = make(opts.env);
+      const env = make(opts.env, defined({ kwargs }));
       try {
         const t = await runEpisode(env, agent, {
           envId: opts.env,

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { spec } from '../../core/registry.js';
 import { serveEnv } from '../../envs/openenv/serve.js';
-import { parseInteger, parsePositiveInteger } from '../options.js';
+import { parseInteger, parseKwargs, parsePositiveInteger } from '../options.js';
 
 interface ServeEnvOpts {
   env: string;
@@ -16,18 +16,6 @@ function parsePortOrZero(value: string): number {
   const n = parseInteger(value);
   if (n < 0 || n > 65535) throw new InvalidArgumentError(`expected a port (0-65535; 0: any free one), got '${value}'`);
   return n;
-}
-
-/** A JSON object of `make` keyword arguments. */
-function parseKwargs(value: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch (err) {
-    throw new InvalidArgumentError(`expected a JSON object, got '${value}' (${(err as Error).message})`);
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError(`expected a JSON object, got '${value}'`);
-  return parsed as Record<string, unknown>;
 }
 
 /**
