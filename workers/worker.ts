@@ -5,11 +5,16 @@
 import { parseArgs } from 'node:util';
 import { NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import { defined } from '../src/core/defined.js';
+import { connectionOptions, temporalTarget } from '../src/runtime/temporal-target.js';
 
 /** Options of a gymflow worker. */
 export interface WorkerOptions {
-  /** Temporal frontend `host:port` (default `$TEMPORAL_ADDRESS`, else 127.0.0.1:7233). Ignored with `connection`. */
+  /**
+   * Temporal frontend `host:port` (default `$TEMPORAL_ADDRESS`, else 127.0.0.1:7233). Ignored with `connection`;
+   * TLS and an API key come from the environment (src/runtime/temporal-target.ts).
+   */
   address?: string;
+  /** Namespace (default `$TEMPORAL_NAMESPACE`, else `default`). */
   namespace?: string;
   /** Task queue to poll (default: `gymflow` for the CPU worker, `gymflow-gpu` for the GPU worker). */
   taskQueue?: string;
@@ -45,13 +50,14 @@ export async function runGymflowWorker(
   defaults: { taskQueue: string; shutdownGraceMs: number },
   build: (taskQueue: string) => Pick<SdkWorkerOptions, 'activities' | 'workflowsPath'>,
 ): Promise<void> {
-  const address = workerAddress(options);
+  const target = temporalTarget(options);
+  const address = target.address;
   const taskQueue = options.taskQueue ?? defaults.taskQueue;
-  const connection = options.connection ?? (await NativeConnection.connect({ address }));
+  const connection = options.connection ?? (await NativeConnection.connect(connectionOptions(target)));
   try {
     const worker = await Worker.create({
       connection,
-      namespace: options.namespace ?? 'default',
+      namespace: target.namespace,
       taskQueue,
       shutdownGraceTime: options.shutdownGraceMs ?? defaults.shutdownGraceMs,
       // Heartbeats carry cancellations back: at the SDK default (up to 60 s between heartbeat RPCs) a

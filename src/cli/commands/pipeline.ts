@@ -9,6 +9,7 @@ import { loadPipelineConfig } from '../../runtime/config-file.js';
 import { defaultWorkflowId } from '../../loop/plan.js';
 import { SearchAttributeKeys } from '../../loop/search-attributes.js';
 import { continuation, parseRunInput, type ClosedRun } from '../../loop/continuation.js';
+import { connectionOptions, temporalTarget } from '../../runtime/temporal-target.js';
 import { formatMismatch, STAGES, type IterationMetrics, type LoopState, type PipelineStatus } from '../../loop/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { fullMessage } from '../errors.js';
@@ -46,11 +47,12 @@ export class TemporalUnreachableError extends GymflowError {
 
 /** Connects to the frontend and runs `fn` with a client; closes the connection afterwards. */
 export async function withClient<T>(opts: ConnectOptions, fn: (client: Client, where: { address: string; namespace: string }) => Promise<T>): Promise<T> {
-  const address = resolveAddress(opts);
-  const namespace = resolveNamespace(opts);
+  // TLS and an API key (Temporal Cloud, a cluster with mTLS) come from the environment, as the `temporal` CLI reads them.
+  const target = temporalTarget({ address: resolveAddress(opts), namespace: resolveNamespace(opts) });
+  const { address, namespace } = target;
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address, connectTimeout: '5s' });
+    connection = await Connection.connect({ ...connectionOptions(target), connectTimeout: '5s' });
   } catch (err) {
     throw new TemporalUnreachableError(address, err);
   }
