@@ -61,13 +61,13 @@ export interface ModelUserOptions {
 }
 
 /** The model user (see the module comment). */
-export class ModelUser implements SimulatedUser {
+export class ModelUser implements SimulatedUser<unknown> {
   readonly kind: string;
   private readonly options: ModelUserOptions;
   private openai: OpenAI | undefined;
   private anthropic: Anthropic | undefined;
   private classify: ((err: unknown) => FailureInfo) | undefined;
-  private episode: UserEpisode | undefined;
+  private episode: UserEpisode<unknown> | undefined;
   private transcript = new Transcript();
 
   constructor(options: ModelUserOptions) {
@@ -76,7 +76,7 @@ export class ModelUser implements SimulatedUser {
   }
 
   /** Starts an episode: the conversation so far is the greeting and the opening. */
-  start(episode: UserEpisode): void {
+  start(episode: UserEpisode<unknown>): void {
     this.episode = episode;
     this.transcript = new Transcript();
     this.transcript.add({ role: 'agent', text: AGENT_GREETING });
@@ -115,7 +115,7 @@ export class ModelUser implements SimulatedUser {
   }
 
   /** A function that sends the next request and returns the reply's text (the SDK loaded on first use). */
-  private async sender(episode: UserEpisode, message: string): Promise<() => Promise<string>> {
+  private async sender(episode: UserEpisode<unknown>, message: string): Promise<() => Promise<string>> {
     const o = this.options;
     const timeout = o.timeoutMs ?? 60_000;
     const system = modelUserPrompt(episode.instruction);
