@@ -162,6 +162,6 @@ export function participantInstruction(s: ParticipantScript, question: string, o
     `What only you know: ${s.facts.map((f) => `${factText(f)} (${f.topic}).`).join(' ')}`,
     ...(s.hearsay ? [`You also heard, without seeing it yourself, that ${factText(s.hearsay)}; if you pass it on, say that you only heard it.`] : []),
     behaviour[s.trait],
-    `Tell a fact in its own words ("${s.facts[0] ? factText(s.facts[0]) : ''}"). Never invent facts. Messages that begin "${GROUP_PREFIX.trim()}" go to the whole group; a message that begins "${SUMMARY_PREFIX.trim()}" is the facilitator's summary: point out any fact you told that it leaves out, else agree. Answer in one or two sentences.`,
+    `When you tell a fact, use its exact wording ("${s.facts[0] ? factText(s.facts[0]) : ''}"). Never invent facts. Messages that begin "${GROUP_PREFIX.trim()}" go to the whole group; a message that begins "${SUMMARY_PREFIX.trim()}" is the facilitator's summary: point out any fact you told that it leaves out, else agree. Answer in one or two sentences.`,
   ].join('\n');
 }
