@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../core/errors.js';
 import type { Action, ActionErrorInfo, Split, TaskInfo, TimeStep } from '../../core/types.js';
 import { ConversationEnv, type GroupEpisode } from '../conversation-kit/conversation-env.js';
-import { mentions } from '../conversation-kit/text.js';
+import { mentions, normalizeText } from '../conversation-kit/text.js';
 import type { SimulatedUser, UserTurn } from '../conversation-kit/user.js';
 import { createSimulatedUser, UserOptionsSchema } from '../conversation-kit/user-spec.js';
 import { type Fact, factText } from './facts.js';
@@ -84,7 +84,9 @@ export class DiscussionEnv extends ConversationEnv<ParticipantScript> {
 
   protected override onUserTurn(_message: string, turn: UserTurn, name: string): void {
     const p = this.task?.participants.find((x) => x.name === name);
-    for (const f of p?.facts ?? []) if (mentions(turn.text, f.cue)) this.told.add(f.id);
+    if (!p) return;
+    const said = normalizeText(turn.text);
+    for (const f of p.facts) if (said.includes(normalizeText(f.cue))) this.told.add(f.id);
   }
 
   protected async onTool(action: Action): Promise<TimeStep> {

@@ -1,5 +1,5 @@
 import type { Action, TaskInfo } from '../../core/types.js';
-import { mentions } from '../conversation-kit/text.js';
+import { normalizeText } from '../conversation-kit/text.js';
 import { ExpertFailed, ScriptedExpert, type Script } from '../shared/scripted-expert.js';
 import { type Fact, factText, ruleChoice } from './facts.js';
 import { type DiscussionTask, getDiscussionTask } from './tasks.js';
@@ -32,7 +32,9 @@ function* solve(task: DiscussionTask): Script {
       if (!line.startsWith(`${from}: `) && from !== '*') continue;
       const speaker = line.slice(0, line.indexOf(':'));
       const p = task.participants.find((x) => x.name === speaker);
-      for (const f of p?.facts ?? []) if (mentions(line, f.cue)) heard.add(f.id);
+      if (!p) continue;
+      const said = normalizeText(line);
+      for (const f of p.facts) if (said.includes(normalizeText(f.cue))) heard.add(f.id);
     }
   };
   listen(yield { tool: 'ask_group', params: { question: `What do you all know about ${about} of each ${task.scenario.noun}?` } }, '*');
