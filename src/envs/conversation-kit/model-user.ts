@@ -8,8 +8,8 @@ import { STOP_TOKEN, type SimulatedUser, type UserEpisode, type UserTurn, UserSi
  * A simulated user played by a language model, as tau-bench's user simulator: the model is told the
  * task's hidden instruction and the rules below, sees the agent's messages as the *user* side of its chat
  * and writes the customer's lines as the *assistant*; a line containing `###STOP###` ends the
- * conversation. The conversation opens with the agent's greeting and the task's opening message (the
- * same first line the agent's instruction quotes, whoever plays the user).
+ * conversation. The conversation opens with the agent's greeting (the episode's, else {@link AGENT_GREETING})
+ * and the task's opening message (the same first line the agent's instruction quotes, whoever plays the user).
  *
  * Servers: any OpenAI-compatible chat-completions server (`openai:MODEL[@BASE_URL]`, vLLM included) or the
  * Anthropic Messages API (`anthropic:MODEL[@BASE_URL]`). The SDK loads on the first reply, so registering
@@ -79,7 +79,7 @@ export class ModelUser implements SimulatedUser<unknown> {
   start(episode: UserEpisode<unknown>): void {
     this.episode = episode;
     this.transcript = new Transcript();
-    this.transcript.add({ role: 'agent', text: AGENT_GREETING });
+    this.transcript.add({ role: 'agent', text: episode.greeting ?? AGENT_GREETING });
     this.transcript.add({ role: 'user', text: episode.opening });
   }
 

@@ -22,6 +22,8 @@ export interface UserEpisode<S = UserScript> {
   instruction: string;
   /** The user's first message, fixed by the task (the agent's task instruction quotes it). */
   opening: string;
+  /** The agent's line a model user's chat starts with, answered by `opening` (default `AGENT_GREETING`, a service desk's). */
+  greeting?: string;
   /** The structured form of the instruction that a scripted user follows. */
   script: S;
   /** The episode's seed for the user (its phrasing; a model server's sampling seed). */

@@ -163,6 +163,12 @@ describe('DiscussionEnv with models as the members (loopback servers)', () => {
       const group = asked.filter((l) => l.startsWith('agent to everyone: ')).length;
       const direct = asked.filter((l) => l.startsWith('agent to ') && !l.startsWith('agent to everyone: ')).length;
       expect(api.requests).toHaveLength(group * mixed.participants.length + direct);
+      // A member's chat opens with the facilitator's welcome and the member's opening, after its hidden instruction.
+      const firstBody = api.requests[0]?.body as { system?: string; messages: { role: string; content: string }[] };
+      const chat = provider === 'openai' ? firstBody.messages.slice(1) : firstBody.messages;
+      const member = mixed.participants[0] as (typeof mixed.participants)[number];
+      expect(provider === 'openai' ? firstBody.messages[0]?.content : firstBody.system).toBe(modelUserPrompt(member.hidden));
+      expect(chat.slice(0, 2)).toEqual([{ role: 'user', content: `Welcome, everyone. ${mixed.scenario.question}` }, { role: 'assistant', content: member.opening }]);
       await env.close();
     });
   }

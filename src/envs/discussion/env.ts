@@ -78,7 +78,8 @@ export class DiscussionEnv extends ConversationEnv<ParticipantScript> {
     return {
       task: discussionTaskInfo(task),
       opening: task.opening,
-      participants: Object.fromEntries(task.participants.map((p) => [p.name, { instruction: p.hidden, opening: p.opening, script: p.script }])),
+      // A model member's chat starts with the facilitator opening the meeting, answered by the member's opening.
+      participants: Object.fromEntries(task.participants.map((p) => [p.name, { instruction: p.hidden, opening: p.opening, greeting: `Welcome, everyone. ${task.scenario.question}`, script: p.script }])),
     };
   }
 
