@@ -2,6 +2,8 @@ import { ConfigError } from '../core/errors.js';
 import { listEnvs, register } from '../core/registry.js';
 import { CONVERSATION_ENV_ID, CONVERSATION_MAX_STEPS, RetailEnv } from './retail/env.js';
 import { RetailExpert } from './retail/expert.js';
+import { DISCUSSION_ENV_ID, DISCUSSION_MAX_STEPS, DiscussionEnv } from './discussion/env.js';
+import { DiscussionExpert } from './discussion/expert.js';
 import { HOUSEHOLD_ENV_ID, HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './household/env.js';
 import { HouseholdExpert } from './household/expert.js';
 import { HouseholdPlanner } from './household/planner.js';
@@ -16,7 +18,7 @@ import { WEBSHOP_ENV_ID, WEBSHOP_MAX_STEPS, WebshopEnv } from './webshop/env.js'
 import { WebshopExpert } from './webshop/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -101,6 +103,15 @@ export function registerBuiltinEnvs(): void {
         "Customer service in a retail store (tau-bench's retail): authenticate a simulated customer, then cancel, modify, return or exchange orders under a written policy; reward 1 when the final database equals the gold one and every required answer was told.",
       maxEpisodeSteps: CONVERSATION_MAX_STEPS,
       agents: { expert: () => new RetailExpert() },
+    });
+  }
+  if (!registered.has(DISCUSSION_ENV_ID)) {
+    register(DISCUSSION_ENV_ID, (kwargs) => new DiscussionEnv(kwargs), {
+      domain: 'discussion',
+      description:
+        'A hidden-profile discussion (Stasser & Titus): facilitate a committee of 2-4 simulated members whose private facts, pooled, overturn the option the shared briefing favours; ask members, ask the group, summarise, decide. Reward 1 for the pooled facts\' choice, every decisive fact heard and quoted.',
+      maxEpisodeSteps: DISCUSSION_MAX_STEPS,
+      agents: { expert: () => new DiscussionExpert() },
     });
   }
   registerSandboxEnv();

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Action, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
 import { LoopbackApi, openaiError } from '../../reward/judge/__fixtures__/loopback-api.js';
-import { ConversationEnv } from './conversation-env.js';
+import { ConversationEnv, type GroupEpisode } from './conversation-env.js';
 import { RESPOND_TOOL } from './respond-tool.js';
 import { DEFAULT_PHRASES, type UserScript } from './scripted-user.js';
 import { createUser } from './user-spec.js';
-import type { SimulatedUser, UserEpisode } from './user.js';
+import { type SimulatedUser, type UserEpisode, type UserTurn, UserSimulatorError } from './user.js';
 
 // A second domain on the same base, the size of a test: a library desk where a patron renews a book. It shows
 // what a conversation env writes (its task, its tools, its reward) and what the base does for it.
@@ -115,5 +115,94 @@ describe('ConversationEnv', () => {
     expect(ts).toMatchObject({ terminated: false, truncated: true, reward: 0, info: { reason: 'user_error', success: false, score: 0 } });
     expect(ts.info.user_error).toMatch(/HTTP 400 model not found/);
     expect(ts.observation).toMatch(/^The conversation stopped: the simulated user could not answer/);
+  });
+});
+
+// A domain with several named participants: a poll where the agent asks each member for their vote. Its
+// members are its own scripted users (their script is a vote); the base starts them, routes `hear` and truncates.
+
+/** A member who tells its vote when asked for it, and fails when told to (a model server that errors). */
+class Voter implements SimulatedUser<{ vote: string }> {
+  readonly kind = 'voter';
+  vote = '';
+  closed = 0;
+  seed = -1;
+  start(episode: UserEpisode<{ vote: string }>): void {
+    this.vote = episode.script.vote;
+    this.seed = episode.seed;
+  }
+  reply(message: string): Promise<UserTurn> {
+    if (message === 'fail') return Promise.reject(new UserSimulatorError('server down'));
+    return Promise.resolve({ text: /vote/.test(message) ? `I vote ${this.vote}.` : 'Hm?', done: false });
+  }
+  close(): Promise<void> {
+    this.closed += 1;
+    return Promise.resolve();
+  }
+}
+
+const ASK: ToolSpec = {
+  name: 'ask',
+  description: 'Ask a member.',
+  category: 'communicate',
+  parameters: { type: 'object', properties: { name: { type: 'string' }, message: { type: 'string' } }, required: ['name', 'message'], additionalProperties: false },
+};
+
+class PollEnv extends ConversationEnv<{ vote: string }> {
+  readonly domain = 'generic';
+  readonly tools = [ASK];
+  readonly voters = new Map<string, Voter>();
+  heardFrom: string[] = [];
+
+  constructor() {
+    super((name) => {
+      const v = new Voter();
+      this.voters.set(name, v);
+      return v;
+    });
+  }
+
+  protected begin(): GroupEpisode<{ vote: string }> {
+    this.heardFrom = [];
+    const member = (vote: string): Omit<UserEpisode<{ vote: string }>, 'seed'> => ({ instruction: `You vote ${vote}.`, opening: 'Hello.', script: { vote } });
+    return { task: { id: 'poll-1', domain: 'generic', instruction: 'Poll Ana and Ben.' }, opening: 'Ana and Ben are here.', participants: { Ana: member('yes'), Ben: member('no') } };
+  }
+
+  protected override onUserTurn(_m: string, _t: UserTurn, name: string): void {
+    this.heardFrom.push(name);
+  }
+
+  protected async onTool(action: Action): Promise<TimeStep> {
+    const name = String(action.params.name);
+    this.transcript.add({ role: 'agent', speaker: name, text: String(action.params.message) });
+    const heard = await this.hear(name, String(action.params.message));
+    return heard.stopped ?? this.observe(heard.turn.text);
+  }
+
+  protected outcome(): { reward: number; success: boolean; info: Record<string, unknown> } {
+    return { reward: 0, success: false, info: {} };
+  }
+}
+
+describe('ConversationEnv with several participants', () => {
+  it('starts one user per participant with its own seed, routes hear(name) and names speakers in the transcript', async () => {
+    const env = new PollEnv();
+    const first = await env.reset({ seed: 3 });
+    expect(first).toMatchObject({ observation: 'Ana and Ben are here.', info: { user: 'voter', participants: ['Ana', 'Ben'] } });
+    const [ana, ben] = [env.voters.get('Ana') as Voter, env.voters.get('Ben') as Voter];
+    expect(ana.vote).toBe('yes');
+    expect(ben.vote).toBe('no');
+    expect(ana.seed).not.toBe(ben.seed);
+    expect((await env.step({ tool: 'ask', params: { name: 'Ben', message: 'Your vote?' } })).observation).toBe('I vote no.');
+    expect(env.heardFrom).toEqual(['Ben']);
+    // A second episode reuses the members; closing the env closes each once.
+    await env.reset({ seed: 3 });
+    expect(env.voters.size).toBe(2);
+    const failed = await env.step({ tool: 'ask', params: { name: 'Ana', message: 'fail' } });
+    expect(failed).toMatchObject({ truncated: true, terminated: false, reward: 0, info: { reason: 'user_error', user_error: 'server down' } });
+    expect(failed.observation).toBe('The conversation stopped: participant Ana could not answer (server down).');
+    expect(failed.info.transcript).toEqual(['Ana: Hello.', 'Ben: Hello.', 'agent to Ana: fail']);
+    await env.close();
+    expect([ana.closed, ben.closed]).toEqual([1, 1]);
   });
 });

@@ -8,8 +8,8 @@ import { STOP_TOKEN, type SimulatedUser, type UserEpisode, type UserTurn, UserSi
  * A simulated user played by a language model, as tau-bench's user simulator: the model is told the
  * task's hidden instruction and the rules below, sees the agent's messages as the *user* side of its chat
  * and writes the customer's lines as the *assistant*; a line containing `###STOP###` ends the
- * conversation. The conversation opens with the agent's greeting and the task's opening message (the
- * same first line the agent's instruction quotes, whoever plays the user).
+ * conversation. The conversation opens with the agent's greeting (the episode's, else {@link AGENT_GREETING})
+ * and the task's opening message (the same first line the agent's instruction quotes, whoever plays the user).
  *
  * Servers: any OpenAI-compatible chat-completions server (`openai:MODEL[@BASE_URL]`, vLLM included) or the
  * Anthropic Messages API (`anthropic:MODEL[@BASE_URL]`). The SDK loads on the first reply, so registering
@@ -61,13 +61,13 @@ export interface ModelUserOptions {
 }
 
 /** The model user (see the module comment). */
-export class ModelUser implements SimulatedUser {
+export class ModelUser implements SimulatedUser<unknown> {
   readonly kind: string;
   private readonly options: ModelUserOptions;
   private openai: OpenAI | undefined;
   private anthropic: Anthropic | undefined;
   private classify: ((err: unknown) => FailureInfo) | undefined;
-  private episode: UserEpisode | undefined;
+  private episode: UserEpisode<unknown> | undefined;
   private transcript = new Transcript();
 
   constructor(options: ModelUserOptions) {
@@ -76,10 +76,10 @@ export class ModelUser implements SimulatedUser {
   }
 
   /** Starts an episode: the conversation so far is the greeting and the opening. */
-  start(episode: UserEpisode): void {
+  start(episode: UserEpisode<unknown>): void {
     this.episode = episode;
     this.transcript = new Transcript();
-    this.transcript.add({ role: 'agent', text: AGENT_GREETING });
+    this.transcript.add({ role: 'agent', text: episode.greeting ?? AGENT_GREETING });
     this.transcript.add({ role: 'user', text: episode.opening });
   }
 
@@ -115,7 +115,7 @@ export class ModelUser implements SimulatedUser {
   }
 
   /** A function that sends the next request and returns the reply's text (the SDK loaded on first use). */
-  private async sender(episode: UserEpisode, message: string): Promise<() => Promise<string>> {
+  private async sender(episode: UserEpisode<unknown>, message: string): Promise<() => Promise<string>> {
     const o = this.options;
     const timeout = o.timeoutMs ?? 60_000;
     const system = modelUserPrompt(episode.instruction);

@@ -36,8 +36,11 @@ export class Transcript {
     return this.list.filter((t) => t.role === 'user').map((t) => t.text);
   }
 
-  /** The transcript as lines (`user: …`, `agent: …`), for `info` and debugging. */
+  /**
+   * The transcript as lines (`user: …`, `agent: …`), for `info` and debugging. With several participants a
+   * participant's line is headed by its name (`Ana: …`) and the agent's by whom it spoke to (`agent to Ana: …`).
+   */
   lines(): string[] {
-    return this.list.map((t) => `${t.speaker ?? t.role}: ${t.text}`);
+    return this.list.map((t) => (t.speaker === undefined ? `${t.role}: ${t.text}` : t.role === 'agent' ? `agent to ${t.speaker}: ${t.text}` : `${t.speaker}: ${t.text}`));
   }
 }

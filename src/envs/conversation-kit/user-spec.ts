@@ -54,8 +54,16 @@ function apiKey(options: UserOptions, env: Record<string, string | undefined>, n
  * unknown spec (listing the forms) or a missing key (naming the env var).
  */
 export function createUser(options: UserOptions, env: Record<string, string | undefined> = process.env): SimulatedUser {
+  return createSimulatedUser(options, () => new ScriptedUser(), env);
+}
+
+/**
+ * {@link createUser} for a domain whose scripted users are its own (`scripted` builds one with `scripted()`,
+ * a discussion's participant, say); a model spec builds a {@link ModelUser} as for every domain.
+ */
+export function createSimulatedUser<S>(options: UserOptions, scripted: () => SimulatedUser<S>, env: Record<string, string | undefined> = process.env): SimulatedUser<S> {
   const spec = options.user.trim();
-  if (spec === 'scripted') return new ScriptedUser();
+  if (spec === 'scripted') return scripted();
   const tuning = {
     ...(options.userTemperature !== undefined ? { temperature: options.userTemperature } : {}),
     ...(options.userMaxTokens !== undefined ? { maxTokens: options.userMaxTokens } : {}),

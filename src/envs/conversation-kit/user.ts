@@ -12,14 +12,20 @@ import type { UserScript } from './scripted-user.js';
 /** The marker a model user writes to end the conversation (tau-bench's). */
 export const STOP_TOKEN = '###STOP###';
 
-/** What the user knows about the episode it takes part in. */
-export interface UserEpisode {
+/**
+ * What the user knows about the episode it takes part in. `S` is the type of the structured script a scripted
+ * user follows: a {@link UserScript} for the customer-service users, a domain's own for other participants (a
+ * discussion's participants hold facts, not goals); a model user reads only the instruction.
+ */
+export interface UserEpisode<S = UserScript> {
   /** The hidden instruction: who the user is and what it wants, in words (a model user's prompt). */
   instruction: string;
   /** The user's first message, fixed by the task (the agent's task instruction quotes it). */
   opening: string;
+  /** The agent's line a model user's chat starts with, answered by `opening` (default `AGENT_GREETING`, a service desk's). */
+  greeting?: string;
   /** The structured form of the instruction that a scripted user follows. */
-  script: UserScript;
+  script: S;
   /** The episode's seed for the user (its phrasing; a model server's sampling seed). */
   seed: number;
 }
@@ -34,12 +40,12 @@ export interface UserTurn {
   end?: 'satisfied' | 'gave_up' | 'stop';
 }
 
-/** A simulated user (see the module comment). */
-export interface SimulatedUser {
+/** A simulated user (see the module comment), started with episodes whose script is an `S`. */
+export interface SimulatedUser<S = UserScript> {
   /** `scripted`, or the spec of the model (`openai:gpt-4o`). */
   readonly kind: string;
   /** Starts an episode; the opening message is `episode.opening`. */
-  start(episode: UserEpisode): void;
+  start(episode: UserEpisode<S>): void;
   /**
    * The user's answer to the agent's message. Throws a {@link UserSimulatorError} when the user cannot
    * answer (a model server that fails or times out); the environment then truncates the episode.
