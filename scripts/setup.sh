@@ -262,6 +262,27 @@ setup_sandbox_image() {
   fi
 }
 
+# A compose that can parse docker-compose.yml (tests/compose.test.ts checks the file with it): the Docker CLI's
+# `compose` plugin when present, else Debian's docker-compose, installed when missing and setup is root.
+compose_ok() { docker compose version >/dev/null 2>&1 || docker-compose version >/dev/null 2>&1; }
+
+setup_compose() {
+  if compose_ok; then summary+=("compose ok"); return 0; fi
+  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+    warn "no docker compose (Debian: apt-get install docker-compose): the compose file's test is skipped"
+    summary+=("compose MISSING")
+    return 0
+  fi
+  log "installing docker-compose (apt-get)"
+  if { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose; } >>"$STATE/apt-compose.log" 2>&1; then
+    summary+=("compose installed")
+  else
+    warn "apt-get install docker-compose failed (see .gymflow/apt-compose.log): the compose file's test is skipped"
+    summary+=("compose MISSING")
+  fi
+}
+
 # The WebAssembly modules (scripts/build-wasm.sh: the reward rules' token index), built with clang and lld,
 # which are installed when missing and setup is root. Without them gymflow falls back to JavaScript (slower).
 wasm_toolchain_ok() {
@@ -305,6 +326,7 @@ setup_python
 setup_compat
 setup_docker
 setup_sandbox_image
+setup_compose
 setup_wasm
 
 summary_line="$(printf '%s, ' "${summary[@]}")"

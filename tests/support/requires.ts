@@ -24,7 +24,7 @@ import { temporalBinary } from './temporal.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 
 /** A real component that some tests need. */
-export type Component = 'temporal' | 'docker' | 'python' | 'wasm';
+export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose';
 
 /** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
 export function requiresTag(component: Component): `[requires:${Component}]` {
@@ -37,6 +37,7 @@ const describeComponent: Record<Component, string> = {
   docker: 'Docker engine',
   python: 'Python trainer environment',
   wasm: 'WebAssembly modules (scripts/build-wasm.sh, with clang and lld)',
+  compose: 'docker compose (the Docker CLI plugin or docker-compose)',
 };
 
 /** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
@@ -158,9 +159,20 @@ export const requires = {
   /** `.venv/bin/python`, able to import `modules` (e.g. `['torch', 'gymflow_trainer']`). */
   python: (modules: readonly string[] = []): Requirement =>
     memo(`python:${modules.join(',')}`, () => requirement('python', probePython(modules))),
+  /** A compose command ({@link composeCommand}). */
+  compose: (): Requirement => memo('compose', () => requirement('compose', composeCommand() === undefined ? 'neither `docker compose` nor `docker-compose` runs' : undefined)),
   /** The WebAssembly modules, built and up to date (`scripts/build-wasm.sh`). */
   wasm: (): Requirement => memo('wasm', () => requirement('wasm', probeWasm())),
 };
+
+/** The compose command here: `docker compose` (the CLI plugin, compose v2) or `docker-compose`; undefined without either. */
+export function composeCommand(): readonly string[] | undefined {
+  for (const command of [['docker', 'compose'], ['docker-compose']] as const) {
+    const r = spawnSync(command[0], [...command.slice(1), 'version'], { encoding: 'utf8', timeout: 15_000 });
+    if (r.status === 0) return command;
+  }
+  return undefined;
+}
 
 /**
  * Skips the running test because `component` turned out to be missing at run time, with a tagged note that
