@@ -14,7 +14,7 @@ import { ADVISORY_TOOLS, RECOMMEND_TOOL } from './tools.js';
 /** The registered id of this environment. */
 export const ADVISORY_ENV_ID = 'gymflow/advisory-v0';
 
-/** Step limit applied by `make` (the expert needs 15: seven questions, four searches, a price check, the pitch and the recommendation). */
+/** Step limit applied by `make` (the expert needs 14: seven questions, four searches, a price check, the pitch and the recommendation). */
 export const ADVISORY_MAX_STEPS = 30;
 
 /** Keyword arguments of the environment: the simulated user (`conversation-kit/user-spec.ts`). */
