@@ -1,6 +1,6 @@
 import type { Action } from '../../core/types.js';
 import { planCost, planValue } from './plan.js';
-import { addDays, clock, hotelAvailable, stayNights, type TripWorld } from './world.js';
+import { addDays, clock, daysBetween, hotelAvailable, stayNights, type TripWorld } from './world.js';
 
 /**
  * The search tools of `gymflow/advisory-v0` over a task's {@link TripWorld}. Results are JSON (what a
@@ -67,7 +67,7 @@ export function runAdvisoryTool(world: TripWorld, action: Action): string {
       const unknown = [...(out ? [] : [p.outbound_flight]), ...(back ? [] : [p.return_flight]), ...(hotel ? [] : [p.hotel]), ...ids.filter((_, i) => !acts[i])].map(String);
       if (!out || !back || !hotel || unknown.length > 0) throw new AdvisoryToolError('unknown_option', `no such option: ${unknown.join(', ')}`);
       // Nights: from the outbound flight's date to the return flight's.
-      const nights = Math.round((Date.parse(back.date) - Date.parse(out.date)) / 86_400_000);
+      const nights = daysBetween(out.date, back.date);
       if (nights < 1) throw new AdvisoryToolError('bad_dates', `the return flight (${back.date}) must leave after the outbound flight (${out.date})`);
       const travellers = Number(p.travellers);
       const list = acts as NonNullable<(typeof acts)[number]>[];

@@ -1,50 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { checkPlan, type PlanOptions, type TripPlan, type TripRequest } from './plan.js';
+import { BEST, ht, OPTIONS, REQUEST } from './__fixtures__/lisbon.js';
+import { checkPlan, type TripPlan, type TripRequest } from './plan.js';
 import { combinations, solveTrip } from './solver.js';
 import { getAdvisoryTask, listAdvisoryTasks } from './tasks.js';
-import { addDays, clock, type Flight, type Hotel, hotelAvailable, minuteOf } from './world.js';
+import { addDays, clock, daysBetween, type Flight, hotelAvailable, minuteOf } from './world.js';
 
-// A hand-made market: every number is chosen so that the checks and the optimum can be worked out by hand.
-const REQUEST: TripRequest = {
-  origin: 'Boston',
-  destination: 'Lisbon',
-  departDate: '2026-05-30',
-  nights: 3,
-  travellers: 2,
-  budget: 1500,
-  hotel: { minStars: 3, amenities: ['breakfast included'] },
-  flights: { nonstop: true, arriveBy: '18:00' },
-  activities: { count: 1, category: 'food' },
-};
-const fl = (id: string, from: string, to: string, date: string, price: number, stops = 0, arrivesMinute = 600): Flight => ({ id, airline: 'A', from, to, date, departs: '08:00', arrivesMinute, stops, price });
-const ht = (id: string, score: number, pricePerNight: number, extra: Partial<Hotel> = {}): Hotel => ({ id, name: id, city: 'Lisbon', stars: 4, score, pricePerNight, maxGuests: 2, amenities: ['breakfast included'], soldOut: [], ...extra });
-const OPTIONS: PlanOptions = {
-  flights: [
-    fl('OUT', 'Boston', 'Lisbon', '2026-05-30', 200),
-    fl('OUT-CHEAP-STOP', 'Boston', 'Lisbon', '2026-05-30', 100, 1),
-    fl('OUT-LATE', 'Boston', 'Lisbon', '2026-05-30', 150, 0, 1500),
-    fl('OUT-EARLY', 'Boston', 'Lisbon', '2026-05-29', 120),
-    fl('BACK', 'Lisbon', 'Boston', '2026-06-02', 180),
-  ],
-  hotels: [
-    ht('GOOD', 8, 150),
-    ht('GREAT', 9.5, 250),
-    ht('FULL', 9.8, 100, { soldOut: ['2026-06-01'] }),
-    ht('SMALL', 9.7, 100, { maxGuests: 1 }),
-    ht('TWO-STAR', 9.6, 100, { stars: 2 }),
-    ht('PLAIN', 9.4, 100, { amenities: [] }),
-  ],
-  activities: [
-    { id: 'FOOD', name: 'Food tour', city: 'Lisbon', category: 'food', score: 9, price: 50, hours: 3 },
-    { id: 'MUSEUM', name: 'Museum', city: 'Lisbon', category: 'museum', score: 9.9, price: 10, hours: 2 },
-  ],
-};
-const BEST: TripPlan = { outbound: 'OUT', return: 'BACK', hotel: 'GOOD', activities: ['FOOD'] };
 const failed = (plan: TripPlan, r: TripRequest = REQUEST): string[] => checkPlan(r, plan, OPTIONS).checks.filter((c) => !c.ok).map((c) => c.name);
 
 describe('dates and times', () => {
   it('adds days across months, lists the nights of a stay and reads back what it writes', () => {
     expect(addDays('2026-05-30', 3)).toBe('2026-06-02');
+    expect(addDays('2028-02-28', 1)).toBe('2028-02-29');
+    expect(addDays('2026-12-30', 3)).toBe('2027-01-02');
+    expect(addDays('2026-03-01', -1)).toBe('2026-02-28');
+    expect(daysBetween('2026-12-30', '2027-01-02')).toBe(3);
     expect(clock(1500)).toBe('01:00 (+1 day)');
     expect(minuteOf(clock(1500))).toBe(1500);
     expect(minuteOf('18:05')).toBe(1085);

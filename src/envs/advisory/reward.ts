@@ -17,9 +17,12 @@ import type { AdvisoryTask } from './tasks.js';
  * Success (the pass/fail metric): reward ≥ {@link ADVISORY_SUCCESS_THRESHOLD}, i.e. asked, feasible and
  * within 5% of the optimum. No recommendation scores 0 (`terms.recommended` false).
  *
- * Worked example: the best plan is worth 59.5 (5 nights × 8.1 + 9.4 + 5.1 + 4.5). A plan with every
- * constraint met, in a hotel scored 7.4 with the same activities, is worth 56.0: reward 56.0 / 59.5 = 0.9412,
- * not a success. The same plan $30 over the budget: `budget` fails, reward 0.
+ * Worked example (`__fixtures__/lisbon.ts`, tested in `reward.test.ts`): two travellers, 3 nights, $1,500, a
+ * 3-star hotel with breakfast, nonstop, one food activity. The best plan — nonstop fares $200 + $180, a hotel
+ * scored 8.0 at $150 a night, a food tour scored 9.0 at $50 — costs (200 + 180) × 2 + 150 × 3 + 50 × 2 = $1,310
+ * and is worth 3 × 8.0 + 9.0 = 33.0: reward 1. The same plan in a hotel scored 6.5 meets every constraint and is
+ * worth 28.5: reward 28.5 / 33 = 0.8636, not a success. The best-rated hotel (9.5, $250 a night) makes it
+ * $1,610: `budget` fails, reward 0. The best plan without having asked about the activities: reward 0.
  */
 
 /** The least reward that counts as a success. */
