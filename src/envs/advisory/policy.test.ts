@@ -18,4 +18,10 @@ describe('ElicitationTracker', () => {
       expect(hits, topic).toEqual([topic]);
     }
   });
+
+  it('hears one question that lists every topic as asking about all of them', () => {
+    const t = new ElicitationTracker();
+    t.onAgentMessage('Could you tell me your origin city, your dates, the number of travellers, your budget, your hotel requirements, your flight preferences and the activities you want?');
+    expect(t.missing()).toEqual([]);
+  });
 });
