@@ -1,3 +1,4 @@
+export * as advisory from './advisory/index.js';
 export * as conversationKit from './conversation-kit/index.js';
 export * as discussion from './discussion/index.js';
 export * as household from './household/index.js';

@@ -1,5 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import { listEnvs, register } from '../core/registry.js';
+import { ADVISORY_ENV_ID, ADVISORY_MAX_STEPS, AdvisoryEnv } from './advisory/env.js';
+import { AdvisoryExpert } from './advisory/expert.js';
 import { CONVERSATION_ENV_ID, CONVERSATION_MAX_STEPS, RetailEnv } from './retail/env.js';
 import { RetailExpert } from './retail/expert.js';
 import { DISCUSSION_ENV_ID, DISCUSSION_MAX_STEPS, DiscussionEnv } from './discussion/env.js';
@@ -18,7 +20,7 @@ import { WEBSHOP_ENV_ID, WEBSHOP_MAX_STEPS, WebshopEnv } from './webshop/env.js'
 import { WebshopExpert } from './webshop/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID, ADVISORY_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -112,6 +114,15 @@ export function registerBuiltinEnvs(): void {
         'A hidden-profile discussion (Stasser & Titus): facilitate a committee of 2-4 simulated members whose private facts, pooled, overturn the option the shared briefing favours; ask members, ask the group, summarise, decide. Reward 1 for the pooled facts\' choice, every decisive fact heard and quoted.',
       maxEpisodeSteps: DISCUSSION_MAX_STEPS,
       agents: { expert: () => new DiscussionExpert() },
+    });
+  }
+  if (!registered.has(ADVISORY_ENV_ID)) {
+    register(ADVISORY_ENV_ID, (kwargs) => new AdvisoryEnv(kwargs), {
+      domain: 'advisory',
+      description:
+        'Travel advice under constraints (TravelPlanner-style): a simulated client reveals origin, dates, party, budget, hotel, flight and activity wishes only when asked; search flights, hotels and activities, then recommend; reward = every constraint met × value / best value within them.',
+      maxEpisodeSteps: ADVISORY_MAX_STEPS,
+      agents: { expert: () => new AdvisoryExpert() },
     });
   }
   registerSandboxEnv();

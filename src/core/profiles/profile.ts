@@ -20,6 +20,8 @@ export const OUTCOME_RULES = [
   'attribute-match',
   'goal-condition',
   'rubric-judge',
+  // Hard constraints as a gate, times the value relative to the best feasible value (gymflow/advisory-v0).
+  'constraint-optimality',
 ] as const;
 
 /** The rubrics the reward layers know; a profile weights any subset, and may add its own judge rubrics. */
