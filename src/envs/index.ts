@@ -1,4 +1,5 @@
 export * as conversationKit from './conversation-kit/index.js';
+export * as engineering from './engineering/index.js';
 export * as household from './household/index.js';
 export * as openenv from './openenv/index.js';
 export * from './register.js';

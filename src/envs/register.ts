@@ -1,6 +1,8 @@
 import { ConfigError } from '../core/errors.js';
 import { listEnvs, register } from '../core/registry.js';
 import { CONVERSATION_ENV_ID, CONVERSATION_MAX_STEPS, RetailEnv } from './retail/env.js';
+import { ENGINEERING_ENV_ID, ENGINEERING_MAX_STEPS, EngineeringEnv } from './engineering/env.js';
+import { EngineeringExpert } from './engineering/expert.js';
 import { RetailExpert } from './retail/expert.js';
 import { HOUSEHOLD_ENV_ID, HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './household/env.js';
 import { HouseholdExpert } from './household/expert.js';
@@ -16,7 +18,7 @@ import { WEBSHOP_ENV_ID, WEBSHOP_MAX_STEPS, WebshopEnv } from './webshop/env.js'
 import { WebshopExpert } from './webshop/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, ENGINEERING_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -101,6 +103,15 @@ export function registerBuiltinEnvs(): void {
         "Customer service in a retail store (tau-bench's retail): authenticate a simulated customer, then cancel, modify, return or exchange orders under a written policy; reward 1 when the final database equals the gold one and every required answer was told.",
       maxEpisodeSteps: CONVERSATION_MAX_STEPS,
       agents: { expert: () => new RetailExpert() },
+    });
+  }
+  if (!registered.has(ENGINEERING_ENV_ID)) {
+    register(ENGINEERING_ENV_ID, (kwargs) => new EngineeringEnv(kwargs), {
+      domain: 'engineering',
+      description:
+        'Incident response on a simulated service fleet with a hidden fault (bad deploy, config change, saturated dependency, full disk, connection leak): read logs, metrics and change history, fix it with the commander\'s approval, resolve with the root cause; reward 1 when the fleet is healthy, the root cause is right and no harmful change was made.',
+      maxEpisodeSteps: ENGINEERING_MAX_STEPS,
+      agents: { expert: () => new EngineeringExpert() },
     });
   }
   registerSandboxEnv();
