@@ -36,7 +36,7 @@ describe('gymflow/engineering-v0 in the CLI, collect, export, eval and reward', 
   let random: Trajectory[] = [];
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gymflow-engineering-'));
-    expert = (await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
+    expert = (await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 10, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
     random = (await collect({ resolveAgent, envId: ENV, agent: 'random', n: 6, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
   });
 
@@ -54,7 +54,7 @@ describe('gymflow/engineering-v0 in the CLI, collect, export, eval and reward', 
   it("collects expert incidents and exports them as SFT records whose respond results are the commander's replies", async () => {
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'engineering')).toBe(true);
     const out = path.join(dir, 'sft.jsonl');
-    expect((await exportDataset({ format: 'sft', trajectories: expert, out, tools })).records).toBe(6);
+    expect((await exportDataset({ format: 'sft', trajectories: expert, out, tools })).records).toBe(10);
     const rows = (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
     for (const [i, row] of rows.entries()) {
       const t = expert[i] as Trajectory;
@@ -82,7 +82,7 @@ describe('gymflow/engineering-v0 in the CLI, collect, export, eval and reward', 
     const scored = path.join(dir, 'scored.jsonl');
     const r = gymflow('reward', 'score', runs, '--domain', 'engineering', '-o', scored, '--json');
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ scored: 12, skipped: 0, judge: null });
+    expect(JSON.parse(r.stdout)).toMatchObject({ scored: 16, skipped: 0, judge: null });
     const out = (await readFile(scored, 'utf8')).trim().split('\n').map((l, i) => parseTrajectory(JSON.parse(l), `scored.jsonl:${i + 1}`));
     for (const t of out) {
       expect(t.reward?.layers).toHaveProperty('rules');
@@ -92,8 +92,8 @@ describe('gymflow/engineering-v0 in the CLI, collect, export, eval and reward', 
     expect(Math.min(...totals('engineering-expert'))).toBeGreaterThan(Math.max(...totals('random')));
     const fix = (out[0] as Trajectory).steps.find((s) => ['rollback', 'restart', 'scale', 'edit_config'].includes(s.action.tool));
     expect(Object.keys(fix?.reward?.rubrics ?? {})).toEqual(expect.arrayContaining(['redundancy', 'informationUse', 'efficiency']));
-    // A config fix is a write of a value: the regression rule judges it (setting a key back is not an undo of the agent's own change).
-    const edit = out.flatMap((t) => t.steps).find((s) => s.action.tool === 'edit_config');
-    if (edit) expect(edit.reward?.rubrics['regression']?.score).toBe(1);
+    // A config fix writes a value, so the regression rule judges it: setting a key back is not an undo of the agent's own change.
+    const edit = out.filter((t) => t.agent.name === 'engineering-expert').flatMap((t) => t.steps).find((s) => s.action.tool === 'edit_config');
+    expect(edit?.reward?.rubrics['regression']?.score).toBe(1);
   });
 });
