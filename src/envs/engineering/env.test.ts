@@ -178,7 +178,8 @@ describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatib
     api = await LoopbackApi.start((req) => {
       const messages = (req.body as { messages: { role: string; content: string }[] }).messages;
       const turn = commander.answer((messages[messages.length - 1] as { content: string }).content);
-      return { body: openaiCompletion(turn.done ? `${turn.text}\n${STOP_TOKEN}` : turn.text) };
+      // Satisfied once told the fix is done, the model ends the conversation: the commander leaves, the episode goes on.
+      return { body: openaiCompletion(turn.done || commander.currentGoal?.id === 'resolve' ? `${turn.text}\n${STOP_TOKEN}` : turn.text) };
     });
     const env = make(ENGINEERING_ENV_ID, { kwargs: { user: `openai:commander-sim@${api.url}/v1`, userApiKey: 'EMPTY' } });
     const expert = new EngineeringExpert();
@@ -192,6 +193,10 @@ describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatib
       history.push({ action, observation: ts.observation, info: ts.info });
     }
     expect(ts).toMatchObject({ reward: 1, terminated: true, info: { reason: 'resolved', terms: { healthy: true, root_cause: true, no_harm: true } } });
+    const left = history[history.length - 2];
+    expect(left?.action.tool).toBe('respond');
+    expect(left?.observation).toMatch(/\n\n\(The incident commander has left the conversation\. /);
+    expect(left?.observation).not.toContain(STOP_TOKEN);
     const transcript = ts.info.transcript as string[];
     expect(transcript[0]).toBe(`user: ${deploy.opening}`);
     expect(transcript.filter((l) => l.startsWith('user: ')).length).toBe(transcript.filter((l) => l.startsWith('agent: ')).length + 1);
@@ -199,6 +204,16 @@ describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatib
     const first = api.requests[0]?.body as { messages: { role: string; content: string }[] };
     expect(first.messages[0]).toEqual({ role: 'system', content: modelUserPrompt(deploy.hidden) });
     expect(api.requests).toHaveLength(transcript.filter((l) => l.startsWith('agent: ')).length);
+    // After the commander left (here the finished commander stops at once), a message reaches no one, and the
+    // episode still ends only with resolve.
+    await env.reset({ task: deploy.id, seed: 4 });
+    expect((await env.step(say('Hello again.'))).observation).toMatch(/\n\n\(The incident commander has left the conversation\. /);
+    const requests = api.requests.length;
+    const after = await env.step(say('Anything else?'));
+    expect(after).toMatchObject({ terminated: false, truncated: false });
+    expect(after.observation).toMatch(/^\(The incident commander has left the conversation\. /);
+    expect(api.requests).toHaveLength(requests);
+    expect(await env.step({ tool: 'resolve', params: { root_cause: `${deploy.incident.fault.service}: bad_deploy`, summary: 's' } })).toMatchObject({ terminated: true, info: { reason: 'resolved', terms: { healthy: false, root_cause: true } } });
     await env.close();
   });
 

@@ -3,6 +3,7 @@ import { ConfigError } from '../../core/errors.js';
 import type { Action, ActionErrorInfo, Split, TaskInfo, TimeStep } from '../../core/types.js';
 import { isAffirmative, isConfirmationRequest } from '../conversation-kit/confirmation.js';
 import { ConversationEnv } from '../conversation-kit/conversation-env.js';
+import { RESPOND_TOOL_NAME } from '../conversation-kit/respond-tool.js';
 import type { UserEpisode, UserTurn } from '../conversation-kit/user.js';
 import { createUser, UserOptionsSchema } from '../conversation-kit/user-spec.js';
 import { type FleetState, FleetToolError, fleetHealthy, type HarmfulAction, initialState, runFleetTool, unhealthyServices } from './actions.js';
@@ -33,6 +34,7 @@ export interface Refusal {
   service: string;
 }
 
+const LEFT = '(The incident commander has left the conversation. Resolve the incident once the fleet is healthy.)';
 const REMEDIATIONS = new Set<string>(REMEDIATION_TOOLS);
 const wordRe = (name: string): RegExp => new RegExp(`\\b${name}\\b`, 'i');
 
@@ -44,6 +46,8 @@ const wordRe = (name: string): RegExp => new RegExp(`\\b${name}\\b`, 'i');
  * summary}`. A remediation needs the commander's approval: the yes to a confirmation request that names the
  * service (else it is refused: `Refused by policy: …`, code `policy_violation`, nothing changes). After
  * {@link PING_EVERY} tool calls without a message, the commander's ping for an update is added to the observation.
+ *
+ * A commander who ends the conversation (a model's `###STOP###`) only leaves it: the episode goes on until `resolve`.
  *
  * Reward when the episode ends — `resolve` (reason `resolved`), or the commander escalating (`user_gave_up`): **1**
  * when all three terms hold, else **0**; every other step earns 0. The terms, in `info.terms`:
@@ -71,6 +75,7 @@ export class EngineeringEnv extends ConversationEnv {
   private refusals: Refusal[] = [];
   private rootCause: string | undefined;
   private silentCalls = 0;
+  private commanderLeft = false;
 
   /** Throws a `ConfigError` when `options` fail {@link EngineeringEnvOptionsSchema} or name no known user. */
   constructor(options: EngineeringEnvOptions | Record<string, unknown> = {}, env: Record<string, string | undefined> = process.env) {
@@ -96,7 +101,21 @@ export class EngineeringEnv extends ConversationEnv {
     this.refusals = [];
     this.rootCause = undefined;
     this.silentCalls = 0;
+    this.commanderLeft = false;
     return { task: engineeringTaskInfo(task), user: { instruction: task.hidden, opening: task.opening, script: task.script } };
+  }
+
+  /**
+   * The incident ends with `resolve`, not when the commander is satisfied: a commander who ends the conversation
+   * (a model's `###STOP###`) leaves it, and the agent can still fix and resolve; messages after that reach no one.
+   * A commander who escalates (gives up) ends the episode.
+   */
+  protected override async onStep(action: Action): Promise<TimeStep> {
+    if (action.tool === RESPOND_TOOL_NAME && this.commanderLeft) return this.ping(LEFT);
+    const ts = await super.onStep(action);
+    if (!ts.terminated || ts.info.reason !== 'user_stop') return ts;
+    this.commanderLeft = true;
+    return this.observe(`${ts.observation}\n\n${LEFT}`);
   }
 
   protected override onUserTurn(agentMessage: string, turn: UserTurn): void {
