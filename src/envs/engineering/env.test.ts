@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, EpisodeEndedError } from '../../core/errors.js';
 import { make } from '../../core/registry.js';
 import { type Action, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
-import { LoopbackApi, openaiCompletion } from '../../reward/judge/__fixtures__/loopback-api.js';
+import { anthropicError, anthropicText, LoopbackApi, openaiCompletion } from '../../reward/judge/__fixtures__/loopback-api.js';
 import { modelUserPrompt } from '../conversation-kit/model-user.js';
 import { ScriptedUser } from '../conversation-kit/scripted-user.js';
 import { STOP_TOKEN } from '../conversation-kit/user.js';
@@ -164,7 +164,7 @@ describe('EngineeringEnv', () => {
   });
 });
 
-describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatible server)', () => {
+describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatible and Anthropic servers)', () => {
   let api: LoopbackApi | undefined;
   afterEach(async () => {
     await api?.close();
@@ -215,6 +215,39 @@ describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatib
     expect(api.requests).toHaveLength(requests);
     expect(await env.step({ tool: 'resolve', params: { root_cause: `${deploy.incident.fault.service}: bad_deploy`, summary: 's' } })).toMatchObject({ terminated: true, info: { reason: 'resolved', terms: { healthy: false, root_cause: true } } });
     await env.close();
+  });
+
+  it('runs with the commander on the Anthropic Messages API too, and truncates when that server errors', async () => {
+    const commander = new ScriptedUser();
+    commander.start({ instruction: deploy.hidden, opening: deploy.opening, script: deploy.script, seed: 2 });
+    const text = (content: unknown): string => (typeof content === 'string' ? content : (content as { text: string }[]).map((b) => b.text).join(''));
+    api = await LoopbackApi.start((req) => {
+      const messages = (req.body as { messages: { role: string; content: unknown }[] }).messages;
+      return { body: anthropicText(commander.answer(text(messages[messages.length - 1]?.content)).text) };
+    });
+    const env = make(ENGINEERING_ENV_ID, { kwargs: { user: `anthropic:claude-commander@${api.url}`, userApiKey: 'sk-test' } });
+    const expert = new EngineeringExpert();
+    let ts = await env.reset({ task: deploy.id, seed: 2 });
+    const info = ts.info.task as TaskInfo;
+    const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
+    while (!isDone(ts)) {
+      const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
+      ts = await env.step(action);
+      history.push({ action, observation: ts.observation, info: ts.info });
+    }
+    expect(ts).toMatchObject({ reward: 1, info: { reason: 'resolved' } });
+    expect((api.requests[0]?.body as { system: unknown }).system).toEqual(modelUserPrompt(deploy.hidden));
+    expect((ts.info.transcript as string[]).filter((l) => l.startsWith('user: '))).toHaveLength(4);
+    await env.close();
+    await api.close();
+
+    api = await LoopbackApi.start(() => ({ status: 529, body: anthropicError('overloaded_error', 'busy') }));
+    const failing = make(ENGINEERING_ENV_ID, { kwargs: { user: `anthropic:claude-commander@${api.url}`, userApiKey: 'sk-test', userMaxRetries: 0 } });
+    await failing.reset({ task: deploy.id, seed: 2 });
+    const failed = await failing.step(say('Hi, I am on it. When did the first alert fire?'));
+    expect(failed).toMatchObject({ reward: 0, terminated: false, truncated: true, info: { reason: 'user_error' } });
+    expect(failed.info.user_error).toMatch(/busy/);
+    await failing.close();
   });
 
   it('truncates with the reason when the commander server errors, or does not answer in time', async () => {
