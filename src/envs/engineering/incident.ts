@@ -82,6 +82,9 @@ export interface Incident {
   reach: Record<string, number>;
 }
 
+/** The versions a data store runs. */
+const DATA_VERSIONS: Readonly<Record<string, readonly string[]>> = { postgres: ['v14.11', 'v15.6', 'v16.2'], redis: ['v7.0.15', 'v7.2.4'], kafka: ['v3.5.2', 'v3.6.1'] };
+
 const version = (rng: Rng): string => `v${rng.int(1, 5)}.${rng.int(0, 30)}.${rng.int(0, 12)}`;
 
 /** The front services a fleet must hold so that `culprit` is in it and reached from the gateway. */
@@ -165,7 +168,7 @@ export function drawIncident(kind: FaultKind, culprit: string, rng: Rng): Incide
       tier: def.tier,
       dependsOn: name === 'gateway' ? order.filter((n) => fronts.has(n)) : [...def.dependsOn],
       replicas: def.tier === 'data' ? rng.int(1, 3) : rng.int(2, 8),
-      version: def.tier === 'data' ? rng.pick(['v14.11', 'v15.6', 'v16.2', 'v7.2.4', 'v3.6.1']) : version(rng),
+      version: def.tier === 'data' ? rng.pick(DATA_VERSIONS[name] ?? ['v1.0.0']) : version(rng),
       config,
       base: baseline(def, rng, Number(config.db_pool_size ?? 0)),
     };
