@@ -35,7 +35,7 @@ export const SERVICE_CATALOG: readonly ServiceDef[] = [
   { name: 'checkout', tier: 'app', dependsOn: ['payments', 'inventory', 'postgres'], flags: ['one_click', 'new_pricing'], paths: ['/api/cart', '/api/checkout', '/api/checkout/confirm'] },
   { name: 'search', tier: 'app', dependsOn: ['catalog', 'redis'], flags: ['semantic_ranking'], paths: ['/api/search', '/api/suggest'] },
   { name: 'accounts', tier: 'app', dependsOn: ['postgres', 'redis'], flags: ['passkeys'], paths: ['/api/login', '/api/me', '/api/session'] },
-  { name: 'catalog', tier: 'app', dependsOn: ['inventory', 'redis'], flags: ['new_images'], paths: ['/api/products', '/api/products/:id'] },
+  { name: 'catalog', tier: 'app', dependsOn: ['inventory', 'redis'], flags: ['new_images'], paths: ['/api/products', '/api/products/8841', '/api/products/1203'] },
   { name: 'notifications', tier: 'app', dependsOn: ['kafka'], flags: ['batch_emails'], paths: ['/api/notify', '/api/subscriptions'] },
   { name: 'payments', tier: 'app', dependsOn: ['postgres'], flags: ['3ds_v2'], paths: ['/api/payments/authorize', '/api/payments/capture'] },
   { name: 'inventory', tier: 'app', dependsOn: ['postgres'], flags: ['reservations_v2'], paths: ['/api/stock', '/api/stock/reserve'] },

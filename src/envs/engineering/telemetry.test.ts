@@ -58,3 +58,21 @@ describe('fleet telemetry', () => {
     expect(logTail(t.incident, t.seed, state, caller, 60).some((l) => /ERROR call to \w+ failed: HTTP 5\d\d/.test(l))).toBe(true);
   });
 });
+
+describe('telemetry across tasks', () => {
+  it('draws each task and service its own noise: no two share their log lines', () => {
+    const seen = new Map<string, string>();
+    for (const t of listEngineeringTasks('heldout')) {
+      // An hour before the page: only noise (no fault has begun; a rare deploy or reload line just adds to it).
+      const state = { ...initialState(t), now: -100 };
+      t.incident.services.forEach((s, i) => {
+        if (s.tier !== 'app') return;
+        // Lines with the service's names and paths masked, so two services with the same draws would compare equal.
+        const key = logTail(t.incident, t.seed, state, i, 8).map((l) => l.slice(6).replace(/\/[\w/.:-]*/g, 'PATH').replace(/call to \w+/g, 'call to DEP')).join('|');
+        expect(seen.get(key), `${t.id} ${s.name} repeats ${seen.get(key)}`).toBeUndefined();
+        seen.set(key, `${t.id} ${s.name}`);
+      });
+    }
+    expect(seen.size).toBeGreaterThan(100);
+  });
+});

@@ -51,9 +51,18 @@ export function clockTime(inc: Incident, t: number): string {
 
 const METRIC_INDEX = new Map<string, number>(METRICS.map((m, i) => [m, i]));
 
+/**
+ * The seed of one (service, kind of draw, minute). The task seed is hashed before the parts join it: `mixSeed`
+ * folds its first part into the raw seed, so consecutive task seeds with consecutive service indices would share
+ * their streams (`mixSeed(s, i)` is `mixSeed(s ^ i ^ j, j)`).
+ */
+function drawSeed(seed: number, svc: number, what: number, t: number): number {
+  return mixSeed(mixSeed(seed), svc, what, t + 100_000);
+}
+
 /** Noise in [-1, 1] for (service, metric, minute). */
 function noise(seed: number, svc: number, metric: number, t: number): number {
-  return (mixSeed(seed, svc, metric, t + 100_000) / 2 ** 31) * 2 - 1;
+  return (drawSeed(seed, svc, metric, t) / 2 ** 31) * 2 - 1;
 }
 
 /** Whether the fault hurts at minute `t`. */
@@ -239,7 +248,7 @@ function faultLines(inc: Incident, state: TelemetryState, s: ServiceSpec, t: num
       if (s.name === 'postgres') return [{ level: 'LOG', text: `duration: ${rng.int(3000, 9000)} ms  statement: SELECT * FROM stock WHERE sku = ANY($1)` }, { level: 'WARN', text: `${rng.int(80, 300)} backends waiting for CPU` }];
       if (s.name === 'redis') return [{ level: 'WARN', text: `slowlog: GET took ${rng.int(80, 400)}ms; ${rng.int(2000, 9000)} clients blocked` }];
       if (s.name === 'kafka') return [{ level: 'WARN', text: `request handler pool ${rng.int(97, 100)}% busy; produce latency ${rng.int(3, 9)}s` }];
-      return [{ level: 'WARN', text: `request queue full (depth ${rng.int(512, 2048)}): shedding load` }, { level: 'WARN', text: `slow request ${pathOf(s, rng)} took ${rng.int(3000, 9000)}ms` }];
+      return [{ level: 'WARN', text: `request queue full (depth ${rng.int(512, 2048)}): shedding load` }, { level: 'WARN', text: `slow request GET ${pathOf(s, rng)} took ${rng.int(3000, 9000)}ms` }];
     case 'disk_full': {
       if (fixed) return [];
       if (active) return [{ level: 'ERROR', text: `write failed: No space left on device (/var/lib/${s.name}/spool/${rng.int(1000, 9999)}.tmp)` }];
@@ -269,7 +278,7 @@ function callerLines(inc: Incident, state: TelemetryState, s: ServiceSpec, hops:
 /** The log lines of `service` (index into the fleet) from minute `t`, unsorted. */
 function minuteLines(inc: Incident, seed: number, state: TelemetryState, index: number, t: number): LogEntry[] {
   const s = inc.services[index] as ServiceSpec;
-  const rng = new Rng(mixSeed(seed, index, t + 500_000));
+  const rng = new Rng(drawSeed(seed, index, 1000, t));
   const out: LogEntry[] = [];
   const add = (l: Pick<LogEntry, 'level' | 'text'>): void => {
     out.push({ service: s.name, at: t, second: rng.int(0, 59), ...l });
