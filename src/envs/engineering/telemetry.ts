@@ -57,8 +57,11 @@ const METRIC_INDEX = new Map<string, number>(METRICS.map((m, i) => [m, i]));
  * their streams (`mixSeed(s, i)` is `mixSeed(s ^ i ^ j, j)`).
  */
 function drawSeed(seed: number, svc: number, what: number, t: number): number {
-  return mixSeed(mixSeed(seed), svc, what, t + 100_000);
+  if (seed !== hashed.seed) hashed = { seed, hash: mixSeed(seed) };
+  return mixSeed(hashed.hash, svc, what, t + 100_000);
 }
+// The last task seed's hash: an episode draws thousands of times from one task.
+let hashed = { seed: NaN, hash: 0 };
 
 /** Noise in [-1, 1] for (service, metric, minute). */
 function noise(seed: number, svc: number, metric: number, t: number): number {
