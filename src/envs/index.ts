@@ -1,6 +1,7 @@
 export * as advisory from './advisory/index.js';
 export * as conversationKit from './conversation-kit/index.js';
 export * as discussion from './discussion/index.js';
+export * as engineering from './engineering/index.js';
 export * as household from './household/index.js';
 export * as openenv from './openenv/index.js';
 export * from './register.js';

@@ -3,6 +3,8 @@ import { listEnvs, register } from '../core/registry.js';
 import { ADVISORY_ENV_ID, ADVISORY_MAX_STEPS, AdvisoryEnv } from './advisory/env.js';
 import { AdvisoryExpert } from './advisory/expert.js';
 import { CONVERSATION_ENV_ID, CONVERSATION_MAX_STEPS, RetailEnv } from './retail/env.js';
+import { ENGINEERING_ENV_ID, ENGINEERING_MAX_STEPS, EngineeringEnv } from './engineering/env.js';
+import { EngineeringExpert } from './engineering/expert.js';
 import { RetailExpert } from './retail/expert.js';
 import { DISCUSSION_ENV_ID, DISCUSSION_MAX_STEPS, DiscussionEnv } from './discussion/env.js';
 import { DiscussionExpert } from './discussion/expert.js';
@@ -20,7 +22,7 @@ import { WEBSHOP_ENV_ID, WEBSHOP_MAX_STEPS, WebshopEnv } from './webshop/env.js'
 import { WebshopExpert } from './webshop/expert.js';
 
 /** The ids of the environments {@link registerBuiltinEnvs} registers. */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID, ADVISORY_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID, ADVISORY_ENV_ID, ENGINEERING_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
@@ -123,6 +125,15 @@ export function registerBuiltinEnvs(): void {
         'Travel advice under constraints (TravelPlanner-style): a simulated client reveals origin, dates, party, budget, hotel, flight and activity wishes only when asked; search flights, hotels and activities, then recommend; reward = every constraint met × value / best value within them.',
       maxEpisodeSteps: ADVISORY_MAX_STEPS,
       agents: { expert: () => new AdvisoryExpert() },
+    });
+  }
+  if (!registered.has(ENGINEERING_ENV_ID)) {
+    register(ENGINEERING_ENV_ID, (kwargs) => new EngineeringEnv(kwargs), {
+      domain: 'engineering',
+      description:
+        'Incident response on a simulated service fleet with a hidden fault (bad deploy, config change, saturated dependency, full disk, connection leak): read logs, metrics and change history, fix it with the commander\'s approval, resolve with the root cause; reward 1 when the fleet is healthy, the root cause is right and no harmful change was made.',
+      maxEpisodeSteps: ENGINEERING_MAX_STEPS,
+      agents: { expert: () => new EngineeringExpert() },
     });
   }
   registerSandboxEnv();

@@ -91,7 +91,7 @@ describe('regression rule', () => {
   });
 
   it('tracks generic value slots: the same config key set back to an earlier value', () => {
-    const edit = (key: string, value: string): StepSpec => ['edit_config', { path: 'app.yaml', key, value }];
+    const edit = (key: string, value: string): StepSpec => ['edit_config', { service: 'checkout', key, value }];
     expect(run([edit('pool', '10'), edit('timeout', '5'), edit('pool', '20'), edit('pool', '10')], engineering)).toEqual([1, 1, 1, 0]);
     const update = (details: Record<string, unknown>): StepSpec => ['update_order', { order_id: 'O-1', operation: 'change_address', details }];
     expect(run([update({ city: 'Oslo' }), update({ city: 'Bergen' }), update({ city: 'Oslo' })], conversation)).toEqual([1, 1, 0]);
