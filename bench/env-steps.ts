@@ -6,7 +6,7 @@
  * Usage: `npm run bench:env-steps` (or `npx tsx bench/env-steps.ts`); `npx tsx bench/env-steps.ts ID…` measures
  * only those environments (`gymflow/sandbox-v0` is measured only when named). Targets on the 2-core machine: `gymflow/household-v0` 20,000 expert steps/s,
  * `gymflow/webshop-v0` 5,000 (a search, BM25 over 1,500 products, in about one step of five),
- * `gymflow/conversation-v0`, `gymflow/discussion-v0` and `gymflow/advisory-v0` 2,000.
+ * `gymflow/conversation-v0`, `gymflow/discussion-v0`, `gymflow/advisory-v0` and `gymflow/engineering-v0` 2,000.
  */
 import { runBench, writeReport } from './report.js';
 import type { AgentContext, AgentFactory } from '../src/core/agent.js';

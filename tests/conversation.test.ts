@@ -12,6 +12,7 @@ import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { LoopbackApi, openaiCompletion, verdict } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { createJudge } from '../src/reward/judge/config.js';
+import { weightedJudgeRubrics } from '../src/reward/rubrics.js';
 import { scoreFile } from '../src/reward/score-file.js';
 import { STOP_TOKEN } from '../src/envs/conversation-kit/user.js';
 import { gymflowAsync, gymflowSync, registryTools } from './support/cli.js';
@@ -148,3 +149,39 @@ describe('gymflow/conversation-v0 with a model as the customer, chosen on the co
     expect(noKey.stderr).toContain('needs an API key: set OPENAI_API_KEY');
   });
 });
+
+describe('the conversation family scored by the rule and judge layers of its domain profile', { timeout: 120_000 }, () => {
+  let api: LoopbackApi | undefined;
+  const asked = new Set<string>();
+  afterAll(async () => api?.close());
+
+  it.each([
+    ['gymflow/engineering-v0', 'engineering'],
+    ['gymflow/advisory-v0', 'advisory'],
+    ['gymflow/discussion-v0', 'discussion'],
+  ])('%s with the %s profile: rules on every step, the profile\'s judge rubrics asked of a loopback judge', async (envId, domain) => {
+    api ??= await LoopbackApi.start((req) => {
+      const names = (req.body as { response_format: { json_schema: { schema: { required: string[] } } } }).response_format.json_schema.schema.required;
+      for (const n of names) asked.add(n);
+      return { body: openaiCompletion(JSON.stringify(verdict(names, 0.5))) };
+    });
+    asked.clear();
+    const dir = await mkdtemp(path.join(tmpdir(), `gymflow-${domain}-`));
+    const [t] = (await collect({ resolveAgent, envId, agent: 'expert', n: 1, split: 'heldout', seed: 1 })).trajectories;
+    expect(t?.outcome.success).toBe(true);
+    const input = path.join(dir, 'one.jsonl');
+    await writeFile(input, `${JSON.stringify(t)}\n`);
+    const profile = getProfile(domain);
+    const judge = createJudge({ provider: 'openai', model: 'judge-test', baseURL: `${api.url}/v1`, apiKey: 'EMPTY', retry: { baseDelayMs: 1, maxDelayMs: 5 } }, { env: {} });
+    const out = path.join(dir, 'judged.jsonl');
+    expect(await scoreFile(input, out, { profile, judge })).toMatchObject({ scored: 1, skipped: 0 });
+    const scored = parseTrajectory(JSON.parse(await readFile(out, 'utf8')), `${domain}/judged.jsonl:1`);
+    expect(scored.reward?.layers).toHaveProperty('rules');
+    expect(scored.reward?.layers).toHaveProperty('judge');
+    // Every judge rubric the profile weighs above 0 (built-in ones and its own, e.g. advisory's `grounding`) was asked.
+    expect([...asked].sort()).toEqual(weightedJudgeRubrics(profile).map((r) => r.name).sort());
+    expect(asked.size).toBeGreaterThan(0);
+    expect(scored.steps.every((s) => Object.keys(s.reward?.rubrics ?? {}).length > 0)).toBe(true);
+  });
+});
+
