@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, GymflowError } from '../src/core/errors.js';
-import { PROGRESS_HISTORY_BUDGET, progressReporter, progressSignalInterval, withFailureMapping, type ProgressReporterOptions } from './common.js';
+import { keepAlive, PROGRESS_HISTORY_BUDGET, progressReporter, progressSignalInterval, withFailureMapping, type ProgressReporterOptions } from './common.js';
 import { defined } from '../src/core/defined.js';
 
 interface Reported {
@@ -171,5 +171,43 @@ describe('withFailureMapping', () => {
   it('passes other errors through', async () => {
     const plain = new Error('boom');
     await expect(withFailureMapping(() => Promise.reject(plain))).rejects.toBe(plain);
+  });
+});
+
+describe('keepAlive', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('heartbeats the latest details every quarter of the heartbeat timeout until stopped', async () => {
+    vi.useFakeTimers();
+    const beats: unknown[] = [];
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 8_000 });
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    await env.run(async () => {
+      let done = 0;
+      const stop = keepAlive(() => ({ done }));
+      vi.advanceTimersByTime(2_000);
+      done = 3;
+      vi.advanceTimersByTime(4_000);
+      stop();
+      vi.advanceTimersByTime(10_000);
+    });
+    expect(beats).toEqual([{ done: 0 }, { done: 3 }, { done: 3 }]);
+  });
+
+  it('does nothing in a local activity or without a heartbeat timeout', async () => {
+    vi.useFakeTimers();
+    for (const info of [{ heartbeatTimeoutMs: 8_000, isLocal: true }, {}]) {
+      const beats: unknown[] = [];
+      const env = new MockActivityEnvironment(info);
+      env.on('heartbeat', (details: unknown) => beats.push(details));
+      await env.run(async () => {
+        const stop = keepAlive(() => 'x');
+        vi.advanceTimersByTime(60_000);
+        stop();
+      });
+      expect(beats).toEqual([]);
+    }
   });
 });

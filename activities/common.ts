@@ -101,6 +101,20 @@ export interface ProgressReporterOptions {
 }
 
 /**
+ * Heartbeats `details()` every quarter of the activity's heartbeat timeout (at least a second apart) until the
+ * returned function is called: progress heartbeats come only when an episode finishes, and a live worker whose
+ * episodes take longer than the timeout (a slow model, a long test run) must not be taken for a lost one. No-op
+ * in a local activity, or without a heartbeat timeout.
+ */
+export function keepAlive(details: () => unknown): () => void {
+  const ctx = Context.current();
+  const timeoutMs = ctx.info.heartbeatTimeoutMs;
+  if (ctx.info.isLocal || timeoutMs === undefined || timeoutMs <= 0) return () => undefined;
+  const timer = setInterval(() => ctx.heartbeat(details()), Math.max(1_000, timeoutMs / 4));
+  return () => clearInterval(timer);
+}
+
+/**
  * Reports progress: a heartbeat with `details` every call (or at most every `heartbeatIntervalMs`, and on the
  * last unit) and a `stage_progress` signal to the workflow that started the activity at most every
  * {@link progressSignalInterval} (2 s at first, growing with the activity's run time; the first after

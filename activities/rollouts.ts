@@ -27,6 +27,7 @@ import { resolvePairs } from '../src/hub/export/dpo.js';
 import { exportDataset } from '../src/hub/export/export.js';
 import { mapPool } from '../src/hub/pool.js';
 import { planEpisodes } from '../src/hub/seeds.js';
+import { EpisodeJournal } from '../src/hub/store/journal.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
@@ -38,7 +39,7 @@ import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults }
 import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
 import { scoreTrajectory } from '../src/reward/score.js';
-import { parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
+import { keepAlive, parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
 import { PolicySchema, sectionFromFields, ServedPolicySchema, storeRef as ref } from './schemas.js';
 import { defined } from '../src/core/defined.js';
 
@@ -104,6 +105,34 @@ function policyResolver(options: Omit<ResolveAgentOptions, 'seed'>): AgentResolv
  * and a shard shorter than 2 s sends no progress signal, which would cost the workflow a task per shard.
  */
 const ROLLOUT_PROGRESS = { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 } as const;
+
+/**
+ * The episode journal of the running activity (docs/store.md, "Journals"), keyed by its workflow, run and activity
+ * id: the same on every attempt, so a retry after a crash (`kill -9` of the worker) finds the episodes the dead
+ * attempt had finished and runs only the rest.
+ */
+async function activityJournal(ws: Workspace): Promise<EpisodeJournal> {
+  const info = Context.current().info;
+  const execution = info.workflowExecution ?? { workflowId: 'standalone', runId: info.activityId };
+  return EpisodeJournal.open(ws.store.root, `${execution.workflowId}/${execution.runId}/${info.activityId}`);
+}
+
+/**
+ * Runs `work` with the activity's journal: removed once `work` returned (its result is stored) or failed for good
+ * (cancelled, or an error no retry changes); kept, closed, when a retry will follow.
+ */
+async function withJournal<T>(ws: Workspace, work: (journal: EpisodeJournal) => Promise<T>): Promise<T> {
+  const journal = await activityJournal(ws);
+  try {
+    const result = await work(journal);
+    await journal.remove();
+    return result;
+  } catch (err) {
+    const final = Context.current().cancellationSignal.aborted || (err instanceof ApplicationFailure && err.nonRetryable);
+    await (final ? journal.remove() : journal.close());
+    throw err;
+  }
+}
 
 /** The input of `planTasks` (parsed at run time; typed for the workflows that call it). */
 export const PlanTasksInputSchema = z.object({
@@ -276,41 +305,55 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         await awaitServed(c.agent, o.served);
         const report = progressReporter('collect', 'episodes', ROLLOUT_PROGRESS);
         const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && c.agent === 'policy');
-        const result = await collect({
-          envId: o.envId,
-          ...defined({ envKwargs: c.env_kwargs }),
-          agent,
-          resolveAgent: policyResolver(policyOptions(c.temperature, c.max_new_tokens, o.served)),
-          tasks: o.tasks,
-          n: o.tasks.length,
-          groupSize: c.group_size,
-          seed: o.seed,
-          concurrency: c.concurrency,
-          ...defined({ maxSteps: c.max_steps }),
-          store: ws.store,
-          parents: [...o.parents, ...policyParents],
-          signal: Context.current().cancellationSignal,
-          onProgress: (p) => report(p.done, p.total, { done: p.done, total: p.total, successes: p.successes }),
+        return withJournal(ws, async (journal) => {
+          // The schedule positions of the finished episodes, journaled: in the heartbeat details beside the progress.
+          const finished = [...journal.finished.keys()];
+          let details: Record<string, unknown> = { done: finished.length, total: o.tasks.length * c.group_size, finished };
+          const stopKeepAlive = keepAlive(() => details);
+          const result = await collect({
+            envId: o.envId,
+            ...defined({ envKwargs: c.env_kwargs }),
+            agent,
+            resolveAgent: policyResolver(policyOptions(c.temperature, c.max_new_tokens, o.served)),
+            tasks: o.tasks,
+            n: o.tasks.length,
+            groupSize: c.group_size,
+            seed: o.seed,
+            concurrency: c.concurrency,
+            ...defined({ maxSteps: c.max_steps }),
+            store: ws.store,
+            parents: [...o.parents, ...policyParents],
+            signal: Context.current().cancellationSignal,
+            resume: journal.finished,
+            onEpisode: async (index, t) => {
+              await journal.append(index, t);
+              finished.push(index);
+            },
+            onProgress: (p) => {
+              details = { done: p.done, total: p.total, successes: p.successes, finished };
+              report(p.done, p.total, details);
+            },
+          }).finally(stopKeepAlive);
+          throwIfCancelled();
+          // Episodes whose model API stayed unreachable say nothing about the policy: collect the shard again (same
+          // seeds) rather than train on them as failures.
+          const unreachable = result.summary.failures.byKind[AGENT_UNREACHABLE] ?? 0;
+          if (unreachable > 0) {
+            // The message of an episode whose agent gave up (others may have failed for other reasons).
+            const errors = result.trajectories.map((t) => t.metadata['error'] as { name?: string; message?: string } | undefined);
+            const example = errors.find((e) => e?.name === 'RetriesExhaustedError');
+            throw ApplicationFailure.retryable(`${unreachable} of ${result.summary.episodes} episodes could not reach the agent ${agent}: ${example?.message ?? 'no message'}`, AGENT_UNREACHABLE);
+          }
+          // Every episode refused by the model API (a bad key, an unknown model: AGENT_HTTP_4xx): no retry helps, and
+          // the set would be all failures that say nothing about the policy.
+          const refused = Object.entries(result.summary.failures.byKind).filter(([kind]) => /^AGENT_HTTP_4\d\d$/.test(kind));
+          if (refused.length > 0 && refused.reduce((n, [, c]) => n + c, 0) >= result.summary.episodes) {
+            const [kind] = refused[0] as [string, number];
+            throw ApplicationFailure.nonRetryable(`every episode's request was refused by the agent ${agent}: ${result.summary.failures.firstMessage?.[kind] ?? kind}`, AGENT_REFUSED);
+          }
+          if (result.ref === undefined) throw new Error('collect stored no set');
+          return { ref: result.ref, summary: compact(result.summary) };
         });
-        throwIfCancelled();
-        // Episodes whose model API stayed unreachable say nothing about the policy: collect the shard again (same
-        // seeds) rather than train on them as failures.
-        const unreachable = result.summary.failures.byKind[AGENT_UNREACHABLE] ?? 0;
-        if (unreachable > 0) {
-          // The message of an episode whose agent gave up (others may have failed for other reasons).
-          const errors = result.trajectories.map((t) => t.metadata['error'] as { name?: string; message?: string } | undefined);
-          const example = errors.find((e) => e?.name === 'RetriesExhaustedError');
-          throw ApplicationFailure.retryable(`${unreachable} of ${result.summary.episodes} episodes could not reach the agent ${agent}: ${example?.message ?? 'no message'}`, AGENT_UNREACHABLE);
-        }
-        // Every episode refused by the model API (a bad key, an unknown model: AGENT_HTTP_4xx): no retry helps, and
-        // the set would be all failures that say nothing about the policy.
-        const refused = Object.entries(result.summary.failures.byKind).filter(([kind]) => /^AGENT_HTTP_4\d\d$/.test(kind));
-        if (refused.length > 0 && refused.reduce((n, [, c]) => n + c, 0) >= result.summary.episodes) {
-          const [kind] = refused[0] as [string, number];
-          throw ApplicationFailure.nonRetryable(`every episode's request was refused by the agent ${agent}: ${result.summary.failures.firstMessage?.[kind] ?? kind}`, AGENT_REFUSED);
-        }
-        if (result.ref === undefined) throw new Error('collect stored no set');
-        return { ref: result.ref, summary: compact(result.summary) };
       });
     },
 
@@ -423,35 +466,43 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const n = tasks * ev.repeats;
         const report = progressReporter('eval', 'episodes', ROLLOUT_PROGRESS);
         const signal = Context.current().cancellationSignal;
-        let done = 0;
-        const evaluation = evaluate({
-          envId: o.envId,
-          ...defined({ envKwargs: ev.env_kwargs }),
-          agent,
-          split: ev.split,
-          n: tasks,
-          trials: ev.repeats,
-          seed: ev.seed,
-          concurrency: ev.concurrency,
-          ...defined({ maxSteps: ev.max_steps }),
-          resolveAgent: policyResolver(policyOptions(ev.temperature, ev.max_new_tokens, o.served)),
-          onEpisode: () => {
-            report(++done, n);
-            // evaluate has no abort signal: failing the next episode stops it.
-            if (signal.aborted) throw new Error('cancelled');
-          },
-        });
-        const result = await evaluation.catch((err: unknown) => {
+        const { result, entry } = await withJournal(ws, async (journal) => {
+          const finished = [...journal.finished.keys()];
+          let done = finished.length;
+          const stopKeepAlive = keepAlive(() => ({ done, total: n, finished }));
+          const evaluation = evaluate({
+            envId: o.envId,
+            ...defined({ envKwargs: ev.env_kwargs }),
+            agent,
+            split: ev.split,
+            n: tasks,
+            trials: ev.repeats,
+            seed: ev.seed,
+            concurrency: ev.concurrency,
+            ...defined({ maxSteps: ev.max_steps }),
+            resolveAgent: policyResolver(policyOptions(ev.temperature, ev.max_new_tokens, o.served)),
+            resume: journal.finished,
+            onEpisode: async (record, trajectory) => {
+              await journal.append(record.index, trajectory);
+              finished.push(record.index);
+              report(++done, n, { done, total: n, finished });
+              // evaluate has no abort signal: failing the next episode stops it.
+              if (signal.aborted) throw new Error('cancelled');
+            },
+          });
+          const result = await evaluation.finally(stopKeepAlive).catch((err: unknown) => {
+            throwIfCancelled();
+            throw err;
+          });
           throwIfCancelled();
-          throw err;
-        });
-        throwIfCancelled();
-        const parents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && agentName === 'policy');
-        const entry = await ws.store.putJson(result, {
-          kind: 'eval',
-          parents,
-          meta: { envId: o.envId, agent: agentName === 'policy' ? `policy@${o.policy.iteration}` : agentName, split: ev.split, n, success: result.metrics.success.mean },
-          ...defined({ name: o.name }),
+          const parents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && agentName === 'policy');
+          const entry = await ws.store.putJson(result, {
+            kind: 'eval',
+            parents,
+            meta: { envId: o.envId, agent: agentName === 'policy' ? `policy@${o.policy.iteration}` : agentName, split: ev.split, n, success: result.metrics.success.mean },
+            ...defined({ name: o.name }),
+          });
+          return { result, entry };
         });
         const s = result.metrics.success;
         return {

@@ -12,6 +12,9 @@
  * 4. GPU worker crash while it serves the policy (`policy.serve`): its server exits with it (the lifeline
  *    and the parent watchdog), `servePolicy` is retried on the new worker, the collection's shards wait for the new server,
  *    and no episode that failed for want of a server is stored or trained on.
+ * 5. CPU worker crash mid-collection of 200 episodes acted by a model (a loopback OpenAI-compatible server that
+ *    counts the episodes it sees start): the retried shards run only the episodes their episode journals lack, so
+ *    the set has every planned episode once and at most the shards' concurrency ran twice.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -30,6 +33,7 @@ import { cancelSignal, pipelineStatusQuery } from '../workflows/messages.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { trainingLoop } from '../workflows/index.js';
+import { LoopbackApi, openaiCompletion } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
 import { smallLoopConfig, TINY_POLICY } from './support/small-loop.js';
@@ -107,6 +111,9 @@ temporal.describe('pipeline durability on a real dev server', () => {
 
   const startGpu = async (): Promise<WorkerProcess> =>
     startWorkerProcess({ kind: 'gpu', address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'gpu.log') });
+  /** The CPU worker, with a key for `openai:` agents (the loopback server takes any). */
+  const startCpu = async (): Promise<WorkerProcess> =>
+    startWorkerProcess({ kind: 'cpu', address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'cpu.log'), env: { ...process.env, OPENAI_API_KEY: 'EMPTY' } });
 
   /**
    * Long enough to be interrupted on an idle machine too (the trainer's progress reaches the workflow every
@@ -152,10 +159,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
     dir = await mkdtemp(join(tmpdir(), 'gymflow-durability-'));
     serverOptions = { dbFilename: join(dir, 'temporal.db'), port: await freePort(), headless: true, searchAttributes: SEARCH_ATTRIBUTES, logFile: join(dir, 'temporal.log') };
     server = await startDevServer(serverOptions);
-    [cpu, gpu] = await Promise.all([
-      startWorkerProcess({ kind: 'cpu', address: server.address, store: join(dir, 'store'), logFile: join(dir, 'cpu.log') }),
-      startGpu(),
-    ]);
+    [cpu, gpu] = await Promise.all([startCpu(), startGpu()]);
     connection = await Connection.connect({ address: server.address });
     client = new Client({ connection });
   }, 180_000);
@@ -277,6 +281,60 @@ temporal.describe('pipeline durability on a real dev server', () => {
     expect(new Set(rollouts.map((t) => t.agent.name)).size).toBe(1);
     expect(servers()).toEqual([]);
   }, 300_000);
+
+  python.it('kill -9 of the CPU worker mid-collection of 200 episodes: every planned episode is in the set once, and at most the shards\' concurrency ran twice', async () => {
+    const id = 'durable-collect-crash';
+    const episodes = 200;
+    const shards = 2;
+    const concurrency = 4;
+    // The model: every reply submits at once, after 150 ms (so the collection takes seconds); an episode's first
+    // request is the one without an assistant turn.
+    let started = 0;
+    const api = await LoopbackApi.start((request) => {
+      const messages = (request.body as { messages?: { role: string }[] } | undefined)?.messages ?? [];
+      if (!messages.some((m) => m.role === 'assistant')) started++;
+      return { delayMs: 150, body: openaiCompletion('<tool_call>\n{"name": "submit", "arguments": {"answer": "0"}}\n</tool_call>') };
+    });
+    try {
+      const c = parsePipelineConfig(
+        {
+          name: 'collect-crash',
+          env: 'gymflow/tool-use-v0',
+          store: join(dir, 'store'),
+          work_dir: join(dir, 'work'),
+          policy: { init: { tiny: TINY_POLICY } },
+          // The dead worker's shards are noticed 10 s after its last heartbeat (a shard heartbeats every 2.5 s meanwhile).
+          collect: { agent: `openai:loopback@${api.url}/v1`, tasks: episodes, group_size: 1, shard_size: episodes / shards, concurrency, max_steps: 2, heartbeat_timeout: '10s' },
+          export: { success_only: false },
+          train: { command: 'sft', config: { max_steps: 1, max_length: 512 } },
+          eval: { agent: 'expert', tasks: 2, baseline: false },
+          max_iterations: 1,
+        },
+        'durability:collect-crash',
+      );
+      const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
+      await until(`${id} to start 60 episodes`, 180_000, async () => (started >= 60 ? true : undefined));
+      await cpu?.kill();
+      const before = started;
+      expect(before).toBeLessThan(episodes - 2 * shards * concurrency); // the shards were far from done
+      cpu = await startCpu();
+      await handle.result();
+      const status = await statusOf(id);
+      expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
+      const store = await ArtifactStore.open({ root: join(dir, 'store') });
+      const rollouts = await loadTrajectories(store, status.history.at(-1)?.refs.scored as string);
+      // Every planned episode, once (group size 1: one episode per task), none failed for the crash.
+      expect(rollouts).toHaveLength(episodes);
+      expect(new Set(rollouts.map((t) => t.task.id)).size).toBe(episodes);
+      expect(rollouts.filter((t) => t.outcome.reason === 'error')).toEqual([]);
+      // Run twice: only the episodes in flight when the worker died (each shard's concurrency at most).
+      expect(started - episodes).toBeLessThanOrEqual(shards * concurrency);
+      // The retried shards left no journal behind.
+      expect(readdirSync(join(dir, 'store', 'journals'))).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  }, 420_000);
 
   python.it('cancel (abort) while training leaves no trainer process behind', async () => {
     const id = 'durable-cancel';

@@ -86,13 +86,13 @@ export class PipelineStopped extends Error {
 }
 
 /** The activity bindings of one configuration, one per timeout/retry policy (see activity-options.ts). */
-function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeartbeatTimeout?: string) {
+function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeartbeatTimeout?: string, shardHeartbeatTimeout?: string) {
   const cpu = config.task_queues.cpu;
   const gpu = config.task_queues.gpu;
   const checks = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: cpu });
   const gpuChecks = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: gpu });
   const store = proxyActivities<PipelineActivities>({ ...STORE_OPTIONS, taskQueue: cpu });
-  const shards = proxyActivities<PipelineActivities>({ ...SHARD_OPTIONS, taskQueue: cpu });
+  const shards = proxyActivities<PipelineActivities>({ ...SHARD_OPTIONS, ...defined({ heartbeatTimeout: shardHeartbeatTimeout }), taskQueue: cpu });
   const localShards = proxyLocalActivities<PipelineActivities>(LOCAL_SHARD_OPTIONS);
   const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, taskQueue: cpu });
   const gpuSetup = proxyActivities<PipelineActivities>({ ...GPU_SETUP_OPTIONS, taskQueue: gpu });
@@ -450,7 +450,7 @@ export class PipelineRunner {
     const config = this.config;
     const { phase } = phaseOf(config, iteration);
     // `heartbeat_timeout` is absent from configurations parsed before it existed (replayed histories): trainOptions' default then.
-    const a = bindActivities(config, phase.train.timeout, phase.train.heartbeat_timeout as string | undefined);
+    const a = bindActivities(config, phase.train.timeout, phase.train.heartbeat_timeout as string | undefined, phase.collect.heartbeat_timeout);
     const started = Date.now();
     const refs: IterationMetrics['refs'] = {};
     this.status.phase = phase.name;

@@ -3,6 +3,7 @@ import { CountdownEnv } from '../core/__fixtures__/countdown-env.js';
 import type { Agent, AgentContext, AgentDecision, AgentResolver } from '../core/agent.js';
 import { ConfigError } from '../core/errors.js';
 import { register } from '../core/registry.js';
+import type { Trajectory } from '../core/trajectory.js';
 import { evaluate } from './evaluate.js';
 import { toMarkdown } from './markdown.js';
 import { parseEvalResult } from './result.js';
@@ -108,6 +109,17 @@ describe('evaluate', () => {
     expect(a.metrics.invalidActions.mean).toBe(1);
     expect(a.metrics.success.mean).toBe(0);
     expect(a.metrics.tokens).toEqual({ n: 0, mean: null, sd: null, ci: null });
+  });
+
+  it('resumes from an earlier attempt: runs only the episodes it had not finished, with the same result', async () => {
+    const journaled = new Map<number, Trajectory>();
+    const full = await evaluate({ envId: ENV, agent: 'coin', resolveAgent, n: 4, trials: 2, seed: 5, resamples: 300, onEpisode: (e, t) => void journaled.set(e.index, t) });
+    const kept = new Map([...journaled].filter(([i]) => i !== 2 && i !== 7));
+    const ran: number[] = [];
+    const resumed = await evaluate({ envId: ENV, agent: 'coin', resolveAgent, n: 4, trials: 2, seed: 5, resamples: 300, resume: kept, onEpisode: (e) => void ran.push(e.index) });
+    expect(ran.sort()).toEqual([2, 7]);
+    const strip = (r: typeof full) => ({ ...r, createdAt: '', episodes: r.episodes.map(({ durationMs: _d, ...rest }) => rest), metrics: { ...r.metrics, durationMs: undefined } });
+    expect(strip(resumed)).toEqual(strip(full));
   });
 
   it('writes a JSON-serialisable result that parses back, and a Markdown table', async () => {

@@ -47,6 +47,11 @@ export interface EvaluateOptions {
   maxSteps?: number;
   /** Called after each episode (in completion order), e.g. to write trajectories or show progress. */
   onEpisode?: (episode: EpisodeRecord, trajectory: Trajectory) => void | Promise<void>;
+  /**
+   * Episodes an earlier attempt of the same evaluation finished, by episode index (an episode journal's
+   * `finished`): not run again, measured from their trajectories.
+   */
+  resume?: ReadonlyMap<number, Trajectory>;
 }
 
 /**
@@ -102,10 +107,25 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   await options.resolveAgent(options.agent, options.envId, { seed: (plans[0] as EpisodePlan).seed }).close?.();
   let agentName = options.agent;
 
+  // What an earlier attempt finished, measured as then (the tools name each call's category).
+  const completed = new Map<number, EpisodeRecord>();
+  if (options.resume !== undefined && options.resume.size > 0) {
+    const probe = make(options.envId, defined({ kwargs: options.envKwargs }));
+    const tools = probe.tools;
+    await probe.close();
+    for (const [index, trajectory] of options.resume) {
+      const plan = plans[index];
+      if (plan === undefined) continue;
+      completed.set(index, episodeRecord(trajectory, tools, plan.index, plan.seed));
+      agentName = trajectory.agent.name;
+    }
+  }
+
   // The first episode that fails stops the evaluation (a result with a hole in it would not pair with another).
   const records = await runSchedule({
     plans,
     concurrency,
+    completed,
     makeEnv: () => make(options.envId, defined({ kwargs: options.envKwargs })),
     episode: async (env, plan) => {
       const task = plan.task as TaskInfo;

@@ -168,6 +168,26 @@ describe('collect', () => {
     expect((await readFile(path.join(path.dirname(out), kept[0] as string), 'utf8')).trim().split('\n')).toHaveLength(3);
   });
 
+  it('resumes from an earlier attempt: runs only the episodes it had not finished and returns the same set', async () => {
+    const journaled = new Map<number, Trajectory>();
+    const full = await collect({ resolveAgent, envId: 'test/flaky-v0', agent: 'expert', n: 9, concurrency: 3, seed: 2, onEpisode: async (i, t) => void journaled.set(i, t) });
+    expect([...journaled.keys()].sort((a, b) => a - b)).toEqual([...Array(9).keys()]);
+    // An attempt that died after some episodes: those it journaled, the failed one among them.
+    const failedIndex = full.trajectories.findIndex((t) => t.outcome.reason === 'error');
+    const kept = new Map([...journaled].filter(([i]) => i % 3 === 0 || i === failedIndex));
+    const seeds: number[] = [];
+    const counting: typeof resolveAgent = (spec, envId, o) => {
+      seeds.push(o?.seed ?? -1);
+      return resolveAgent(spec, envId, o);
+    };
+    const appended: number[] = [];
+    const resumed = await collect({ resolveAgent: counting, envId: 'test/flaky-v0', agent: 'expert', n: 9, concurrency: 3, seed: 2, resume: kept, onEpisode: async (i) => void appended.push(i) });
+    expect(resumed.trajectories.map((t) => t.id)).toEqual(full.trajectories.map((t) => t.id));
+    expect(appended.sort((a, b) => a - b)).toEqual([...Array(9).keys()].filter((i) => !kept.has(i)));
+    expect(seeds).toHaveLength(1 + 9 - kept.size); // the agent spec's check, then one agent per episode run
+    expect(resumed.summary).toMatchObject({ episodes: 9, successes: full.summary.successes, failures: full.summary.failures });
+  });
+
   it('rejects bad options before running anything', async () => {
     await expect(collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'genius', n: 1 })).rejects.toThrow(/unknown agent 'genius'/);
     await expect(collect({ resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'expert', n: 1, concurrency: 0 })).rejects.toThrow(/concurrency/);

@@ -71,6 +71,17 @@ export interface CollectOptions {
   force?: boolean;
   /** Stops starting new episodes; episodes in flight finish and are returned. */
   signal?: AbortSignal;
+  /**
+   * Episodes an earlier attempt of the same collection finished, by schedule position (an episode journal's
+   * `finished`): they are not run again, and take their places in the set.
+   */
+  resume?: ReadonlyMap<number, Trajectory>;
+  /**
+   * Called with every finished episode (scored, if `rewardFn` is given) and its schedule position, and awaited
+   * before its worker starts another episode: where an episode journal records it. An episode whose agent stayed
+   * unreachable ({@link AGENT_UNREACHABLE}) is not passed: it says nothing about the policy and runs again.
+   */
+  onEpisode?: (index: number, trajectory: Trajectory) => Promise<void>;
 }
 
 /** Progress after an episode: the scheduler's, with the successes and failures so far. */
@@ -195,17 +206,29 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     failures++;
   };
 
+  // What an earlier attempt finished counts as it did then.
+  const completed = new Map<number, { trajectory: Trajectory; failed: boolean }>();
+  for (const [index, t] of options.resume ?? []) {
+    if (index < 0 || index >= plans.length) continue;
+    const error = t.metadata['error'] as { name?: string; code?: string; message?: string } | undefined;
+    if (error !== undefined) fail(error.code ?? error.name ?? 'unknown', new Error(error.message ?? ''));
+    if (t.outcome.success) successes++;
+    completed.set(index, { trajectory: t, failed: error !== undefined });
+  }
+
   const results = await runSchedule({
     plans,
     concurrency,
     makeEnv,
+    completed,
     ...defined({ signal: options.signal }),
     // Never throws for an episode that failed: it becomes a failed trajectory and the others go on.
     episode: async (env, plan) => {
       const { trajectory, error } = await runPlanned(env, plan, options, envSpec.domain);
       let t = trajectory;
-      if (error !== undefined) {
-        fail(errorKind(error), error);
+      const kind = error === undefined ? undefined : errorKind(error);
+      if (kind !== undefined) {
+        fail(kind, error);
       } else if (options.rewardFn) {
         try {
           t = await options.rewardFn(t);
@@ -215,6 +238,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         }
       }
       if (t.outcome.success) successes++;
+      if (kind !== AGENT_UNREACHABLE) await options.onEpisode?.(plan.index, t);
       return { trajectory: t, failed: error !== undefined };
     },
     // The env may be mid-episode or broken: start the next episode on a fresh one.

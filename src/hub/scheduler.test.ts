@@ -109,3 +109,46 @@ describe('runSchedule', () => {
     expect(results).toEqual([0, 1, 2, undefined, undefined, undefined]);
   });
 });
+
+describe('runSchedule with results of an earlier run', () => {
+  it('runs only the positions not completed, places the completed results as they are and counts them as done', async () => {
+    const plans = planEpisodes({ seed: 3, n: 8, tasks, shuffle: false });
+    const completed = new Map([
+      [0, 'earlier-0'],
+      [5, 'earlier-5'],
+      [7, 'earlier-7'],
+    ]);
+    const ran: number[] = [];
+    const progress: ScheduleProgress[] = [];
+    const e = envs();
+    const results = await runSchedule({
+      plans,
+      concurrency: 2,
+      makeEnv: e.make,
+      completed,
+      episode: async (_env, plan) => {
+        ran.push(plan.index);
+        return `ran-${plan.index}`;
+      },
+      onProgress: (p) => progress.push(p),
+    });
+    expect(ran.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 6]);
+    expect(results).toEqual(['earlier-0', 'ran-1', 'ran-2', 'ran-3', 'ran-4', 'earlier-5', 'ran-6', 'earlier-7']);
+    expect(progress.map((p) => p.done)).toEqual([4, 5, 6, 7, 8]);
+    expect(progress.every((p) => p.total === 8)).toBe(true);
+  });
+
+  it('with every position completed runs nothing and makes no environment', async () => {
+    const plans = planEpisodes({ seed: 3, n: 3, tasks, shuffle: false });
+    const e = envs();
+    const results = await runSchedule({
+      plans,
+      concurrency: 4,
+      makeEnv: e.make,
+      completed: new Map(plans.map((p) => [p.index, p.index * 10])),
+      episode: () => Promise.reject(new Error('must not run')),
+    });
+    expect(results).toEqual([0, 10, 20]);
+    expect(e.made).toHaveLength(0);
+  });
+});

@@ -43,6 +43,11 @@ export interface ScheduleOptions<R> {
   onProgress?: (progress: ScheduleProgress, result: R, plan: EpisodePlan) => void;
   /** Stops starting new episodes; those in flight finish. */
   signal?: AbortSignal;
+  /**
+   * Results an earlier run of the same schedule already has, by plan position: placed as they are, counted as
+   * done, not run again (a retried collection resuming from its episode journal).
+   */
+  completed?: ReadonlyMap<number, R>;
 }
 
 /**
@@ -58,17 +63,21 @@ export interface ScheduleOptions<R> {
 export async function runSchedule<R>(options: ScheduleOptions<R>): Promise<(R | undefined)[]> {
   const { plans } = options;
   const results = new Array<R | undefined>(plans.length);
+  for (const [position, result] of options.completed ?? []) if (position >= 0 && position < plans.length) results[position] = result;
+  // The positions left to run, in plan order.
+  const pending = plans.map((_, position) => position).filter((position) => !(options.completed?.has(position) ?? false));
   const started = Date.now();
   let next = 0;
-  let done = 0;
+  const resumed = plans.length - pending.length;
+  let done = resumed;
   let failed = false;
   let failure: unknown;
 
   const worker = async (): Promise<void> => {
     let env: AgentEnv | undefined;
     try {
-      while (!failed && next < plans.length && options.signal?.aborted !== true) {
-        const position = next++;
+      while (!failed && next < pending.length && options.signal?.aborted !== true) {
+        const position = pending[next++] as number;
         const plan = plans[position] as EpisodePlan;
         env ??= options.makeEnv();
         let result: R;
@@ -83,7 +92,7 @@ export async function runSchedule<R>(options: ScheduleOptions<R>): Promise<(R | 
         done++;
         if (options.onProgress) {
           const elapsedMs = Date.now() - started;
-          const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
+          const rate = elapsedMs > 0 ? ((done - resumed) * 1000) / elapsedMs : 0;
           options.onProgress({ done, total: plans.length, elapsedMs, rate, etaMs: rate > 0 ? ((plans.length - done) / rate) * 1000 : 0 }, result, plan);
         }
         if (options.discardEnv?.(result) === true) {
@@ -95,7 +104,7 @@ export async function runSchedule<R>(options: ScheduleOptions<R>): Promise<(R | 
       await env?.close();
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, plans.length)) }, worker));
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, pending.length)) }, worker));
   if (failed) throw failure;
   return results;
 }

@@ -25,10 +25,15 @@ const duration = z.string().regex(DURATION_PATTERN, "expected a duration like '9
 
 /**
  * Heartbeats of the workers are sent at most every 5 s (`maxHeartbeatThrottleInterval` in workers/worker.ts)
- * and the train activity heartbeats at least every quarter of its heartbeat timeout: a timeout shorter than
- * twice the throttle would fail healthy trainings.
+ * and the train and shard activities heartbeat at least every quarter of their heartbeat timeout: a timeout
+ * shorter than twice the throttle would fail healthy ones.
  */
 const MIN_HEARTBEAT_TIMEOUT_MS = 10_000;
+
+/** A heartbeat timeout: a duration of at least {@link MIN_HEARTBEAT_TIMEOUT_MS}. */
+const heartbeatTimeout = duration.refine((v) => !DURATION_PATTERN.test(v) || durationMs(v) >= MIN_HEARTBEAT_TIMEOUT_MS, {
+  message: `must be at least 10s (workers send heartbeats up to 5s apart)`,
+});
 
 /**
  * An agent spec for collection: `expert` (the environment's scripted expert), `policy` (the current policy
@@ -127,6 +132,12 @@ export const CollectSectionSchema = z
     temperature: z.number().min(0).default(1),
     /** Tokens the `policy` agent may generate per turn. */
     max_new_tokens: positiveInt.optional(),
+    /**
+     * How long a shard activity may go without a heartbeat before Temporal counts its worker as lost and retries
+     * the shard (which runs only the episodes its episode journal lacks): how fast a lost CPU worker is noticed.
+     * A shard heartbeats at least every quarter of it however long an episode takes. At least 10s; default 5m.
+     */
+    heartbeat_timeout: heartbeatTimeout.optional(),
   })
   .strict();
 
@@ -184,11 +195,7 @@ export const TrainSectionSchema = z
      * How long the train activity may go without a heartbeat before Temporal counts its worker as lost and
      * retries (resuming from the newest checkpoint): how fast a lost GPU worker is noticed. At least 10s.
      */
-    heartbeat_timeout: duration
-      .refine((v) => !DURATION_PATTERN.test(v) || durationMs(v) >= MIN_HEARTBEAT_TIMEOUT_MS, {
-        message: `must be at least 10s (workers send heartbeats up to 5s apart)`,
-      })
-      .default('2m'),
+    heartbeat_timeout: heartbeatTimeout.default('2m'),
   })
   .strict();
 

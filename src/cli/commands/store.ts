@@ -186,7 +186,7 @@ export function storeCommand(program: Command): void {
       const verb = report.dryRun ? 'would delete' : 'deleted';
       console.log(
         `${verb} ${report.deletedArtifacts.length} artifact(s) and ${report.deletedObjects} object(s) (${formatBytes(report.freedBytes)}); ` +
-          `kept ${report.keptArtifacts} artifact(s), ${report.keptObjects} object(s) reachable from ${report.roots} ref(s); removed ${report.tempFilesRemoved} temp file(s)`,
+          `kept ${report.keptArtifacts} artifact(s), ${report.keptObjects} object(s) reachable from ${report.roots} ref(s); removed ${report.tempFilesRemoved} temp file(s) and ${report.journalsRemoved} abandoned episode journal(s)`,
       );
     });
 

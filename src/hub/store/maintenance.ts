@@ -10,6 +10,7 @@ import { manifestMembers } from './manifests.js';
 import { readObject } from './objects.js';
 import { scanRefs } from './refs.js';
 import { fsyncShards, IO_CONCURRENCY, shardFiles, strayObjectFiles } from './shards.js';
+import { ABANDONED_JOURNAL_MS, removeAbandonedJournals } from './journal.js';
 import { hashFile } from './stream.js';
 
 /**
@@ -37,6 +38,8 @@ export interface GcReport {
   deletedObjects: number;
   freedBytes: number;
   tempFilesRemoved: number;
+  /** Episode journals nobody wrote to for {@link ABANDONED_JOURNAL_MS} (their unit of work will not be retried). */
+  journalsRemoved: number;
   dryRun: boolean;
 }
 
@@ -90,6 +93,7 @@ export async function collectGarbage(root: string, options: GcOptions & { staleT
   const dryRun = options.dryRun ?? false;
   const now = Date.now();
   const temps = dryRun ? { removed: [] } : await cleanTempFiles(root, { staleMs: Math.min(options.staleTempMs, graceMs), now });
+  const journalsRemoved = dryRun ? 0 : await removeAbandonedJournals(root, ABANDONED_JOURNAL_MS, now);
 
   const { refs, bad } = await scanRefs(root);
   if (bad[0] !== undefined) {
@@ -142,6 +146,7 @@ export async function collectGarbage(root: string, options: GcOptions & { staleT
     deletedObjects,
     freedBytes,
     tempFilesRemoved: temps.removed.length,
+    journalsRemoved,
     dryRun,
   };
 }

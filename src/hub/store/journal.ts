@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { ensureDir, isErrno } from '../../core/fs.js';
+import type { Trajectory } from '../../core/trajectory.js';
+import { StoreError } from '../errors.js';
+
+/**
+ * Episode journals (docs/store.md, "Journals"): what a unit of work that runs many episodes (a collection shard,
+ * an evaluation) has finished so far, kept so that a retry after a crash runs only the rest.
+ *
+ * ```
+ * <root>/journals/<sha256 of the key>.jsonl   one line per finished episode: {"index": i, "trajectory": …}
+ * ```
+ *
+ * A line is appended and made durable (`fdatasync`) before the episode's worker takes its next episode, so a
+ * crash loses at most the episodes in flight. The key names the unit of work (for an activity: its workflow, run
+ * and activity id, the same on every attempt). A crash can cut the last line short: reading stops there. The
+ * journal is removed once the unit's result is stored; `store gc` removes journals nobody touched for a week.
+ */
+
+const JOURNALS_DIR = 'journals';
+
+/** Journals older than this (by modification time) are abandoned: `gc` removes them. */
+export const ABANDONED_JOURNAL_MS = 7 * 24 * 3_600_000;
+
+/** One finished episode of a journal. */
+export interface JournalEntry {
+  /** The episode's position in its schedule. */
+  index: number;
+  trajectory: Trajectory;
+}
+
+/** The journal file of `key` under the store at `root`. */
+export function journalPath(root: string, key: string): string {
+  return path.join(root, JOURNALS_DIR, `${createHash('sha256').update(key).digest('hex')}.jsonl`);
+}
+
+/**
+ * An open journal: the entries earlier attempts left ({@link finished}) and an append handle for this one.
+ *
+ * @example
+ * ```ts
+ * const journal = await EpisodeJournal.open(store.root, `${workflowId}/${runId}/${activityId}`);
+ * await collect({ …, resume: journal.finished, onEpisode: (i, t) => journal.append(i, t) });
+ * await journal.remove();
+ * ```
+ */
+export class EpisodeJournal {
+  private writes: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    /** The journal's file. */
+    readonly file: string,
+    /** Episodes earlier attempts finished, by schedule position (the last entry of a position wins). */
+    readonly finished: ReadonlyMap<number, Trajectory>,
+    private readonly handle: FileHandle,
+  ) {}
+
+  /** Opens (creating if needed) the journal of `key` in the store at `root` and reads what it holds. */
+  static async open(root: string, key: string): Promise<EpisodeJournal> {
+    const file = journalPath(root, key);
+    await ensureDir(path.dirname(file));
+    const { finished, complete } = await readJournal(file);
+    const handle = await open(file, 'a');
+    // A line cut short is dropped, so that the next append starts a line of its own.
+    if ((await handle.stat()).size > complete) await handle.truncate(complete);
+    return new EpisodeJournal(file, finished, handle);
+  }
+
+  /**
+   * Appends a finished episode and waits until it is durable. Appends from several workers are written one at a
+   * time, whole lines, in the order they were called.
+   */
+  append(index: number, trajectory: Trajectory): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreError(`journal ${this.file} is closed`));
+    const line = `${JSON.stringify({ index, trajectory } satisfies JournalEntry)}\n`;
+    const write = this.writes.then(async () => {
+      await this.handle.appendFile(line, 'utf8');
+      await this.handle.datasync();
+    });
+    // A failed write fails its caller; the next one still runs.
+    this.writes = write.catch(() => undefined);
+    return write;
+  }
+
+  /** Closes the file, keeping it (the unit of work did not finish: a retry reads it). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.writes;
+    await this.handle.close();
+  }
+
+  /** Closes and deletes the journal (the unit's result is stored). */
+  async remove(): Promise<void> {
+    await this.close();
+    await rm(this.file, { force: true });
+  }
+}
+
+/**
+ * The entries of a journal file (none when it does not exist). A last line cut short by a crash is ignored, and
+ * so is a line that is not an entry (the file was damaged): the journal only saves work, so the episodes of such
+ * lines simply run again.
+ */
+async function readJournal(file: string): Promise<{ finished: Map<number, Trajectory>; complete: number }> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return { finished: new Map(), complete: 0 };
+    throw err;
+  }
+  // The bytes up to and with the last newline: the lines whose append completed.
+  const complete = bytes.lastIndexOf(0x0a) + 1;
+  const text = bytes.subarray(0, complete).toString('utf8');
+  const finished = new Map<number, Trajectory>();
+  const lines = text.split('\n');
+  lines.pop(); // after the last newline
+  for (const line of lines) {
+    let entry: Partial<JournalEntry> | null;
+    try {
+      entry = JSON.parse(line) as Partial<JournalEntry> | null;
+    } catch {
+      continue;
+    }
+    if (entry === null || !Number.isInteger(entry.index) || typeof entry.trajectory !== 'object' || entry.trajectory === null) continue;
+    finished.set(entry.index as number, entry.trajectory);
+  }
+  return { finished, complete };
+}
+
+/** Removes the journals under the store at `root` not modified for `olderThanMs`; returns how many. */
+export async function removeAbandonedJournals(root: string, olderThanMs = ABANDONED_JOURNAL_MS, now = Date.now()): Promise<number> {
+  const dir = path.join(root, JOURNALS_DIR);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return 0;
+    throw err;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (info === undefined || !info.isFile() || now - info.mtimeMs < olderThanMs) continue;
+    await rm(file, { force: true });
+    removed++;
+  }
+  return removed;
+}
