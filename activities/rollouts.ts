@@ -28,6 +28,8 @@ import { exportDataset } from '../src/hub/export/export.js';
 import { mapPool } from '../src/hub/pool.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { EpisodeJournal } from '../src/hub/store/journal.js';
+import { isErrno } from '../src/core/fs.js';
+import { LABEL_ACTIVITY, LABEL_ATTEMPT, LABEL_RUN, LABEL_WORKFLOW, removeScopeSandboxes, runInSandboxScope, type ScopeLabels } from '../src/sandbox/scope.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
@@ -112,9 +114,33 @@ const ROLLOUT_PROGRESS = { heartbeatIntervalMs: 100, firstSignalAfterMs: 2_000 }
  * attempt had finished and runs only the rest.
  */
 async function activityJournal(ws: Workspace): Promise<EpisodeJournal> {
+  const { workflowId, runId, activityId } = activityIds();
+  return EpisodeJournal.open(ws.store.root, `${workflowId}/${runId}/${activityId}`);
+}
+
+/** The running activity's workflow, run and activity id: the same on every attempt. */
+function activityIds(): { workflowId: string; runId: string; activityId: string } {
   const info = Context.current().info;
   const execution = info.workflowExecution ?? { workflowId: 'standalone', runId: info.activityId };
-  return EpisodeJournal.open(ws.store.root, `${execution.workflowId}/${execution.runId}/${info.activityId}`);
+  return { workflowId: execution.workflowId, runId: execution.runId, activityId: info.activityId };
+}
+
+/**
+ * Runs `work` in a sandbox scope (src/sandbox/scope.ts) labelled with the activity's workflow, run, activity id and
+ * attempt: every container its environments make carries them, and its warm pool ends with it. A retry first removes
+ * what its predecessor left (a worker killed mid-shard leaves its containers running); without a Docker engine
+ * there is nothing to remove.
+ */
+async function inSandboxScope<T>(work: () => Promise<T>): Promise<T> {
+  const { workflowId, runId, activityId } = activityIds();
+  const owner: ScopeLabels = { [LABEL_WORKFLOW]: workflowId, [LABEL_RUN]: runId, [LABEL_ACTIVITY]: activityId };
+  const attempt = Context.current().info.attempt;
+  if (attempt > 1) {
+    await removeScopeSandboxes(owner).catch((err: unknown) => {
+      if (!isErrno(err, 'ENOENT') && !isErrno(err, 'ECONNREFUSED')) throw err;
+    });
+  }
+  return runInSandboxScope({ ...owner, [LABEL_ATTEMPT]: String(attempt) }, work);
 }
 
 /**
@@ -305,7 +331,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         await awaitServed(c.agent, o.served);
         const report = progressReporter('collect', 'episodes', ROLLOUT_PROGRESS);
         const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && c.agent === 'policy');
-        return withJournal(ws, async (journal) => {
+        return inSandboxScope(() => withJournal(ws, async (journal) => {
           // The schedule positions of the finished episodes, journaled: in the heartbeat details beside the progress.
           const finished = [...journal.finished.keys()];
           let details: Record<string, unknown> = { done: finished.length, total: o.tasks.length * c.group_size, finished };
@@ -353,7 +379,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           }
           if (result.ref === undefined) throw new Error('collect stored no set');
           return { ref: result.ref, summary: compact(result.summary) };
-        });
+        }));
       });
     },
 
@@ -466,7 +492,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const n = tasks * ev.repeats;
         const report = progressReporter('eval', 'episodes', ROLLOUT_PROGRESS);
         const signal = Context.current().cancellationSignal;
-        const { result, entry } = await withJournal(ws, async (journal) => {
+        const { result, entry } = await inSandboxScope(() => withJournal(ws, async (journal) => {
           const finished = [...journal.finished.keys()];
           let done = finished.length;
           const stopKeepAlive = keepAlive(() => ({ done, total: n, finished }));
@@ -503,7 +529,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
             ...defined({ name: o.name }),
           });
           return { result, entry };
-        });
+        }));
         const s = result.metrics.success;
         return {
           ref: entry.ref,

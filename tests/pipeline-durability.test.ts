@@ -15,6 +15,9 @@
  * 5. CPU worker crash mid-collection of 200 episodes acted by a model (a loopback OpenAI-compatible server that
  *    counts the episodes it sees start): the retried shards run only the episodes their episode journals lack, so
  *    the set has every planned episode once and at most the shards' concurrency ran twice.
+ * 6. Docker sandboxes (examples/sandbox.yaml, cut down): `kill -9` of the CPU worker mid-shard — the retry removes
+ *    the containers its predecessor left (they carry the workflow, run and activity as labels) and runs only the
+ *    episodes it lacked; and a cancel mid-shard. Afterwards `docker ps -a` shows none of the run's containers.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -34,12 +37,23 @@ import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { trainingLoop } from '../workflows/index.js';
 import { LoopbackApi, openaiCompletion } from '../src/reward/judge/__fixtures__/loopback-api.js';
+import { parse as parseYaml } from 'yaml';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
+import { dockerClient } from '../src/sandbox/docker.js';
+import { LABEL_WORKFLOW } from '../src/sandbox/scope.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
 import { smallLoopConfig, TINY_POLICY } from './support/small-loop.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
+const docker = requires.docker();
+
+/** The ids of every container (running or not) labelled with workflow `id`. */
+async function workflowContainers(id: string): Promise<string[]> {
+  const list = await dockerClient().listContainers({ all: true, filters: { label: [`${LABEL_WORKFLOW}=${id}`] } });
+  return list.map((c) => c.Id);
+}
 
 /** Live trainer processes whose command line mentions `marker` (the test's scratch directory). */
 function trainerPids(marker: string): number[] {
@@ -335,6 +349,58 @@ temporal.describe('pipeline durability on a real dev server', () => {
       await api.close();
     }
   }, 420_000);
+
+  docker.describe('with Docker sandboxes', () => {
+    /** examples/sandbox.yaml as a user starts it, cut down: SFT on 12 expert episodes (2 shards), one step, expert eval. */
+    const sandboxConfig = (name: string): PipelineConfig => {
+      type Phase = { collect: Record<string, unknown>; train: { config: Record<string, unknown> } };
+      const example = parseYaml(readFileSync(join(PACKAGE_ROOT, 'examples', 'sandbox.yaml'), 'utf8')) as Record<string, unknown> & {
+        policy: { init: { tiny: Record<string, unknown> } };
+        phases: Phase[];
+      };
+      const [sft] = example.phases;
+      if (!sft) throw new Error('examples/sandbox.yaml: expected an sft phase');
+      Object.assign(example.policy.init.tiny, TINY_POLICY, { bpe_vocab_size: 512 });
+      Object.assign(sft.collect, { tasks: 12, shard_size: 6, concurrency: 2, heartbeat_timeout: '10s' });
+      Object.assign(sft.train.config, { max_steps: 1, max_length: 1024, tensorboard_dir: join(dir, 'tb') });
+      return parsePipelineConfig(
+        { ...example, name, phases: [sft], eval: { agent: 'expert', tasks: 2, baseline: false }, max_iterations: 1, store: join(dir, 'store'), work_dir: join(dir, 'work') },
+        'examples/sandbox.yaml',
+      );
+    };
+
+    python.it('kill -9 of the CPU worker mid-shard: the retry removes its predecessor\'s containers and runs only the episodes it lacked; no container is left', async () => {
+      const id = 'durable-sandbox-crash';
+      const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [sandboxConfig('sandbox-crash')] });
+      const atKill = await until(`${id} to run episodes in containers`, 180_000, async () => {
+        const ids = await workflowContainers(id);
+        return ids.length > 0 ? ids : undefined;
+      });
+      await cpu?.kill();
+      cpu = await startCpu();
+      await handle.result();
+      const status = await statusOf(id);
+      expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
+      const store = await ArtifactStore.open({ root: join(dir, 'store') });
+      const rollouts = await loadTrajectories(store, status.history.at(-1)?.refs.scored as string);
+      expect(rollouts).toHaveLength(12);
+      expect(new Set(rollouts.map((t) => t.task.id)).size).toBe(12);
+      expect(rollouts.every((t) => t.envId === 'gymflow/sandbox-v0' && t.outcome.success)).toBe(true);
+      // The dead worker's containers went with the retry, and nothing else of the run is left.
+      expect(atKill.length).toBeGreaterThan(0);
+      expect(await workflowContainers(id)).toEqual([]);
+    }, 420_000);
+
+    python.it('cancel mid-shard leaves none of the run\'s containers', async () => {
+      const id = 'durable-sandbox-cancel';
+      const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [sandboxConfig('sandbox-cancel')] });
+      await until(`${id} to run episodes in containers`, 180_000, async () => ((await workflowContainers(id)).length > 0 ? true : undefined));
+      await handle.signal(cancelSignal, { mode: 'abort', reason: 'durability test' });
+      await handle.result();
+      expect(await statusOf(id)).toMatchObject({ stopReason: 'cancelled', cancel: { mode: 'abort', stage: 'collect' } });
+      expect(await workflowContainers(id)).toEqual([]);
+    }, 300_000);
+  });
 
   python.it('cancel (abort) while training leaves no trainer process behind', async () => {
     const id = 'durable-cancel';

@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import { ConfigError } from '../core/errors.js';
+import { LABEL_ACTIVITY, LABEL_ATTEMPT, LABEL_RUN, LABEL_WORKFLOW } from './scope-context.js';
 
 /** The sandbox base image built by `scripts/build-sandbox-image.sh` (`gymflow sandbox build-image`). */
 export const DEFAULT_IMAGE = 'gymflow/sandbox:latest';
@@ -146,7 +147,7 @@ export const LABEL_TASK = 'gymflow.sandbox.task';
  */
 export const LABEL_EXEC_CONFIG = 'gymflow.sandbox.exec-config';
 /** Labels gymflow itself sets on every sandbox (not part of a config's extra `labels`). */
-export const GYMFLOW_LABELS: readonly string[] = [LABEL_SANDBOX, LABEL_OWNER_PID, LABEL_OWNER_HOST, LABEL_CREATED, LABEL_DETACHED, LABEL_TASK, LABEL_EXEC_CONFIG];
+export const GYMFLOW_LABELS: readonly string[] = [LABEL_SANDBOX, LABEL_OWNER_PID, LABEL_OWNER_HOST, LABEL_CREATED, LABEL_DETACHED, LABEL_TASK, LABEL_EXEC_CONFIG, LABEL_WORKFLOW, LABEL_RUN, LABEL_ACTIVITY, LABEL_ATTEMPT];
 
 /**
  * The weakened hardening switches of a config, one line each; empty for the defaults.

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { resolveConfig, type SandboxConfig } from './config.js';
 import { sandboxesStopping } from './lifetime.js';
 import { Sandbox, type CreateSandboxOptions } from './sandbox.js';
+import { sandboxScope } from './scope-context.js';
 
 /** Options of {@link SandboxPool}. */
 export interface SandboxPoolOptions {
@@ -354,10 +355,13 @@ export class SandboxPool {
 let shared: SandboxPool | undefined;
 
 /**
- * The process-wide pool that `gymflow/sandbox-v0` environments share by default (1 spare per key, 4 in all),
- * so a task repeated on any environment of the process (GRPO groups, retries, evaluation) finds a spare.
+ * The pool that `gymflow/sandbox-v0` environments share by default (1 spare per key, 4 in all), so a task
+ * repeated on any environment (GRPO groups, retries, evaluation) finds a spare: the process-wide one, or inside a
+ * sandbox scope (a pipeline activity: scope-context.ts) the scope's own, which ends with it.
  */
 export function sharedSandboxPool(): SandboxPool {
+  const scoped = sandboxScope.getStore()?.pool;
+  if (scoped !== undefined) return scoped;
   shared ??= new SandboxPool();
   return shared;
 }

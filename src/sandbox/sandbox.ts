@@ -20,6 +20,7 @@ import { ExecStream } from './exec-stream.js';
 import { gcOnce } from './gc.js';
 import { assertNotStopping, sandboxesStopping, trackContainer, trackCreation, untrackContainer } from './lifetime.js';
 import { defined } from '../core/defined.js';
+import { scopeLabels } from './scope-context.js';
 
 /** Options of {@link Sandbox.create}. */
 export interface CreateSandboxOptions {
@@ -158,6 +159,8 @@ export class Sandbox {
 
   private static async startContainer(docker: Docker, config: SandboxConfig, options: CreateSandboxOptions): Promise<Docker.Container> {
     const labels: Record<string, string> = {
+      // The workflow, run and activity whose work this is, inside a scope (scope-context.ts).
+      ...scopeLabels(),
       [LABEL_SANDBOX]: '1',
       [LABEL_OWNER_PID]: String(process.pid),
       [LABEL_OWNER_HOST]: hostname(),
