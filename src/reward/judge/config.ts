@@ -99,20 +99,7 @@ export interface CreateJudgeDeps {
  */
 export function createJudge(config: JudgeConfigInput, deps: CreateJudgeDeps = {}): LlmJudge {
   const c = parseJudgeConfig(config);
-  const env = deps.env ?? process.env;
-  const keyEnv = c.apiKeyEnv ?? (c.provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY');
-  const apiKey = c.apiKey ?? env[keyEnv];
-  if (apiKey === undefined || apiKey === '') {
-    throw new ConfigError(
-      `judge provider '${c.provider}' needs an API key: set ${keyEnv} or pass apiKey in the judge configuration` +
-        (c.provider === 'openai' ? ` (a local OpenAI-compatible server without auth accepts any value, e.g. ${keyEnv}=EMPTY)` : ''),
-    );
-  }
-  const base = c.baseURL !== undefined ? { baseURL: c.baseURL } : {};
-  const provider: JudgeProvider =
-    c.provider === 'anthropic'
-      ? new AnthropicProvider({ apiKey, model: c.model, keyEnv, ...base })
-      : new OpenAIProvider({ apiKey, model: c.model, keyEnv, responseFormat: c.responseFormat, ...base });
+  const provider = createJudgeProvider(c, deps.env ?? process.env);
   return new LlmJudge(provider, {
     concurrency: c.concurrency,
     timeoutMs: c.timeoutMs,
@@ -125,4 +112,27 @@ export function createJudge(config: JudgeConfigInput, deps: CreateJudgeDeps = {}
     onInvalid: c.onInvalid,
     ...(deps.retryHooks !== undefined ? { retryHooks: deps.retryHooks } : {}),
   });
+}
+
+/**
+ * The model API of a judge configuration: its provider, model, key and server. Throws {@link ConfigError} naming
+ * the env var when no API key is found (see {@link createJudge}). The step judge and the answer judge
+ * (`answer-judge.ts`) both call their model through it.
+ */
+export function createJudgeProvider(
+  c: Pick<JudgeConfig, 'provider' | 'model' | 'responseFormat'> & Partial<Pick<JudgeConfig, 'apiKey' | 'apiKeyEnv' | 'baseURL'>>,
+  env: Record<string, string | undefined> = process.env,
+): JudgeProvider {
+  const keyEnv = c.apiKeyEnv ?? (c.provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY');
+  const apiKey = c.apiKey ?? env[keyEnv];
+  if (apiKey === undefined || apiKey === '') {
+    throw new ConfigError(
+      `judge provider '${c.provider}' needs an API key: set ${keyEnv} or pass apiKey in the judge configuration` +
+        (c.provider === 'openai' ? ` (a local OpenAI-compatible server without auth accepts any value, e.g. ${keyEnv}=EMPTY)` : ''),
+    );
+  }
+  const base = c.baseURL !== undefined ? { baseURL: c.baseURL } : {};
+  return c.provider === 'anthropic'
+    ? new AnthropicProvider({ apiKey, model: c.model, keyEnv, ...base })
+    : new OpenAIProvider({ apiKey, model: c.model, keyEnv, responseFormat: c.responseFormat, ...base });
 }
