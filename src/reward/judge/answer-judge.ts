@@ -1,14 +1,17 @@
 import { z } from 'zod';
-import { ConfigError, SchemaError } from '../../core/errors.js';
+import { ConfigError } from '../../core/errors.js';
 import { DEFAULT_RETRY_POLICY, RetriesExhaustedError, withRetry, type RetryHooks, type RetryPolicy } from '../../core/retry.js';
 import { jsonPath } from '../../core/trajectory.js';
-import { createJudgeProvider, JudgeConfigSchema } from './config.js';
+import { parseAnswerJudgeConfig } from './answer-judge-config.js';
+import { createJudgeProvider } from './config.js';
 import { JudgeError } from './errors.js';
 import { extractJson } from './output.js';
 import type { JudgePrompt } from './prompt.js';
 import type { JudgeOutputSpec, JudgeProvider, ProviderReply } from './providers/provider.js';
 import { Semaphore } from './semaphore.js';
 import { UsageMeter, type JudgePrices, type JudgeRunUsage } from './usage.js';
+
+export * from './answer-judge-config.js';
 
 /**
  * The answer judge of Humanity's Last Exam (`hle_eval/run_judge_results.py`): given a question, the reference
@@ -99,44 +102,6 @@ export function parseAnswerVerdict(reply: { value?: unknown; text: string }): { 
   const r = VerdictSchema.safeParse(value);
   if (!r.success) return { ok: false, error: r.error.issues.map((i) => `${jsonPath(i.path)}: ${i.message}`).join('; ') };
   return { ok: true, value: { extractedFinalAnswer: r.data.extracted_final_answer, reasoning: r.data.reasoning, correct: r.data.correct === 'yes', confidence: r.data.confidence } };
-}
-
-/**
- * The answer judge's configuration: the step judge's model fields (`JudgeConfigSchema`) that apply to it. No
- * cache and no prompt limits (every response is judged once, whole); 4096 output tokens by default, as HLE's script.
- */
-export const AnswerJudgeConfigSchema = JudgeConfigSchema.pick({
-  provider: true,
-  model: true,
-  apiKey: true,
-  apiKeyEnv: true,
-  baseURL: true,
-  prices: true,
-  concurrency: true,
-  timeoutMs: true,
-  retry: true,
-  temperature: true,
-  responseFormat: true,
-})
-  .extend({ maxTokens: z.number().int().positive().default(4096) })
-  .strict();
-
-/** The answer judge's configuration as written. */
-export type AnswerJudgeConfigInput = z.input<typeof AnswerJudgeConfigSchema>;
-/** The answer judge's configuration with defaults applied. */
-export type AnswerJudgeConfig = z.output<typeof AnswerJudgeConfigSchema>;
-
-/**
- * Validates an answer judge configuration. Errors read `place $.path: message`, the path starting at `at` (the
- * configuration's own place in a larger document: `['judge']` for an environment's keyword argument).
- */
-export function parseAnswerJudgeConfig(value: unknown, place = '<judge>', at: readonly PropertyKey[] = []): AnswerJudgeConfig {
-  const r = AnswerJudgeConfigSchema.safeParse(value);
-  if (!r.success) {
-    const issues = r.error.issues.map((issue) => `${place} ${jsonPath([...at, ...issue.path])}: ${issue.message}`);
-    throw new SchemaError(`invalid answer judge configuration:\n${issues.join('\n')}`, issues);
-  }
-  return r.data;
 }
 
 /** Options of {@link AnswerJudge}. */
