@@ -4,7 +4,7 @@ import { anthropicToolUse, openaiCompletion, type FakeHandler, type RecordedRequ
  * Test support: a loopback judge that answers HLE's judge prompt (`answer-judge.ts`) the way a careful judge model
  * would on simple answers. It reads the question's `[response]` and `[correct_answer]` back out of the prompt it
  * was sent, takes the response's `Exact Answer:` (or `Answer:`) line as the extracted answer, calls it correct when
- * it equals the correct answer ignoring case, surrounding space and a final period, and reads `Confidence: NN%`
+ * it equals the correct answer ignoring case, `*`, surrounding space and a final period, and reads `Confidence: NN%`
  * (100 without one). It answers in the request's API: a forced tool call for Anthropic, JSON content for OpenAI.
  */
 
@@ -15,7 +15,7 @@ export function hleVerdictFor(text: string): { extracted_final_answer: string; r
   if (response === undefined || correctAnswer === undefined) throw new Error(`hle-judge fixture: not an HLE judge prompt: ${text.slice(0, 200)}`);
   const extracted = /^(?:Exact Answer|Answer):\s*(.*)$/im.exec(response)?.[1]?.trim() ?? 'None';
   const confidence = /^Confidence:\s*(\d+(?:\.\d+)?)\s*%?/im.exec(response)?.[1];
-  const norm = (s: string): string => s.trim().replace(/\.$/, '').toLowerCase();
+  const norm = (s: string): string => s.replace(/\*/g, '').trim().replace(/\.$/, '').toLowerCase();
   const correct = extracted !== 'None' && norm(extracted) === norm(correctAnswer);
   return {
     extracted_final_answer: extracted,
