@@ -40,3 +40,32 @@ export const hleJudge: FakeHandler = (request) => {
   const verdict = hleVerdictFor(promptOf(request));
   return request.path.endsWith('/messages') ? { body: anthropicToolUse(verdict, undefined, 'extracted_answer') } : { body: openaiCompletion(JSON.stringify(verdict)) };
 };
+
+/**
+ * A handler that is both sides of an HLE evaluation on one OpenAI-compatible server: a request with a
+ * `response_format` is the judge's (answered by {@link hleJudge}); any other is the policy's, answered with one
+ * `<tool_call>` of the `answer` tool whose response is `respond(prompt)` — `prompt` being every message's text, so the
+ * question can be looked up in it.
+ */
+export function hlePolicyAndJudge(respond: (prompt: string) => string): FakeHandler {
+  return (request, index) => {
+    const body = request.body as { response_format?: unknown; messages: { content: unknown }[] };
+    if (body.response_format !== undefined) return hleJudge(request, index);
+    const prompt = body.messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+    const call = JSON.stringify({ name: 'answer', arguments: { response: respond(prompt) } });
+    return { body: openaiCompletion(`<tool_call>${call}</tool_call>`) };
+  };
+}
+
+/**
+ * Responses to the questions of `src/envs/qa/__fixtures__/questions.jsonl`, three right and two wrong, with
+ * confidences 90, 80, 70, 60 and none (100): accuracy 3/5, and in one bin an RMS calibration error of 0.2.
+ */
+export function fixtureResponse(prompt: string): string {
+  if (prompt.includes('capital city of Australia')) return 'Explanation: purpose-built.\nExact Answer: Canberra\nConfidence: 90%';
+  if (prompt.includes('smallest prime number greater than 90')) return 'Explanation: 91, 93, 95 are composite.\nExact Answer: 97\nConfidence: 80%';
+  if (prompt.includes('noble gas')) return 'Explanation: unreactive.\nAnswer: A\nConfidence: 70%';
+  if (prompt.includes('derivative of x^3')) return 'Explanation: 3x^2 + 1.\nExact Answer: 13\nConfidence: 60%';
+  if (prompt.includes('planets of the Solar System have rings')) return 'Explanation: the four giants.\nAnswer: D';
+  return 'Explanation: I do not know.\nExact Answer: None\nConfidence: 0%';
+}
