@@ -12,7 +12,7 @@ import { HOUSEHOLD_ENV_ID, HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './household
 import { HouseholdExpert } from './household/expert.js';
 import { HouseholdPlanner } from './household/planner.js';
 import { registerOpenEnvEnvs } from './openenv/register.js';
-import { QA_ENV_ID, QA_MAX_STEPS, QaEnv } from './qa/env.js';
+import { QA_ENV_ID, QA_MAX_STEPS, QA_TOOLS, QaEnv } from './qa/env.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
@@ -147,6 +147,8 @@ export function registerBuiltinEnvs(): void {
       description:
         "Question answering on a question set in Humanity's Last Exam's format (kwargs.questions, JSON or JSONL): answer in HLE's format (explanation, exact answer, confidence); graded as HLE does, by a judge model (kwargs.judge) or the rule check; eval reports accuracy and the RMS calibration error.",
       maxEpisodeSteps: QA_MAX_STEPS,
+      // Made only with a question set, but its tools are always these: exports render its prompts from them.
+      tools: QA_TOOLS,
     });
   }
   registerSandboxEnv();
