@@ -15,7 +15,8 @@ const SRC_MAY_IMPORT = {
   recorder: ['core'],
   reward: ['core'],
   policy: ['core'],
-  envs: ['core', 'sandbox'],
+  // The question-answering env grades with the reward part's answer judge (src/envs/qa/grading.ts).
+  envs: ['core', 'sandbox', 'reward'],
   hub: ['core', 'envs', 'reward'],
   eval: ['core', 'hub'],
   // Workflow-safe: workflows import it, so it stands on core alone.

@@ -498,7 +498,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           const stopKeepAlive = keepAlive(() => ({ done, total: n, finished }));
           const evaluation = evaluate({
             envId: o.envId,
-            ...defined({ envKwargs: ev.env_kwargs }),
+            ...defined({ envKwargs: ev.env_kwargs, calibrationBinSize: ev.calibration_bins }),
             agent,
             split: ev.split,
             n: tasks,
@@ -536,7 +536,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
           success: { value: s.mean ?? 0, low: s.wilson?.low ?? 0, high: s.wilson?.high ?? 0, n: s.n },
           meanReward: result.metrics.reward.mean ?? 0,
           meanSteps: result.metrics.steps.mean ?? 0,
-          ...defined({ passK: result.passK }),
+          ...defined({ passK: result.passK, calibrationError: result.calibration?.rmsError }),
         };
       });
     },
@@ -551,4 +551,6 @@ export interface EvalSummary {
   meanSteps: number;
   /** pass^1 … pass^repeats with their bootstrap intervals, when the section's `repeats` is above 1. */
   passK?: PassKSummary[];
+  /** The RMS calibration error of the stated confidences, when the environment reads them (`gymflow/qa-v0`). */
+  calibrationError?: number;
 }

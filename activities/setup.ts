@@ -129,6 +129,17 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
         if (config.eval.agent !== undefined) await checkAgent(config.eval.agent, config.env, '$.eval.agent');
         if (config.policy.agent !== undefined) await checkAgent(config.policy.agent, config.env, '$.policy.agent');
         checkSplit(config.env, config.eval.env_kwargs, config.eval.split, '$.eval.split', kwargsField(config, config.eval.env_kwargs, '$.eval.env_kwargs'));
+        for (const [i, b] of (config.eval.benchmarks ?? []).entries()) {
+          const at = `$.eval.benchmarks[${i}]`;
+          try {
+            spec(b.env);
+          } catch (err) {
+            throw configFailure(`pipeline config ${at}.env: ${(err as Error).message}`);
+          }
+          if (b.agent !== undefined) await checkAgent(b.agent, b.env, `${at}.agent`);
+          else if (config.eval.agent !== undefined) await checkAgent(config.eval.agent, b.env, '$.eval.agent');
+          checkSplit(b.env, b.env_kwargs, b.split, `${at}.split`, `${at}.env_kwargs`);
+        }
         if (config.reward.enabled) {
           const name = config.reward.profile ?? spec(config.env).domain;
           try {

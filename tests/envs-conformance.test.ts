@@ -1,8 +1,10 @@
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkEnv } from '../src/core/check-env.js';
 import { getProfile } from '../src/core/profiles/index.js';
 import { listEnvs, make } from '../src/core/registry.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 import { requires } from './support/requires.js';
 
 beforeAll(() => registerBuiltinEnvs());
@@ -12,6 +14,10 @@ const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool
 const NEEDS_DOCKER = ['gymflow/sandbox-v0', 'gymflow/tool-use-python-v0'];
 // Needs an OpenEnv server (kwargs.url): tests/openenv.test.ts runs checkEnv on it against openenv-core's and gymflow's servers.
 const NEEDS_SERVER = ['gymflow/openenv-v0'];
+// Made from a question set (kwargs.questions): the tests' HLE-format set, graded by the rule check.
+const NEEDS_KWARGS: Record<string, Record<string, unknown>> = {
+  'gymflow/qa-v0': { questions: path.join(PACKAGE_ROOT, 'src/envs/qa/__fixtures__/questions.jsonl'), trainQuestions: path.join(PACKAGE_ROOT, 'src/envs/qa/__fixtures__/train.json') },
+};
 
 describe('every registered environment', () => {
   it('has at least the built-in environments', () => {
@@ -19,8 +25,21 @@ describe('every registered environment', () => {
   });
 
   it('are all covered by this file', () => {
-    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER, ...NEEDS_SERVER].sort());
+    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER, ...NEEDS_SERVER, ...Object.keys(NEEDS_KWARGS)].sort());
   });
+
+  for (const [id, kwargs] of Object.entries(NEEDS_KWARGS)) {
+    it(`${id} (with its keyword arguments) passes checkEnv under several seeds and offers its profile's tools`, async () => {
+      for (const seed of [0, 1, 2]) {
+        const report = await checkEnv(() => make(id, { kwargs }), { seed });
+        expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+      }
+      const env = make(id, { kwargs });
+      const byName = (tools: readonly { name: string; category: string }[]): Record<string, string> => Object.fromEntries(tools.map((t) => [t.name, t.category]));
+      expect(byName(env.tools)).toEqual(byName(getProfile(env.domain).tools));
+      await env.close();
+    });
+  }
 
   for (const id of IN_PROCESS) {
     it(`${id} passes checkEnv under several seeds`, async () => {

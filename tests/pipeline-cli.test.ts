@@ -167,6 +167,14 @@ describe('gymflow pipeline: pure parts', () => {
     const withPassK = formatStatus({ ...base, history: [...base.history, trials] }).split('\n');
     expect(withPassK.find((l) => l.includes('held-out success'))).toMatch(/held-out success \[95% CI\]\s+pass\^k\s+reward/);
     expect(withPassK.find((l) => /^\s*1\s+rl/.test(l))).toMatch(/n=20\s+0\.125 \(k=3\)\s/);
+    // The calibration error and one column per benchmark (eval.benchmarks), only when some iteration has them
+    expect(table.find((l) => l.includes('held-out success'))).not.toMatch(/calibration|hle/);
+    const hle = { ...rl, calibrationError: 0.05, benchmarks: { hle: { success: { value: 0.6, low: 0.231, high: 0.882, n: 5 }, calibrationError: 0.2, ref: 'sha256:e' } } };
+    const down = { ...sft, benchmarks: { hle: { error: 'judge down' } } };
+    const withBenchmarks = formatStatus({ ...base, history: [...base.history, hle, down] }).split('\n');
+    expect(withBenchmarks.find((l) => l.includes('held-out success'))).toMatch(/held-out success \[95% CI\]\s+calibration error\s+hle \[95% CI\]\s+reward/);
+    expect(withBenchmarks.find((l) => /^\s*1\s+rl/.test(l))).toMatch(/n=20\s+0\.050\s+0\.600 \[0\.231, 0\.882\] cal 0\.200\s/);
+    expect(withBenchmarks.find((l) => /^\s*2\s+sft/.test(l))).toMatch(/n=20\s+failed\s/);
   });
 
   it('start validates the configuration before connecting, naming file, line and field', async () => {

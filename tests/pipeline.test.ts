@@ -16,6 +16,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { EvalResultSchema } from '../src/eval/result.js';
+import { fixtureResponse, hlePolicyAndJudge } from '../src/reward/judge/__fixtures__/hle-judge.js';
+import { LoopbackApi } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
@@ -410,6 +412,55 @@ temporal.describe('pipeline on Temporal', () => {
       const evaluation = EvalResultSchema.parse(await store.getJson(status.history[1]?.refs.eval as string));
       expect(evaluation).toMatchObject({ envKwargs: { invalidCallPenalty: 0.1 }, trials: 2, n: 4 });
       expect(readFileSync(blocked, 'utf8')).toBe('not a directory');
+    });
+
+    it('evaluates eval.benchmarks every iteration: a question set graded by HLE\'s judge, with accuracy and the calibration error in the metrics, status and curves', { timeout: 180_000 }, async () => {
+      // One loopback OpenAI-compatible server plays the benchmark's policy (three right answers of five, stated
+      // confidences 90/80/70/60/none) and HLE's judge; the workers of this process read the key from the environment.
+      const api = await LoopbackApi.start(hlePolicyAndJudge(fixtureResponse));
+      const keyBefore = process.env['OPENAI_API_KEY'];
+      process.env['OPENAI_API_KEY'] = 'EMPTY';
+      onTestFinished(async () => {
+        if (keyBefore === undefined) delete process.env['OPENAI_API_KEY'];
+        else process.env['OPENAI_API_KEY'] = keyBefore;
+        await api.close();
+      });
+      const tb = path.join(dir, 'tb-benchmarks');
+      const questions = path.join(PACKAGE_ROOT, 'src/envs/qa/__fixtures__/questions.jsonl');
+      const c = config({
+        collect: { agent: 'expert', tasks: 2, shard_size: 2 },
+        export: { success_only: true },
+        train: { command: 'sft', config: { max_steps: 1, max_length: 256, tensorboard_dir: tb } },
+        eval: {
+          agent: 'expert',
+          tasks: 2,
+          baseline: true,
+          benchmarks: [{ name: 'hle', env: 'gymflow/qa-v0', env_kwargs: { questions, judge: `openai:hle-judge@${api.url}` }, agent: `openai:policy@${api.url}` }],
+        },
+        max_iterations: 1,
+      });
+      const handle = await start(c);
+      const result = await handle.result();
+      expect(result.history.map((h) => [h.iteration, h.success?.value, h.benchmarks?.['hle']?.success?.value, h.benchmarks?.['hle']?.success?.n])).toEqual([
+        [0, 1, 0.6, 5],
+        [1, 1, 0.6, 5],
+      ]);
+      for (const h of result.history) {
+        expect(h.benchmarks?.['hle']?.calibrationError).toBeCloseTo(0.2, 12);
+        expect(h.calibrationError).toBeUndefined();
+      }
+      const status = await handle.query(pipelineStatusQuery);
+      expect(status.stages.eval.note).toMatch(/^success 1\.000 \[[0-9.]+, 1\.000\]; hle: success 0\.600 \[0\.231, 0\.882\], calibration error 0\.200$/);
+      // The benchmark's result is an eval artifact of its own, with the calibration and the question left out.
+      const store = await ArtifactStore.open({ root: path.join(dir, 'store') });
+      const hle = EvalResultSchema.parse(await store.getJson(result.history[1]?.benchmarks?.['hle']?.ref as string));
+      expect(hle).toMatchObject({ envId: 'gymflow/qa-v0', n: 5, calibration: { n: 5, binSize: 100 } });
+      expect(hle.notes?.[0]).toMatch(/^1 of the 6 questions of .* have an image and were left out/);
+      // Ten judge requests: five answers at the baseline and five after the training.
+      expect(api.requests.filter((r) => (r.body as { response_format?: unknown }).response_format !== undefined)).toHaveLength(10);
+      const loop = await tensorboardPoints(path.join(tb, c.name, 'loop'));
+      expect(loop['eval/hle/success']?.map(([step, v]) => [step, Number(v.toFixed(6))])).toEqual([[0, 0.6], [1, 0.6]]);
+      expect(loop['eval/hle/calibration_error']?.[0]?.[1]).toBeCloseTo(0.2, 6);
     });
 
     it('runs shards as local activities with collect.shard_execution: local', { timeout: 120_000 }, async () => {

@@ -22,14 +22,28 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { PipelineActivities } from '../activities/index.js';
 import { DEFAULT_TASK_QUEUES, type PipelineConfig } from '../src/loop/config.js';
-import { iterationSeed, needsOnnxPolicy, phaseOf, planShards, refsToPrune, servedPolicy, type ServedPolicy } from '../src/loop/plan.js';
+import {
+  benchmarkEval,
+  benchmarkUsesPolicy,
+  evaluatesPolicy,
+  iterationSeed,
+  needsOnnxPolicy,
+  phaseOf,
+  planShards,
+  refsToPrune,
+  servedPolicy,
+  type ServedPolicy,
+} from '../src/loop/plan.js';
 import { SearchAttributeKeys } from '../src/loop/search-attributes.js';
 import {
+  benchmarkNote,
   bestOf,
+  evalNote,
   freshStages,
   loopScalars,
   trainMetrics,
   trainNumbers,
+  type BenchmarkMetrics,
   type CancelStatus,
   type IterationMetrics,
   type PipelineStatus,
@@ -351,21 +365,64 @@ export class PipelineRunner {
     upsertMemo({ experiment: this.config.name, env: this.config.env, iteration: extra.iteration, bestSuccess: best?.success ?? null, algorithm: extra.algorithm ?? null });
   }
 
-  /** The evaluation stage of `policy`, as iteration metrics. */
-  private async evaluate(policy: PolicyState, iteration: number): Promise<Pick<IterationMetrics, 'success' | 'evalReward' | 'evalSteps' | 'passK'> & { ref: string }> {
+  /**
+   * The evaluation stage of `policy`, as iteration metrics: the main evaluation, then each of `eval.benchmarks` in
+   * order (the same activity, its own environment). A benchmark that fails through its retries is recorded with its
+   * error and the loop goes on; the main evaluation's failure fails the stage.
+   */
+  private async evaluate(
+    policy: PolicyState,
+    iteration: number,
+  ): Promise<Pick<IterationMetrics, 'success' | 'evalReward' | 'evalSteps' | 'passK' | 'calibrationError' | 'benchmarks'> & { ref: string }> {
     const a = bindActivities(this.config, '1h');
-    const ev = this.config.eval;
-    const result = await this.stage('eval', () =>
-      this.withServedPolicy('eval', policy, ev.agent === undefined, (served) =>
-        a.evaluatePolicy({ envId: this.config.env, policy, eval: ev, ...defined({ served }), name: `${this.config.name}/iter-${iteration}/eval`, ...this.where() }),
-      ),
+    const { benchmarks, ...ev } = this.config.eval;
+    const { result, extra } = await this.stage('eval', () =>
+      this.withServedPolicy('eval', policy, evaluatesPolicy(this.config), async (served) => {
+        const main = a.evaluatePolicy({
+          envId: this.config.env,
+          policy,
+          eval: ev,
+          ...defined({ served: ev.agent === undefined ? served : undefined }),
+          name: `${this.config.name}/iter-${iteration}/eval`,
+          ...this.where(),
+        });
+        // Configurations without benchmarks schedule exactly what they did before benchmarks existed.
+        if (benchmarks === undefined) return { result: await main, extra: undefined };
+        const result = await main;
+        const extra: Record<string, BenchmarkMetrics> = {};
+        for (const b of benchmarks) {
+          const { envId, eval: section } = benchmarkEval(this.config, b);
+          this.status.stages.eval.note = `${evalNote(result)}; benchmark ${b.name}…`;
+          try {
+            const r = await a.evaluatePolicy({
+              envId,
+              policy,
+              eval: section,
+              ...defined({ served: benchmarkUsesPolicy(this.config, b) ? served : undefined }),
+              name: `${this.config.name}/iter-${iteration}/eval-${b.name}`,
+              ...this.where(),
+            });
+            extra[b.name] = { success: r.success, evalReward: r.meanReward, evalSteps: r.meanSteps, ...defined({ passK: r.passK, calibrationError: r.calibrationError }), ref: r.ref };
+          } catch (err) {
+            if (isCancellation(err)) throw err;
+            const message = describeFailure(err).message;
+            log.warn(`benchmark ${b.name} of iteration ${iteration} failed: ${message}`);
+            extra[b.name] = { error: message };
+          }
+        }
+        return { result, extra };
+      }),
     );
     this.status.stages.eval.ref = result.ref;
-    const last = result.passK?.[result.passK.length - 1];
-    const passK = last === undefined || last.k < 2 ? '' : `, pass^${last.k} ${last.value.toFixed(3)}`;
-    this.status.stages.eval.note = `success ${result.success.value.toFixed(3)} [${result.success.low.toFixed(3)}, ${result.success.high.toFixed(3)}]${passK}`;
+    this.status.stages.eval.note = [evalNote(result), ...Object.entries(extra ?? {}).map(([name, b]) => benchmarkNote(name, b))].join('; ');
     this.status.artifacts.eval = result.ref;
-    return { success: result.success, evalReward: result.meanReward, evalSteps: result.meanSteps, ...defined({ passK: result.passK }), ref: result.ref };
+    return {
+      success: result.success,
+      evalReward: result.meanReward,
+      evalSteps: result.meanSteps,
+      ...defined({ passK: result.passK, calibrationError: result.calibrationError, benchmarks: extra }),
+      ref: result.ref,
+    };
   }
 
   /**
@@ -439,7 +496,7 @@ export class PipelineRunner {
       phase: 'baseline',
       algorithm: 'baseline',
       ...(ev.success ? { success: ev.success } : {}),
-      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps, passK: ev.passK }),
+      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps, passK: ev.passK, calibrationError: ev.calibrationError, benchmarks: ev.benchmarks }),
       wallMs: Date.now() - started,
       refs: { eval: ev.ref, ...(policy.onnxRef ? { policy: policy.onnxRef } : {}), ...(policy.checkpointRef ? { checkpoint: policy.checkpointRef } : {}) },
     };
@@ -553,7 +610,7 @@ export class PipelineRunner {
       phase: phase.name,
       algorithm: phase.train.command,
       ...(ev.success ? { success: ev.success } : {}),
-      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps, passK: ev.passK }),
+      ...defined({ evalReward: ev.evalReward, evalSteps: ev.evalSteps, passK: ev.passK, calibrationError: ev.calibrationError, benchmarks: ev.benchmarks }),
       rollouts: { episodes: scored.summary.episodes, success: scored.summary.successRate, meanReward: scored.summary.meanReward, meanSteps: scored.summary.meanSteps },
       // RL's numbers are absent from the results of histories recorded before the trainer reported them
       train: trainMetrics(trained),

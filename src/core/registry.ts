@@ -1,6 +1,6 @@
 import type { AgentFactory } from './agent.js';
 import { RegistryError } from './errors.js';
-import type { AgentEnv } from './types.js';
+import type { AgentEnv, ToolSpec } from './types.js';
 import { MaxSteps } from './wrappers/max-steps.js';
 import { OrderEnforcing } from './wrappers/order-enforcing.js';
 
@@ -22,6 +22,11 @@ export interface EnvSpec {
    * as `random` need no entry here.
    */
   agents?: Record<string, AgentFactory>;
+  /**
+   * The environment's tools, for one that cannot be made without keyword arguments (a question set's path) but whose
+   * tools do not depend on them: what renders its trajectories' prompts (`registryToolLookup`) reads them from here.
+   */
+  tools?: readonly ToolSpec[];
 }
 
 /** Builds an unwrapped environment from keyword arguments. Heavy work belongs in `reset`, not here. */

@@ -95,6 +95,12 @@ export const OutcomeSchema = z
     terminated: z.boolean(),
     truncated: z.boolean(),
     reason: z.string(),
+    /**
+     * The confidence the agent stated in its answer, in [0, 1], when the environment reads one (a question-answering
+     * env's `info.confidence` on the terminating step); absent otherwise, so earlier trajectories keep their ids.
+     * Evaluation reports the calibration error from it.
+     */
+    confidence: z.number().min(0).max(1).optional(),
   })
   .strict()
   .refine((o) => !(o.terminated && o.truncated), {

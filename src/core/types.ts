@@ -113,6 +113,11 @@ export interface AgentEnv {
    * (`gymflow envs` lists counts only). Optional: callers fall back to `listTasks(split).length`.
    */
   countTasks?(split?: Split): number;
+  /**
+   * What a user should know about this instance's tasks that the task lists do not say, one sentence each (a
+   * question set's items left out, and why); `gymflow eval` prints them and the eval result records them. Optional.
+   */
+  notes?(): string[];
 }
 
 /** True when a time step ends its episode. */

@@ -4,6 +4,7 @@ export * as discussion from './discussion/index.js';
 export * as engineering from './engineering/index.js';
 export * as household from './household/index.js';
 export * as openenv from './openenv/index.js';
+export * as qa from './qa/index.js';
 export * from './register.js';
 export * as retail from './retail/index.js';
 export * as textMath from './text-math/index.js';

@@ -12,6 +12,7 @@ import { HOUSEHOLD_ENV_ID, HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './household
 import { HouseholdExpert } from './household/expert.js';
 import { HouseholdPlanner } from './household/planner.js';
 import { registerOpenEnvEnvs } from './openenv/register.js';
+import { QA_ENV_ID, QA_MAX_STEPS, QA_TOOLS, QaEnv } from './qa/env.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
@@ -21,7 +22,10 @@ import { ToolUseExpert } from './tool-use/expert.js';
 import { WEBSHOP_ENV_ID, WEBSHOP_MAX_STEPS, WebshopEnv } from './webshop/env.js';
 import { WebshopExpert } from './webshop/expert.js';
 
-/** The ids of the environments {@link registerBuiltinEnvs} registers. */
+/**
+ * The ids of the in-process environments {@link registerBuiltinEnvs} registers, each with an expert. It also registers
+ * `gymflow/sandbox-v0`, the OpenEnv client and `gymflow/qa-v0` (a question set's environment: no expert knows its answers).
+ */
 export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID, ADVISORY_ENV_ID, ENGINEERING_ENV_ID] as const;
 
 /**
@@ -134,6 +138,17 @@ export function registerBuiltinEnvs(): void {
         'Incident response on a simulated service fleet with a hidden fault (bad deploy, config change, saturated dependency, full disk, connection leak): read logs, metrics and change history, fix it with the commander\'s approval, resolve with the root cause; reward 1 when the fleet is healthy, the root cause is right and no harmful change was made.',
       maxEpisodeSteps: ENGINEERING_MAX_STEPS,
       agents: { expert: () => new EngineeringExpert() },
+    });
+  }
+  if (!registered.has(QA_ENV_ID)) {
+    // Needs a question set (kwargs.questions); `gymflow envs` lists it as unavailable without one.
+    register(QA_ENV_ID, (kwargs) => new QaEnv(kwargs), {
+      domain: 'qa',
+      description:
+        "Question answering on a question set in Humanity's Last Exam's format (kwargs.questions, JSON or JSONL): answer in HLE's format (explanation, exact answer, confidence); graded as HLE does, by a judge model (kwargs.judge) or the rule check; eval reports accuracy and the RMS calibration error.",
+      maxEpisodeSteps: QA_MAX_STEPS,
+      // Made only with a question set, but its tools are always these: exports render its prompts from them.
+      tools: QA_TOOLS,
     });
   }
   registerSandboxEnv();

@@ -1,9 +1,11 @@
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CountdownEnv } from '../core/__fixtures__/countdown-env.js';
 import type { Agent, AgentContext, AgentDecision, AgentResolver } from '../core/agent.js';
 import { ConfigError } from '../core/errors.js';
 import { register } from '../core/registry.js';
 import type { Trajectory } from '../core/trajectory.js';
+import { registerBuiltinEnvs } from '../envs/register.js';
 import { evaluate } from './evaluate.js';
 import { toMarkdown } from './markdown.js';
 import { parseEvalResult } from './result.js';
@@ -182,5 +184,53 @@ describe('evaluate', () => {
 
   it('parseEvalResult names the file and the JSON path of each problem', () => {
     expect(() => parseEvalResult({ format: 'gymflow.eval/v1', n: 0 }, 'runs/x.json')).toThrow(/runs\/x\.json \$\.envId: /);
+  });
+});
+
+describe('evaluate on stated confidences (gymflow/qa-v0, the rule check)', () => {
+  const questions = join(import.meta.dirname, '..', 'envs', 'qa', '__fixtures__', 'questions.jsonl');
+  /** Per question of the fixture set: the response (right or wrong) and its stated confidence. */
+  const RESPONSES: Record<string, string> = {
+    'q-capital': 'Exact Answer: Canberra\nConfidence: 90%',
+    'q-prime': 'Exact Answer: 97\nConfidence: 80%',
+    'q-noble': 'Answer: A\nConfidence: 70%',
+    'q-derivative': 'Exact Answer: 13\nConfidence: 60%',
+    'q-planets': 'Answer: D',
+  };
+  const answering: AgentResolver = () => ({
+    info: { name: 'answering' },
+    act: async ({ task }) => ({ action: { tool: 'answer', params: { response: RESPONSES[task.id] as string } } }),
+  });
+
+  beforeAll(() => registerBuiltinEnvs());
+
+  it('reports the RMS calibration error of the stated confidences and the environment notes', async () => {
+    const r = await evaluate({ envId: 'gymflow/qa-v0', envKwargs: { questions }, agent: 'answering', resolveAgent: answering, n: 5, resamples: 50 });
+    expect(r.metrics.success).toMatchObject({ successes: 3, n: 5 });
+    expect(r.episodes.map((e) => [e.taskId, e.confidence])).toEqual([
+      ['q-capital', 0.9],
+      ['q-prime', 0.8],
+      ['q-noble', 0.7],
+      ['q-derivative', 0.6],
+      ['q-planets', 1],
+    ]);
+    // One bin (5 < 100): mean confidence 0.8, accuracy 0.6.
+    expect(r.calibration).toMatchObject({ n: 5, binSize: 100, bins: [{ n: 5, accuracy: 0.6 }] });
+    expect(r.calibration?.rmsError).toBeCloseTo(0.2, 12);
+    expect(r.notes).toEqual([expect.stringMatching(/^1 of the 6 questions of .*questions\.jsonl have an image and were left out/)]);
+    expect(parseEvalResult(JSON.parse(JSON.stringify(r)), 'qa.json').calibration).toEqual(r.calibration);
+    expect(toMarkdown(r)).toContain('Calibration: RMS calibration error 0.200 (20.0 as HLE reports it) over 5 stated confidences, one bin.');
+    expect(toMarkdown(r)).toContain('Note: 1 of the 6 questions');
+  });
+
+  it('cuts bins of calibrationBinSize; a result without confidences has no calibration', async () => {
+    const r = await evaluate({ envId: 'gymflow/qa-v0', envKwargs: { questions }, agent: 'answering', resolveAgent: answering, n: 5, resamples: 50, calibrationBinSize: 2 });
+    // Sorted: 0.6 ✗, 0.7 ✗ | 0.8 ✓, 0.9 ✓, 1 ✓ → √(0.4 · 0.65² + 0.6 · 0.1²).
+    expect(r.calibration?.rmsError).toBeCloseTo(Math.sqrt(0.4 * 0.65 ** 2 + 0.6 * 0.1 ** 2), 12);
+    expect(r.calibration?.bins.map((b) => b.n)).toEqual([2, 3]);
+    const plain = await evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 2, resamples: 50 });
+    expect(plain).not.toHaveProperty('calibration');
+    expect(plain).not.toHaveProperty('notes');
+    await expect(evaluate({ envId: ENV, agent: 'solver', resolveAgent, n: 2, calibrationBinSize: 0 })).rejects.toThrow(/calibrationBinSize must be a positive integer, got 0/);
   });
 });

@@ -7,7 +7,8 @@ import type { Split, TaskInfo } from '../core/types.js';
 import { runSchedule } from '../hub/scheduler.js';
 import { planEpisodes, type EpisodePlan } from '../hub/seeds.js';
 import { episodeRecord, type EpisodeRecord } from './metrics.js';
-import { EVAL_RESULT_FORMAT, type EvalResult } from './result.js';
+import { EVAL_RESULT_FORMAT, type CalibrationSummary, type EvalResult } from './result.js';
+import { rmsCalibrationError } from '../core/stats/calibration-error.js';
 import { summarizeEpisodes } from './summarize.js';
 import { summarizePassK } from './pass-k.js';
 import { mixSeed } from '../core/rng.js';
@@ -45,6 +46,8 @@ export interface EvaluateOptions {
   resamples?: number;
   /** Step limit per episode beyond the environment's own. */
   maxSteps?: number;
+  /** Answers per bin of the calibration error, when the episodes state confidences. Default 100, HLE's. */
+  calibrationBinSize?: number;
   /** Called after each episode (in completion order), e.g. to write trajectories or show progress. */
   onEpisode?: (episode: EpisodeRecord, trajectory: Trajectory) => void | Promise<void>;
   /**
@@ -87,10 +90,15 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
   if (!Number.isInteger(seed)) throw new ConfigError(`evaluate: seed must be an integer, got ${seed}`);
   if (!(confidence > 0 && confidence < 1)) throw new ConfigError(`evaluate: confidence must be in (0, 1), got ${confidence}`);
 
+  const calibrationBinSize = options.calibrationBinSize ?? 100;
+  checkPositiveInteger(calibrationBinSize, 'calibrationBinSize');
+
   const probe = make(options.envId, defined({ kwargs: options.envKwargs }));
   let tasks: TaskInfo[];
+  let notes: string[];
   try {
     tasks = probe.listTasks?.(split) ?? [];
+    notes = probe.notes?.() ?? [];
   } finally {
     await probe.close();
   }
@@ -173,8 +181,21 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
     metrics: summarizeEpisodes(episodes, { confidence, resamples, seed: bootstrapSeed }),
     // pass^k resamples tasks with a stream of its own, so the metrics' intervals stay as they were without trials.
     ...(trials > 1 ? { passK: summarizePassK(episodes, trials, { confidence, resamples, seed: mixSeed(bootstrapSeed, PASS_K_STREAM) }) } : {}),
+    ...defined({ calibration: summarizeCalibration(episodes, calibrationBinSize) }),
+    ...(notes.length > 0 ? { notes } : {}),
     episodes,
   };
+}
+
+/**
+ * The calibration error of the episodes that stated a confidence (HLE leaves a response without a judged confidence
+ * out of it, and counts it as wrong in the accuracy); undefined when none did.
+ */
+export function summarizeCalibration(episodes: readonly EpisodeRecord[], binSize = 100): CalibrationSummary | undefined {
+  const stated = episodes.flatMap((e) => (e.confidence === undefined ? [] : [{ confidence: e.confidence, correct: e.success }]));
+  if (stated.length === 0) return undefined;
+  const c = rmsCalibrationError(stated, { binSize });
+  return { n: c.n, rmsError: c.rms, binSize: c.binSize, bins: c.bins };
 }
 
 function checkPositiveInteger(v: number, name: string): void {

@@ -92,3 +92,12 @@ export function finiteOrNull(v: number): number | null {
 export function exactMannWhitneyNote(column: string): string {
   return `${column} marked exact: the exact null distribution of U (no ties, a group of at most 8); unmarked: the normal approximation`;
 }
+
+/**
+ * The calibration line of a result whose episodes stated confidences: `RMS calibration error 0.123 (12.3 as HLE
+ * prints it) over 40 stated confidences, bins of 100`.
+ */
+export function formatCalibration(c: { n: number; rmsError: number; binSize: number; bins: readonly unknown[] }): string {
+  const bins = c.bins.length === 1 ? 'one bin' : `${c.bins.length} bins of ${c.binSize}`;
+  return `RMS calibration error ${formatValue(c.rmsError)} (${(100 * c.rmsError).toFixed(1)} as HLE reports it) over ${c.n} stated confidence${c.n === 1 ? '' : 's'}, ${bins}`;
+}

@@ -1,6 +1,7 @@
 import type { CompareResult } from './compare.js';
 import {
   exactMannWhitneyNote,
+  formatCalibration,
   formatDifferenceInterval,
   formatInterval,
   formatP,
@@ -58,6 +59,8 @@ export function toMarkdown(result: EvalResult): string {
     '',
     `Success: ${success.successes}/${success.n}, Wilson ${pct}% interval ${formatInterval(success.wilson)}.`,
     ...(passK !== undefined && result.passK ? ['', `${passK}: ${formatPassK(result.passK)}.`] : []),
+    ...(result.calibration ? ['', `Calibration: ${formatCalibration(result.calibration)}.`] : []),
+    ...(result.notes ? ['', ...result.notes.map((n) => `Note: ${n}.`)] : []),
     '',
   ].join('\n');
 }

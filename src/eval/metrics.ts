@@ -61,6 +61,8 @@ export interface EpisodeRecord {
   truncated: boolean;
   /** Sum of the steps' durations (env + agent time), milliseconds. */
   durationMs: number;
+  /** The confidence the agent stated in its answer (`outcome.confidence`, 0–1), when the environment read one. */
+  confidence?: number;
 }
 
 /**
@@ -104,6 +106,7 @@ export function episodeRecord(trajectory: Trajectory, tools: readonly ToolSpec[]
     reason: trajectory.outcome.reason,
     truncated: trajectory.outcome.truncated,
     durationMs,
+    ...(trajectory.outcome.confidence !== undefined ? { confidence: trajectory.outcome.confidence } : {}),
   };
 }
 

@@ -49,6 +49,21 @@ export interface PassKSummary {
   high: number;
 }
 
+/**
+ * The calibration of the confidences the agent stated (Humanity's Last Exam's calibration error): the binned RMS
+ * calibration error (`rmsCalibrationError`, src/core/stats/calibration-error.ts) over the episodes that stated one,
+ * sorted by confidence into bins of `binSize`.
+ */
+export interface CalibrationSummary {
+  /** Episodes with a stated confidence. */
+  n: number;
+  /** The RMS calibration error, in [0, 1] (HLE reports it ×100). */
+  rmsError: number;
+  binSize: number;
+  /** Per bin, lowest confidence first: answers, mean stated confidence, share correct. */
+  bins: { n: number; confidence: number; accuracy: number }[];
+}
+
 /** Every metric's summary. */
 export type MetricSummaries = Record<Exclude<MetricName, 'success'>, MetricSummary> & { success: SuccessSummary };
 
@@ -83,6 +98,10 @@ export interface EvalResult {
   metrics: MetricSummaries;
   /** pass^1 … pass^trials, present with `trials`. */
   passK?: PassKSummary[];
+  /** The calibration of the stated confidences, present when some episode stated one (a question-answering env). */
+  calibration?: CalibrationSummary;
+  /** What the environment said of its tasks (`AgentEnv.notes`: questions left out, and why), when it said something. */
+  notes?: string[];
   episodes: EpisodeRecord[];
 }
 
@@ -109,6 +128,16 @@ const episodeSchema = z
     reason: z.string(),
     truncated: z.boolean(),
     durationMs: z.number().nonnegative(),
+    confidence: z.number().min(0).max(1).optional(),
+  })
+  .strict();
+
+const calibrationSummary = z
+  .object({
+    n: z.number().int().positive(),
+    rmsError: z.number().min(0).max(1),
+    binSize: z.number().int().positive(),
+    bins: z.array(z.object({ n: z.number().int().positive(), confidence: finite, accuracy: finite }).strict()).min(1),
   })
   .strict();
 
@@ -136,6 +165,9 @@ export const EvalResultSchema = z
     createdAt: z.string(),
     metrics: z.object({ ...metricsShape, success: successSummary }).strict(),
     passK: z.array(passKSummary).min(1).optional(),
+    // Optional: results of environments without stated confidences, or notes, have none.
+    calibration: calibrationSummary.optional(),
+    notes: z.array(z.string()).min(1).optional(),
     episodes: z.array(episodeSchema).min(1),
   })
   .strict()

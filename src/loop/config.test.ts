@@ -152,6 +152,23 @@ describe('pipeline configuration', () => {
     expect(() => parsePipelineConfig({ ...base, eval: { env_kwargs: 'scripted' } }, 't')).toThrow('t $.eval.env_kwargs: Invalid input: expected record, received string');
   });
 
+  it('takes eval.benchmarks: named environments with their own keyword arguments, split, tasks and trials', () => {
+    const base = { name: 'x', env: 'e', policy: { init: { tiny: {} } }, train: { command: 'sft' }, max_iterations: 1, env_kwargs: { user: 'scripted' } };
+    const hle = { name: 'hle', env: 'gymflow/qa-v0', env_kwargs: { questions: '/data/hle.jsonl', judge: 'openai:o3-mini' }, tasks: 50 };
+    const c = parsePipelineConfig({ ...base, eval: { agent: 'expert', calibration_bins: 50, benchmarks: [hle, { name: 'math.v2', env: 'gymflow/text-math-v0', agent: 'policy', repeats: 2 }] } }, 't');
+    expect(c.eval.benchmarks).toEqual([
+      { ...hle, split: 'heldout', repeats: 1 },
+      { name: 'math.v2', env: 'gymflow/text-math-v0', agent: 'policy', split: 'heldout', repeats: 2 },
+    ]);
+    expect(c.eval.calibration_bins).toBe(50);
+    // Absent, the section has no key (the configurations of earlier histories parse as they did).
+    expect(parsePipelineConfig(base, 't').eval).not.toHaveProperty('benchmarks');
+    expect(() => parsePipelineConfig({ ...base, eval: { benchmarks: [hle, { ...hle, env: 'gymflow/text-math-v0' }] } }, 't')).toThrow("t $.eval.benchmarks[1].name: benchmark name 'hle' is used twice");
+    expect(() => parsePipelineConfig({ ...base, eval: { benchmarks: [{ ...hle, name: 'h/le' }] } }, 't')).toThrow('t $.eval.benchmarks[0].name: expected a name of letters, digits, ., _, -');
+    expect(() => parsePipelineConfig({ ...base, eval: { benchmarks: [{ ...hle, temperature: 0.5 }] } }, 't')).toThrow('t $.eval.benchmarks[0]: Unrecognized key: "temperature"');
+    expect(() => parsePipelineConfig({ ...base, eval: { benchmarks: [] } }, 't')).toThrow('t $.eval.benchmarks: Too small');
+  });
+
   it('takes train.heartbeat_timeout as a duration of at least 10 s, from the top level or the phase', () => {
     const base = { name: 'x', env: 'e', policy: { init: { tiny: {} } }, max_iterations: 1 };
     const c = parsePipelineConfig({ ...base, train: { command: 'sft', heartbeat_timeout: '10s' } }, 't');

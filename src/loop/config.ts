@@ -241,6 +241,39 @@ const RawPhaseSchema = z
   })
   .strict();
 
+/** A benchmark's name: part of TensorBoard tags (`eval/<name>/success`) and store names. */
+const BENCHMARK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/**
+ * One entry of `eval.benchmarks`: an environment evaluated after the main evaluation of every iteration (the baseline
+ * included), by the same activity, with the same policy, temperature, token limit, concurrency and seed. Its numbers
+ * go to the iteration's metrics (`benchmarks.<name>`), `pipeline status` and the curves `eval/<name>/…`.
+ */
+export const BenchmarkSchema = z
+  .object({
+    /** Names it in the metrics and curves; unique among the benchmarks. */
+    name: z.string().regex(BENCHMARK_NAME, 'expected a name of letters, digits, ., _, - (it becomes part of TensorBoard tags)'),
+    /** Registered environment id, e.g. `gymflow/qa-v0`. */
+    env: z.string().min(1),
+    /**
+     * Its keyword arguments (`{ questions: /data/hle.jsonl, judge: 'openai:o3-mini' }`); the top-level `env_kwargs`
+     * are the main environment's and do not apply. Part of the workflow's history: never a secret here.
+     */
+    env_kwargs: EnvKwargsSchema.optional(),
+    split: z.enum(['train', 'heldout']).default('heldout'),
+    /** Distinct tasks (the split's first N); default: all of the split. */
+    tasks: positiveInt.optional(),
+    /** Trials of each task (pass^1 … pass^repeats above 1). */
+    repeats: positiveInt.default(1),
+    /** Evaluate this agent spec instead (default: the eval section's agent, else the loop's policy). */
+    agent: agentSpec.optional(),
+    /** Step limit of every episode (default: the eval section's, else the environment's). */
+    max_steps: positiveInt.optional(),
+    /** Answers per bin of the calibration error (default: the eval section's, else 100). */
+    calibration_bins: positiveInt.optional(),
+  })
+  .strict();
+
 /** `eval`: how the policy is measured after every iteration. */
 export const EvalSectionSchema = z
   .object({
@@ -270,6 +303,23 @@ export const EvalSectionSchema = z
      * history: name keys by their environment variables, never put a secret here.
      */
     env_kwargs: EnvKwargsSchema.optional(),
+    /**
+     * Answers per bin of the RMS calibration error, for an environment whose episodes state a confidence
+     * (`gymflow/qa-v0`); default 100, HLE's.
+     */
+    calibration_bins: positiveInt.optional(),
+    /** More environments evaluated after this one every iteration (see {@link BenchmarkSchema}). */
+    benchmarks: z
+      .array(BenchmarkSchema)
+      .min(1)
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((b, i) => {
+          if (seen.has(b.name)) ctx.addIssue({ code: 'custom', message: `benchmark name '${b.name}' is used twice`, path: [i, 'name'] });
+          seen.add(b.name);
+        });
+      })
+      .optional(),
   })
   .strict();
 

@@ -70,9 +70,46 @@ export function collectsWithPolicy(config: Pick<PipelineConfig, 'phases'>): bool
   return config.phases.some((p) => p.collect.agent === 'policy');
 }
 
+/**
+ * Whether the evaluation stage acts with the loop's policy: the main evaluation without an agent, or a benchmark whose
+ * agent (its own, else the eval section's) is none or `policy`.
+ */
+export function evaluatesPolicy(config: Pick<PipelineConfig, 'eval'>): boolean {
+  const ev = config.eval;
+  return ev.agent === undefined || (ev.benchmarks ?? []).some((b) => benchmarkUsesPolicy(config, b));
+}
+
+/** Whether a benchmark acts with the loop's policy (its agent, else the eval section's, is none or `policy`). */
+export function benchmarkUsesPolicy(config: Pick<PipelineConfig, 'eval'>, b: Benchmark): boolean {
+  const agent = b.agent ?? config.eval.agent;
+  return agent === undefined || agent === 'policy';
+}
+
 /** Whether the loop ever acts with its policy (evaluation or collection). */
 export function actsWithPolicy(config: Pick<PipelineConfig, 'phases' | 'eval'>): boolean {
-  return config.eval.agent === undefined || collectsWithPolicy(config);
+  return evaluatesPolicy(config) || collectsWithPolicy(config);
+}
+
+/** One benchmark of `eval.benchmarks`. */
+export type Benchmark = NonNullable<PipelineConfig['eval']['benchmarks']>[number];
+
+/**
+ * What `evaluatePolicy` runs for a benchmark: its environment, and the eval section's settings (temperature, token
+ * limit, concurrency, seed, and the agent and step limit unless the benchmark names its own) with the benchmark's
+ * split, tasks, trials and keyword arguments.
+ */
+export function benchmarkEval(config: Pick<PipelineConfig, 'eval'>, b: Benchmark): { envId: string; eval: PipelineConfig['eval'] } {
+  const { benchmarks: _b, env_kwargs: _k, agent, max_steps, calibration_bins, tasks: _t, ...common } = config.eval;
+  const section: PipelineConfig['eval'] = { ...common, split: b.split, repeats: b.repeats };
+  const rest = {
+    agent: b.agent ?? agent,
+    max_steps: b.max_steps ?? max_steps,
+    calibration_bins: b.calibration_bins ?? calibration_bins,
+    tasks: b.tasks,
+    env_kwargs: b.env_kwargs,
+  };
+  for (const [key, value] of Object.entries(rest)) if (value !== undefined) (section as Record<string, unknown>)[key] = value;
+  return { envId: b.env, eval: section };
 }
 
 /** Whether checkpoints need an ONNX export: the loop acts with its policy and does not serve it (`policy.serve`). */

@@ -62,6 +62,10 @@ export interface IterationMetrics {
   evalSteps?: number;
   /** pass^1 … pass^k of the evaluation (τ-bench's metric), when `eval.repeats` k is above 1; bootstrap intervals. */
   passK?: { k: number; value: number; low: number; high: number }[];
+  /** The RMS calibration error of the evaluation's stated confidences (HLE's), when its environment reads them. */
+  calibrationError?: number;
+  /** The `eval.benchmarks`, by name, in configuration order; present only when the configuration has some. */
+  benchmarks?: Record<string, BenchmarkMetrics>;
   /** Collection: episodes, success rate and mean reward of the rollouts trained on. */
   rollouts?: { episodes: number; success: number; meanReward: number; meanSteps: number };
   /**
@@ -73,6 +77,20 @@ export interface IterationMetrics {
   wallMs: number;
   /** Refs of what the iteration made. */
   refs: Partial<Record<'tasks' | 'rollouts' | 'scored' | 'dataset' | 'checkpoint' | 'policy' | 'eval', string>>;
+}
+
+/** One benchmark's numbers in an iteration: as the main evaluation's, or why it has none. */
+export interface BenchmarkMetrics {
+  /** Success (for a question set: accuracy), Wilson interval; absent when the benchmark failed. */
+  success?: RateWithCi;
+  evalReward?: number;
+  evalSteps?: number;
+  passK?: { k: number; value: number; low: number; high: number }[];
+  calibrationError?: number;
+  /** The `eval` artifact. */
+  ref?: string;
+  /** Why it has no numbers: the evaluation failed through its retries (the loop goes on without them). */
+  error?: string;
 }
 
 /** The last failure the workflow saw (a retried activity's last error is only in its own history). */
@@ -239,7 +257,8 @@ export function compactHistory(history: readonly IterationMetrics[], max = 200):
 /**
  * An iteration's numbers as the loop's curves: `eval/success` (held out; with `eval/success_low` and
  * `eval/success_high`, its Wilson interval), `eval/reward`, `eval/steps`, `eval/pass_hat_K` (pass^K, K = 1 … `eval.repeats`,
- * when above 1), `rollouts/success`, `rollouts/reward`,
+ * when above 1), `eval/calibration_error`, per benchmark `eval/<name>/success` (with `_low`, `_high`), `eval/<name>/reward`,
+ * `eval/<name>/steps`, `eval/<name>/pass_hat_K` and `eval/<name>/calibration_error`, `rollouts/success`, `rollouts/reward`,
  * `rollouts/steps`, `rollouts/episodes`, `train/loss`, `train/steps`, `train/entropy`, `train/mismatch_kl` and
  * `wall_minutes`, each where the iteration has it (the baseline has no rollouts and no training).
  */
@@ -255,6 +274,16 @@ export function loopScalars(m: IterationMetrics): Record<string, number> {
   put('eval/reward', m.evalReward);
   put('eval/steps', m.evalSteps);
   for (const p of m.passK ?? []) put(`eval/pass_hat_${p.k}`, p.value);
+  put('eval/calibration_error', m.calibrationError);
+  for (const [name, b] of Object.entries(m.benchmarks ?? {})) {
+    put(`eval/${name}/success`, b.success?.value);
+    put(`eval/${name}/success_low`, b.success?.low);
+    put(`eval/${name}/success_high`, b.success?.high);
+    put(`eval/${name}/reward`, b.evalReward);
+    put(`eval/${name}/steps`, b.evalSteps);
+    for (const p of b.passK ?? []) put(`eval/${name}/pass_hat_${p.k}`, p.value);
+    put(`eval/${name}/calibration_error`, b.calibrationError);
+  }
   put('rollouts/success', m.rollouts?.success);
   put('rollouts/reward', m.rollouts?.meanReward);
   put('rollouts/steps', m.rollouts?.meanSteps);
@@ -265,4 +294,17 @@ export function loopScalars(m: IterationMetrics): Record<string, number> {
   put('train/mismatch_kl', m.train?.mismatchKl);
   put('wall_minutes', m.wallMs / 60_000);
   return out;
+}
+
+/** An evaluation for a note: `success 0.600 [0.231, 0.882]`, with `, pass^K v` and `, calibration error c` when measured. */
+export function evalNote(e: { success: RateWithCi; passK?: readonly { k: number; value: number }[] | undefined; calibrationError?: number | undefined }): string {
+  const last = e.passK?.[e.passK.length - 1];
+  const passK = last === undefined || last.k < 2 ? '' : `, pass^${last.k} ${last.value.toFixed(3)}`;
+  const calibration = e.calibrationError === undefined ? '' : `, calibration error ${e.calibrationError.toFixed(3)}`;
+  return `success ${e.success.value.toFixed(3)} [${e.success.low.toFixed(3)}, ${e.success.high.toFixed(3)}]${passK}${calibration}`;
+}
+
+/** A benchmark for a note: `hle: success 0.600 [0.231, 0.882], calibration error 0.200`, or `hle: failed: …`. */
+export function benchmarkNote(name: string, b: BenchmarkMetrics): string {
+  return b.success === undefined ? `${name}: failed: ${b.error ?? 'no result'}` : `${name}: ${evalNote({ ...b, success: b.success })}`;
 }

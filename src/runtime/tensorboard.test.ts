@@ -59,6 +59,36 @@ describe('loopScalars', () => {
     expect(trials).toMatchObject({ 'eval/pass_hat_1': 0.75, 'eval/pass_hat_2': 0.5 });
     expect(loopScalars({ ...rl, train: { loss: Number.NaN, steps: 3, entropy: Number.POSITIVE_INFINITY } })).not.toHaveProperty('train/loss');
   });
+
+  it("adds the calibration error and each benchmark's curves under eval/<name>/, a failed one with none", () => {
+    const m: IterationMetrics = {
+      iteration: 1,
+      phase: 'main',
+      algorithm: 'sft',
+      success: { value: 1, low: 0.5, high: 1, n: 2 },
+      calibrationError: 0.1,
+      benchmarks: {
+        hle: { success: { value: 0.6, low: 0.23, high: 0.88, n: 5 }, evalReward: 0.6, evalSteps: 1, calibrationError: 0.2, passK: [{ k: 1, value: 0.6, low: 0.2, high: 1 }], ref: 'sha256:e' },
+        down: { error: 'the judge API failed' },
+      },
+      wallMs: 60_000,
+      refs: {},
+    };
+    expect(loopScalars(m)).toEqual({
+      'eval/success': 1,
+      'eval/success_low': 0.5,
+      'eval/success_high': 1,
+      'eval/calibration_error': 0.1,
+      'eval/hle/success': 0.6,
+      'eval/hle/success_low': 0.23,
+      'eval/hle/success_high': 0.88,
+      'eval/hle/reward': 0.6,
+      'eval/hle/steps': 1,
+      'eval/hle/pass_hat_1': 0.6,
+      'eval/hle/calibration_error': 0.2,
+      'wall_minutes': 1,
+    });
+  });
 });
 
 python.describe('appendScalars', () => {

@@ -6,7 +6,7 @@ import { make, spec } from '../../core/registry.js';
 import type { Split, TaskInfo } from '../../core/types.js';
 import { assertMetadataField, successBy, type BreakdownRow } from '../../eval/breakdown.js';
 import { evaluate } from '../../eval/evaluate.js';
-import { formatInterval, formatPassK, formatValue, passKHeading } from '../../eval/format.js';
+import { formatCalibration, formatInterval, formatPassK, formatValue, passKHeading } from '../../eval/format.js';
 import { toMarkdown } from '../../eval/markdown.js';
 import { EVAL_METRICS } from '../../eval/metrics.js';
 import type { EvalResult } from '../../eval/result.js';
@@ -25,6 +25,7 @@ interface EvalOpts extends EnvKwargsOpts {
   concurrency: number;
   resamples: number;
   confidence: number;
+  calibrationBins: number;
   out?: string;
   markdown?: string;
   save?: string;
@@ -64,6 +65,7 @@ export function evalCommand(program: Command): void {
     .option('--concurrency <k>', 'episodes run at once', parsePositiveInteger, 4)
     .option('--resamples <b>', 'bootstrap resamples', parsePositiveInteger, 2000)
     .option('--confidence <c>', 'interval coverage', parseOpenUnit, 0.95)
+    .option('--calibration-bins <n>', "answers per bin of the calibration error, when the env reads stated confidences (gymflow/qa-v0); HLE's is 100", parsePositiveInteger, 100)
     .option('--out <file>', 'write the result JSON (the input of `gymflow compare`) to this file')
     .option('--markdown <file>', 'write the Markdown report to this file')
     .option('--save <name>', 'store the result as an `eval` artifact under this ref name (`gymflow compare` reads names too)')
@@ -96,6 +98,7 @@ export function evalCommand(program: Command): void {
         concurrency: opts.concurrency,
         resamples: opts.resamples,
         confidence: opts.confidence,
+        calibrationBinSize: opts.calibrationBins,
       });
       if (opts.out) await writeFileAtomically(opts.out, `${JSON.stringify(result, null, 2)}\n`, { replace: force });
       const saved = store !== undefined && opts.save !== undefined ? await store.putJson(result, { kind: 'eval', name: opts.save }) : undefined;
@@ -151,5 +154,7 @@ export function formatEvalTable(result: EvalResult): string {
     ]),
     `success ${success.successes}/${success.n}, Wilson ${pct}% ${formatInterval(success.wilson)}`,
     ...(passK !== undefined && result.passK ? [`${passK}: ${formatPassK(result.passK)}`] : []),
+    ...(result.calibration ? [`calibration: ${formatCalibration(result.calibration)}`] : []),
+    ...(result.notes ?? []).map((n) => `note: ${n}`),
   ].join('\n');
 }

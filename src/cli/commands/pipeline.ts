@@ -10,7 +10,7 @@ import { defaultWorkflowId } from '../../loop/plan.js';
 import { SearchAttributeKeys } from '../../loop/search-attributes.js';
 import { continuation, parseRunInput, type ClosedRun } from '../../loop/continuation.js';
 import { connectionOptions, temporalTarget } from '../../runtime/temporal-target.js';
-import { formatMismatch, STAGES, type IterationMetrics, type LoopState, type PipelineStatus } from '../../loop/status.js';
+import { formatMismatch, STAGES, type BenchmarkMetrics, type IterationMetrics, type LoopState, type PipelineStatus } from '../../loop/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { fullMessage } from '../errors.js';
 import { printJson } from '../options.js';
@@ -239,12 +239,22 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
       return last === undefined || last.k < 2 ? '' : `${pct(last.value)} (k=${last.k})`;
     };
     const withPassK = status.history.some((h) => passKOf(h) !== '');
+    // The calibration error only for an environment that reads stated confidences; one column per benchmark.
+    const withCalibration = status.history.some((h) => h.calibrationError !== undefined);
+    const benchmarks = [...new Set(status.history.flatMap((h) => Object.keys(h.benchmarks ?? {})))];
+    const benchmarkCell = (b: BenchmarkMetrics | undefined): string => {
+      if (b === undefined) return '';
+      if (b.success === undefined) return 'failed';
+      return `${pct(b.success.value)} [${pct(b.success.low)}, ${pct(b.success.high)}]${b.calibrationError === undefined ? '' : ` cal ${pct(b.calibrationError)}`}`;
+    };
     const historyRows = status.history.map((h) => ({
       iter: h.iteration,
       phase: h.phase,
       algorithm: h.algorithm,
       success: h.success ? `${pct(h.success.value)} [${pct(h.success.low)}, ${pct(h.success.high)}] n=${h.success.n}` : '',
       passK: passKOf(h),
+      calibration: h.calibrationError === undefined ? '' : pct(h.calibrationError),
+      ...Object.fromEntries(benchmarks.map((name) => [`benchmark:${name}`, benchmarkCell(h.benchmarks?.[name])])),
       reward: h.evalReward ?? '',
       steps: h.evalSteps ?? '',
       rollouts: h.rollouts ? `${h.rollouts.episodes} ep, ${pct(h.rollouts.success)} ok` : '',
@@ -261,6 +271,8 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
         { key: 'algorithm' },
         { key: 'success', header: 'held-out success [95% CI]' },
         ...(withPassK ? [{ key: 'passK' as const, header: 'pass^k', align: 'right' as const }] : []),
+        ...(withCalibration ? [{ key: 'calibration', header: 'calibration error', align: 'right' as const }] : []),
+        ...benchmarks.map((name) => ({ key: `benchmark:${name}`, header: `${name} [95% CI]` })),
         { key: 'reward', align: 'right' },
         { key: 'steps', align: 'right' },
         { key: 'rollouts' },

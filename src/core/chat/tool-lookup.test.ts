@@ -26,6 +26,14 @@ describe('registryToolLookup', () => {
     expect(lookup(ID)?.map((t) => t.name)).toEqual(['decrement', 'peek', 'submit']);
     expect(lookup('test/unknown-v0')).toBeUndefined();
   });
+
+  it("reads the spec's tools of an env that cannot be made without keyword arguments", () => {
+    const tools = new CountdownEnv().tools;
+    register(ID, () => {
+      throw new Error('needs kwargs.questions');
+    }, { domain: 'generic', description: 'needs kwargs', tools });
+    expect(registryToolLookup()(ID)).toBe(tools);
+  });
 });
 
 describe('toolsFor', () => {

@@ -18,15 +18,17 @@ export function toolsFor(t: Trajectory, lookup: ToolLookup | undefined): readonl
 }
 
 /**
- * A {@link ToolLookup} backed by the environment registry: the tools of a registered env (built once
- * with `make`, then closed), `undefined` for an id that is not registered.
+ * A {@link ToolLookup} backed by the environment registry: the tools of a registered env (its spec's `tools`, else
+ * built once with `make`, then closed), `undefined` for an id that is not registered.
  */
 export function registryToolLookup(): ToolLookup {
   const cache = new Map<string, readonly ToolSpec[] | undefined>();
   return (envId) => {
     if (!cache.has(envId)) {
       let tools: readonly ToolSpec[] | undefined;
-      if (listEnvs().some((s) => s.id === envId)) {
+      const registered = listEnvs().find((s) => s.id === envId);
+      if (registered?.tools !== undefined) tools = registered.tools;
+      else if (registered !== undefined) {
         const env = make(envId);
         tools = env.tools;
         // close() is idempotent and cheap before reset; nothing to wait for.

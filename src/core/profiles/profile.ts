@@ -22,6 +22,8 @@ export const OUTCOME_RULES = [
   'rubric-judge',
   // Hard constraints as a gate, times the value relative to the best feasible value (gymflow/advisory-v0).
   'constraint-optimality',
+  // A judge model decides whether a free-text answer matches the reference, as Humanity's Last Exam grades (gymflow/qa-v0).
+  'reference-judge',
 ] as const;
 
 /** The rubrics the reward layers know; a profile weights any subset, and may add its own judge rubrics. */

@@ -1,5 +1,6 @@
 export * from './beta.js';
 export * from './bootstrap.js';
+export * from './calibration-error.js';
 export * from './corrections.js';
 export * from './descriptive.js';
 export * from './gamma.js';

@@ -96,6 +96,7 @@ export class Recorder extends Wrapper {
     const done = isDone(last);
     const success = done && last.info.success === true;
     const rawScore = typeof last.info.score === 'number' ? last.info.score : success ? 1 : 0;
+    const confidence = last.info.confidence;
     return makeTrajectory({
       task: this.task,
       envId: this.envId,
@@ -107,6 +108,8 @@ export class Recorder extends Wrapper {
         terminated: last.terminated,
         truncated: last.truncated && !last.terminated,
         reason: done ? String(last.info.reason ?? (last.terminated ? 'finished' : 'truncated')) : 'incomplete',
+        // The agent's stated confidence, when the environment read one off its answer.
+        ...(done && typeof confidence === 'number' && confidence >= 0 && confidence <= 1 ? { confidence } : {}),
       },
       metadata,
     });

@@ -43,6 +43,10 @@ export class Wrapper implements AgentEnv {
   countTasks(split?: Split): number {
     return this.env.countTasks?.(split) ?? this.env.listTasks?.(split).length ?? 0;
   }
+
+  notes(): string[] {
+    return this.env.notes?.() ?? [];
+  }
 }
 
 /** Finds the first wrapper of a class in a stack (`findWrapper(env, Recorder)`). */

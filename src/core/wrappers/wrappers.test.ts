@@ -185,6 +185,39 @@ describe('Recorder', () => {
     expect(t.id).toMatch(/^sha256:/);
   });
 
+  it('keeps the stated confidence of the terminating step in the outcome, and nothing when there is none', async () => {
+    class Confident extends LaxEnv {
+      constructor(private readonly confidence: unknown) {
+        super();
+      }
+      override async step(action: Action): Promise<TimeStep> {
+        const ts = await super.step(action);
+        return ts.terminated ? { ...ts, info: { ...ts.info, success: true, confidence: this.confidence } } : ts;
+      }
+    }
+    const run = async (confidence: unknown) => {
+      const env = new Recorder(new Confident(confidence), { envId: 'test/lax-v0', agent: { name: 'unit' } });
+      await env.reset();
+      await env.step(submit);
+      return env.getTrajectory();
+    };
+    const stated = await run(0.85);
+    expect(stated.outcome).toEqual({ success: true, score: 1, terminated: true, truncated: false, reason: 'submitted', confidence: 0.85 });
+    // Out of range or not a number: not a confidence. Without one the outcome (and so the id) is as before.
+    for (const bad of [85, '0.5', undefined]) expect((await run(bad)).outcome).not.toHaveProperty('confidence');
+    expect((await run(undefined)).id).not.toBe(stated.id);
+  });
+
+  it('forwards notes() through wrappers', async () => {
+    class Noted extends LaxEnv {
+      notes(): string[] {
+        return ['2 questions with an image left out'];
+      }
+    }
+    expect(new OrderEnforcing(new MaxSteps(new Noted(), 3)).notes()).toEqual(['2 questions with an image left out']);
+    expect(new MaxSteps(new LaxEnv(), 3).notes()).toEqual([]);
+  });
+
   it('reports an unfinished episode as incomplete', async () => {
     const env = new Recorder(new CountdownEnv(), { envId: 'test/countdown-v0', agent: { name: 'unit' } });
     await env.reset({ seed: 0 });

@@ -10,3 +10,4 @@ export * from './providers/provider.js';
 export * from './rubrics.js';
 export * from './semaphore.js';
 export * from './usage.js';
+export * from './answer-judge.js';

@@ -107,14 +107,14 @@ export function verdict(rubrics: readonly string[], score: number): Record<strin
   return Object.fromEntries(rubrics.map((r) => [r, { rationale: `${r} looks fine`, score }]));
 }
 
-/** An Anthropic `Message` whose content is one `tool_use` block with `input`. */
-export function anthropicToolUse(input: unknown, usage = { input_tokens: 100, output_tokens: 20 }): Record<string, unknown> {
+/** An Anthropic `Message` whose content is one `tool_use` block with `input` (of the tool `name`, default the step judge's). */
+export function anthropicToolUse(input: unknown, usage = { input_tokens: 100, output_tokens: 20 }, name = 'record_scores'): Record<string, unknown> {
   return {
     id: 'msg_test',
     type: 'message',
     role: 'assistant',
     model: 'claude-test',
-    content: [{ type: 'tool_use', id: 'toolu_test', name: 'record_scores', input }],
+    content: [{ type: 'tool_use', id: 'toolu_test', name, input }],
     stop_reason: 'tool_use',
     stop_sequence: null,
     usage,

@@ -1,14 +1,13 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ContentBlockParam, Message, MessageCreateParamsNonStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { JUDGE_OUTPUT_NAME } from '../output.js';
 import { classifySdkError, type FailureInfo, withDeadline } from '../../../core/retry.js';
-import { type JudgeProvider, type ProviderReply, type ProviderRequest } from './provider.js';
+import { type JudgeProvider, type ProviderReply, type ProviderRequest, RUBRIC_OUTPUT } from './provider.js';
 
 /**
  * The Anthropic Messages API (`POST /v1/messages`) through `@anthropic-ai/sdk`.
  *
- * Structured output: a tool `record_scores` whose `input_schema` is the verdict's JSON Schema, forced
- * with `tool_choice: { type: 'tool', name: 'record_scores' }`. The verdict is the `tool_use` block's
+ * Structured output: a tool (`record_scores`, or the request's `output.name`) whose `input_schema` is the verdict's
+ * JSON Schema, forced with `tool_choice: { type: 'tool', name }`. The verdict is the `tool_use` block's
  * `input` — already JSON, so no text parsing. (Chosen over JSON-in-text because every tool-capable
  * Claude model supports forced tool use; a reply without the tool call falls back to parsing text.)
  * The repair turn answers the `tool_use` with an `is_error` `tool_result` carrying the validation error,
@@ -47,12 +46,13 @@ export class AnthropicProvider implements JudgeProvider<AnthropicTurn> {
 
   /** Sends one request (see {@link JudgeProvider.send}). */
   async send(request: ProviderRequest<AnthropicTurn>, onRequest: () => void): Promise<ProviderReply<AnthropicTurn>> {
+    const output = request.output ?? RUBRIC_OUTPUT;
     const messages: MessageParam[] = [{ role: 'user', content: request.prompt.user }];
     if (request.repair) {
       const previous = request.repair.previous.turn;
       const toolUse = previous.find((b): b is Extract<ContentBlockParam, { type: 'tool_use' }> => b.type === 'tool_use');
       messages.push({ role: 'assistant', content: previous.length > 0 ? previous : [{ type: 'text', text: '(no output)' }] });
-      const feedback = `Your verdict was invalid: ${request.repair.error}. Call ${JUDGE_OUTPUT_NAME} again with a corrected verdict: every rubric, each with a rationale and a score between 0 and 1.`;
+      const feedback = `Your verdict was invalid: ${request.repair.error}. Call ${output.name} again with a corrected verdict: ${output.fix}`;
       messages.push({
         role: 'user',
         content: toolUse
@@ -66,16 +66,17 @@ export class AnthropicProvider implements JudgeProvider<AnthropicTurn> {
     const body: MessageCreateParamsNonStreaming = {
       model: this.model,
       max_tokens: request.maxTokens,
-      system: request.prompt.system,
+      // A prompt that is one user message (HLE's judge prompt) sends no system prompt.
+      ...(request.prompt.system === '' ? {} : { system: request.prompt.system }),
       messages,
       tools: [
         {
-          name: JUDGE_OUTPUT_NAME,
-          description: 'Record the verdict on the current step: one entry per rubric, each with a rationale and a score between 0 and 1.',
+          name: output.name,
+          description: output.description,
           input_schema: { type: 'object', ...request.schema },
         },
       ],
-      tool_choice: { type: 'tool', name: JUDGE_OUTPUT_NAME },
+      tool_choice: { type: 'tool', name: output.name },
     };
     onRequest();
     const message: Message = await withDeadline(request.timeoutMs, (signal) => this.client.messages.create(body, { timeout: request.timeoutMs, signal }));
@@ -85,7 +86,7 @@ export class AnthropicProvider implements JudgeProvider<AnthropicTurn> {
     for (const block of message.content) {
       if (block.type === 'tool_use') {
         turn.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
-        if (block.name === JUDGE_OUTPUT_NAME && value === undefined) value = block.input;
+        if (block.name === output.name && value === undefined) value = block.input;
       } else if (block.type === 'text') {
         turn.push({ type: 'text', text: block.text });
         texts.push(block.text);

@@ -1,8 +1,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { JUDGE_OUTPUT_NAME } from '../output.js';
 import { classifySdkError, type FailureInfo, withDeadline } from '../../../core/retry.js';
-import { type JudgeProvider, type ProviderReply, type ProviderRequest } from './provider.js';
+import { type JudgeProvider, type ProviderReply, type ProviderRequest, RUBRIC_OUTPUT } from './provider.js';
 
 /**
  * OpenAI or any OpenAI-compatible server (vLLM, llama.cpp, SGLang, …) through `openai`:
@@ -55,8 +54,10 @@ export class OpenAIProvider implements JudgeProvider<OpenAITurn> {
 
   /** Sends one request (see {@link JudgeProvider.send}). */
   async send(request: ProviderRequest<OpenAITurn>, onRequest: () => void): Promise<ProviderReply<OpenAITurn>> {
+    const output = request.output ?? RUBRIC_OUTPUT;
     const messages: ChatCompletionMessageParam[] = [
-      { role: 'system', content: request.prompt.system },
+      // A prompt that is one user message (HLE's judge prompt) has no system message.
+      ...(request.prompt.system === '' ? [] : [{ role: 'system' as const, content: request.prompt.system }]),
       { role: 'user', content: request.prompt.user },
     ];
     if (request.repair) {
@@ -64,7 +65,7 @@ export class OpenAIProvider implements JudgeProvider<OpenAITurn> {
         { role: 'assistant', content: request.repair.previous.turn === '' ? '(no output)' : request.repair.previous.turn },
         {
           role: 'user',
-          content: `Your verdict was invalid: ${request.repair.error}. Reply again with only the corrected JSON object: every rubric, each with a rationale and a score between 0 and 1.`,
+          content: `Your verdict was invalid: ${request.repair.error}. Reply again with only the corrected JSON object: ${output.fix}`,
         },
       );
     }
@@ -75,7 +76,7 @@ export class OpenAIProvider implements JudgeProvider<OpenAITurn> {
       ...(request.temperature !== null ? { temperature: request.temperature } : {}),
       response_format:
         mode === 'json_schema'
-          ? { type: 'json_schema', json_schema: { name: JUDGE_OUTPUT_NAME, schema: request.schema, strict: true } }
+          ? { type: 'json_schema', json_schema: { name: output.name, schema: request.schema, strict: true } }
           : { type: 'json_object' },
     });
     let completion: ChatCompletion;

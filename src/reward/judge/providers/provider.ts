@@ -1,3 +1,4 @@
+import { JUDGE_OUTPUT_NAME } from '../output.js';
 import type { JudgePrompt } from '../prompt.js';
 import type { FailureInfo } from '../../../core/retry.js';
 
@@ -20,10 +21,30 @@ export interface ProviderReply<Turn = unknown> {
   turn: Turn;
 }
 
+/**
+ * What the model fills in: the name of the Anthropic tool / OpenAI schema, the tool's description, and what a repair
+ * asks for after "Your verdict was invalid: …". Default {@link RUBRIC_OUTPUT}, the step judge's rubric verdict.
+ */
+export interface JudgeOutputSpec {
+  name: string;
+  description: string;
+  /** The repair's request, e.g. `every rubric, each with a rationale and a score between 0 and 1.` */
+  fix: string;
+}
+
+/** The step judge's output: one entry per rubric. */
+export const RUBRIC_OUTPUT: JudgeOutputSpec = {
+  name: JUDGE_OUTPUT_NAME,
+  description: 'Record the verdict on the current step: one entry per rubric, each with a rationale and a score between 0 and 1.',
+  fix: 'every rubric, each with a rationale and a score between 0 and 1.',
+};
+
 /** One request: the prompt, the verdict's JSON Schema, and for a repair the invalid reply and what was wrong. */
 export interface ProviderRequest<Turn = unknown> {
   prompt: JudgePrompt;
   schema: Record<string, unknown>;
+  /** What the verdict is (default {@link RUBRIC_OUTPUT}). */
+  output?: JudgeOutputSpec;
   repair?: { previous: ProviderReply<Turn>; error: string };
   timeoutMs: number;
   /** Sampling temperature; `null` sends none. Ignored by providers whose API has none. */
