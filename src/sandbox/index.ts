@@ -10,3 +10,4 @@ export * from './tar.js';
 export * from './snapshot.js';
 export * from './pool.js';
 export * from './lifetime.js';
+export * from './image-layer.js';
