@@ -176,8 +176,15 @@ export interface ImageListing {
   labels: Record<string, string>;
   /** Bytes, its parent layers included (the engine's `Size`). */
   size: number;
+  /** The image it was committed on (`sha256:…`), when the engine knows it. */
+  parentId: string | undefined;
   /** Creation time (ISO 8601). */
   created: string;
+}
+
+/** The size of each local image by id (its parent layers included). */
+export async function imageSizes(docker: Docker = dockerClient()): Promise<Map<string, number>> {
+  return new Map((await docker.listImages({ all: true })).map((i) => [i.Id, i.Size]));
 }
 
 /** The local images carrying `label` (any value), newest first. */
@@ -189,6 +196,7 @@ export async function listImagesByLabel(label: string, docker: Docker = dockerCl
       tags: (i.RepoTags ?? []).filter((t) => t !== '<none>:<none>'),
       labels: i.Labels ?? {},
       size: i.Size,
+      parentId: i.ParentId || undefined,
       created: new Date(i.Created * 1000).toISOString(),
     }))
     .sort((a, b) => b.created.localeCompare(a.created));

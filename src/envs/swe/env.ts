@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { z } from 'zod';
 import { BaseEnv } from '../../core/base-env.js';
 import { ConfigError, TaskError } from '../../core/errors.js';
@@ -105,7 +104,7 @@ export class SweEnv extends BaseEnv {
     }
     this.options = parsed.data;
     resolveConfig((this.options.sandbox ?? {}) as Partial<SandboxConfig>);
-    let instances = loadInstances(resolve(this.options.instances), { split: this.options.split });
+    let instances = loadInstances(this.options.instances, { split: this.options.split });
     const wanted = this.options.instanceIds;
     if (wanted) {
       const ids = new Set(instances.map((i) => i.instanceId));

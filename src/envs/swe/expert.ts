@@ -10,7 +10,7 @@ import { knownSweInstance } from './env.js';
  * instance among those a `gymflow/swe-v0` environment of this process loaded; on a correct instance it resolves.
  */
 export class SweExpert implements Agent {
-  readonly info: AgentInfo = { name: 'swe-gold' };
+  readonly info: AgentInfo = { name: 'swe-expert' };
 
   async act(ctx: AgentContext): Promise<AgentDecision> {
     const instance = knownSweInstance(ctx.task.id);

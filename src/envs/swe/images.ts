@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Docker from 'dockerode';
-import { buildLayer, DEFAULT_IMAGE, dockerClient, inspectImage, listImagesByLabel, removeBuildLeftovers, removeImage, SandboxError } from '../../sandbox/index.js';
+import { buildLayer, DEFAULT_IMAGE, dockerClient, imageSizes, inspectImage, listImagesByLabel, removeBuildLeftovers, removeImage, SandboxError } from '../../sandbox/index.js';
 import type { SweInstance } from './instances.js';
 import { checkoutArchive, type RepoSourceOptions } from './repos.js';
 import type { SweSpec } from './specs.js';
@@ -222,21 +222,29 @@ export interface SweImageListing {
   instance: string | null;
   /** Bytes including the layers below (the engine's size). */
   size: number;
+  /** Bytes of its own layer (its size less its parent's), when the parent is known. */
+  layerSize: number | null;
   created: string;
 }
 
 /** Every SWE image on the engine: environment images first, then instance images; each sorted by name. */
 export async function listSweImages(docker: Docker = dockerClient()): Promise<SweImageListing[]> {
   const images = await listImagesByLabel(LABEL_SWE_KIND, docker);
+  const sizes = await imageSizes(docker);
   const rows: SweImageListing[] = [];
   for (const i of images) {
     const kind = i.labels[LABEL_SWE_KIND] === 'env' ? 'env' : 'instance';
     const refs = i.tags.filter((t) => t.startsWith(kind === 'env' ? `${ENV_IMAGE_REPO}:` : `${INSTANCE_IMAGE_REPO}:`));
     for (const ref of refs.length ? refs : [`<untagged ${i.id.slice(7, 19)}>`]) {
-      rows.push({ kind, ref, id: i.id, repo: i.labels[LABEL_SWE_REPO] ?? '', version: i.labels[LABEL_SWE_VERSION] ?? '', instance: i.labels[LABEL_SWE_INSTANCE] ?? null, size: i.size, created: i.created });
+      rows.push({ kind, ref, id: i.id, repo: i.labels[LABEL_SWE_REPO] ?? '', version: i.labels[LABEL_SWE_VERSION] ?? '', instance: i.labels[LABEL_SWE_INSTANCE] ?? null, size: i.size, layerSize: layerSize(i.size, i.parentId, sizes), created: i.created });
     }
   }
   return rows.sort((a, b) => (a.kind === b.kind ? a.ref.localeCompare(b.ref) : a.kind === 'env' ? -1 : 1));
+}
+
+function layerSize(size: number, parentId: string | undefined, sizes: Map<string, number>): number | null {
+  const parent = parentId === undefined ? undefined : sizes.get(parentId);
+  return parent === undefined ? null : size - parent;
 }
 
 /** What {@link pruneSweImages} removed. */

@@ -1,3 +1,4 @@
+export * from './agent-predictions.js';
 export * from './benchmark.js';
 export * from './env.js';
 export * from './expert.js';

@@ -381,9 +381,10 @@ export function buildSweFixture(dir: string, nonce: string): SweFixture {
   writeFileSync(specsFile, JSON.stringify(specs, null, 2));
 
   // Not gold: fixes that make the FAIL_TO_PASS tests pass but break a PASS_TO_PASS one (calc-4: the lower bound is
-  // dropped; calc-1: add is redefined); a patch whose context is not in the file.
+  // dropped; calc-1: add is redefined).
   const breaks4 = calc.diff(c5, c6, 'calc').replace('+    return max(lo, min(x, hi))', '+    return min(x, hi)');
   const breaks1 = calc.diff(c2, c3, 'calc').replace('+    return a / b', '+    return a / b\n+\n+\n+def add(a, b):\n+    return a * b');
-  const doesNotApply = ['diff --git a/calc/ops.py b/calc/ops.py', '--- a/calc/ops.py', '+++ b/calc/ops.py', '@@ -1,3 +1,3 @@', ' def multiply(a, b):', '-    return a + b', '+    return a * b', ' '].join('\n') + '\n';
+  // Written against a file the base commit does not have (neither `git apply` nor `patch --fuzz=5` can place it).
+  const doesNotApply = ['diff --git a/calc/parse.py b/calc/parse.py', '--- a/calc/parse.py', '+++ b/calc/parse.py', '@@ -1,2 +1,3 @@', ' class Parser:', '-    pass', '+    def parse(self, text):', '+        return int(text)'].join('\n') + '\n';
   return { dir, reposDir, instancesFile, specsFile, instances, patches: { breaksPassToPass: { 'acme__calc-4': breaks4, 'acme__calc-1': breaks1 }, doesNotApply: { 'acme__calc-2': doesNotApply } } };
 }
