@@ -62,7 +62,7 @@ export function parseInstance(raw: unknown, where: string, defaultSplit: Split =
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.length ? `$.${issue.path.join('.')}` : '$';
-    const message = issue?.code === 'invalid_type' && issue.input === undefined ? 'missing' : (issue?.message ?? 'invalid instance');
+    const message = issue?.code === 'invalid_type' && valueAt(raw, issue.path) === undefined ? 'missing' : (issue?.message ?? 'invalid instance');
     throw new TaskError(`${where} ${path}: ${message}`);
   }
   const t = parsed.data;
@@ -154,4 +154,11 @@ export function diffFileKinds(diff: string): { created: string[]; existing: stri
     else existing.push(file);
   }
   return { created, existing };
+}
+
+/** The value at a schema issue's path in the raw input (undefined when absent). */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = raw;
+  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
 }

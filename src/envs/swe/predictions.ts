@@ -15,7 +15,7 @@ function parse(raw: unknown, where: string): Prediction {
   if (!r.success) {
     const issue = r.error.issues[0];
     const path = issue?.path.length ? `$.${issue.path.join('.')}` : '$';
-    const message = issue?.code === 'invalid_type' && issue.input === undefined ? 'missing' : (issue?.message ?? 'invalid prediction');
+    const message = issue?.code === 'invalid_type' && valueAt(raw, issue.path) === undefined ? 'missing' : (issue?.message ?? 'invalid prediction');
     throw new ConfigError(`${where} ${path}: ${message}`);
   }
   return { instance_id: r.data.instance_id, model_name_or_path: r.data.model_name_or_path, model_patch: r.data.model_patch };
@@ -66,4 +66,11 @@ export function loadPredictions(file: string): Prediction[] {
   }
   if (out.length === 0) throw new ConfigError(`${file}: no predictions`);
   return out.map((x) => x.p);
+}
+
+/** The value at a schema issue's path in the raw input (undefined when absent). */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = raw;
+  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
 }
