@@ -12,6 +12,9 @@ const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool
 const NEEDS_DOCKER = ['gymflow/sandbox-v0', 'gymflow/tool-use-python-v0'];
 // Needs an OpenEnv server (kwargs.url): tests/openenv.test.ts runs checkEnv on it against openenv-core's and gymflow's servers.
 const NEEDS_SERVER = ['gymflow/openenv-v0'];
+// Needs a SWE-bench instances file (kwargs.instances) and its repositories: tests/swe.test.ts runs checkEnv on it with
+// instances it builds from real git repositories (and Docker).
+const NEEDS_DATA = ['gymflow/swe-v0'];
 
 describe('every registered environment', () => {
   it('has at least the built-in environments', () => {
@@ -19,7 +22,7 @@ describe('every registered environment', () => {
   });
 
   it('are all covered by this file', () => {
-    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER, ...NEEDS_SERVER].sort());
+    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER, ...NEEDS_SERVER, ...NEEDS_DATA].sort());
   });
 
   for (const id of IN_PROCESS) {

@@ -63,6 +63,14 @@ class Repo {
     this.git('commit', '-q', '-m', message);
     return this.git('rev-parse', 'HEAD').trim();
   }
+  /** The diff from `base` of a change made on a branch that is deleted afterwards (not in the repository's history). */
+  sideDiff(base: string, files: Record<string, string>, ...paths: string[]): string {
+    this.git('checkout', '-q', '-b', 'side', base);
+    const side = this.commit('side change', files);
+    this.git('checkout', '-q', 'main');
+    this.git('branch', '-q', '-D', 'side');
+    return this.diff(base, side, ...paths);
+  }
   diff(from: string, to: string, ...paths: string[]): string {
     return this.git('diff', '--no-color', '--no-ext-diff', from, to, '--', ...paths);
   }
@@ -251,6 +259,11 @@ export function buildSweFixture(dir: string, nonce: string): SweFixture {
   const w4 = words.commit('add initials', { 'words/core.py': WORDS_V1 + TITLE_FIXED + INITIALS_BUGGY });
   const w5 = words.commit('initials: any spacing, capitals (#9)', { 'words/core.py': WORDS_V1 + TITLE_FIXED + INITIALS_FIXED, 'tests/test_words.py': TEST_WORDS_V1 + TEST_TITLE + TEST_INITIALS });
 
+  // Not gold: fixes that make the FAIL_TO_PASS tests pass but break a PASS_TO_PASS one (calc-4: the lower bound is
+  // dropped; calc-1: add multiplies), made on branches deleted before the clones.
+  const breaks4 = calc.sideDiff(c5, { 'calc/ops.py': OPS_V1 + DIV_FIXED + PARSER + CLAMP_FIXED.replace('max(lo, min(x, hi))', 'min(x, hi)') }, 'calc');
+  const breaks1 = calc.sideDiff(c2, { 'calc/ops.py': OPS_V1.replace('return a + b', 'return a * b') + DIV_FIXED }, 'calc');
+
   const reposDir = join(dir, 'repos');
   mkdirSync(reposDir, { recursive: true });
   execFileSync('git', ['clone', '-q', '--bare', calc.dir, join(reposDir, 'acme__calc.git')]);
@@ -380,10 +393,6 @@ export function buildSweFixture(dir: string, nonce: string): SweFixture {
   const specsFile = join(dir, 'specs.json');
   writeFileSync(specsFile, JSON.stringify(specs, null, 2));
 
-  // Not gold: fixes that make the FAIL_TO_PASS tests pass but break a PASS_TO_PASS one (calc-4: the lower bound is
-  // dropped; calc-1: add is redefined).
-  const breaks4 = calc.diff(c5, c6, 'calc').replace('+    return max(lo, min(x, hi))', '+    return min(x, hi)');
-  const breaks1 = calc.diff(c2, c3, 'calc').replace('+    return a / b', '+    return a / b\n+\n+\n+def add(a, b):\n+    return a * b');
   // Written against a file the base commit does not have (neither `git apply` nor `patch --fuzz=5` can place it).
   const doesNotApply = ['diff --git a/calc/parse.py b/calc/parse.py', '--- a/calc/parse.py', '+++ b/calc/parse.py', '@@ -1,2 +1,3 @@', ' class Parser:', '-    pass', '+    def parse(self, text):', '+        return int(text)'].join('\n') + '\n';
   return { dir, reposDir, instancesFile, specsFile, instances, patches: { breaksPassToPass: { 'acme__calc-4': breaks4, 'acme__calc-1': breaks1 }, doesNotApply: { 'acme__calc-2': doesNotApply } } };
