@@ -211,6 +211,7 @@ docker.describe('gymflow/swe-v0 and the SWE-bench harness on real repositories',
     await expect(runCommand([evalCommand], ...base, '--predictions', preds, '--agent', 'expert')).rejects.toThrow('exactly one of --predictions FILE');
     await expect(runCommand([evalCommand], 'eval', '--benchmark', 'swe-bench', '--predictions', preds)).rejects.toThrow('needs --instances FILE');
     await expect(runCommand([evalCommand], 'eval', '--benchmark', 'swe-lite')).rejects.toThrow("expected one of swe-bench, got 'swe-lite'");
+    await expect(runCommand([evalCommand], ...base, '--predictions', preds, '--sandbox', '{"memMiB": 4096}')).rejects.toThrow("--sandbox: sandbox config: unknown key 'memMiB'");
     const listed = JSON.parse(await runCommand([sweCommand], 'swe', 'images', '--json')) as { ref: string }[];
     expect(listed.map((r) => r.ref)).toEqual(expect.arrayContaining([...images.values()].map((i) => i.instance.ref)));
   });

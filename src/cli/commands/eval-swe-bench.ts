@@ -14,6 +14,7 @@ import { loadInstances } from '../../envs/swe/instances.js';
 import { loadPredictions } from '../../envs/swe/predictions.js';
 import { loadSpecs } from '../../envs/swe/specs.js';
 import { resolveAgent } from '../../policy/specs.js';
+import { resolveConfig, type SandboxConfig } from '../../sandbox/config.js';
 import { formatTable } from '../table.js';
 import { printJson } from '../options.js';
 
@@ -30,6 +31,8 @@ export interface SweBenchOpts {
   specs?: string;
   baseImage?: string;
   instanceIds?: string[];
+  /** Sandbox config overrides of the grading (and episode) containers, e.g. `{"workDirMiB": 2048, "memoryMiB": 4096}`. */
+  sandbox?: Record<string, unknown>;
   timeout: number;
   concurrency: number;
   seed: number;
@@ -57,6 +60,13 @@ export async function runSweBench(opts: SweBenchOpts): Promise<void> {
   if (opts.instances === undefined) throw new ConfigError('--benchmark swe-bench needs --instances FILE (SWE-bench instances, JSON lines or a JSON array)');
   if ((opts.predictions === undefined) === (opts.agent === undefined)) throw new ConfigError('--benchmark swe-bench needs exactly one of --predictions FILE (patches made elsewhere) and --agent SPEC (a gymflow agent makes them)');
   if (opts.savePredictions !== undefined && opts.agent === undefined) throw new ConfigError('--save-predictions is for --agent runs (the predictions of --predictions are already in a file)');
+  if (opts.sandbox !== undefined) {
+    try {
+      resolveConfig(opts.sandbox as Partial<SandboxConfig>); // before any image is built
+    } catch (err) {
+      throw new ConfigError(`--sandbox: ${(err as Error).message}`);
+    }
+  }
   const force = opts.force === true;
   for (const f of [opts.out, opts.savePredictions]) if (f !== undefined) await checkNewOutput(f, { force });
   if (opts.logDir !== undefined) await checkNewOutput(opts.logDir, { force, directory: true });
@@ -84,6 +94,7 @@ export async function runSweBench(opts: SweBenchOpts): Promise<void> {
       ...(source.repoUrl === undefined ? {} : { repoUrl: source.repoUrl }),
       ...(opts.specs === undefined ? {} : { specs: opts.specs }),
       ...(opts.baseImage === undefined ? {} : { baseImage: opts.baseImage }),
+      ...(opts.sandbox === undefined ? {} : { sandbox: opts.sandbox }),
       testTimeoutS: opts.timeout,
     };
     const eps = await agentPredictions({
@@ -109,6 +120,7 @@ export async function runSweBench(opts: SweBenchOpts): Promise<void> {
     specs,
     ...source,
     timeoutS: opts.timeout,
+    ...(opts.sandbox === undefined ? {} : { sandbox: opts.sandbox as Partial<SandboxConfig> }),
     concurrency: opts.concurrency,
     onGraded: (g) => progress(`graded ${g.instanceId}: ${g.outcome}${g.error ? ` (${g.error})` : ''}`),
   });

@@ -11,7 +11,7 @@ import { toMarkdown } from '../../eval/markdown.js';
 import { EVAL_METRICS } from '../../eval/metrics.js';
 import type { EvalResult } from '../../eval/result.js';
 import { resolveAgent } from '../../policy/specs.js';
-import { checkedEnvKwargs, parseInteger, parsePositiveInteger, printJson, withEnvKwargsOptions, type EnvKwargsOpts } from '../options.js';
+import { checkedEnvKwargs, parseInteger, parseKwargs, parsePositiveInteger, printJson, withEnvKwargsOptions, type EnvKwargsOpts } from '../options.js';
 import { formatTable } from '../table.js';
 import { BENCHMARKS, parseIdList, runSweBench, type SweBenchOpts } from './eval-swe-bench.js';
 import { openStore, withStoreOption } from './store.js';
@@ -88,6 +88,7 @@ export function evalCommand(program: Command): void {
     .option('--base-image <ref>', '--benchmark swe-bench: the image environment layers are built on (default gymflow/sandbox:latest)')
     .option('--instance-ids <ids>', '--benchmark swe-bench: only these instances (comma-separated)', parseIdList)
     .option('--timeout <s>', '--benchmark swe-bench: time limit of one test run, seconds', parsePositiveInteger, 1800)
+    .option('--sandbox <json>', '--benchmark swe-bench: sandbox config overrides of the containers, e.g. \'{"workDirMiB": 2048, "memoryMiB": 4096}\' for large repositories', parseKwargs)
     .option('--log-dir <dir>', "--benchmark swe-bench: write each instance's patch.diff, report.json and test_output.txt under DIR/<model>/<instance>/")
     .option('--save-predictions <file>', "--benchmark swe-bench --agent: write the agent's predictions (JSON lines) to this file")
     .action(async (opts: EvalOpts, cmd: Command) => {
