@@ -18,6 +18,9 @@ const NEEDS_SERVER = ['gymflow/openenv-v0'];
 const NEEDS_KWARGS: Record<string, Record<string, unknown>> = {
   'gymflow/qa-v0': { questions: path.join(PACKAGE_ROOT, 'src/envs/qa/__fixtures__/questions.jsonl'), trainQuestions: path.join(PACKAGE_ROOT, 'src/envs/qa/__fixtures__/train.json') },
 };
+// Needs a SWE-bench instances file (kwargs.instances) and its repositories: tests/swe.test.ts runs checkEnv on it with
+// instances it builds from real git repositories (and Docker).
+const NEEDS_DATA = ['gymflow/swe-v0'];
 
 describe('every registered environment', () => {
   it('has at least the built-in environments', () => {
@@ -25,7 +28,7 @@ describe('every registered environment', () => {
   });
 
   it('are all covered by this file', () => {
-    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER, ...NEEDS_SERVER, ...Object.keys(NEEDS_KWARGS)].sort());
+    expect(listEnvs().map((s) => s.id).sort()).toEqual([...IN_PROCESS, ...NEEDS_DOCKER, ...NEEDS_SERVER, ...Object.keys(NEEDS_KWARGS), ...NEEDS_DATA].sort());
   });
 
   for (const [id, kwargs] of Object.entries(NEEDS_KWARGS)) {

@@ -38,6 +38,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'profiles', term: 'profiles', description: 'domain profiles: tools, terminal tools, outcome rule, rubric weights', load: async () => (await import('./commands/profiles.js')).profilesCommand },
   { name: 'reward', term: 'reward', description: 'process reward: score trajectories, calibrate to human labels, preferences, leaderboards', load: async () => (await import('./commands/reward.js')).rewardCommand },
   { name: 'sandbox', term: 'sandbox', description: 'Docker sandboxes for gymflow/sandbox-v0: image, create, exec, reset, snapshot, replay, destroy, ls, gc', load: async () => (await import('./commands/sandbox.js')).sandboxCommand },
+  { name: 'swe', term: 'swe', description: 'SWE-bench images (gymflow/swe-v0, eval --benchmark swe-bench): build ahead, list, prune', load: async () => (await import('./commands/swe.js')).sweCommand },
   { name: 'collect', term: 'collect [options]', description: 'run many episodes in parallel and record them as a trajectory set', load: async () => (await import('./commands/collect.js')).collectCommand },
   { name: 'export', term: 'export [options]', description: 'export trajectories as a training dataset (see docs/datasets.md)', load: async () => (await import('./commands/export.js')).exportCommand },
   { name: 'store', term: 'store', description: 'the content-addressed artifact store (see docs/store.md)', load: async () => (await import('./commands/store.js')).storeCommand },

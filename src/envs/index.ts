@@ -7,6 +7,7 @@ export * as openenv from './openenv/index.js';
 export * as qa from './qa/index.js';
 export * from './register.js';
 export * as retail from './retail/index.js';
+export * as swe from './swe/index.js';
 export * as textMath from './text-math/index.js';
 export * as toolUse from './tool-use/index.js';
 export * as webshop from './webshop/index.js';

@@ -14,6 +14,7 @@ import { HouseholdPlanner } from './household/planner.js';
 import { registerOpenEnvEnvs } from './openenv/register.js';
 import { QA_ENV_ID, QA_MAX_STEPS, QA_TOOLS, QaEnv } from './qa/env.js';
 import { registerSandboxEnv } from './sandbox/register.js';
+import { registerSweEnv } from './swe/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
 import { TextMathExpert } from './text-math/expert.js';
 import { TOOL_USE_ENV_ID, TOOL_USE_MAX_STEPS, TOOL_USE_PYTHON_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, ToolUseEnv } from './tool-use/env.js';
@@ -29,8 +30,8 @@ import { WebshopExpert } from './webshop/expert.js';
 export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID, ADVISORY_ENV_ID, ENGINEERING_ENV_ID] as const;
 
 /**
- * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` included: it
- * needs a Docker engine only from its first `reset`), and the OpenEnv client (`gymflow/openenv-v0`, one
+ * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` and `gymflow/swe-v0`
+ * included: they need a Docker engine only from their first `reset`), and the OpenEnv client (`gymflow/openenv-v0`, one
  * `openenv/NAME-v0` per entry of `GYMFLOW_OPENENV`: see src/envs/openenv/register.ts). Idempotent: calling it again
  * (from several entry points, or in every test file) leaves the registry as it was.
  *
@@ -152,6 +153,8 @@ export function registerBuiltinEnvs(): void {
     });
   }
   registerSandboxEnv();
+  // SWE-bench instances (kwargs.instances); Docker from the first reset, which builds the instance's image.
+  registerSweEnv();
   // `gymflow/openenv-v0` (kwargs.url) and the servers named in GYMFLOW_OPENENV; each describes its server at its first make.
   registerOpenEnvEnvs();
 }

@@ -11,3 +11,4 @@ export * from './snapshot.js';
 export * from './pool.js';
 export * from './lifetime.js';
 export * from './scope.js';
+export * from './image-layer.js';

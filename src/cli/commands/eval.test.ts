@@ -126,6 +126,10 @@ describe('gymflow eval', () => {
     await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'expert', '--confidence', '95')).rejects.toThrow(/between 0 and 1/);
     await expect(run('eval', '--env', 'gymflow/tool-use-v0', '--agent', 'genius', '-n', '2')).rejects.toThrow(/unknown agent 'genius'/);
     await expect(run('eval', '--env', 'gymflow/nope-v0', '--agent', 'expert')).rejects.toThrow(/'gymflow\/nope-v0' is not registered/);
+    // --env and --agent are required unless --benchmark names what to grade.
+    await expect(run('eval', '--agent', 'expert')).rejects.toThrow("error: required option '--env <id>' not specified");
+    await expect(run('eval', '--env', 'gymflow/tool-use-v0')).rejects.toThrow("error: required option '--agent <spec>' not specified");
+    await expect(run('eval', '--benchmark', 'swe-bench', '--env', 'gymflow/tool-use-v0')).rejects.toThrow('--benchmark and --env');
     // Where the result goes is checked before the episodes run.
     const dir = mkdtempSync(join(tmpdir(), 'gymflow-eval-out-'));
     writeFileSync(join(dir, 'a-file'), '');

@@ -11,13 +11,15 @@ import { toMarkdown } from '../../eval/markdown.js';
 import { EVAL_METRICS } from '../../eval/metrics.js';
 import type { EvalResult } from '../../eval/result.js';
 import { resolveAgent } from '../../policy/specs.js';
-import { checkedEnvKwargs, parseInteger, parsePositiveInteger, printJson, withEnvKwargsOptions, type EnvKwargsOpts } from '../options.js';
+import { checkedEnvKwargs, parseInteger, parseKwargs, parsePositiveInteger, printJson, withEnvKwargsOptions, type EnvKwargsOpts } from '../options.js';
 import { formatTable } from '../table.js';
+import { BENCHMARKS, parseIdList, runSweBench, type SweBenchOpts } from './eval-swe-bench.js';
 import { openStore, withStoreOption } from './store.js';
 
-interface EvalOpts extends EnvKwargsOpts {
-  env: string;
-  agent: string;
+interface EvalOpts extends EnvKwargsOpts, Omit<SweBenchOpts, 'agent'> {
+  env?: string;
+  agent?: string;
+  benchmark?: (typeof BENCHMARKS)[number];
   split: Split;
   episodes: number;
   trials: number;
@@ -33,6 +35,13 @@ interface EvalOpts extends EnvKwargsOpts {
   json?: boolean;
   by?: string;
   force?: boolean;
+}
+
+/** Commander parser for `--benchmark`. */
+function parseBenchmark(value: string): (typeof BENCHMARKS)[number] {
+  const known = BENCHMARKS.find((b) => b === value);
+  if (known === undefined) throw new InvalidArgumentError(`expected one of ${BENCHMARKS.join(', ')}, got '${value}'`);
+  return known;
 }
 
 /** Commander parser for `--split`: `train` or `heldout`. */
@@ -56,8 +65,8 @@ export function parseOpenUnit(value: string): number {
 export function evalCommand(program: Command): void {
   withEnvKwargsOptions(withStoreOption(program.command('eval')))
     .description('evaluate an agent: n seeded episodes on held-out tasks, metrics with confidence intervals')
-    .requiredOption('--env <id>', 'environment id, e.g. gymflow/tool-use-v0')
-    .requiredOption('--agent <spec>', 'agent spec: expert | random | …')
+    .option('--env <id>', 'environment id, e.g. gymflow/tool-use-v0 (required unless --benchmark)')
+    .option('--agent <spec>', 'agent spec: expert | random | … (required unless --benchmark with --predictions)')
     .option('--split <split>', 'task split: heldout | train', parseSplit, 'heldout')
     .option('-n, --episodes <n>', 'number of episodes of one trial (task i = tasks[i mod #tasks])', parsePositiveInteger, 50)
     .option('--trials <k>', "run the episodes' tasks k times, each episode with its own seed, and report pass^1..pass^k", parsePositiveInteger, 1)
@@ -72,10 +81,30 @@ export function evalCommand(program: Command): void {
     .option('--force', 'replace an existing --out or --markdown file, or move an existing --save name (by default each is an error)')
     .option('--json', 'print the result JSON instead of a table')
     .option('--by <field>', 'also print success per value of this task metadata field (e.g. kind; tool-use: answerInTrain)')
-    .action(async (opts: EvalOpts) => {
-      spec(opts.env); // fails early with the list of registered ids
-      const envKwargs = await checkedEnvKwargs(opts.env, opts);
-      const by = opts.by === undefined ? undefined : { field: opts.by, tasks: await splitTasks(opts.env, envKwargs, opts.split) };
+    .option('--benchmark <name>', `grade a benchmark by its own harness instead of running episodes: ${BENCHMARKS.join(', ')} (docs/evaluation.md)`, parseBenchmark)
+    .option('--instances <file>', '--benchmark swe-bench: the SWE-bench instances (JSON lines or a JSON array)')
+    .option('--predictions <file>', '--benchmark swe-bench: predictions made elsewhere (instance_id, model_name_or_path, model_patch); or --agent')
+    .option('--repos <dir>', '--benchmark swe-bench: directory of the repositories (bare or not: owner__name.git, …); else fetched from --repo-url')
+    .option('--repo-url <template>', "--benchmark swe-bench: Git URL of a repository not in --repos, {repo} = owner/name (default https://github.com/{repo}.git; 'none': never fetch)")
+    .option('--specs <file>', '--benchmark swe-bench: spec table (YAML/JSON: repo → version → python, env_setup, pre_install, install, test_cmd, log_parser, …)')
+    .option('--base-image <ref>', '--benchmark swe-bench: the image environment layers are built on (default gymflow/sandbox:latest)')
+    .option('--instance-ids <ids>', '--benchmark swe-bench: only these instances (comma-separated)', parseIdList)
+    .option('--timeout <s>', '--benchmark swe-bench: time limit of one test run, seconds', parsePositiveInteger, 1800)
+    .option('--sandbox <json>', '--benchmark swe-bench: sandbox config overrides of the containers, e.g. \'{"workDirMiB": 2048, "memoryMiB": 4096}\' for large repositories', parseKwargs)
+    .option('--log-dir <dir>', "--benchmark swe-bench: write each instance's patch.diff, report.json and test_output.txt under DIR/<model>/<instance>/")
+    .option('--save-predictions <file>', "--benchmark swe-bench --agent: write the agent's predictions (JSON lines) to this file")
+    .action(async (opts: EvalOpts, cmd: Command) => {
+      if (opts.benchmark !== undefined) {
+        if (opts.env !== undefined) throw new ConfigError('--benchmark and --env: a benchmark names its own environment (give one of them)');
+        return runSweBench(opts);
+      }
+      if (opts.env === undefined) return cmd.error("error: required option '--env <id>' not specified");
+      if (opts.agent === undefined) return cmd.error("error: required option '--agent <spec>' not specified");
+      const envId = opts.env;
+      const agent = opts.agent;
+      spec(envId); // fails early with the list of registered ids
+      const envKwargs = await checkedEnvKwargs(envId, opts);
+      const by = opts.by === undefined ? undefined : { field: opts.by, tasks: await splitTasks(envId, envKwargs, opts.split) };
       if (by) assertMetadataField(by.tasks, by.field); // before the episodes run
       // The outputs and the name too, none replacing an earlier result unless forced: the episodes may take
       // hours, or cost money.
@@ -87,9 +116,9 @@ export function evalCommand(program: Command): void {
       const store = opts.save === undefined ? undefined : await openStore(opts, true);
       if (store !== undefined && opts.save !== undefined) await store.checkNewName(opts.save, { force });
       const result = await evaluate({
-        envId: opts.env,
+        envId,
         ...defined({ envKwargs }),
-        agent: opts.agent,
+        agent,
         resolveAgent,
         split: opts.split,
         n: opts.episodes,

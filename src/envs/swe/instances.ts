@@ -1,0 +1,164 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { TaskError } from '../../core/errors.js';
+import type { Split } from '../../core/types.js';
+
+/** A test id list: a JSON array, or (as in SWE-bench's published data set) a string holding one. */
+const TestIdList = z.union([z.array(z.string()), z.string()]);
+
+/**
+ * One SWE-bench instance as the data set stores it (`princeton-nlp/SWE-bench` and its Lite and Verified subsets,
+ * exported as JSON lines or a JSON array). Other fields (`created_at`, `difficulty`, …) are allowed and kept out of
+ * the way. `split` is gymflow's: which task split the instance is in (default: the environment's `split`).
+ */
+export const SweInstanceLineSchema = z.looseObject({
+  instance_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits, _ . - only'),
+  repo: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name (e.g. django/django)'),
+  base_commit: z.string().regex(/^[0-9a-f]{7,40}$/, 'expected a commit id (7 to 40 hex digits)'),
+  patch: z.string(),
+  test_patch: z.string(),
+  FAIL_TO_PASS: TestIdList,
+  PASS_TO_PASS: TestIdList.default([]),
+  version: z.string({ error: (i) => (typeof i.input === 'number' ? 'expected a string like "3.0" (as a number it loses its trailing zero)' : 'expected a string') }),
+  environment_setup_commit: z.string().regex(/^[0-9a-f]{7,40}$/, 'expected a commit id (7 to 40 hex digits)').optional(),
+  problem_statement: z.string().min(1, 'empty: the agent would have no task'),
+  hints_text: z.string().default(''),
+  split: z.enum(['train', 'heldout']).optional(),
+});
+
+/** A loaded instance: SWE-bench's fields with the test lists parsed. */
+export interface SweInstance {
+  instanceId: string;
+  repo: string;
+  baseCommit: string;
+  /** The gold patch (the reference fix). */
+  patch: string;
+  testPatch: string;
+  failToPass: string[];
+  passToPass: string[];
+  version: string;
+  environmentSetupCommit: string | undefined;
+  problemStatement: string;
+  hintsText: string;
+  split: Split;
+  /** Where it was read (`file:line` or `file[index]`), for messages. */
+  source: string;
+}
+
+function testIds(v: string[] | string, where: string): string[] {
+  if (Array.isArray(v)) return v;
+  try {
+    const parsed: unknown = JSON.parse(v);
+    if (Array.isArray(parsed) && parsed.every((x) => typeof x === 'string')) return parsed;
+  } catch {
+    // fall through
+  }
+  throw new TaskError(`${where}: expected a JSON array of test ids, got ${JSON.stringify(v).slice(0, 80)}`);
+}
+
+/** Parses one instance; `where` names its place (`file:line`). */
+export function parseInstance(raw: unknown, where: string, defaultSplit: Split = 'heldout'): SweInstance {
+  const parsed = SweInstanceLineSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.length ? `$.${issue.path.join('.')}` : '$';
+    const message = issue?.code === 'invalid_type' && valueAt(raw, issue.path) === undefined ? 'missing' : (issue?.message ?? 'invalid instance');
+    throw new TaskError(`${where} ${path}: ${message}`);
+  }
+  const t = parsed.data;
+  return {
+    instanceId: t.instance_id,
+    repo: t.repo,
+    baseCommit: t.base_commit,
+    patch: t.patch,
+    testPatch: t.test_patch,
+    failToPass: testIds(t.FAIL_TO_PASS, `${where} $.FAIL_TO_PASS`),
+    passToPass: testIds(t.PASS_TO_PASS, `${where} $.PASS_TO_PASS`),
+    version: t.version,
+    environmentSetupCommit: t.environment_setup_commit,
+    problemStatement: t.problem_statement,
+    hintsText: t.hints_text,
+    split: t.split ?? defaultSplit,
+    source: where,
+  };
+}
+
+/**
+ * Reads SWE-bench instances from a file: JSON lines (one instance per line) or a JSON array. Errors name the
+ * file, the line (or the array index) and the field: `swe.jsonl:3 $.base_commit: expected a commit id …`.
+ *
+ * @example
+ * ```ts
+ * const instances = loadInstances('swe-bench-lite.jsonl');
+ * ```
+ */
+export function loadInstances(file: string, options: { split?: Split } = {}): SweInstance[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new TaskError(`${file}: cannot read the instances file: ${code === 'ENOENT' ? 'no such file or directory' : code === 'EISDIR' ? 'is a directory' : (err as Error).message}`);
+  }
+  const split = options.split ?? 'heldout';
+  const out: SweInstance[] = [];
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith('[')) {
+    let arr: unknown;
+    try {
+      arr = JSON.parse(text);
+    } catch (err) {
+      throw new TaskError(`${file}: not JSON: ${(err as Error).message}`);
+    }
+    (arr as unknown[]).forEach((raw, i) => out.push(parseInstance(raw, `${file}[${i}]`, split)));
+  } else {
+    text.split('\n').forEach((line, i) => {
+      if (line.trim() === '') return;
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line);
+      } catch (err) {
+        throw new TaskError(`${file}:${i + 1}: not JSON: ${(err as Error).message}`);
+      }
+      out.push(parseInstance(raw, `${file}:${i + 1}`, split));
+    });
+  }
+  const seen = new Map<string, string>();
+  for (const inst of out) {
+    const first = seen.get(inst.instanceId);
+    if (first !== undefined) throw new TaskError(`${inst.source} $.instance_id: duplicate '${inst.instanceId}' (first at ${first})`);
+    seen.set(inst.instanceId, inst.source);
+  }
+  if (out.length === 0) throw new TaskError(`${file}: no instances`);
+  return out;
+}
+
+/**
+ * The files a unified diff touches, from its `diff --git a/X b/Y` headers (Y), in order: what SWE-bench calls the
+ * test directives before filtering.
+ */
+export function diffFiles(diff: string): string[] {
+  return [...diff.matchAll(/^diff --git a\/.* b\/(.*)$/gm)].map((m) => m[1] as string);
+}
+
+/** The files a diff creates (`--- /dev/null`), and those it changes or deletes (they exist before it). */
+export function diffFileKinds(diff: string): { created: string[]; existing: string[] } {
+  const created: string[] = [];
+  const existing: string[] = [];
+  // Each file's section runs from its `diff --git` header to the next one.
+  const sections = diff.split(/^(?=diff --git )/m).filter((s) => s.startsWith('diff --git '));
+  for (const s of sections) {
+    const file = /^diff --git a\/.* b\/(.*)$/m.exec(s)?.[1];
+    if (file === undefined) continue;
+    if (/^--- \/dev\/null$/m.test(s) || /^new file mode /m.test(s)) created.push(file);
+    else existing.push(file);
+  }
+  return { created, existing };
+}
+
+/** The value at a schema issue's path in the raw input (undefined when absent). */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = raw;
+  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
+}
