@@ -8,6 +8,7 @@
 import { registerBuiltinEnvs } from '../src/envs/register.js';
 import type { WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { createCurveActivities } from './curves.js';
+import { createIngestActivities } from './ingest.js';
 import { createRetentionActivities } from './retention.js';
 import { createRolloutActivities } from './rollouts.js';
 import { createServeActivities } from './serve.js';
@@ -29,7 +30,8 @@ export function createPipelineActivities(defaults: ActivityDefaults = {}) {
   const retention = createRetentionActivities(defaults);
   const serve = createServeActivities(defaults);
   const curves = createCurveActivities();
-  return { ...setup, ...rollouts, ...train, ...retention, ...serve, ...curves };
+  const ingest = createIngestActivities(defaults);
+  return { ...setup, ...rollouts, ...train, ...retention, ...serve, ...curves, ...ingest };
 }
 
 /** The activity functions of gymflow's pipeline. */
@@ -47,6 +49,10 @@ export function cpuActivities(defaults: ActivityDefaults = {}) {
     evaluatePolicy: a.evaluatePolicy,
     pruneModels: a.pruneModels,
     awaitPolicyServer: a.awaitPolicyServer,
+    scanLogs: a.scanLogs,
+    convertLogs: a.convertLogs,
+    scoreLogs: a.scoreLogs,
+    recordIngested: a.recordIngested,
   };
 }
 

@@ -2,3 +2,4 @@
 export { pipeline, type PassInput, type PassResult } from './pipeline.js';
 export { trainingLoop, type LoopResult } from './training-loop.js';
 export * from './messages.js';
+export { ingest } from './ingest.js';

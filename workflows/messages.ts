@@ -4,6 +4,7 @@
  * can show a running stage's progress. Clients (the CLI, tests) import these definitions too.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { IngestStatus } from '../src/loop/ingest.js';
 import type { PipelineStatus, StageName } from '../src/loop/status.js';
 
 /** The full status of the pipeline (see `PipelineStatus`). */
@@ -42,3 +43,6 @@ export interface StageProgress {
 
 /** Sent by activities while they run; the workflow copies it into the status. */
 export const stageProgressSignal = defineSignal<[StageProgress]>('stage_progress');
+
+/** The status of an `ingest` run (agent logs → trajectories → scored → dataset): counts and refs. */
+export const ingestStatusQuery = defineQuery<IngestStatus>('ingest_status');

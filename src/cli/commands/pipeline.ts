@@ -13,6 +13,7 @@ import { connectionOptions, temporalTarget } from '../../runtime/temporal-target
 import { formatMismatch, STAGES, type BenchmarkMetrics, type IterationMetrics, type LoopState, type PipelineStatus } from '../../loop/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { fullMessage } from '../errors.js';
+import { ingestCommand } from './pipeline-ingest.js';
 import { printJson } from '../options.js';
 import { formatNumber, formatTable } from '../table.js';
 import { defined } from '../../core/defined.js';
@@ -360,7 +361,7 @@ function parseLimit(value: string): number {
   return n;
 }
 
-function withConnect(cmd: Command): Command {
+export function withConnect(cmd: Command): Command {
   return cmd
     .option('--address <host:port>', 'Temporal frontend (default: $TEMPORAL_ADDRESS, else 127.0.0.1:7233)')
     .option('--namespace <ns>', 'Temporal namespace (default: $TEMPORAL_NAMESPACE, else default)');
@@ -426,6 +427,7 @@ async function reportStarted(
 /** `gymflow pipeline …`: start, watch and steer pipeline runs on a Temporal server. */
 export function pipelineCommand(program: Command): void {
   const pipeline = program.command('pipeline').description('start, watch and steer training runs on Temporal (see docs/operations.md)');
+  ingestCommand(pipeline);
 
   withConnect(pipeline.command('start'))
     .description('validate CONFIG locally, then start a trainingLoop (or one pipeline pass) for it')
