@@ -111,6 +111,21 @@ describe('gymflow CLI', { timeout: 240_000 }, () => {
     expect(JSON.parse(diff.stdout)).toMatchObject({ identical: true });
   });
 
+  it('detects and converts an OpenHands V1 output.jsonl line by line, naming the one bad line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
+    const v1 = join(PACKAGE_ROOT, 'src', 'recorder', '__fixtures__', 'openhands-v1', 'output.jsonl');
+    expect(JSON.parse(gymflow('record', 'detect', v1, '--json').stdout)).toMatchObject({ format: 'openhands-v1' });
+    const lines = readFileSync(v1, 'utf8').split('\n');
+    lines[1] = (lines[1] as string).slice(0, 300);
+    const damaged = join(dir, 'output.jsonl');
+    writeFileSync(damaged, lines.join('\n'));
+    const out = join(dir, 'v1.jsonl');
+    const conv = gymflow('record', 'convert', damaged, '-o', out);
+    expect(conv.stderr).toContain(`${damaged}:2 $: invalid JSON`);
+    expect(conv.stderr).toMatch(/converted 2 trajectories .* 1 error\(s\)/);
+    expect(gymflow('record', 'validate', out).stdout).toContain('2/2 valid trajectories');
+  });
+
   it('never lets a conversion overwrite its input or lose an earlier output, and says what went wrong', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
     const fixtures = process.env.GYMFLOW_FIXTURES ?? join(PACKAGE_ROOT, '..', 'shared', 'fixtures', 'agent-logs');

@@ -9,7 +9,13 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 
-function sortKeys(value: unknown): unknown {
+/**
+ * A copy of `value` with the keys of every object in sorted order and `undefined` members left out, which
+ * `JSON.stringify` then writes as canonical JSON.
+ *
+ * @throws TypeError on a non-finite number.
+ */
+export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};

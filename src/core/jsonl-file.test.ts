@@ -73,6 +73,19 @@ describe('splitLines and lineBreaks', () => {
     }
     expect(lineBreaks(bytes)).toBe(expected.length - 1);
   });
+
+  it('readLines gives the same lines however the file is cut into read chunks', async () => {
+    const more = Buffer.concat([bytes, Buffer.from('\r\r\n\rtail\r'), Buffer.from('\n€x\r\n'.repeat(3))]);
+    const path = await tempFile(more);
+    const expected = splitLines(more, true);
+    for (const chunkBytes of [1, 2, 3, 5, 7, 16, 64, 1 << 20]) {
+      const lines: string[] = [];
+      for await (const line of readLines(path, { chunkBytes })) lines.push(line);
+      expect([chunkBytes, lines]).toEqual([chunkBytes, expected]);
+    }
+    const empty = await tempFile('');
+    for await (const line of readLines(empty)) throw new Error(`unexpected line ${line}`);
+  });
 });
 
 describe('findInvalidUtf8', () => {

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { open } from 'node:fs/promises';
 import { parseJsonlLines, type JsonlRecord } from './trajectory.js';
 
 /**
@@ -13,23 +13,74 @@ export function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/** Bytes {@link readLines} reads at a time. */
+const READ_CHUNK_BYTES = 1 << 20;
+
 /**
- * Yields the lines of a text file, without their terminators (`\n` or `\r\n`). A UTF-8 byte-order mark
- * on the first line is dropped. Breaking out of the loop closes the file.
+ * Yields the lines of a text file, without their terminators: a line ends at \n, \r\n or a lone \r (as
+ * `readline` splits them, and {@link splitLines}). A UTF-8 byte-order mark on the first line is dropped, and bytes
+ * that are not UTF-8 become U+FFFD. Breaking out of the loop closes the file.
+ *
+ * The file is read in chunks of `chunkBytes` (1 MiB; the next one is read while this one's lines are consumed)
+ * and cut at its \n bytes (which UTF-8 never uses inside a character), so each line is decoded once, whole: a
+ * line costs a search for its end and one decode, against `readline`'s decoder, regular-expression split and
+ * events (3–5× the time on large JSONL files).
  */
-export async function* readLines(path: string): AsyncGenerator<string> {
-  const input = createReadStream(path, { encoding: 'utf8' });
-  const rl = createInterface({ input, crlfDelay: Infinity });
-  let first = true;
+export async function* readLines(path: string, options: { chunkBytes?: number } = {}): AsyncGenerator<string> {
+  const size = options.chunkBytes ?? READ_CHUNK_BYTES;
+  const handle = await open(path, 'r');
+  // Two buffers: the next chunk is read while the lines of this one are consumed.
+  const buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+  let which = 0;
+  let pending: Promise<{ bytesRead: number }> | undefined = handle.read(buffers[0] as Buffer, 0, size, null);
   try {
-    for await (const line of rl) {
-      yield first ? stripBom(line) : line;
-      first = false;
+    // The start of the current line, read in earlier chunks (copied: the buffers are reused).
+    let carry: Buffer[] = [];
+    let first = true;
+    for (;;) {
+      const { bytesRead } = await (pending as Promise<{ bytesRead: number }>);
+      pending = undefined;
+      if (bytesRead === 0) break;
+      const bytes = (buffers[which] as Buffer).subarray(0, bytesRead);
+      which = 1 - which;
+      pending = handle.read(buffers[which] as Buffer, 0, size, null);
+      let start = 0;
+      for (let nl = bytes.indexOf(10); nl >= 0; nl = bytes.indexOf(10, start)) {
+        let segment = bytes.subarray(start, nl);
+        if (carry.length > 0) {
+          carry.push(segment);
+          segment = Buffer.concat(carry);
+          carry = [];
+        }
+        start = nl + 1;
+        for (const line of segmentLines(segment, first)) yield line;
+        first = false;
+      }
+      if (start < bytesRead) carry.push(Buffer.from(bytes.subarray(start)));
     }
+    if (carry.length > 0) for (const line of segmentLines(Buffer.concat(carry), first)) yield line;
   } finally {
-    rl.close();
-    input.destroy();
+    // A read still in flight (the consumer stopped early) must finish before the file closes.
+    await pending?.catch(() => undefined);
+    await handle.close();
   }
+}
+
+/**
+ * The lines of the bytes between two \n (or a file's last bytes): one line, unless they hold a \r, which ends a
+ * line too (the \r of a \r\n, or of the file's end, only ends the one before it).
+ */
+function segmentLines(segment: Buffer, first: boolean): string[] {
+  let end = segment.length;
+  if (end > 0 && segment[end - 1] === 13) end--;
+  const cr = segment.indexOf(13);
+  if (cr < 0 || cr >= end) {
+    const text = segment.toString('utf8', 0, end);
+    return [first ? stripBom(text) : text];
+  }
+  const lines = segment.toString('utf8', 0, end).split('\r');
+  if (first) lines[0] = stripBom(lines[0] as string);
+  return lines;
 }
 
 /** Decodes UTF-8 as `readLines` does (bad bytes become U+FFFD), leaving a byte-order mark to the caller. */
@@ -62,7 +113,7 @@ export function lineBreaks(bytes: Uint8Array): number {
  * skipped; a line that is not JSON or that `parse` rejects becomes an error record and the rest of the
  * file goes on.
  *
- * `parseJsonlLines` is synchronous, so lines are fed to it one at a time as `readline` produces them: it
+ * `parseJsonlLines` is synchronous, so lines are fed to it one at a time as {@link readLines} produces them: it
  * is only asked for its next record once a non-blank line is waiting (it skips blank lines without
  * yielding, so blank lines are queued together with the next non-blank one).
  *

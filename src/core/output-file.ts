@@ -51,6 +51,10 @@ export interface WriteOptions {
 export class AtomicFile implements OutputSink {
   private buffer = '';
   private done = false;
+  /** The write of the last chunk handed to the file (it never rejects: a failure is kept in {@link failure}). */
+  private writing: Promise<void> = Promise.resolve();
+  /** The first write error, thrown by the next write or by commit. */
+  private failure: unknown;
 
   private constructor(
     readonly name: string,
@@ -83,6 +87,7 @@ export class AtomicFile implements OutputSink {
   async write(chunk: string | Uint8Array): Promise<void> {
     if (typeof chunk !== 'string') {
       await this.flush();
+      await this.settle();
       try {
         await this.handle.write(chunk);
       } catch (err) {
@@ -94,21 +99,35 @@ export class AtomicFile implements OutputSink {
     if (this.buffer.length >= FLUSH_CHARS) await this.flush();
   }
 
+  /**
+   * Hands the buffered text to the file. The write goes on while the caller fills the next buffer (it returns
+   * once the write before it is done, so one chunk at most is in flight): the text is produced while the last
+   * chunk is being written, not after.
+   */
   private async flush(): Promise<void> {
     if (this.buffer === '') return;
     const chunk = this.buffer;
     this.buffer = '';
-    try {
-      await this.handle.write(chunk);
-    } catch (err) {
-      throw writeError(this.name, err);
-    }
+    await this.settle();
+    this.writing = this.handle.write(chunk).then(
+      () => undefined,
+      (err: unknown) => {
+        this.failure ??= err;
+      },
+    );
+  }
+
+  /** Waits for the write in flight; throws the first write error, naming the output. */
+  private async settle(): Promise<void> {
+    await this.writing;
+    if (this.failure !== undefined) throw writeError(this.name, this.failure);
   }
 
   async commit(): Promise<void> {
     if (this.done) return;
     try {
       await this.flush();
+      await this.settle();
       try {
         await this.handle.sync();
         await this.handle.close();
@@ -149,6 +168,7 @@ export class AtomicFile implements OutputSink {
   async abort(): Promise<void> {
     if (!this.done) {
       this.done = true;
+      await this.writing;
       await this.handle.close().catch(() => undefined);
     }
     this.buffer = '';

@@ -24,6 +24,8 @@ export interface StepDraft {
   startedAt?: string | undefined;
   durationMs?: number | undefined;
   error?: { code: string; message: string } | undefined;
+  /** Token ids the model saw and sampled for this step, when the log records them. */
+  tokens?: { prompt?: number[]; completion?: number[] } | undefined;
   /** Everything else the log says about this step. */
   metadata: JsonObject;
   /**
@@ -100,6 +102,7 @@ export function finalizeSteps(drafts: readonly StepDraft[]): { steps: Trajectory
     };
     if (d.thought !== undefined && d.thought.trim() !== '') step.thought = d.thought;
     if (d.error !== undefined) step.error = d.error;
+    if (d.tokens !== undefined) step.tokens = d.tokens;
     if (Object.keys(metadata).length > 0) step.metadata = metadata;
     return step;
   });

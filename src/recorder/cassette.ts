@@ -4,7 +4,7 @@ import type { JsonObject } from './values.js';
 import { arr, baseName, isRecord, num, rec, str, toIsoTimestamp } from './values.js';
 import type { ConversionItem, ConvertContext } from './adapter.js';
 import { problem } from './adapter.js';
-import { readYamlDocument } from './document.js';
+import { convertDocuments } from './document.js';
 
 /**
  * VCR cassettes (YAML, as written by vcrpy and pydantic-ai's serializer): recorded HTTP interactions
@@ -120,25 +120,32 @@ function headerValue(headers: JsonObject, name: string): unknown {
  * conversations and converts each with `convertConversation` (task id = file name, `#n` when a cassette
  * holds several). `api` names the API in the "nothing found" problem.
  */
-export async function* convertCassetteFile(
+export function convertCassetteFile(
   path: string,
   ctx: ConvertContext,
   api: string,
   convertConversation: (conversation: readonly Interaction[], taskId: string, ctx: ConvertContext) => Iterable<ConversionItem>,
 ): AsyncGenerator<ConversionItem> {
-  const read = await readYamlDocument(path, ctx.file);
-  if (!read.ok) {
-    yield read.problem;
-    return;
-  }
-  const { interactions, problems } = readInteractions(read.value);
+  return convertDocuments(path, ctx, (doc, line) => convertCassette(doc, line, path, ctx, api, convertConversation), { yaml: true });
+}
+
+function* convertCassette(
+  doc: unknown,
+  line: number | undefined,
+  path: string,
+  ctx: ConvertContext,
+  api: string,
+  convertConversation: (conversation: readonly Interaction[], taskId: string, ctx: ConvertContext) => Iterable<ConversionItem>,
+): Generator<ConversionItem> {
+  const { interactions, problems } = readInteractions(doc);
   for (const p of problems) yield problem(ctx.file, p.path, p.message, { severity: p.severity });
   const conversations = splitConversations(interactions.filter((it) => Array.isArray(it.request.messages)));
   if (conversations.length === 0) {
     yield problem(ctx.file, '$.interactions', `no ${api} interactions with request messages found`);
     return;
   }
-  const base = baseName(path, ['.yaml', '.yml']);
+  // A cassette per line of a JSONL file is named by its line.
+  const base = `${baseName(path, ['.yaml', '.yml', '.jsonl'])}${line !== undefined ? `:${line}` : ''}`;
   for (const [n, conversation] of conversations.entries()) {
     yield* convertConversation(conversation, conversations.length > 1 ? `${base}#${n + 1}` : base, ctx);
   }

@@ -6,6 +6,7 @@ export * from './adapters/mini-swe-agent.js';
 export * from './adapters/openai-chat.js';
 export * from './adapters/openhands-events.js';
 export * from './adapters/openhands-resolver.js';
+export * from './adapters/openhands-v1.js';
 export * from './adapters/swe-agent.js';
 export * from './adapters/verifiers.js';
 export * from './convert.js';

@@ -12,6 +12,7 @@ import type { Outcome } from '../core/trajectory.js';
  * | `forfeited` | terminated | the agent gave up (`exit_forfeit`) |
  * | `cost_limit`, `context_limit`, `step_limit`, `timeout`, `max_tokens` | truncated | a limit ended it |
  * | `error` | truncated | the run crashed (API error, harness error): outside the agent's control |
+ * | `stuck` | truncated | the harness stopped an agent caught in a loop (OpenHands V1's stuck detector) |
  * | `incomplete` | neither | the log stops mid-episode (a call without its result) |
  * | `unknown` | neither | the log says nothing about how it ended |
  *

@@ -6,6 +6,7 @@ import { miniSweAgentAdapter } from './adapters/mini-swe-agent.js';
 import { openAiChatAdapter } from './adapters/openai-chat.js';
 import { openHandsEventsAdapter } from './adapters/openhands-events.js';
 import { openHandsResolverAdapter } from './adapters/openhands-resolver.js';
+import { openHandsV1Adapter } from './adapters/openhands-v1.js';
 import { sweAgentAdapter } from './adapters/swe-agent.js';
 import { verifiersAdapter } from './adapters/verifiers.js';
 
@@ -19,6 +20,7 @@ export const ADAPTERS: readonly LogAdapter[] = [
   miniSweAgentAdapter,
   openHandsEventsAdapter,
   openHandsResolverAdapter,
+  openHandsV1Adapter,
   claudeCodeAdapter,
   verifiersAdapter,
   openAiChatAdapter,

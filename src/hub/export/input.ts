@@ -1,8 +1,7 @@
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { SchemaError } from '../../core/errors.js';
 import { isErrno } from '../../core/fs.js';
+import { readLines } from '../../core/jsonl-file.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { checkTrajectory, parseJsonlLines } from '../../core/trajectory.js';
 import type { ArtifactStore } from '../store/store.js';
@@ -18,9 +17,8 @@ export type TrajectorySource = { kind: 'file'; path: string } | { kind: 'ref'; r
  * the first 20 in the message, all in `issues`) and nothing is returned when any line is invalid.
  */
 export async function readTrajectoryFile(file: string): Promise<Trajectory[]> {
-  const rl = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
   const lines: string[] = [];
-  for await (const line of rl) lines.push(line);
+  for await (const line of readLines(file)) lines.push(line);
   const out: Trajectory[] = [];
   const issues: string[] = [];
   for (const r of parseJsonlLines(lines, file, checkTrajectory)) {

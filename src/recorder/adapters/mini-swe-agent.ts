@@ -4,7 +4,7 @@ import { problem } from '../adapter.js';
 import type { StepDraft } from '../assemble.js';
 import { assembleTrajectory } from '../assemble.js';
 import { ConversationSteps } from '../conversation.js';
-import { readJsonDocument } from '../document.js';
+import { convertDocuments } from '../document.js';
 import { feedOpenAiMessages } from '../openai-messages.js';
 import { terminated, truncated, unfinished } from '../outcome.js';
 import type { JsonObject } from '../values.js';
@@ -65,13 +65,11 @@ function detectMini(sample: LogSample): number {
   return 0;
 }
 
-async function* convertMini(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
-  const read = await readJsonDocument(path, ctx.file);
-  if (!read.ok) {
-    yield read.problem;
-    return;
-  }
-  const doc = read.value;
+function convertMini(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
+  return convertDocuments(path, ctx, (doc) => convertMiniDocument(doc, path, ctx));
+}
+
+function* convertMiniDocument(doc: unknown, path: string, ctx: ConvertContext): Generator<ConversionItem> {
   const messages = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc.messages) ? doc.messages : undefined;
   if (!messages) {
     yield problem(ctx.file, '$', 'not a mini-swe-agent trajectory: expected a message array or an object with "messages"');

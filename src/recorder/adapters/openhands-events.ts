@@ -2,7 +2,7 @@ import type { ConversionItem, ConvertContext, LogAdapter, LogSample } from '../a
 import { problem } from '../adapter.js';
 import { assembleTrajectory } from '../assemble.js';
 import { ConversationSteps } from '../conversation.js';
-import { readJsonDocument } from '../document.js';
+import { convertDocuments } from '../document.js';
 import { actionBookkeeping, actionToCall, openHandsOutcome } from '../openhands-actions.js';
 import type { JsonObject } from '../values.js';
 import { arr, baseName, isRecord, joinText, num, omitKeys, parseToolArguments, rec, str, toIsoTimestamp } from '../values.js';
@@ -40,14 +40,18 @@ function detectEvents(sample: LogSample): number {
   if (Array.isArray(doc) || isRecord(doc)) {
     const events = eventList(doc);
     if (!events || events.length === 0) return 0;
-    const evented = events.filter((e) => isRecord(e) && ('action' in e || 'observation' in e) && ('source' in e || 'id' in e));
+    // V0 events name their type in a string `action` or `observation`; the V1 SDK's carry objects there and a
+    // `kind` (the openhands-v1 format).
+    const evented = events.filter((e) => isRecord(e) && (typeof e.action === 'string' || typeof e.observation === 'string') && ('source' in e || 'id' in e));
     return evented.length >= Math.min(events.length, 3) ? 0.95 : evented.length > 0 ? 0.6 : 0;
   }
   if (doc !== undefined) return 0;
-  if (!/^\s*\[/.test(sample.head)) return 0;
   const source = /"source"\s*:\s*"(agent|user|environment)"/.test(sample.head);
   const kind = /"(action|observation)"\s*:\s*"/.test(sample.head);
-  return source && kind ? 0.85 : 0;
+  if (/^\s*\[/.test(sample.head)) return source && kind ? 0.85 : 0;
+  // A V0 evaluation output.jsonl whose first run is longer than the head.
+  if (/^\s*\{\s*"instance_id"\s*:/.test(sample.head) && /"history"\s*:\s*\[/.test(sample.head)) return source && kind ? 0.7 : 0;
+  return 0;
 }
 
 function eventList(doc: unknown): unknown[] | undefined {
@@ -58,18 +62,17 @@ function eventList(doc: unknown): unknown[] | undefined {
   return undefined;
 }
 
-async function* convertEvents(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
-  const read = await readJsonDocument(path, ctx.file);
-  if (!read.ok) {
-    yield read.problem;
-    return;
-  }
-  const events = eventList(read.value);
+function convertEvents(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
+  return convertDocuments(path, ctx, (doc) => convertEventDocument(doc, path, ctx));
+}
+
+function* convertEventDocument(doc: unknown, path: string, ctx: ConvertContext): Generator<ConversionItem> {
+  const events = eventList(doc);
   if (!events) {
     yield problem(ctx.file, '$', 'not an OpenHands event stream: expected an array of events');
     return;
   }
-  const base = Array.isArray(read.value) ? '$' : `$.${['history', 'events', 'trajectory'].find((k) => Array.isArray(rec(read.value)[k])) ?? 'history'}`;
+  const base = Array.isArray(doc) ? '$' : `$.${['history', 'events', 'trajectory'].find((k) => Array.isArray(rec(doc)[k])) ?? 'history'}`;
   const conv = new ConversationSteps();
   const agentStates: JsonObject[] = [];
   const otherEvents: JsonObject[] = [];
@@ -215,7 +218,12 @@ async function* convertEvents(path: string, ctx: ConvertContext): AsyncGenerator
   const modelList = [...models];
   yield* assembleTrajectory(
     {
-      task: { id: baseName(path, ['.json']), domain: 'coding', instruction: joinText(done.instruction) ?? '' },
+      task: {
+        // An evaluation output (one run per line) names its instance; a downloaded event stream is named by its file.
+        id: str(rec(doc).instance_id) || baseName(path, ['.json', '.jsonl']),
+        domain: 'coding',
+        instruction: str(rec(doc).instruction) ?? joinText(done.instruction) ?? '',
+      },
       envId: ENV_ID,
       agent: { name: 'openhands', model: modelList[0] ?? ctx.options.model },
       steps: done.steps,
@@ -230,7 +238,7 @@ async function* convertEvents(path: string, ctx: ConvertContext): AsyncGenerator
         unmatchedObservations: conv.unmatchedResults.length > 0 ? conv.unmatchedResults : undefined,
         trailingThought: done.trailingThought,
         preStepNotes: Object.keys(conv.preStepNotes).length > 0 ? conv.preStepNotes : undefined,
-        ...(Array.isArray(read.value) ? {} : omitKeys(rec(read.value), ['history', 'events', 'trajectory'])),
+        ...(Array.isArray(doc) ? {} : omitKeys(rec(doc), ['history', 'events', 'trajectory'])),
       },
     },
     { format: openHandsEventsAdapter.name, file: ctx.file },

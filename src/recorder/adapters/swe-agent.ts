@@ -4,7 +4,7 @@ import { problem } from '../adapter.js';
 import type { StepDraft } from '../assemble.js';
 import { assembleTrajectory } from '../assemble.js';
 import { ConversationSteps } from '../conversation.js';
-import { readJsonDocument } from '../document.js';
+import { convertDocuments } from '../document.js';
 import { feedOpenAiMessages } from '../openai-messages.js';
 import { terminated, truncated, unfinished } from '../outcome.js';
 import type { JsonObject } from '../values.js';
@@ -71,13 +71,11 @@ function detectSweAgent(sample: LogSample): number {
   return Math.min(score, 0.9);
 }
 
-async function* convertSweAgent(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
-  const read = await readJsonDocument(path, ctx.file);
-  if (!read.ok) {
-    yield read.problem;
-    return;
-  }
-  const doc = read.value;
+function convertSweAgent(path: string, ctx: ConvertContext): AsyncGenerator<ConversionItem> {
+  return convertDocuments(path, ctx, (doc) => convertSweAgentDocument(doc, path, ctx));
+}
+
+function* convertSweAgentDocument(doc: unknown, path: string, ctx: ConvertContext): Generator<ConversionItem> {
   if (!isRecord(doc) || (!Array.isArray(doc.trajectory) && !Array.isArray(doc.history))) {
     yield problem(ctx.file, '$', 'not a SWE-agent trajectory: expected an object with a "trajectory" or "history" array');
     return;
