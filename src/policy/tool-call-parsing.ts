@@ -170,6 +170,11 @@ export interface OpenAIToolCallLike {
  * expected), else its text content in the `<tool_call>` format. `content` is the thought.
  */
 export function parseOpenAIMessage(message: { content?: string | null; tool_calls?: readonly OpenAIToolCallLike[] | null }): ParsedCall {
+  // The SDK types the message but does not check it: an OpenAI-compatible server may send any JSON here.
+  const given: unknown = message.content;
+  if (given !== undefined && given !== null && typeof given !== 'string') {
+    return fail(`the message content must be a string or null, got ${Array.isArray(given) ? 'an array' : typeof given}`, JSON.stringify(message) ?? String(given));
+  }
   const content = message.content ?? '';
   const calls = message.tool_calls ?? [];
   if (calls.length === 0) return parseToolCallText(content);
