@@ -27,7 +27,7 @@ import { byteMutations, expectTypedFailure, expectTypedFailureAsync, type FuzzTa
 const TRAJECTORY_KEYS = ['schemaVersion', 'id', 'task', 'envId', 'agent', 'steps', 'outcome', 'reward', 'metadata', 'index', 'action', 'tool', 'params', 'observation', 'startedAt', 'durationMs', 'success', 'score', 'terminated', 'truncated', 'reason', 'domain', 'instruction', 'name', 'model'];
 
 function trajectoryTargets(): FuzzTarget[] {
-  let valid: Trajectory[] = [];
+  const valid: Trajectory[] = [];
   const setup = async (): Promise<void> => {
     if (valid.length > 0) return;
     for (const file of ['openhands/events-basic-interactions-no-tools.json', 'swe-agent/v1-fc-testrepo-1c2844.traj', 'claude-code/session-v2.1.17-permission-denials.jsonl']) {
