@@ -128,6 +128,8 @@ describe('parseReActText', () => {
     ['multiline input and hallucinated observation', 'Action: search\nAction Input: {\n  "query": "a"\n}\nObservation: results', ok('search', { query: 'a' })],
     ['quoted name, fenced input', 'Thought: x\nAction: `calculator`\nAction Input: ```json\n{"expression":"1"}\n```', ok('calculator', { expression: '1' }, 'x')],
     ['falls back to <tool_call>', toolCallText('submit', {}), ok('submit', {})],
+    // Found by the fuzzer (tests/fuzz): the space inside the quotes stayed in the tool name.
+    ['space inside the quotes', 'Action: `calculator `', ok('calculator', {})],
   ])('%s', (_n, text, expected) => {
     expect(parseReActText(text)).toEqual(expected);
   });

@@ -249,7 +249,8 @@ export function parseReActText(text: string): ParsedCall {
   const thought = before.replace(/^[ \t]*Thought[ \t]*:[ \t]*/im, '').trim() || undefined;
   if (matches.length > 1) return fail(`${matches.length} actions found; give exactly one Action per turn`, text, thought);
   const m = matches[0] as RegExpMatchArray;
-  const name = (m[1] ?? '').trim().replace(/^[`"']|[`"']$/g, '');
+  // Trimmed again after the quotes go: "Action: `name `" names `name`, not "name ".
+  const name = (m[1] ?? '').trim().replace(/^[`"']|[`"']$/g, '').trim();
   if (name === '') return fail('"Action:" names no tool', text, thought);
   const rest = text.slice((m.index ?? 0) + m[0].length);
   const input = /^[ \t]*\r?\n?[ \t]*Action[ \t]+Input[ \t]*:[ \t]*([\s\S]*)$/i.exec(rest);
