@@ -72,6 +72,9 @@ describe('pipeline configuration', () => {
     const blockMsg = ((await loadPipelineConfig(block).catch((e: unknown) => e)) as Error).message;
     expect(blockMsg).toContain(`${block}:21 $: Unrecognized key: "policy_note"`);
     expect(blockMsg).toContain(`${block}:18 $.eval: Unrecognized key: "heldout"`);
+    // Found by the fuzzer (tests/fuzz): an empty file's problem had no line.
+    const empty = ((await loadPipelineConfig(await file('\n# nothing here\n')).catch((e: unknown) => e)) as Error).message;
+    expect(empty).toMatch(/:1 \$: Invalid input: expected object, received null/);
   });
 
   it('rejects cross-field mistakes: format vs command, reserved trainer keys, rl without groups, open middle phase', () => {

@@ -85,6 +85,9 @@ describe('parseOpenAIMessage', () => {
     ['no name', { tool_calls: [call(undefined, '{}')] }, /no "name"/],
     ['no function', { tool_calls: [{ type: 'function' }] }, /no function/],
     ['no call no text', { content: null, tool_calls: [] }, /no tool call found/],
+    // Found by the fuzzer (tests/fuzz): a server that sends non-string content threw a TypeError.
+    ['content not a string', { content: false as unknown as string }, /content must be a string or null, got boolean/],
+    ['content an array', { content: [{ type: 'text', text: 'x' }] as unknown as string, tool_calls: [call('a', '{}')] }, /got an array/],
   ])('invalid: %s', (_n, message, error) => {
     const parsed = parseOpenAIMessage(message);
     expect(parsed.action.tool).toBe(INVALID_TOOL_CALL);
@@ -125,6 +128,8 @@ describe('parseReActText', () => {
     ['multiline input and hallucinated observation', 'Action: search\nAction Input: {\n  "query": "a"\n}\nObservation: results', ok('search', { query: 'a' })],
     ['quoted name, fenced input', 'Thought: x\nAction: `calculator`\nAction Input: ```json\n{"expression":"1"}\n```', ok('calculator', { expression: '1' }, 'x')],
     ['falls back to <tool_call>', toolCallText('submit', {}), ok('submit', {})],
+    // Found by the fuzzer (tests/fuzz): the space inside the quotes stayed in the tool name.
+    ['space inside the quotes', 'Action: `calculator `', ok('calculator', {})],
   ])('%s', (_n, text, expected) => {
     expect(parseReActText(text)).toEqual(expected);
   });

@@ -170,6 +170,11 @@ export interface OpenAIToolCallLike {
  * expected), else its text content in the `<tool_call>` format. `content` is the thought.
  */
 export function parseOpenAIMessage(message: { content?: string | null; tool_calls?: readonly OpenAIToolCallLike[] | null }): ParsedCall {
+  // The SDK types the message but does not check it: an OpenAI-compatible server may send any JSON here.
+  const given: unknown = message.content;
+  if (given !== undefined && given !== null && typeof given !== 'string') {
+    return fail(`the message content must be a string or null, got ${Array.isArray(given) ? 'an array' : typeof given}`, JSON.stringify(message) ?? String(given));
+  }
   const content = message.content ?? '';
   const calls = message.tool_calls ?? [];
   if (calls.length === 0) return parseToolCallText(content);
@@ -244,7 +249,8 @@ export function parseReActText(text: string): ParsedCall {
   const thought = before.replace(/^[ \t]*Thought[ \t]*:[ \t]*/im, '').trim() || undefined;
   if (matches.length > 1) return fail(`${matches.length} actions found; give exactly one Action per turn`, text, thought);
   const m = matches[0] as RegExpMatchArray;
-  const name = (m[1] ?? '').trim().replace(/^[`"']|[`"']$/g, '');
+  // Trimmed again after the quotes go: "Action: `name `" names `name`, not "name ".
+  const name = (m[1] ?? '').trim().replace(/^[`"']|[`"']$/g, '').trim();
   if (name === '') return fail('"Action:" names no tool', text, thought);
   const rest = text.slice((m.index ?? 0) + m[0].length);
   const input = /^[ \t]*\r?\n?[ \t]*Action[ \t]+Input[ \t]*:[ \t]*([\s\S]*)$/i.exec(rest);

@@ -41,7 +41,8 @@ export async function loadPipelineConfig(path: string): Promise<PipelineConfig> 
         return counter.linePos(node.range[0]).line;
       }
     }
-    return undefined;
+    // No node on the path (an empty document): the document's first line, so the problem still has a line.
+    return counter.linePos(doc.range[0]).line;
   };
   return parseWithLines(doc.toJS() as unknown, path, lineOf);
 }

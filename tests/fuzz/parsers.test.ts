@@ -1,0 +1,4 @@
+import { parserTargets } from './parsers.targets.js';
+import { describeTargets } from './vitest-targets.js';
+
+describeTargets('parsers', parserTargets());
