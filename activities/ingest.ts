@@ -57,9 +57,13 @@ async function readState(ws: Workspace, name: string): Promise<IngestState> {
   return (await ws.store.getJson(at)) as IngestState;
 }
 
+/** The input of `scanLogs`: the ingest's name, its directory and store. */
 export const ScanLogsInputSchema = z.object({ name: z.string(), dir: z.string(), ...Where });
+/** The input of `convertLogs`: the `ingest-files` artifact of `scanLogs` and the format, if given. */
 export const ConvertLogsInputSchema = z.object({ name: z.string(), files: ref, format: z.string().optional(), ...Where });
+/** The input of `scoreLogs`: the converted set and the domain profile whose rules score it. */
 export const ScoreLogsInputSchema = z.object({ name: z.string(), setRef: ref, domain: z.string(), ...Where });
+/** The input of `recordIngested`: the run's files, the hashes of those rejected, and its outputs (the state's parents). */
 export const RecordIngestedInputSchema = z.object({
   name: z.string(),
   files: ref,
