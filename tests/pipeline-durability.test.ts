@@ -34,6 +34,7 @@ import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
 import type { PipelineStatus } from '../src/loop/status.js';
 import { cancelSignal, pipelineStatusQuery } from '../workflows/messages.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
+import type { Trajectory } from '../src/core/trajectory.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { trainingLoop } from '../workflows/index.js';
 import { LoopbackApi, openaiCompletion } from '../src/reward/judge/__fixtures__/loopback-api.js';
@@ -141,6 +142,20 @@ temporal.describe('pipeline durability on a real dev server', () => {
     });
 
   const statusOf = (id: string): Promise<PipelineStatus> => client.workflow.getHandle(id).query(pipelineStatusQuery);
+  /**
+   * `kill -9` of the CPU worker (then `afterKill`), a new one started; waits for run `id` to complete and returns
+   * the scored rollouts of its last iteration.
+   */
+  const crashCpuWorkerAndFinish = async (id: string, afterKill?: () => void): Promise<Trajectory[]> => {
+    await cpu?.kill();
+    afterKill?.();
+    cpu = await startCpu();
+    await client.workflow.getHandle(id).result();
+    const status = await statusOf(id);
+    expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
+    const store = await ArtifactStore.open({ root: join(dir, 'store') });
+    return loadTrajectories(store, status.history.at(-1)?.refs.scored as string);
+  };
   /** Resolves once the run's trainer has reported at least `steps` steps. */
   const trainedAtLeast = (id: string, steps: number, timeoutMs = 120_000): Promise<PipelineStatus> =>
     until(`${id} to train ${steps} steps`, timeoutMs, async () => {
@@ -326,17 +341,11 @@ temporal.describe('pipeline durability on a real dev server', () => {
         },
         'durability:collect-crash',
       );
-      const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
+      await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
       await until(`${id} to start 60 episodes`, 180_000, async () => (started >= 60 ? true : undefined));
-      await cpu?.kill();
-      const before = started;
-      expect(before).toBeLessThan(episodes - 2 * shards * concurrency); // the shards were far from done
-      cpu = await startCpu();
-      await handle.result();
-      const status = await statusOf(id);
-      expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
-      const store = await ArtifactStore.open({ root: join(dir, 'store') });
-      const rollouts = await loadTrajectories(store, status.history.at(-1)?.refs.scored as string);
+      const rollouts = await crashCpuWorkerAndFinish(id, () => {
+        expect(started).toBeLessThan(episodes - 2 * shards * concurrency); // the shards were far from done
+      });
       // Every planned episode, once (group size 1: one episode per task), none failed for the crash.
       expect(rollouts).toHaveLength(episodes);
       expect(new Set(rollouts.map((t) => t.task.id)).size).toBe(episodes);
@@ -371,18 +380,12 @@ temporal.describe('pipeline durability on a real dev server', () => {
 
     python.it('kill -9 of the CPU worker mid-shard: the retry removes its predecessor\'s containers and runs only the episodes it lacked; no container is left', async () => {
       const id = 'durable-sandbox-crash';
-      const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [sandboxConfig('sandbox-crash')] });
+      await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [sandboxConfig('sandbox-crash')] });
       const atKill = await until(`${id} to run episodes in containers`, 180_000, async () => {
         const ids = await workflowContainers(id);
         return ids.length > 0 ? ids : undefined;
       });
-      await cpu?.kill();
-      cpu = await startCpu();
-      await handle.result();
-      const status = await statusOf(id);
-      expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
-      const store = await ArtifactStore.open({ root: join(dir, 'store') });
-      const rollouts = await loadTrajectories(store, status.history.at(-1)?.refs.scored as string);
+      const rollouts = await crashCpuWorkerAndFinish(id);
       expect(rollouts).toHaveLength(12);
       expect(new Set(rollouts.map((t) => t.task.id)).size).toBe(12);
       expect(rollouts.every((t) => t.envId === 'gymflow/sandbox-v0' && t.outcome.success)).toBe(true);
