@@ -1,6 +1,6 @@
 /**
  * The pipeline's activities, grouped by the task queue whose workers run them (docs/pipeline.md):
- * CPU (`gymflow`): configuration checks, tasks, rollouts, reward, export, evaluation, retention, waiting for
+ * CPU (`gymflow`): configuration checks, tasks, rollouts, reward (the judge included), export, evaluation, retention, waiting for
  * the policy server;
  * GPU (`gymflow-gpu`): trainer configuration checks, the initial policy, training, ONNX export, serving the policy,
  * the loop's TensorBoard curves.
@@ -10,6 +10,7 @@ import type { WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { createCurveActivities } from './curves.js';
 import { createIngestActivities } from './ingest.js';
 import { createRetentionActivities } from './retention.js';
+import { createRewardActivities } from './reward.js';
 import { createRolloutActivities } from './rollouts.js';
 import { createServeActivities } from './serve.js';
 import { createSetupActivities } from './setup.js';
@@ -26,12 +27,13 @@ export function createPipelineActivities(defaults: ActivityDefaults = {}) {
   registerBuiltinEnvs();
   const setup = createSetupActivities(defaults);
   const rollouts = createRolloutActivities(defaults);
+  const reward = createRewardActivities(defaults);
   const train = createTrainActivities(defaults);
   const retention = createRetentionActivities(defaults);
   const serve = createServeActivities(defaults);
   const curves = createCurveActivities();
   const ingest = createIngestActivities(defaults);
-  return { ...setup, ...rollouts, ...train, ...retention, ...serve, ...curves, ...ingest };
+  return { ...setup, ...rollouts, ...reward, ...train, ...retention, ...serve, ...curves, ...ingest };
 }
 
 /** The activity functions of gymflow's pipeline. */
@@ -44,6 +46,7 @@ export function cpuActivities(defaults: ActivityDefaults = {}) {
     checkConfig: a.checkConfig,
     planTasks: a.planTasks,
     collectShard: a.collectShard,
+    judgeRollouts: a.judgeRollouts,
     scoreRollouts: a.scoreRollouts,
     exportTrainingData: a.exportTrainingData,
     evaluatePolicy: a.evaluatePolicy,

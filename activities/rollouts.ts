@@ -5,8 +5,10 @@
  * - `planTasks` (Task stage): the iteration's task order (`planEpisodes` over the split), stored as a
  *   `task-set` artifact;
  * - `collectShard` (Sandbox + Recorder): `collect` on a shard of groups, the recorded set stored;
- * - `scoreRollouts` (Reward): every shard's trajectories scored with the domain profile's rules, stored as one
- *   `scored-trajectories` set whose parents are the shards;
+ * - `scoreRollouts` (Reward): every shard's trajectories scored with the domain profile's rules (and the judge's
+ *   recorded verdicts, the calibration and the learned model when `reward` sets them: activities/reward.ts), stored
+ *   as one `scored-trajectories` set whose parents are the shards (and the judgements) and whose index entry's
+ *   `meta.reward` records the layers, models and files that scored it;
  * - `exportTrainingData` (Export): `exportDataset` to the trainer's format, stored as a `dataset`;
  * - `evaluatePolicy` (Eval): `evaluate` on the eval split, the result stored as an `eval` artifact.
  */
@@ -17,8 +19,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { registryToolLookup } from '../src/core/chat/tool-lookup.js';
-import { getProfile } from '../src/core/profiles/index.js';
-import { make, spec } from '../src/core/registry.js';
+import { make } from '../src/core/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { evaluate } from '../src/eval/evaluate.js';
 import type { PassKSummary } from '../src/eval/result.js';
@@ -33,7 +34,8 @@ import { LABEL_ACTIVITY, LABEL_ATTEMPT, LABEL_RUN, LABEL_WORKFLOW, removeScopeSa
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
-import { CollectSectionSchema, EvalSectionSchema, ExportSectionSchema, RewardSectionSchema } from '../src/loop/config.js';
+import { CollectSectionSchema, EvalSectionSchema, ExportSectionSchema, RewardSectionSchema, rulesEnabled } from '../src/loop/config.js';
+import { scoreLayers } from './reward.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
@@ -41,7 +43,7 @@ import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults }
 import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
 import { scoreTrajectory } from '../src/reward/score.js';
-import { keepAlive, parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
+import { configFailure, keepAlive, parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
 import { PolicySchema, sectionFromFields, ServedPolicySchema, storeRef as ref } from './schemas.js';
 import { defined } from '../src/core/defined.js';
 
@@ -213,6 +215,8 @@ export const ScoreRolloutsInputSchema = z.object({
   envId: z.string(),
   shards: z.array(ref).min(1),
   reward: RewardSectionSchema,
+  /** The verdicts of `judgeRollouts` (the `judgements` artifact), when `reward.judge` is set. */
+  judgements: ref.optional(),
   name: z.string().optional(),
   ...Where,
 });
@@ -392,26 +396,34 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
       const r = o.reward;
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
+        if (r.judge !== undefined && o.judgements === undefined) throw configFailure('scoreRollouts: reward.judge is set but no judgements were given (judgeRollouts runs first)');
         const started = Date.now();
         const all: Trajectory[] = [];
         for (const shard of o.shards) all.push(...(await loadTrajectories(ws.store, shard)));
         const report = progressReporter('reward', 'trajectories', ROLLOUT_PROGRESS);
         let scored = all;
-        if (r.enabled) {
-          const profile = getProfile(r.profile ?? spec(o.envId).domain);
-          let done = 0;
-          scored = await mapPool(all, r.concurrency, async (t) => {
-            const s = await scoreTrajectory(t, { profile });
-            report(++done, all.length);
-            return s;
-          });
+        const rules = rulesEnabled(r);
+        let lineage: Record<string, unknown> = { layers: [] };
+        if (rules) {
+          const layers = await scoreLayers(ws.store, r, o.envId, o.judgements);
+          lineage = layers.lineage;
+          try {
+            let done = 0;
+            scored = await mapPool(all, r.concurrency, async (t) => {
+              const s = await scoreTrajectory(t, layers.options);
+              report(++done, all.length);
+              return s;
+            });
+          } finally {
+            await layers.release();
+          }
         }
         throwIfCancelled();
         const summary = summarize(scored, { total: 0, byKind: {} }, Date.now() - started);
         const entry = await putTrajectories(ws.store, scored, {
-          kind: r.enabled ? 'scored-trajectories' : 'trajectories',
-          parents: o.shards,
-          meta: { envId: o.envId, shards: o.shards.length, summary: { ...summary } },
+          kind: rules ? 'scored-trajectories' : 'trajectories',
+          parents: o.judgements === undefined ? o.shards : [...o.shards, o.judgements],
+          meta: { envId: o.envId, shards: o.shards.length, summary: { ...summary }, reward: lineage },
           ...defined({ name: o.name }),
         });
         return { ref: entry.ref, summary: compact(summary) };

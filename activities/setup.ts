@@ -22,11 +22,12 @@ import { make, spec } from '../src/core/registry.js';
 import { collect } from '../src/hub/collect.js';
 import { toSftRecord } from '../src/hub/export/sft.js';
 import { putTree } from '../src/hub/store/tree.js';
-import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
+import { parsePipelineConfig, rulesEnabled, type PipelineConfig } from '../src/loop/config.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { openWorkspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { configFailure, parseInput, withFailureMapping } from './common.js';
+import { checkRewardSection } from './reward.js';
 import { runTrainerTool, toolFailure } from './python.js';
 
 /** Checks one agent spec by building (and closing) the agent; `policy` is the loop's own and always fits. */
@@ -140,13 +141,14 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
           else if (config.eval.agent !== undefined) await checkAgent(config.eval.agent, b.env, '$.eval.agent');
           checkSplit(b.env, b.env_kwargs, b.split, `${at}.split`, `${at}.env_kwargs`);
         }
-        if (config.reward.enabled) {
+        if (rulesEnabled(config.reward)) {
           const name = config.reward.profile ?? spec(config.env).domain;
           try {
             getProfile(name);
           } catch (err) {
             throw new ConfigError(`pipeline config $.reward.profile: ${(err as Error).message}`);
           }
+          await checkRewardSection(config.reward, config.env);
         }
         // A store or work directory that cannot be one fails here, naming its field, not in the first stage.
         await checkDirectory(config.store, '$.store');

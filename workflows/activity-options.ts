@@ -32,6 +32,20 @@ export const STORE_OPTIONS: ActivityOptions = {
 };
 
 /**
+ * The reward stage's judge (`judgeRollouts`): model API calls for every step, minutes to hours. Each request is
+ * retried inside the activity (429, 5xx, timeouts, with backoff that honours `retry-after`); the activity itself is
+ * retried when the API stayed unreachable through those (`JUDGE_UNAVAILABLE`), and every verdict already paid for
+ * is read back from the store's cache, so a retry pays only for the rest. A refused request (`JUDGE_REFUSED`: bad
+ * key, unknown model) fails the stage at once. Heartbeats carry what was spent, so the budget covers every attempt.
+ */
+export const JUDGE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '6 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/**
  * One rollout shard: episodes in an environment (a sandbox container, a local policy). Idempotent — a
  * retried shard recollects with the same seeds. Heartbeats its progress (at most every 100 ms); an episode
  * can take a while (a sandbox test run), so 5 minutes without one means the worker is gone. Cancellation

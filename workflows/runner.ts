@@ -21,6 +21,7 @@ import {
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { PipelineActivities } from '../activities/index.js';
+import type { JudgeRolloutsResult } from '../activities/reward.js';
 import { DEFAULT_TASK_QUEUES, type PipelineConfig } from '../src/loop/config.js';
 import {
   benchmarkEval,
@@ -40,6 +41,7 @@ import {
   bestOf,
   evalNote,
   freshStages,
+  judgeNote,
   loopScalars,
   trainMetrics,
   trainNumbers,
@@ -56,6 +58,7 @@ import {
   CURVES_OPTIONS,
   EVAL_OPTIONS,
   GPU_SETUP_OPTIONS,
+  JUDGE_OPTIONS,
   LOCAL_SHARD_OPTIONS,
   SERVE_OPTIONS,
   SHARD_OPTIONS,
@@ -106,6 +109,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
   const checks = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: cpu });
   const gpuChecks = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: gpu });
   const store = proxyActivities<PipelineActivities>({ ...STORE_OPTIONS, taskQueue: cpu });
+  const judge = proxyActivities<PipelineActivities>({ ...JUDGE_OPTIONS, taskQueue: cpu });
   const shards = proxyActivities<PipelineActivities>({ ...SHARD_OPTIONS, ...defined({ heartbeatTimeout: shardHeartbeatTimeout }), taskQueue: cpu });
   const localShards = proxyLocalActivities<PipelineActivities>(LOCAL_SHARD_OPTIONS);
   const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, taskQueue: cpu });
@@ -120,6 +124,7 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
     planTasks: store.planTasks,
     collectShard: shards.collectShard,
     collectShardLocally: localShards.collectShard,
+    judgeRollouts: judge.judgeRollouts,
     scoreRollouts: store.scoreRollouts,
     exportTrainingData: store.exportTrainingData,
     evaluatePolicy: evals.evaluatePolicy,
@@ -551,17 +556,24 @@ export class PipelineRunner {
     );
     this.status.stages.collect.progress = { done: episodes, total: episodes, unit: 'episodes' };
 
-    const scored = await this.stage('reward', () =>
-      a.scoreRollouts({
+    // The judge runs as its own activity, only when `reward.judge` is set: other configurations schedule what they always did.
+    let judged: JudgeRolloutsResult | undefined;
+    const scored = await this.stage('reward', async () => {
+      if (config.reward.judge !== undefined) {
+        judged = await a.judgeRollouts({ envId, shards: collected.map((s) => s.ref), reward: config.reward, name: `${config.name}/iter-${iteration}/judgements`, ...this.where() });
+        this.status.stages.reward.note = judgeNote(judged);
+      }
+      return a.scoreRollouts({
         envId,
         shards: collected.map((s) => s.ref),
         reward: config.reward,
+        ...(judged !== undefined ? { judgements: judged.ref } : {}),
         name: `${config.name}/iter-${iteration}/rollouts`,
         ...this.where(),
-      }),
-    );
+      });
+    });
     refs.rollouts = refs.scored = this.status.artifacts.scored = this.status.stages.reward.ref = scored.ref;
-    this.status.stages.reward.note = `success ${scored.summary.successRate.toFixed(3)}, mean reward ${scored.summary.meanReward.toFixed(3)}`;
+    this.status.stages.reward.note = `success ${scored.summary.successRate.toFixed(3)}, mean reward ${scored.summary.meanReward.toFixed(3)}${judged !== undefined ? `; ${judgeNote(judged)}` : ''}`;
 
     const e = phase.export;
     const single = config.phases.length === 1 && phase.name === 'main';

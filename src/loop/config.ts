@@ -141,17 +141,120 @@ export const CollectSectionSchema = z
   })
   .strict();
 
-/** `reward`: how trajectories are scored between collection and export. */
+/** A judge rubric of `reward.judge.rubrics`: a built-in or profile rubric by name, or a new one with its wording. */
+export const JudgeRubricSchema = z
+  .object({
+    /** `goalProgress`, `toolSelection`, `parameterCorrectness`, a rubric of the profile, or a new name. */
+    name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'expected a rubric name of letters, digits and _'),
+    /** What the rubric asks; required for a rubric that is neither built in nor the profile's. */
+    description: z.string().min(1).optional(),
+    /** Score levels and their meanings (`{ '1': 'right tool', '0': 'wrong tool' }`). */
+    scale: z.record(z.string(), z.string()).optional(),
+    /** Its weight on the profile's weight scale (the rules' rubrics keep theirs). */
+    weight: z.number().positive().finite(),
+  })
+  .strict();
+
+/**
+ * `reward.judge`: the LLM-as-judge layer, run as its own activity (`judgeRollouts`) before the scoring. The API key
+ * is read on the worker from `api_key_env` (default `ANTHROPIC_API_KEY` / `OPENAI_API_KEY`), never from the
+ * configuration, which is part of the workflow's history.
+ */
+export const JudgeSectionSchema = z
+  .object({
+    /** `anthropic` (Messages API) or `openai` (OpenAI or any OpenAI-compatible server: vLLM, SGLang, …). */
+    provider: z.enum(['anthropic', 'openai']),
+    model: z.string().min(1),
+    /** API base URL (`http://gpu-host:8000/v1` for vLLM); default the provider's. */
+    base_url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, like http://localhost:8000/v1' }).optional(),
+    /** Environment variable of the workers that holds the API key. */
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name').optional(),
+    /** The rubrics judged, with their weights; default: the judge rubrics the domain profile weights. */
+    rubrics: z
+      .array(JudgeRubricSchema)
+      .min(1)
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((r, i) => {
+          if (seen.has(r.name)) ctx.addIssue({ code: 'custom', message: `rubric '${r.name}' is listed twice`, path: [i, 'name'] });
+          seen.add(r.name);
+        });
+      })
+      .optional(),
+    /** Judge requests in flight at once. */
+    concurrency: z.number().int().min(1).max(256).default(8),
+    /** Per-request timeout (a timeout is retried like a 5xx). */
+    timeout: duration.default('60s'),
+    /** Retries of one request after a 429, 5xx, timeout or connection error (backoff honours `retry-after`). */
+    max_retries: z.number().int().min(0).max(20).default(4),
+    /** Sampling temperature sent to OpenAI-compatible servers. */
+    temperature: z.number().min(0).max(2).default(0),
+    /** Output tokens per request. */
+    max_tokens: positiveInt.default(1024),
+    /**
+     * What one reward stage may spend: `calls` (HTTP requests, retries and repairs included) and `tokens` (input +
+     * output). Checked before each step's first request; steps in flight finish. Verdicts from the cache are free.
+     */
+    budget: z.object({ calls: positiveInt.optional(), tokens: positiveInt.optional() }).strict().optional(),
+  })
+  .strict();
+
+/** `reward.calibration`: a calibration fitted by `gymflow reward calibrate`, applied after the automatic layers. */
+export const CalibrationSectionSchema = z
+  .object({
+    /** The calibration JSON file, as the CPU workers see it. */
+    path: z.string().min(1),
+  })
+  .strict();
+
+/** `reward.learned`: the learned step reward model (an ONNX export of `kind: reward_model`). */
+export const LearnedSectionSchema = z
+  .object({
+    /** The exported reward-model directory, as the CPU workers see it. */
+    path: z.string().min(1),
+    /** Weight of its rubric `learned` on the profile's weight scale. */
+    weight: z.number().positive().finite().default(0.2),
+  })
+  .strict();
+
+/**
+ * `reward`: how trajectories are scored between collection and export — the rule layer (on unless `rules: false`),
+ * and when set, the LLM judge, the human calibration and the learned reward model. A section with none of the
+ * last three schedules exactly the activities it always did.
+ */
 export const RewardSectionSchema = z
   .object({
-    /** Score with the reward rules of a domain profile (default: the environment's domain). */
+    /** Score with the reward rules of a domain profile (the older name of `rules`; give one of the two). */
     enabled: z.boolean().default(true),
+    /** The rule layer (default on). */
+    rules: z.boolean().optional(),
     /** Profile name (`gymflow profiles`); default: the environment's domain. */
     profile: z.string().min(1).optional(),
     /** Trajectories scored at once. */
     concurrency: positiveInt.default(8),
+    judge: JudgeSectionSchema.optional(),
+    calibration: CalibrationSectionSchema.optional(),
+    learned: LearnedSectionSchema.optional(),
   })
   .strict();
+
+/** The validated `reward` section. */
+export type RewardSection = z.infer<typeof RewardSectionSchema>;
+
+/** Whether the rule layer runs: `rules` when given, else `enabled`. */
+export function rulesEnabled(reward: Pick<RewardSection, 'enabled' | 'rules'>): boolean {
+  return reward.rules ?? reward.enabled;
+}
+
+/** The layers a reward section scores with, in the order they apply. */
+export function rewardLayers(reward: RewardSection): ('rules' | 'judge' | 'learned' | 'calibration')[] {
+  const layers: ('rules' | 'judge' | 'learned' | 'calibration')[] = [];
+  if (rulesEnabled(reward)) layers.push('rules');
+  if (reward.judge !== undefined) layers.push('judge');
+  if (reward.learned !== undefined) layers.push('learned');
+  if (reward.calibration !== undefined) layers.push('calibration');
+  return layers;
+}
 
 /** `export`: how scored trajectories become the training dataset. */
 export const ExportSectionSchema = z
@@ -449,6 +552,13 @@ export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfi
     if (names.has(p.name)) ctx.addIssue({ code: 'custom', message: `phase name '${p.name}' is used twice`, path: ['phases', i, 'name'] });
     names.add(p.name);
   });
+  // `enabled` defaults to true, so only an explicit `enabled: false` can contradict `rules: true`.
+  if (raw.reward.rules === true && !raw.reward.enabled) {
+    ctx.addIssue({ code: 'custom', message: "'rules: true' and its older name 'enabled: false' disagree; keep one", path: ['reward', 'rules'] });
+  }
+  if (!rulesEnabled(raw.reward) && (raw.reward.judge !== undefined || raw.reward.learned !== undefined || raw.reward.calibration !== undefined)) {
+    ctx.addIssue({ code: 'custom', message: 'the judge, learned and calibration layers add to the rule layer\'s score: turn rules on, or remove them', path: ['reward', 'rules'] });
+  }
   const { phases: _p, collect: _c, export: _e, train: _t, max_iterations, ...rest } = raw;
   const evalSection = rest.eval.env_kwargs === undefined && rest.env_kwargs !== undefined ? { ...rest.eval, env_kwargs: rest.env_kwargs } : rest.eval;
   return { ...rest, eval: evalSection, phases, max_iterations: max_iterations ?? Math.max(fixed, 1) };

@@ -11,6 +11,7 @@ describe('failure types', () => {
         'CONFIG_ERROR',
         'CURVES_UNWRITABLE',
         'DATA_ERROR',
+        'JUDGE_REFUSED',
         'REGISTRY_ERROR',
         'SCHEMA_ERROR',
         'TASK_ERROR',

@@ -39,6 +39,9 @@ export const FAILURE_TYPES = {
   AGENT_UNREACHABLE: { retryable: true, why: "the agent's model API stayed unreachable: the shard is collected again rather than trained on" },
   AGENT_REFUSED: { retryable: false, why: "the agent's model API refused every request (a bad key, an unknown model)" },
   SERVER_NOT_READY: { retryable: true, why: 'the policy server is (re)starting; awaitPolicyServer fails for good on its own once the startup timeout has passed' },
+  // The reward stage's judge (activities/reward.ts).
+  JUDGE_REFUSED: { retryable: false, why: 'the judge API refused a request (a bad key, an unknown model, a malformed request): the same request is refused again' },
+  JUDGE_UNAVAILABLE: { retryable: true, why: "the judge API stayed unreachable through the request's own retries: the stage runs again, paying only for verdicts not yet cached" },
   // TensorBoard curves (activities/curves.ts).
   CURVES_UNWRITABLE: { retryable: false, why: 'the curves path cannot be a directory or may not be written' },
 } as const satisfies Record<string, FailureTypeInfo>;

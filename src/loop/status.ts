@@ -308,3 +308,25 @@ export function evalNote(e: { success: RateWithCi; passK?: readonly { k: number;
 export function benchmarkNote(name: string, b: BenchmarkMetrics): string {
   return b.success === undefined ? `${name}: failed: ${b.error ?? 'no result'}` : `${name}: ${evalNote({ ...b, success: b.success })}`;
 }
+
+/** What the reward stage's judge reports (`judgeRollouts`' result, as far as the note needs it). */
+export interface JudgeNoteInput {
+  judge: string;
+  steps: number;
+  judged: number;
+  usage: { requests: number; cacheHits: number; inputTokens: number; outputTokens: number };
+  budgetExhausted: boolean;
+}
+
+/**
+ * The reward stage's note on the judge: `judge anthropic:claude-haiku-4-5: 40/40 steps, 12 calls, 28 cached, 9100
+ * tokens`, or, when `reward.judge.budget` stopped it, `judge budget exhausted after 12 calls (9100 tokens): 12/40
+ * steps judged, the rest scored without the judge`.
+ */
+export function judgeNote(j: JudgeNoteInput): string {
+  const tokens = j.usage.inputTokens + j.usage.outputTokens;
+  if (j.budgetExhausted) {
+    return `judge budget exhausted after ${j.usage.requests} calls (${tokens} tokens): ${j.judged}/${j.steps} steps judged, the rest scored without the judge`;
+  }
+  return `judge ${j.judge}: ${j.judged}/${j.steps} steps, ${j.usage.requests} calls, ${j.usage.cacheHits} cached, ${tokens} tokens`;
+}

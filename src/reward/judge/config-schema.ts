@@ -56,6 +56,8 @@ export const JudgeConfigSchema = z
       .default(DEFAULT_PROMPT_LIMITS),
     /** A verdict still invalid after the repair: `skip` the step (default) or `throw`. */
     onInvalid: z.enum(['skip', 'throw']).default('skip'),
+    /** What the judge may spend: HTTP requests (`calls`) and input + output `tokens` (see `JudgeBudget`). */
+    budget: z.object({ calls: z.number().int().nonnegative().optional(), tokens: z.number().int().nonnegative().optional() }).strict().optional(),
     /** OpenAI-compatible only: start with `json_schema` (default; falls back on 400/422) or use `json_object`. */
     responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema'),
   })

@@ -39,6 +39,7 @@ export function createJudge(config: JudgeConfigInput, deps: CreateJudgeDeps = {}
     cache: new JudgeCache(c.cachePath),
     ...(c.prices !== undefined ? { prices: c.prices } : {}),
     limits: c.limits,
+    ...(c.budget !== undefined ? { budget: c.budget } : {}),
     temperature: c.temperature,
     maxTokens: c.maxTokens,
     onInvalid: c.onInvalid,

@@ -11,3 +11,5 @@ export * from './rubrics.js';
 export * from './semaphore.js';
 export * from './usage.js';
 export * from './answer-judge.js';
+export * from './recorded.js';
+export * from './rubric-set.js';

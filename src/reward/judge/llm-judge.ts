@@ -33,6 +33,27 @@ export interface LlmJudgeOptions {
   onInvalid?: 'skip' | 'throw';
   /** Overrides of the retry loop's sleep and randomness (tests). */
   retryHooks?: Pick<RetryHooks, 'sleep' | 'random'>;
+  /** What this judge may spend; see {@link JudgeBudget}. */
+  budget?: JudgeBudget;
+}
+
+/**
+ * A judge's spending limit. `calls`: HTTP requests, retries and repairs included; `tokens`: input + output tokens.
+ * Checked before each step's first request: once either is reached, the steps not yet asked get no verdict (they
+ * score without the judge) and {@link LlmJudge.budget} says so. Steps in flight finish, so a limit can be passed
+ * by the requests in flight; verdicts from the cache cost nothing.
+ */
+export interface JudgeBudget {
+  calls?: number | undefined;
+  tokens?: number | undefined;
+}
+
+/** Where a judge stands against its {@link JudgeBudget}. */
+export interface JudgeBudgetStatus {
+  /** Whether a step went unasked because the budget was spent. */
+  exhausted: boolean;
+  /** Steps left without a verdict for that reason. */
+  skippedSteps: number;
 }
 
 /**
@@ -64,6 +85,10 @@ export class LlmJudge implements JudgeLayer {
   private readonly maxTokens: number;
   private readonly onInvalid: 'skip' | 'throw';
   private readonly retryHooks: Pick<RetryHooks, 'sleep' | 'random'>;
+  private readonly limit: JudgeBudget;
+  /** Steps whose first request was sent or is about to be (each costs one call before retries and repairs). */
+  private asked = 0;
+  private skippedSteps = 0;
 
   constructor(
     private readonly provider: JudgeProvider,
@@ -80,6 +105,19 @@ export class LlmJudge implements JudgeLayer {
     this.maxTokens = options.maxTokens ?? 1024;
     this.onInvalid = options.onInvalid ?? 'skip';
     this.retryHooks = options.retryHooks ?? {};
+    this.limit = options.budget ?? {};
+  }
+
+  /** Whether the budget stopped the judge, and how many steps went unasked. */
+  budget(): JudgeBudgetStatus {
+    return { exhausted: this.skippedSteps > 0, skippedSteps: this.skippedSteps };
+  }
+
+  /** Whether the budget is spent: calls committed (first requests, retries, repairs) or tokens used. */
+  private spent(): boolean {
+    const u = this.meter.snapshot();
+    if (this.limit.calls !== undefined && this.asked + u.retries + u.repairs >= this.limit.calls) return true;
+    return this.limit.tokens !== undefined && u.inputTokens + u.outputTokens >= this.limit.tokens;
   }
 
   /**
@@ -133,7 +171,15 @@ export class LlmJudge implements JudgeLayer {
       if (shared) this.meter.cacheHit();
       return shared;
     }
-    const work = this.semaphore.use(() => this.ask(prompt, rubrics, schema, where, key));
+    const work = this.semaphore.use(() => {
+      // Checked when the step's turn comes (not when it queued), so requests in flight count.
+      if (this.spent()) {
+        this.skippedSteps++;
+        return Promise.resolve(undefined);
+      }
+      this.asked++;
+      return this.ask(prompt, rubrics, schema, where, key);
+    });
     this.inflight.set(key, work);
     try {
       return await work;
