@@ -17,15 +17,13 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { registryToolLookup } from '../src/core/chat/tool-lookup.js';
-import { getProfile } from '../src/core/profiles/index.js';
-import { make, spec } from '../src/core/registry.js';
+import { make } from '../src/core/registry.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { evaluate } from '../src/eval/evaluate.js';
 import type { PassKSummary } from '../src/eval/result.js';
 import { AGENT_REFUSED, AGENT_UNREACHABLE, collect, summarize } from '../src/hub/collect.js';
 import { resolvePairs } from '../src/hub/export/dpo.js';
 import { exportDataset } from '../src/hub/export/export.js';
-import { mapPool } from '../src/hub/pool.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { EpisodeJournal } from '../src/hub/store/journal.js';
 import { isErrno } from '../src/core/fs.js';
@@ -40,7 +38,7 @@ import { waitForModel } from '../src/runtime/serve.js';
 import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
-import { scoreTrajectory } from '../src/reward/score.js';
+import { scoreWithRewardSection } from './score-set.js';
 import { keepAlive, parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
 import { PolicySchema, sectionFromFields, ServedPolicySchema, storeRef as ref } from './schemas.js';
 import { defined } from '../src/core/defined.js';
@@ -214,6 +212,8 @@ export const ScoreRolloutsInputSchema = z.object({
   shards: z.array(ref).min(1),
   reward: RewardSectionSchema,
   name: z.string().optional(),
+  /** Recorded in the set's metadata beside what the stage records (a forked run's first set: `forkedFrom`). */
+  meta: z.record(z.string(), z.unknown()).optional(),
   ...Where,
 });
 
@@ -396,22 +396,13 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const all: Trajectory[] = [];
         for (const shard of o.shards) all.push(...(await loadTrajectories(ws.store, shard)));
         const report = progressReporter('reward', 'trajectories', ROLLOUT_PROGRESS);
-        let scored = all;
-        if (r.enabled) {
-          const profile = getProfile(r.profile ?? spec(o.envId).domain);
-          let done = 0;
-          scored = await mapPool(all, r.concurrency, async (t) => {
-            const s = await scoreTrajectory(t, { profile });
-            report(++done, all.length);
-            return s;
-          });
-        }
+        const scored = await scoreWithRewardSection(all, r, o.envId, report);
         throwIfCancelled();
         const summary = summarize(scored, { total: 0, byKind: {} }, Date.now() - started);
         const entry = await putTrajectories(ws.store, scored, {
           kind: r.enabled ? 'scored-trajectories' : 'trajectories',
           parents: o.shards,
-          meta: { envId: o.envId, shards: o.shards.length, summary: { ...summary } },
+          meta: { ...o.meta, envId: o.envId, shards: o.shards.length, summary: { ...summary } },
           ...defined({ name: o.name }),
         });
         return { ref: entry.ref, summary: compact(summary) };
