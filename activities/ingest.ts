@@ -15,17 +15,16 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { getProfile } from '../src/core/profiles/index.js';
 import { parseTrajectory, type Trajectory } from '../src/core/trajectory.js';
-import { mapPool } from '../src/hub/pool.js';
 import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-set.js';
+import { RewardSectionSchema } from '../src/loop/config.js';
 import { ingestRefName, type IngestProblem } from '../src/loop/ingest.js';
 import { isConversionProblem } from '../src/recorder/adapter.js';
 import { convertFile, walkFiles } from '../src/recorder/convert.js';
-import { scoreTrajectory } from '../src/reward/score.js';
 import { openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { parseInput, progressReporter, withFailureMapping } from './common.js';
 import { storeRef as ref } from './schemas.js';
+import { scoreWithRewardSection } from './score-set.js';
 
 const Where = { store: z.string().optional() };
 
@@ -163,16 +162,11 @@ export function createIngestActivities(defaults: WorkspaceDefaults) {
       const o = parseInput(ScoreLogsInputSchema, input, 'scoreLogs');
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
-        const profile = getProfile(o.domain);
         const all = await loadTrajectories(ws.store, o.setRef);
         const report = progressReporter('reward', 'trajectories');
-        let done = 0;
-        const scored = await mapPool(all, 8, async (t) => {
-          const s = await scoreTrajectory(t, { profile });
-          report(++done, all.length);
-          return s;
-        });
-        const entry = await putTrajectories(ws.store, scored, { kind: 'scored-trajectories', parents: [o.setRef], meta: { ingest: o.name, domain: o.domain, layers: ['rules'] }, name: ingestRefName(o.name, 'scored') });
+        // The training loop's scoring, with the rules of the domain profile.
+        const { scored, lineage } = await scoreWithRewardSection(ws.store, all, RewardSectionSchema.parse({ profile: o.domain }), '', { onScored: report });
+        const entry = await putTrajectories(ws.store, scored, { kind: 'scored-trajectories', parents: [o.setRef], meta: { ingest: o.name, domain: o.domain, reward: lineage }, name: ingestRefName(o.name, 'scored') });
         return { ref: entry.ref, scored: scored.length };
       });
     },

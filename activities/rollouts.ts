@@ -26,7 +26,6 @@ import type { PassKSummary } from '../src/eval/result.js';
 import { AGENT_REFUSED, AGENT_UNREACHABLE, collect, summarize } from '../src/hub/collect.js';
 import { resolvePairs } from '../src/hub/export/dpo.js';
 import { exportDataset } from '../src/hub/export/export.js';
-import { mapPool } from '../src/hub/pool.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { EpisodeJournal } from '../src/hub/store/journal.js';
 import { isErrno } from '../src/core/fs.js';
@@ -35,14 +34,13 @@ import { loadTrajectories, putTrajectories } from '../src/hub/store/trajectory-s
 import { durationMs } from '../src/core/duration.js';
 import type { AgentResolver } from '../src/core/agent.js';
 import { CollectSectionSchema, EvalSectionSchema, ExportSectionSchema, RewardSectionSchema, rulesEnabled } from '../src/loop/config.js';
-import { scoreLayers } from './reward.js';
 import { agentSpecFor, type ServedPolicy } from '../src/loop/plan.js';
 import type { PolicyState } from '../src/loop/status.js';
 import { waitForModel } from '../src/runtime/serve.js';
 import { checkoutCached, openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { resolveAgent, type ResolveAgentOptions } from '../src/policy/specs.js';
 import { buildPreferences } from '../src/reward/preferences.js';
-import { scoreTrajectory } from '../src/reward/score.js';
+import { scoreWithRewardSection } from './score-set.js';
 import { configFailure, keepAlive, parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
 import { PolicySchema, sectionFromFields, ServedPolicySchema, storeRef as ref } from './schemas.js';
 import { defined } from '../src/core/defined.js';
@@ -218,6 +216,8 @@ export const ScoreRolloutsInputSchema = z.object({
   /** The verdicts of `judgeRollouts` (the `judgements` artifact), when `reward.judge` is set. */
   judgements: ref.optional(),
   name: z.string().optional(),
+  /** Recorded in the set's metadata beside what the stage records (a forked run's first set: `forkedFrom`). */
+  meta: z.record(z.string(), z.unknown()).optional(),
   ...Where,
 });
 
@@ -401,29 +401,14 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const all: Trajectory[] = [];
         for (const shard of o.shards) all.push(...(await loadTrajectories(ws.store, shard)));
         const report = progressReporter('reward', 'trajectories', ROLLOUT_PROGRESS);
-        let scored = all;
         const rules = rulesEnabled(r);
-        let lineage: Record<string, unknown> = { layers: [] };
-        if (rules) {
-          const layers = await scoreLayers(ws.store, r, o.envId, o.judgements);
-          lineage = layers.lineage;
-          try {
-            let done = 0;
-            scored = await mapPool(all, r.concurrency, async (t) => {
-              const s = await scoreTrajectory(t, layers.options);
-              report(++done, all.length);
-              return s;
-            });
-          } finally {
-            await layers.release();
-          }
-        }
+        const { scored, lineage } = await scoreWithRewardSection(ws.store, all, r, o.envId, { judgements: o.judgements, onScored: report });
         throwIfCancelled();
         const summary = summarize(scored, { total: 0, byKind: {} }, Date.now() - started);
         const entry = await putTrajectories(ws.store, scored, {
           kind: rules ? 'scored-trajectories' : 'trajectories',
           parents: o.judgements === undefined ? o.shards : [...o.shards, o.judgements],
-          meta: { envId: o.envId, shards: o.shards.length, summary: { ...summary }, reward: lineage },
+          meta: { ...o.meta, envId: o.envId, shards: o.shards.length, summary: { ...summary }, reward: lineage },
           ...defined({ name: o.name }),
         });
         return { ref: entry.ref, summary: compact(summary) };

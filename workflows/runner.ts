@@ -47,9 +47,11 @@ import {
   trainNumbers,
   type BenchmarkMetrics,
   type CancelStatus,
+  type ForkedFrom,
   type IterationMetrics,
   type PipelineStatus,
   type PolicyState,
+  type ReusedRollouts,
   type StageName,
 } from '../src/loop/status.js';
 import {
@@ -157,7 +159,7 @@ export class PipelineRunner {
   constructor(
     workflow: PipelineStatus['workflow'],
     readonly config: PipelineConfig,
-    init: { iteration: number; policy: PolicyState; history: IterationMetrics[]; paused: boolean; run: number; loopStartedAt: string },
+    init: { iteration: number; policy: PolicyState; history: IterationMetrics[]; paused: boolean; run: number; loopStartedAt: string; forkedFrom?: ForkedFrom | undefined },
   ) {
     const now = new Date().toISOString();
     this.status = {
@@ -179,6 +181,7 @@ export class PipelineRunner {
     };
     const best = bestOf(init.history);
     if (best) this.status.best = best;
+    if (init.forkedFrom !== undefined) this.status.forkedFrom = init.forkedFrom;
 
     setHandler(pipelineStatusQuery, () => this.snapshot());
     setHandler(pauseSignal, () => {
@@ -507,8 +510,12 @@ export class PipelineRunner {
     };
   }
 
-  /** One pass of iteration `iteration` from `policy`; returns its metrics and the new policy. */
-  async pass(iteration: number, policy: PolicyState): Promise<{ metrics: IterationMetrics; policy: PolicyState }> {
+  /**
+   * One pass of iteration `iteration` from `policy`; returns its metrics and the new policy. With `reuse` (a forked
+   * loop's first iteration, src/loop/fork.ts) the stored rollouts are scored again instead of planning tasks and
+   * collecting; with `forkedFrom`, the iteration's scored set records it in its metadata.
+   */
+  async pass(iteration: number, policy: PolicyState, fork: { reuse?: ReusedRollouts | undefined; forkedFrom?: ForkedFrom | undefined } = {}): Promise<{ metrics: IterationMetrics; policy: PolicyState }> {
     const config = this.config;
     const { phase } = phaseOf(config, iteration);
     // `heartbeat_timeout` is absent from configurations parsed before it existed (replayed histories): trainOptions' default then.
@@ -522,53 +529,22 @@ export class PipelineRunner {
     // Rollouts may come from a variant of the env (the same task ids); evaluation always uses `config.env`.
     const envId = c.env ?? config.env;
 
-    const plan = await this.stage('tasks', () => a.planTasks({ envId, ...defined({ envKwargs: c.env_kwargs }), split: c.split, groups: c.tasks, seed, ...this.where() }));
-    refs.tasks = this.status.artifacts.tasks = this.status.stages.tasks.ref = plan.ref;
-
-    const shards = planShards(plan.tasks, c.shard_size, seed);
-    // `shard_execution` is absent from configurations parsed before it existed (replayed histories): activities then.
-    const collectShard = c.shard_execution === 'local' ? a.collectShardLocally : a.collectShard;
-    const episodes = plan.tasks.length * c.group_size;
-    let shardsDone = 0;
-    const collected = await this.stage(
-      'collect',
-      () =>
-        this.withServedPolicy('collect', policy, c.agent === 'policy', (served) =>
-          Promise.all(
-            shards.map(async (shard) => {
-              const r = await collectShard({
-                envId,
-                policy,
-                collect: c,
-                tasks: shard.tasks,
-                seed: shard.seed,
-                ...defined({ served }),
-                parents: [plan.ref],
-                ...this.where(),
-              });
-              shardsDone++;
-              this.status.stages.collect.note = `${shardsDone}/${shards.length} shards`;
-              return r;
-            }),
-          ),
-        ),
-      { total: episodes, unit: 'episodes' },
-    );
-    this.status.stages.collect.progress = { done: episodes, total: episodes, unit: 'episodes' };
+    const rollouts = fork.reuse === undefined ? await this.collectRollouts(a, iteration, policy, refs) : this.reuseRollouts(fork.reuse, refs);
 
     // The judge runs as its own activity, only when `reward.judge` is set: other configurations schedule what they always did.
     let judged: JudgeRolloutsResult | undefined;
     const scored = await this.stage('reward', async () => {
       if (config.reward.judge !== undefined) {
-        judged = await a.judgeRollouts({ envId, shards: collected.map((s) => s.ref), reward: config.reward, name: `${config.name}/iter-${iteration}/judgements`, ...this.where() });
+        judged = await a.judgeRollouts({ envId, shards: rollouts, reward: config.reward, name: `${config.name}/iter-${iteration}/judgements`, ...this.where() });
         this.status.stages.reward.note = judgeNote(judged);
       }
       return a.scoreRollouts({
         envId,
-        shards: collected.map((s) => s.ref),
+        shards: rollouts,
         reward: config.reward,
         ...(judged !== undefined ? { judgements: judged.ref } : {}),
         name: `${config.name}/iter-${iteration}/rollouts`,
+        ...(fork.forkedFrom === undefined ? {} : { meta: { forkedFrom: fork.forkedFrom } }),
         ...this.where(),
       });
     });
@@ -630,5 +606,58 @@ export class PipelineRunner {
       refs,
     };
     return { metrics, policy: next };
+  }
+
+  /** The Task and Sandbox/Recorder stages of a pass: the iteration's task plan, collected in shards; returns the shards' refs. */
+  private async collectRollouts(a: ReturnType<typeof bindActivities>, iteration: number, policy: PolicyState, refs: IterationMetrics['refs']): Promise<string[]> {
+    const config = this.config;
+    const { phase } = phaseOf(config, iteration);
+    const seed = iterationSeed(config.seed, iteration);
+    const c = phase.collect;
+    const envId = c.env ?? config.env;
+    const plan = await this.stage('tasks', () => a.planTasks({ envId, ...defined({ envKwargs: c.env_kwargs }), split: c.split, groups: c.tasks, seed, ...this.where() }));
+    refs.tasks = this.status.artifacts.tasks = this.status.stages.tasks.ref = plan.ref;
+
+    const shards = planShards(plan.tasks, c.shard_size, seed);
+    // `shard_execution` is absent from configurations parsed before it existed (replayed histories): activities then.
+    const collectShard = c.shard_execution === 'local' ? a.collectShardLocally : a.collectShard;
+    const episodes = plan.tasks.length * c.group_size;
+    let shardsDone = 0;
+    const collected = await this.stage(
+      'collect',
+      () =>
+        this.withServedPolicy('collect', policy, c.agent === 'policy', (served) =>
+          Promise.all(
+            shards.map(async (shard) => {
+              const r = await collectShard({
+                envId,
+                policy,
+                collect: c,
+                tasks: shard.tasks,
+                seed: shard.seed,
+                ...defined({ served }),
+                parents: [plan.ref],
+                ...this.where(),
+              });
+              shardsDone++;
+              this.status.stages.collect.note = `${shardsDone}/${shards.length} shards`;
+              return r;
+            }),
+          ),
+        ),
+      { total: episodes, unit: 'episodes' },
+    );
+    this.status.stages.collect.progress = { done: episodes, total: episodes, unit: 'episodes' };
+    return collected.map((s) => s.ref);
+  }
+
+  /** A forked loop's first iteration: its origin's rollouts instead of the Task and collect stages. */
+  private reuseRollouts(reuse: ReusedRollouts, refs: IterationMetrics['refs']): string[] {
+    const from = this.status.forkedFrom;
+    const origin = from === undefined ? 'stored rollouts' : `the rollouts of iteration ${from.iteration} of ${from.workflowId}`;
+    this.skip('tasks', `reused: ${origin}`);
+    this.skip('collect', `reused ${reuse.ref.slice(0, 19)}: ${origin}, scored again`);
+    if (reuse.tasks !== undefined) refs.tasks = this.status.artifacts.tasks = reuse.tasks;
+    return [reuse.ref];
   }
 }

@@ -3,7 +3,8 @@
  * doing one — the baseline evaluation (iteration 0) or one training iteration — and handing over to the
  * next run with `continueAsNew`, carrying only refs and the compact metrics history (`LoopState`). It stops
  * when the target metric is reached, after `max_iterations`, or on a `cancel` signal. A state with `setupDone: false`
- * continues a closed run (`gymflow pipeline continue`): the configuration is checked again, the policy kept.
+ * continues a closed run (`gymflow pipeline continue`) or starts a fork of one (`gymflow pipeline fork`, whose
+ * state may carry the rollouts its first iteration scores again): the configuration is checked again, the policy kept.
  */
 import { allHandlersFinished, condition, continueAsNew, patched } from '@temporalio/workflow';
 import type { PipelineConfig } from '../src/loop/config.js';
@@ -108,7 +109,9 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
     } else {
       const { phase } = phaseOf(validated, iteration);
       runner.publish({ iteration, algorithm: phase.train.command });
-      const done = await runner.pass(iteration, policy);
+      // A forked loop's first iteration (src/loop/fork.ts) may score its origin's rollouts instead of collecting.
+      const forkStart = loop.forkedFrom !== undefined && iteration === loop.forkedFrom.iteration + 1;
+      const done = forkStart ? await runner.pass(iteration, policy, { reuse: loop.reuseRollouts, forkedFrom: loop.forkedFrom }) : await runner.pass(iteration, policy);
       metrics = done.metrics;
       policy = done.policy;
     }
@@ -124,7 +127,9 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
     if (curves !== undefined && patched('loop-curves')) await runner.writeCurves(curves, metrics);
     runner.publish({ iteration, ...(iteration === 0 ? { algorithm: 'baseline' } : { algorithm: phaseOf(validated, iteration).phase.train.command }) });
 
-    const next: LoopState = { ...loop, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1 };
+    // The reused rollouts served their one iteration (absent from every state but a fork's first).
+    const { reuseRollouts: _reused, ...carried } = loop;
+    const next: LoopState = { ...carried, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1 };
     const target = validated.target;
     if (target !== undefined && iteration > 0) {
       const value = targetValue(metrics, target.metric);

@@ -594,11 +594,31 @@ export function parsePipelineConfig(value: unknown, source: string): PipelineCon
  * the path's last element, the line of that key.
  */
 export function parseWithLines(value: unknown, source: string, lineOf: ((path: readonly PropertyKey[]) => number | undefined) | undefined): PipelineConfig {
-  const result = PipelineConfigSchema.safeParse(value);
+  return parseSectionWithLines(PipelineConfigSchema, value, source, lineOf, 'pipeline configuration');
+}
+
+/**
+ * {@link parseWithLines} for any schema (a section of the configuration read from a file of its own, like the
+ * `reward` section `gymflow reward rescore --config` reads), `what` naming it in the message; `prefix` is the
+ * section's path in the value (`['reward']` when it sits in a whole configuration).
+ *
+ * @throws ConfigError listing every problem as `source[:line] $.field: what is wrong`.
+ */
+export function parseSectionWithLines<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  source: string,
+  lineOf: ((path: readonly PropertyKey[]) => number | undefined) | undefined,
+  what: string,
+  prefix: readonly PropertyKey[] = [],
+): z.infer<S> {
+  const result = schema.safeParse(value);
   if (result.success) return result.data;
   // An unknown key is reported on its own line (zod puts the issue on the mapping that holds it).
-  const lines = result.error.issues.map((issue) =>
-    issueLine(source, issue.path, issue.message, lineOf === undefined ? undefined : (p) => (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined ? lineOf([...p, KEY, issue.keys[0]]) : undefined) ?? lineOf(p)),
-  );
-  throw new ConfigError(`invalid pipeline configuration:\n  ${lines.join('\n  ')}`);
+  const lines = result.error.issues.map((issue) => {
+    const at = [...prefix, ...issue.path];
+    return issueLine(source, at, issue.message, lineOf === undefined ? undefined : (p) => (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined ? lineOf([...p, KEY, issue.keys[0]]) : undefined) ?? lineOf(p));
+  });
+  throw new ConfigError(`invalid ${what}:\n  ${lines.join('\n  ')}`);
 }
+

@@ -153,6 +153,15 @@ export interface PipelineStatus {
   /** ISO time this workflow run started and the loop's first run started. */
   runStartedAt: string;
   loopStartedAt: string;
+  /** The run and iteration this loop was forked from (`gymflow pipeline fork`); absent for a loop started afresh. */
+  forkedFrom?: ForkedFrom;
+}
+
+/** Where a forked loop (`gymflow pipeline fork`, src/loop/fork.ts) branched off: the old run and its iteration. */
+export interface ForkedFrom {
+  workflowId: string;
+  /** The old run's iteration whose checkpoint (and, rescored, rollouts) the fork starts from. */
+  iteration: number;
 }
 
 /** The state `trainingLoop` passes to its next run through `continueAsNew`: refs and the metrics history. */
@@ -167,6 +176,21 @@ export interface LoopState {
   loopStartedAt: string;
   /** The setup checks and search attributes were done by an earlier run. */
   setupDone: boolean;
+  /** A forked loop's origin, carried through every run (absent otherwise: recorded histories replay). */
+  forkedFrom?: ForkedFrom;
+  /**
+   * Stored rollouts the next iteration scores (with this configuration's `reward`) instead of planning tasks and
+   * collecting: a fork's first iteration over its origin's rollouts. Dropped once that iteration ran.
+   */
+  reuseRollouts?: ReusedRollouts;
+}
+
+/** The rollouts an iteration reuses instead of collecting ({@link LoopState.reuseRollouts}). */
+export interface ReusedRollouts {
+  /** The `trajectories` or `scored-trajectories` set to score again. */
+  ref: string;
+  /** The task set they were collected on (the iteration's `tasks` ref), when known. */
+  tasks?: string;
 }
 
 /** All stages pending. */

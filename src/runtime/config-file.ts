@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { isMap, isScalar, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { ConfigError } from '../core/errors.js';
-import { KEY, parseWithLines, type PipelineConfig } from '../loop/config.js';
+import { KEY, parseSectionWithLines, parseWithLines, RewardSectionSchema, type PipelineConfig, type RewardSection } from '../loop/config.js';
 
 /**
  * Reads and validates a pipeline configuration file (YAML, or JSON — YAML is a superset).
@@ -13,11 +13,33 @@ import { KEY, parseWithLines, type PipelineConfig } from '../loop/config.js';
  * @throws ConfigError naming `file:line $.field: what` for every problem, or the file when it cannot be read.
  */
 export async function loadPipelineConfig(path: string): Promise<PipelineConfig> {
+  const { value, lineOf } = await readYamlFile(path, 'the pipeline configuration');
+  return parseWithLines(value, path, lineOf);
+}
+
+/**
+ * Reads and validates a reward configuration file (YAML or JSON): the pipeline's `reward` section on its own, or a
+ * whole pipeline configuration, whose `reward` section is taken (so the file a run was started with serves too).
+ *
+ * @throws ConfigError naming `file:line $.field: what` for every problem, or the file when it cannot be read.
+ */
+export async function loadRewardSection(path: string): Promise<RewardSection> {
+  const { value, lineOf } = await readYamlFile(path, 'the reward configuration');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(`${path} $: expected the reward section (a mapping like \`profile: tool-use\`), got ${value === null ? 'nothing' : Array.isArray(value) ? 'a list' : `a ${typeof value}`}`);
+  }
+  const whole = Object.hasOwn(value, 'reward') && (Object.hasOwn(value, 'env') || Object.hasOwn(value, 'name'));
+  const section: unknown = whole ? (value as Record<string, unknown>)['reward'] : value;
+  return parseSectionWithLines(RewardSectionSchema, section, path, lineOf, 'reward configuration', whole ? ['reward'] : []);
+}
+
+/** A YAML (or JSON) file's value, and the line of the value (or, with {@link KEY}, the key) at a path in it. */
+async function readYamlFile(path: string, what: string): Promise<{ value: unknown; lineOf: (p: readonly PropertyKey[]) => number | undefined }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${path}: cannot read the pipeline configuration: ${(err as Error).message}`);
+    throw new ConfigError(`${path}: cannot read ${what}: ${(err as Error).message}`);
   }
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });
@@ -44,5 +66,5 @@ export async function loadPipelineConfig(path: string): Promise<PipelineConfig> 
     // No node on the path (an empty document): the document's first line, so the problem still has a line.
     return counter.linePos(doc.range[0]).line;
   };
-  return parseWithLines(doc.toJS() as unknown, path, lineOf);
+  return { value: doc.toJS() as unknown, lineOf };
 }

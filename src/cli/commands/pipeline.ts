@@ -9,6 +9,7 @@ import { loadPipelineConfig } from '../../runtime/config-file.js';
 import { defaultWorkflowId } from '../../loop/plan.js';
 import { SearchAttributeKeys } from '../../loop/search-attributes.js';
 import { continuation, parseRunInput, type ClosedRun } from '../../loop/continuation.js';
+import { forkRun, type ForkSource } from '../../loop/fork.js';
 import { connectionOptions, temporalTarget } from '../../runtime/temporal-target.js';
 import { formatMismatch, STAGES, type BenchmarkMetrics, type IterationMetrics, type LoopState, type PipelineStatus } from '../../loop/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
@@ -135,6 +136,26 @@ export async function closedRun(client: Client, workflowId: string, where: { add
   return { workflowId, type: described.type, status, startTime: described.startTime, config, state, result };
 }
 
+/**
+ * What {@link forkRun} reads of workflow `workflowId`: its type, the configuration of its latest execution, and
+ * every iteration it knows — the `pipeline_status` history (a running or closed run, when a worker answers), a
+ * completed run's result, and the latest execution's starting state, merged by iteration.
+ */
+export async function forkSource(client: Client, workflowId: string, where: { address: string; namespace: string }): Promise<ForkSource> {
+  const handle = client.workflow.getHandle(workflowId);
+  const described = await orNotFound(client, workflowId, where, () => handle.describe());
+  if (described.type !== 'trainingLoop') throw new ConfigError(`workflow '${workflowId}' is a ${described.type} run: only a trainingLoop forks`);
+  const history = await handle.fetchHistory();
+  const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  const { config, state } = parseRunInput(payloads.map((p) => defaultPayloadConverter.fromPayload(p)), workflowId);
+  const byIteration = new Map<number, IterationMetrics>();
+  for (const h of state?.history ?? []) byIteration.set(h.iteration, h);
+  if (described.status.name === 'COMPLETED') for (const h of ((await handle.result()) as ClosedRun['result'])?.history ?? []) byIteration.set(h.iteration, h);
+  const answer = await askStatus(client, workflowId, 15_000, described.taskQueue);
+  for (const h of answer.status?.history ?? []) byIteration.set(h.iteration, h);
+  return { workflowId, type: described.type, config, history: [...byIteration.values()].sort((x, y) => x.iteration - y.iteration) };
+}
+
 /** gRPC's status code of a call that ran out of time (`@grpc/grpc-js` `status.DEADLINE_EXCEEDED`). */
 const GRPC_DEADLINE_EXCEEDED = 4;
 
@@ -208,6 +229,7 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
     `state       ${status.state}${status.paused && status.state !== 'paused' && !ENDED.has(status.state) ? ' (paused)' : ''}   stage ${status.stage}${progress ? ` ${progress}` : ''}   iteration ${status.iteration}/${status.maxIterations}` +
       `${status.phase ? `   phase ${status.phase}` : ''}${status.algorithm ? `   algorithm ${status.algorithm}` : ''}`,
   );
+  if (status.forkedFrom) lines.push(`forked      from iteration ${status.forkedFrom.iteration} of ${status.forkedFrom.workflowId}`);
   if (status.best) {
     const refs = bestRefs(status.best, status.history);
     const made = (['policy', 'checkpoint'] as const).flatMap((k) => (refs[k] === undefined ? [] : [`${k} ${shortRef(refs[k])}`]));
@@ -355,6 +377,12 @@ function parseWorkflowId(value: string): string {
   return value;
 }
 
+function parseIteration(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`expected an iteration number (0 or more), got '${value}'`);
+  return n;
+}
+
 function parseLimit(value: string): number {
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive integer, got '${value}'`);
@@ -460,6 +488,36 @@ export function pipelineCommand(program: Command): void {
         if (!opts.json) process.stderr.write(`continuing ${id} (${run.status}): ${next.summary}\n`);
         const started = await startPipeline(client, next.config, { workflowId: opts.id ?? id, ...defined({ state: next.state }) });
         await reportStarted(client, where, { ...started, workflow: 'trainingLoop', taskQueue: next.config.task_queues.cpu }, opts, { continued: { workflowId: id, status: run.status, iteration: next.iteration } });
+      });
+    });
+
+  withConnect(pipeline.command('fork'))
+    .description("start a new trainingLoop from iteration K of a run (its checkpoint, its history up to K), optionally with another CONFIG; when only the reward changed, the first iteration rescores iteration K's rollouts instead of collecting. The old run is untouched")
+    .argument('<workflow-id>', 'the run to fork (running or closed)')
+    .requiredOption('--from-iteration <k>', 'the iteration whose policy the fork starts from (the fork runs K+1 first)', parseIteration)
+    .option('--config <file>', "the fork's configuration (same store); default: the run's own")
+    .option('--name <name>', "the fork's experiment name (default: the configuration's when it differs from the run's, else <name>-fork<K>)")
+    .option('--rescore', "score iteration K's rollouts again instead of collecting, even when the collection changed")
+    .option('--no-rescore', 'collect afresh even when only the reward changed')
+    .option('--max-iterations <n>', 'raise (or set) max_iterations', parseLimit)
+    .option('--id <workflow-id>', 'workflow id of the fork (default: <name>-<yyyymmdd-hhmmss>)', parseWorkflowId)
+    .option('--wait', 'wait for the fork to finish, printing progress; exit 1 unless it completed')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: ConnectOptions & { fromIteration: number; config?: string; name?: string; rescore?: boolean; maxIterations?: number; id?: string; wait?: boolean; json?: boolean }, cmd: Command) => {
+      const amended = opts.config === undefined ? {} : { config: await loadPipelineConfig(opts.config), configFile: opts.config };
+      // Commander gives `rescore: true` by default for a --no- option: only an explicit flag decides.
+      const rescore = cmd.getOptionValueSource('rescore') === 'cli' ? opts.rescore : undefined;
+      await withClient(opts, async (client, where) => {
+        const source = await forkSource(client, id, where);
+        const next = forkRun(source, { iteration: opts.fromIteration, now: new Date(), ...amended, ...defined({ name: opts.name, rescore, maxIterations: opts.maxIterations }) });
+        if (!opts.json) process.stderr.write(`forking ${id} at iteration ${opts.fromIteration}: ${next.summary}\n`);
+        const started = await startPipeline(client, next.config, { state: next.state, ...defined({ workflowId: opts.id }) });
+        await reportStarted(client, where, { ...started, workflow: 'trainingLoop', taskQueue: next.config.task_queues.cpu }, opts, {
+          forkedFrom: { workflowId: id, iteration: opts.fromIteration },
+          experiment: next.config.name,
+          rescore: next.rescore,
+          ...defined({ reusedRollouts: next.state.reuseRollouts?.ref }),
+        });
       });
     });
 

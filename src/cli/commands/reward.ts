@@ -163,6 +163,26 @@ export function rewardCommand(program: Command): void {
     });
 
   reward
+    .command('rescore <ref>')
+    .description('score the trajectories of a stored set again with a reward configuration: a new scored set whose parent is REF, no episode re-run')
+    .requiredOption('--config <file>', "reward configuration (YAML/JSON): the pipeline's reward section, or a whole pipeline configuration (its reward section is used)")
+    .option('--name <name>', 'name the new set in the store (gymflow store ls)')
+    .option('--store <dir>', 'artifact store root (default: $GYMFLOW_STORE, else .gymflow/store)')
+    .option('--json', 'print the result as JSON')
+    .action(async (source: string, opts: { config: string; name?: string; store?: string; json?: boolean }) => {
+      const [{ loadRewardSection }, { openStore }, { rescoreSet }] = await Promise.all([import('../../runtime/config-file.js'), import('./store.js'), import('./reward-rescore.js')]);
+      const section = await loadRewardSection(opts.config);
+      const store = await openStore(opts);
+      const r = await rescoreSet(store, source, section, { configFile: opts.config, ...(opts.name !== undefined ? { name: opts.name } : {}) });
+      if (opts.json) return printJson(r);
+      const line = (s: typeof r.before): string => `success ${formatNumber(s.successRate)}, mean reward ${formatNumber(s.meanReward)}`;
+      console.log(`rescored ${r.after.episodes} trajectories of ${r.source} (${r.sourceKind}, ${r.envId}) with profile ${r.profile}`);
+      console.log(`before: ${line(r.before)}`);
+      console.log(`after:  ${line(r.after)}`);
+      console.log(`${r.ref}${r.name !== undefined ? `  (${r.name})` : ''}`);
+    });
+
+  reward
     .command('calibrate')
     .description('fit a monotone (isotonic) map from automatic to human scores and report agreement with bootstrap CIs')
     .requiredOption('--labels <file>', 'human labels JSONL: {"trajectoryId", "stepIndex"?, "score"}')
