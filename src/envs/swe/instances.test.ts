@@ -87,5 +87,9 @@ describe('loadPredictions', () => {
   it('names the place of a bad prediction', () => {
     expect(() => loadPredictions(write('p4.jsonl', `${JSON.stringify(p)}\n${JSON.stringify({ instance_id: 'x', model_patch: '' })}\n`))).toThrow(/p4\.jsonl:2 \$\.model_name_or_path: missing/);
     expect(() => loadPredictions(write('p5.jsonl', `${JSON.stringify(p)}\n${JSON.stringify(p)}\n`))).toThrow(/p5\.jsonl:2 \$\.instance_id: 'acme__calc-1' is predicted twice/);
+    expect(() => loadPredictions(join(dir, 'none.jsonl'))).toThrow(/none\.jsonl: cannot read the predictions file: no such file or directory/);
+    expect(() => loadPredictions(dir)).toThrow(/: cannot read the predictions file: is a directory/);
+    expect(() => loadPredictions(write('p6.json', '[{"instance_id":'))).toThrow(/p6\.json: not JSON/);
+    expect(() => loadPredictions(write('p7.jsonl', '\n'))).toThrow(/p7\.jsonl: no predictions/);
   });
 });

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TaskError } from '../../core/errors.js';
 import type { Split } from '../../core/types.js';
+import { firstIssue, loadJsonRecords } from './json-records.js';
 
 /** A test id list: a JSON array, or (as in SWE-bench's published data set) a string holding one. */
 const TestIdList = z.union([z.array(z.string()), z.string()]);
@@ -59,12 +59,7 @@ function testIds(v: string[] | string, where: string): string[] {
 /** Parses one instance; `where` names its place (`file:line`). */
 export function parseInstance(raw: unknown, where: string, defaultSplit: Split = 'heldout'): SweInstance {
   const parsed = SweInstanceLineSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue?.path.length ? `$.${issue.path.join('.')}` : '$';
-    const message = issue?.code === 'invalid_type' && valueAt(raw, issue.path) === undefined ? 'missing' : (issue?.message ?? 'invalid instance');
-    throw new TaskError(`${where} ${path}: ${message}`);
-  }
+  if (!parsed.success) throw new TaskError(`${where} ${firstIssue(parsed.error, raw, 'invalid instance')}`);
   const t = parsed.data;
   return {
     instanceId: t.instance_id,
@@ -93,44 +88,14 @@ export function parseInstance(raw: unknown, where: string, defaultSplit: Split =
  * ```
  */
 export function loadInstances(file: string, options: { split?: Split } = {}): SweInstance[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new TaskError(`${file}: cannot read the instances file: ${code === 'ENOENT' ? 'no such file or directory' : code === 'EISDIR' ? 'is a directory' : (err as Error).message}`);
-  }
   const split = options.split ?? 'heldout';
-  const out: SweInstance[] = [];
-  const trimmed = text.trimStart();
-  if (trimmed.startsWith('[')) {
-    let arr: unknown;
-    try {
-      arr = JSON.parse(text);
-    } catch (err) {
-      throw new TaskError(`${file}: not JSON: ${(err as Error).message}`);
-    }
-    (arr as unknown[]).forEach((raw, i) => out.push(parseInstance(raw, `${file}[${i}]`, split)));
-  } else {
-    text.split('\n').forEach((line, i) => {
-      if (line.trim() === '') return;
-      let raw: unknown;
-      try {
-        raw = JSON.parse(line);
-      } catch (err) {
-        throw new TaskError(`${file}:${i + 1}: not JSON: ${(err as Error).message}`);
-      }
-      out.push(parseInstance(raw, `${file}:${i + 1}`, split));
-    });
-  }
-  const seen = new Map<string, string>();
-  for (const inst of out) {
-    const first = seen.get(inst.instanceId);
-    if (first !== undefined) throw new TaskError(`${inst.source} $.instance_id: duplicate '${inst.instanceId}' (first at ${first})`);
-    seen.set(inst.instanceId, inst.source);
-  }
-  if (out.length === 0) throw new TaskError(`${file}: no instances`);
-  return out;
+  return loadJsonRecords(file, {
+    noun: 'instances',
+    error: TaskError,
+    parse: (raw, where) => parseInstance(raw, where, split),
+    id: (i) => i.instanceId,
+    duplicate: (id, first) => `duplicate '${id}' (first at ${first})`,
+  });
 }
 
 /**
@@ -154,11 +119,4 @@ export function diffFileKinds(diff: string): { created: string[]; existing: stri
     else existing.push(file);
   }
   return { created, existing };
-}
-
-/** The value at a schema issue's path in the raw input (undefined when absent). */
-function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
-  let v: unknown = raw;
-  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
-  return v;
 }
