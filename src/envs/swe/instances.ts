@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TaskError } from '../../core/errors.js';
 import type { Split } from '../../core/types.js';
+import { parseTestIds } from '../sandbox/tasks.js';
 import { firstIssue, loadJsonRecords } from './json-records.js';
 
 /** A test id list: a JSON array, or (as in SWE-bench's published data set) a string holding one. */
@@ -45,17 +46,6 @@ export interface SweInstance {
   source: string;
 }
 
-function testIds(v: string[] | string, where: string): string[] {
-  if (Array.isArray(v)) return v;
-  try {
-    const parsed: unknown = JSON.parse(v);
-    if (Array.isArray(parsed) && parsed.every((x) => typeof x === 'string')) return parsed;
-  } catch {
-    // fall through
-  }
-  throw new TaskError(`${where}: expected a JSON array of test ids, got ${JSON.stringify(v).slice(0, 80)}`);
-}
-
 /** Parses one instance; `where` names its place (`file:line`). */
 export function parseInstance(raw: unknown, where: string, defaultSplit: Split = 'heldout'): SweInstance {
   const parsed = SweInstanceLineSchema.safeParse(raw);
@@ -67,8 +57,8 @@ export function parseInstance(raw: unknown, where: string, defaultSplit: Split =
     baseCommit: t.base_commit,
     patch: t.patch,
     testPatch: t.test_patch,
-    failToPass: testIds(t.FAIL_TO_PASS, `${where} $.FAIL_TO_PASS`),
-    passToPass: testIds(t.PASS_TO_PASS, `${where} $.PASS_TO_PASS`),
+    failToPass: parseTestIds(t.FAIL_TO_PASS, `${where} $.FAIL_TO_PASS`),
+    passToPass: parseTestIds(t.PASS_TO_PASS, `${where} $.PASS_TO_PASS`),
     version: t.version,
     environmentSetupCommit: t.environment_setup_commit,
     problemStatement: t.problem_statement,
