@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diffFileKinds, diffFiles, loadInstances } from './instances.js';
+import { diffFileKinds, diffFiles, loadInstances, selectInstances } from './instances.js';
 import { loadPredictions } from './predictions.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'swe-instances-'));
@@ -38,6 +38,13 @@ describe('loadInstances', () => {
     ]);
     const json = write('a.json', JSON.stringify([line()]));
     expect(loadInstances(json, { split: 'train' })[0]).toMatchObject({ instanceId: 'acme__calc-1', split: 'train', source: `${json}[0]`, environmentSetupCommit: sha });
+  });
+
+  it('selects instances by id in file order; an unknown id names the option and the file', () => {
+    const all = loadInstances(write('s.jsonl', [line(), line({ instance_id: 'acme__calc-2' }), line({ instance_id: 'acme__calc-3' })].map((l) => JSON.stringify(l)).join('\n')));
+    expect(selectInstances(all, undefined, '--instance-ids', 's.jsonl')).toBe(all);
+    expect(selectInstances(all, ['acme__calc-3', 'acme__calc-1'], '--instance-ids', 's.jsonl').map((i) => i.instanceId)).toEqual(['acme__calc-1', 'acme__calc-3']);
+    expect(() => selectInstances(all, ['acme__calc-1', 'x', 'y'], '--instance-ids', 's.jsonl')).toThrow('--instance-ids: not in s.jsonl: x, y');
   });
 
   it('names the file, the line and the field of a bad instance', () => {

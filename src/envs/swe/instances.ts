@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TaskError } from '../../core/errors.js';
+import { ConfigError, TaskError } from '../../core/errors.js';
 import type { Split } from '../../core/types.js';
 import { parseTestIds } from '../sandbox/tasks.js';
 import { firstIssue, loadJsonRecords } from './json-records.js';
@@ -86,6 +86,18 @@ export function loadInstances(file: string, options: { split?: Split } = {}): Sw
     id: (i) => i.instanceId,
     duplicate: (id, first) => `duplicate '${id}' (first at ${first})`,
   });
+}
+
+/**
+ * The instances whose ids are in `ids`, in file order (all of them when `ids` is undefined). An id not among them is
+ * a {@link ConfigError} naming the option (`where`) and the instances file: `--instance-ids: not in swe.jsonl: x, y`.
+ */
+export function selectInstances(instances: SweInstance[], ids: readonly string[] | undefined, where: string, file: string): SweInstance[] {
+  if (!ids) return instances;
+  const known = new Set(instances.map((i) => i.instanceId));
+  const missing = ids.filter((id) => !known.has(id));
+  if (missing.length) throw new ConfigError(`${where}: not in ${file}: ${missing.join(', ')}`);
+  return instances.filter((i) => ids.includes(i.instanceId));
 }
 
 /**
