@@ -10,7 +10,7 @@ import { registerBuiltinEnvs } from '../../envs/register.js';
 import { agentPredictions, type AgentEpisode } from '../../envs/swe/agent-predictions.js';
 import { gradePredictions } from '../../envs/swe/benchmark.js';
 import type { GradedInstance, InstanceReport, Prediction } from '../../envs/swe/harness.js';
-import { loadInstances } from '../../envs/swe/instances.js';
+import { loadInstances, selectInstances } from '../../envs/swe/instances.js';
 import { loadPredictions } from '../../envs/swe/predictions.js';
 import { loadSpecs } from '../../envs/swe/specs.js';
 import { resolveAgent } from '../../policy/specs.js';
@@ -70,13 +70,7 @@ export async function runSweBench(opts: SweBenchOpts): Promise<void> {
   const force = opts.force === true;
   for (const f of [opts.out, opts.savePredictions]) if (f !== undefined) await checkNewOutput(f, { force });
   if (opts.logDir !== undefined) await checkNewOutput(opts.logDir, { force, directory: true });
-  let instances = loadInstances(opts.instances);
-  if (opts.instanceIds) {
-    const known = new Set(instances.map((i) => i.instanceId));
-    const missing = opts.instanceIds.filter((id) => !known.has(id));
-    if (missing.length) throw new ConfigError(`--instance-ids: not in ${opts.instances}: ${missing.join(', ')}`);
-    instances = instances.filter((i) => opts.instanceIds?.includes(i.instanceId));
-  }
+  const instances = selectInstances(loadInstances(opts.instances), opts.instanceIds, '--instance-ids', opts.instances);
   const specs = opts.specs === undefined ? undefined : loadSpecs(opts.specs);
   const repoUrl = opts.repoUrl;
   const source = { repos: opts.repos, ...(repoUrl === undefined ? {} : { repoUrl: repoUrl === 'none' ? (false as const) : repoUrl }), baseImage: opts.baseImage };

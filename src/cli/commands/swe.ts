@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
 import { ensureInstanceImage, listSweImages, pruneSweImages } from '../../envs/swe/images.js';
-import { loadInstances } from '../../envs/swe/instances.js';
+import { loadInstances, selectInstances } from '../../envs/swe/instances.js';
 import { loadSpecs, specFor } from '../../envs/swe/specs.js';
 import { parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
@@ -64,13 +64,7 @@ export function sweCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       async (opts: { instances: string; repos?: string; repoUrl?: string; specs?: string; baseImage?: string; instanceIds?: string[]; buildTimeout: number; verboseBuild?: boolean; json?: boolean }) => {
-        let instances = loadInstances(opts.instances);
-        if (opts.instanceIds) {
-          const known = new Set(instances.map((i) => i.instanceId));
-          const missing = opts.instanceIds.filter((id) => !known.has(id));
-          if (missing.length) throw new ConfigError(`--instance-ids: not in ${opts.instances}: ${missing.join(', ')}`);
-          instances = instances.filter((i) => opts.instanceIds?.includes(i.instanceId));
-        }
+        const instances = selectInstances(loadInstances(opts.instances), opts.instanceIds, '--instance-ids', opts.instances);
         const specs = opts.specs === undefined ? undefined : loadSpecs(opts.specs);
         const jobs = instances.map((i) => ({ instance: i, spec: specFor(i, specs) })); // every spec before any build
         const rows = [];

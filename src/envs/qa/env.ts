@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BaseEnv } from '../../core/base-env.js';
 import { ConfigError, TaskError } from '../../core/errors.js';
 import type { Action, Split, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
+import { thinkTool } from '../shared/tool-spec.js';
 import { EXACT_ANSWER_FORMAT, MULTIPLE_CHOICE_FORMAT } from './answer.js';
 import { QaGrader, type Grade } from './grading.js';
 import { loadQuestions, type Question, type QuestionSet } from './questions.js';
@@ -17,17 +18,7 @@ export const QA_MAX_STEPS = 4;
 
 /** The tools: `think` (a scratchpad) and `answer` (the response, which ends the episode). */
 export const QA_TOOLS: readonly ToolSpec[] = [
-  {
-    name: 'think',
-    description: 'Write down intermediate reasoning. Has no effect and is not graded.',
-    category: 'think',
-    parameters: {
-      type: 'object',
-      properties: { thought: { type: 'string', description: 'Your working.' } },
-      required: ['thought'],
-      additionalProperties: false,
-    },
-  },
+  thinkTool('Write down intermediate reasoning. Has no effect and is not graded.'),
   {
     name: 'answer',
     description: 'Give your response to the question, in the format the question asks for (Explanation, Exact Answer or Answer, Confidence), and end the episode.',

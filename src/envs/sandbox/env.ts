@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { BaseEnv } from '../../core/base-env.js';
-import { ConfigError, TaskError } from '../../core/errors.js';
+import { TaskError } from '../../core/errors.js';
 import { getProfile } from '../../core/profiles/index.js';
 import type { Action, Split, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
 import { resolveConfig, Sandbox, SandboxPool, sharedSandboxPool, type CreateSandboxOptions, type SandboxConfig } from '../../sandbox/index.js';
 import type { TestOutcome } from './grading.js';
+import { parseEnvKwargs } from '../shared/env-kwargs.js';
 import { builtinTasks, loadTasks, sandboxTaskInfo, type SandboxTask } from './tasks.js';
-import { dispatchTool } from './tools.js';
+import { dispatchTool, toolStepInfo } from './tools.js';
 import { cachedInitialArchive, initialArchive, runTaskTests } from './workspace.js';
 
 /** The registered id of this environment. */
@@ -75,14 +76,7 @@ export class SandboxEnv extends BaseEnv {
 
   constructor(kwargs: Record<string, unknown> = {}) {
     super();
-    const parsed = SandboxEnvOptionsSchema.safeParse(kwargs);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      const keys = i?.code === 'unrecognized_keys' ? ` (known: ${Object.keys(SandboxEnvOptionsSchema.shape).join(', ')})` : '';
-      const where = i?.path.length ? `$.${i.path.join('.')}` : '$';
-      throw new ConfigError(`gymflow/sandbox-v0 kwargs ${where}: ${i?.message ?? 'invalid'}${keys}`);
-    }
-    this.options = parsed.data;
+    this.options = parseEnvKwargs(SANDBOX_ENV_ID, SandboxEnvOptionsSchema, kwargs);
     // Fail at construction, not at the first reset, on a bad sandbox config.
     resolveConfig((this.options.sandbox ?? {}) as Partial<SandboxConfig>);
     this.tasks = this.options.tasks === undefined ? builtinTasks() : loadTasks(this.options.tasks);
@@ -150,11 +144,7 @@ export class SandboxEnv extends BaseEnv {
     const sb = this.sandbox as Sandbox;
     if (action.tool === 'submit') return this.submit();
     const o = await dispatchTool(sb, action, this.options);
-    const info: Record<string, unknown> = { exitCode: o.exitCode, truncated: o.truncated, durationMs: Math.round(o.durationMs) };
-    if (o.refused) info.error = { code: 'tool_failed', message: o.observation };
-    if (o.timedOut) info.timedOut = true;
-    if (o.replaced) info.sandboxReplaced = true;
-    return this.observe(o.observation, 0, info);
+    return this.observe(o.observation, 0, toolStepInfo(o));
   }
 
   /**

@@ -98,7 +98,11 @@ function readOr<T>(what: string, read: () => T): T {
   }
 }
 
-function testIds(v: string[] | string, where: string): string[] {
+/**
+ * A `FAIL_TO_PASS` / `PASS_TO_PASS` list: an array of test ids as is, or (as in SWE-bench's published data set)
+ * a string holding a JSON array of them. A {@link TaskError} at `where` otherwise.
+ */
+export function parseTestIds(v: string[] | string, where: string): string[] {
   if (Array.isArray(v)) return v;
   try {
     const parsed: unknown = JSON.parse(v);
@@ -164,8 +168,8 @@ export function loadTasks(file: string): SandboxTask[] {
       patch,
       testPatch,
       testFiles,
-      failToPass: testIds(t.FAIL_TO_PASS, `${where} $.FAIL_TO_PASS`),
-      passToPass: testIds(t.PASS_TO_PASS, `${where} $.PASS_TO_PASS`),
+      failToPass: parseTestIds(t.FAIL_TO_PASS, `${where} $.FAIL_TO_PASS`),
+      passToPass: parseTestIds(t.PASS_TO_PASS, `${where} $.PASS_TO_PASS`),
       testCmd: t.test_cmd ?? DEFAULT_TEST_CMD,
     });
   });

@@ -151,3 +151,16 @@ export async function dispatchTool(sb: Sandbox, action: Action, limits: ShellLim
       return { observation: `Error: unknown tool '${action.tool}'`, exitCode: 2, truncated: false, durationMs: 0, refused: true };
   }
 }
+
+/**
+ * The step `info` of a {@link dispatchTool} outcome, as the coding environments report it: exit code,
+ * truncation and duration always; `error` (code `tool_failed`) when the call was refused, `timedOut` and
+ * `sandboxReplaced` when they happened.
+ */
+export function toolStepInfo(o: ToolOutcome): Record<string, unknown> {
+  const info: Record<string, unknown> = { exitCode: o.exitCode, truncated: o.truncated, durationMs: Math.round(o.durationMs) };
+  if (o.refused) info.error = { code: 'tool_failed', message: o.observation };
+  if (o.timedOut) info.timedOut = true;
+  if (o.replaced) info.sandboxReplaced = true;
+  return info;
+}

@@ -12,3 +12,21 @@ export function strictTool(name: string, description: string, category: ToolSpec
     parameters: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false },
   };
 }
+
+/**
+ * The `think` tool: a scratchpad call with one required string `thought`, which the environment ignores.
+ * `description` says what it does not do in that environment (not graded, no reward).
+ */
+export function thinkTool(description: string): ToolSpec {
+  return {
+    name: 'think',
+    description,
+    category: 'think',
+    parameters: {
+      type: 'object',
+      properties: { thought: { type: 'string', description: 'Your working.' } },
+      required: ['thought'],
+      additionalProperties: false,
+    },
+  };
+}

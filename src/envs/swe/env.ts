@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { BaseEnv } from '../../core/base-env.js';
-import { ConfigError, TaskError } from '../../core/errors.js';
+import { TaskError } from '../../core/errors.js';
 import type { Action, Split, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
 import { resolveConfig, Sandbox, type SandboxConfig } from '../../sandbox/index.js';
 import { sandboxTools } from '../sandbox/env.js';
-import { dispatchTool } from '../sandbox/tools.js';
+import { dispatchTool, toolStepInfo } from '../sandbox/tools.js';
+import { parseEnvKwargs } from '../shared/env-kwargs.js';
 import { gradeScore, gradeStatusMap, runInstanceTests, testbedArchive, workPatch, type TestsStatus } from './harness.js';
 import { ensureInstanceImage, SWE_BASE_TAG, type SweImageOptions } from './images.js';
-import { loadInstances, type SweInstance } from './instances.js';
+import { loadInstances, selectInstances, type SweInstance } from './instances.js';
 import { loadSpecs, specFor, type LoadedSpecs, type SpecTable, type SweSpec } from './specs.js';
 
 /** The registered id of this environment. */
@@ -95,23 +96,9 @@ export class SweEnv extends BaseEnv {
 
   constructor(kwargs: Record<string, unknown> = {}) {
     super();
-    const parsed = SweEnvOptionsSchema.safeParse(kwargs);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      const keys = i?.code === 'unrecognized_keys' ? ` (known: ${Object.keys(SweEnvOptionsSchema.shape).join(', ')})` : '';
-      const where = i?.path.length ? `$.${i.path.join('.')}` : '$';
-      throw new ConfigError(`${SWE_ENV_ID} kwargs ${where}: ${i?.message ?? 'invalid'}${keys}`);
-    }
-    this.options = parsed.data;
+    this.options = parseEnvKwargs(SWE_ENV_ID, SweEnvOptionsSchema, kwargs);
     resolveConfig((this.options.sandbox ?? {}) as Partial<SandboxConfig>);
-    let instances = loadInstances(this.options.instances, { split: this.options.split });
-    const wanted = this.options.instanceIds;
-    if (wanted) {
-      const ids = new Set(instances.map((i) => i.instanceId));
-      const missing = wanted.filter((id) => !ids.has(id));
-      if (missing.length) throw new ConfigError(`${SWE_ENV_ID} kwargs $.instanceIds: not in ${this.options.instances}: ${missing.join(', ')}`);
-      instances = instances.filter((i) => wanted.includes(i.instanceId));
-    }
+    const instances = selectInstances(loadInstances(this.options.instances, { split: this.options.split }), this.options.instanceIds, `${SWE_ENV_ID} kwargs $.instanceIds`, this.options.instances);
     this.instances = instances;
     this.specs = this.options.specs === undefined ? undefined : loadSpecs(this.options.specs as string | SpecTable);
     // Every instance has a spec, or the environment is not made (not an error at some later reset).
@@ -180,11 +167,7 @@ export class SweEnv extends BaseEnv {
     const sb = this.sandbox as Sandbox;
     if (action.tool === 'submit') return this.submit();
     const o = await dispatchTool(sb, action, this.options);
-    const info: Record<string, unknown> = { exitCode: o.exitCode, truncated: o.truncated, durationMs: Math.round(o.durationMs) };
-    if (o.refused) info.error = { code: 'tool_failed', message: o.observation };
-    if (o.timedOut) info.timedOut = true;
-    if (o.replaced) info.sandboxReplaced = true;
-    return this.observe(o.observation, 0, info);
+    return this.observe(o.observation, 0, toolStepInfo(o));
   }
 
   /**

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diffFileKinds, diffFiles, loadInstances } from './instances.js';
+import { diffFileKinds, diffFiles, loadInstances, selectInstances } from './instances.js';
 import { loadPredictions } from './predictions.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'swe-instances-'));
@@ -38,6 +38,13 @@ describe('loadInstances', () => {
     ]);
     const json = write('a.json', JSON.stringify([line()]));
     expect(loadInstances(json, { split: 'train' })[0]).toMatchObject({ instanceId: 'acme__calc-1', split: 'train', source: `${json}[0]`, environmentSetupCommit: sha });
+  });
+
+  it('selects instances by id in file order; an unknown id names the option and the file', () => {
+    const all = loadInstances(write('s.jsonl', [line(), line({ instance_id: 'acme__calc-2' }), line({ instance_id: 'acme__calc-3' })].map((l) => JSON.stringify(l)).join('\n')));
+    expect(selectInstances(all, undefined, '--instance-ids', 's.jsonl')).toBe(all);
+    expect(selectInstances(all, ['acme__calc-3', 'acme__calc-1'], '--instance-ids', 's.jsonl').map((i) => i.instanceId)).toEqual(['acme__calc-1', 'acme__calc-3']);
+    expect(() => selectInstances(all, ['acme__calc-1', 'x', 'y'], '--instance-ids', 's.jsonl')).toThrow('--instance-ids: not in s.jsonl: x, y');
   });
 
   it('names the file, the line and the field of a bad instance', () => {
@@ -87,5 +94,9 @@ describe('loadPredictions', () => {
   it('names the place of a bad prediction', () => {
     expect(() => loadPredictions(write('p4.jsonl', `${JSON.stringify(p)}\n${JSON.stringify({ instance_id: 'x', model_patch: '' })}\n`))).toThrow(/p4\.jsonl:2 \$\.model_name_or_path: missing/);
     expect(() => loadPredictions(write('p5.jsonl', `${JSON.stringify(p)}\n${JSON.stringify(p)}\n`))).toThrow(/p5\.jsonl:2 \$\.instance_id: 'acme__calc-1' is predicted twice/);
+    expect(() => loadPredictions(join(dir, 'none.jsonl'))).toThrow(/none\.jsonl: cannot read the predictions file: no such file or directory/);
+    expect(() => loadPredictions(dir)).toThrow(/: cannot read the predictions file: is a directory/);
+    expect(() => loadPredictions(write('p6.json', '[{"instance_id":'))).toThrow(/p6\.json: not JSON/);
+    expect(() => loadPredictions(write('p7.jsonl', '\n'))).toThrow(/p7\.jsonl: no predictions/);
   });
 });

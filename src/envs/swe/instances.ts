@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { TaskError } from '../../core/errors.js';
+import { ConfigError, TaskError } from '../../core/errors.js';
 import type { Split } from '../../core/types.js';
+import { parseTestIds } from '../sandbox/tasks.js';
+import { firstIssue, loadJsonRecords } from './json-records.js';
 
 /** A test id list: a JSON array, or (as in SWE-bench's published data set) a string holding one. */
 const TestIdList = z.union([z.array(z.string()), z.string()]);
@@ -45,26 +46,10 @@ export interface SweInstance {
   source: string;
 }
 
-function testIds(v: string[] | string, where: string): string[] {
-  if (Array.isArray(v)) return v;
-  try {
-    const parsed: unknown = JSON.parse(v);
-    if (Array.isArray(parsed) && parsed.every((x) => typeof x === 'string')) return parsed;
-  } catch {
-    // fall through
-  }
-  throw new TaskError(`${where}: expected a JSON array of test ids, got ${JSON.stringify(v).slice(0, 80)}`);
-}
-
 /** Parses one instance; `where` names its place (`file:line`). */
 export function parseInstance(raw: unknown, where: string, defaultSplit: Split = 'heldout'): SweInstance {
   const parsed = SweInstanceLineSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue?.path.length ? `$.${issue.path.join('.')}` : '$';
-    const message = issue?.code === 'invalid_type' && valueAt(raw, issue.path) === undefined ? 'missing' : (issue?.message ?? 'invalid instance');
-    throw new TaskError(`${where} ${path}: ${message}`);
-  }
+  if (!parsed.success) throw new TaskError(`${where} ${firstIssue(parsed.error, raw, 'invalid instance')}`);
   const t = parsed.data;
   return {
     instanceId: t.instance_id,
@@ -72,8 +57,8 @@ export function parseInstance(raw: unknown, where: string, defaultSplit: Split =
     baseCommit: t.base_commit,
     patch: t.patch,
     testPatch: t.test_patch,
-    failToPass: testIds(t.FAIL_TO_PASS, `${where} $.FAIL_TO_PASS`),
-    passToPass: testIds(t.PASS_TO_PASS, `${where} $.PASS_TO_PASS`),
+    failToPass: parseTestIds(t.FAIL_TO_PASS, `${where} $.FAIL_TO_PASS`),
+    passToPass: parseTestIds(t.PASS_TO_PASS, `${where} $.PASS_TO_PASS`),
     version: t.version,
     environmentSetupCommit: t.environment_setup_commit,
     problemStatement: t.problem_statement,
@@ -93,44 +78,26 @@ export function parseInstance(raw: unknown, where: string, defaultSplit: Split =
  * ```
  */
 export function loadInstances(file: string, options: { split?: Split } = {}): SweInstance[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new TaskError(`${file}: cannot read the instances file: ${code === 'ENOENT' ? 'no such file or directory' : code === 'EISDIR' ? 'is a directory' : (err as Error).message}`);
-  }
   const split = options.split ?? 'heldout';
-  const out: SweInstance[] = [];
-  const trimmed = text.trimStart();
-  if (trimmed.startsWith('[')) {
-    let arr: unknown;
-    try {
-      arr = JSON.parse(text);
-    } catch (err) {
-      throw new TaskError(`${file}: not JSON: ${(err as Error).message}`);
-    }
-    (arr as unknown[]).forEach((raw, i) => out.push(parseInstance(raw, `${file}[${i}]`, split)));
-  } else {
-    text.split('\n').forEach((line, i) => {
-      if (line.trim() === '') return;
-      let raw: unknown;
-      try {
-        raw = JSON.parse(line);
-      } catch (err) {
-        throw new TaskError(`${file}:${i + 1}: not JSON: ${(err as Error).message}`);
-      }
-      out.push(parseInstance(raw, `${file}:${i + 1}`, split));
-    });
-  }
-  const seen = new Map<string, string>();
-  for (const inst of out) {
-    const first = seen.get(inst.instanceId);
-    if (first !== undefined) throw new TaskError(`${inst.source} $.instance_id: duplicate '${inst.instanceId}' (first at ${first})`);
-    seen.set(inst.instanceId, inst.source);
-  }
-  if (out.length === 0) throw new TaskError(`${file}: no instances`);
-  return out;
+  return loadJsonRecords(file, {
+    noun: 'instances',
+    error: TaskError,
+    parse: (raw, where) => parseInstance(raw, where, split),
+    id: (i) => i.instanceId,
+    duplicate: (id, first) => `duplicate '${id}' (first at ${first})`,
+  });
+}
+
+/**
+ * The instances whose ids are in `ids`, in file order (all of them when `ids` is undefined). An id not among them is
+ * a {@link ConfigError} naming the option (`where`) and the instances file: `--instance-ids: not in swe.jsonl: x, y`.
+ */
+export function selectInstances(instances: SweInstance[], ids: readonly string[] | undefined, where: string, file: string): SweInstance[] {
+  if (!ids) return instances;
+  const known = new Set(instances.map((i) => i.instanceId));
+  const missing = ids.filter((id) => !known.has(id));
+  if (missing.length) throw new ConfigError(`${where}: not in ${file}: ${missing.join(', ')}`);
+  return instances.filter((i) => ids.includes(i.instanceId));
 }
 
 /**
@@ -154,11 +121,4 @@ export function diffFileKinds(diff: string): { created: string[]; existing: stri
     else existing.push(file);
   }
   return { created, existing };
-}
-
-/** The value at a schema issue's path in the raw input (undefined when absent). */
-function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
-  let v: unknown = raw;
-  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
-  return v;
 }

@@ -1,5 +1,6 @@
 import { BaseEnv } from '../../core/base-env.js';
 import type { Action, Split, TaskInfo, TimeStep, ToolSpec } from '../../core/types.js';
+import { thinkTool } from '../shared/tool-spec.js';
 import { gradeAnswer, MAX_ANSWER_LENGTH, NON_CANONICAL_CREDIT } from './answer.js';
 import { evaluate } from './expression.js';
 import { getMathTask, listMathTasks, MATH_DOMAIN, mathTaskInfo, type MathTask } from './tasks.js';
@@ -12,17 +13,7 @@ export const TEXT_MATH_MAX_STEPS = 10;
 
 /** The tools of `gymflow/text-math-v0`: `think` (scratchpad) and `submit` (ends the episode). */
 export const TEXT_MATH_TOOLS: readonly ToolSpec[] = [
-  {
-    name: 'think',
-    description: 'Write down intermediate reasoning. Has no effect on the task and earns no reward.',
-    category: 'think',
-    parameters: {
-      type: 'object',
-      properties: { thought: { type: 'string', description: 'Your working.' } },
-      required: ['thought'],
-      additionalProperties: false,
-    },
-  },
+  thinkTool('Write down intermediate reasoning. Has no effect on the task and earns no reward.'),
   {
     name: 'submit',
     description:
