@@ -47,6 +47,8 @@ export interface EvaluateOptions {
   maxSteps?: number;
   /** Called after each episode (in completion order), e.g. to write trajectories or show progress. */
   onEpisode?: (episode: EpisodeRecord, trajectory: Trajectory) => void | Promise<void>;
+  /** Stops starting episodes (those running finish); the evaluation then fails with a `CANCELLED` error. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -132,7 +134,11 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
         await agent?.close?.();
       }
     },
+    ...defined({ signal: options.signal }),
   });
+  if (options.signal?.aborted === true) {
+    throw new GymflowError('CANCELLED', `evaluate: cancelled after ${records.filter((r) => r !== undefined).length} of ${plans.length} episodes of ${options.agent} on ${options.envId}`);
+  }
   const episodes = records as EpisodeRecord[];
   // The bootstrap draws from its own stream, distinct from the episode-seed stream of the same seed.
   const bootstrapSeed = (seed ^ 0x5eed_b007) >>> 0;
