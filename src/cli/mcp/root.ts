@@ -6,6 +6,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { GymflowError } from '../../core/errors.js';
+import { walkFiles } from '../../recorder/convert.js';
 
 /** A path a tool was given that lies outside the workspace root, or is not there. */
 export class WorkspacePathError extends GymflowError {
@@ -108,6 +109,46 @@ export class WorkspaceRoot {
       throw new WorkspacePathError(`${field}: ${p}: its directory ${relative(this.dir, parent) || '.'} does not exist (in ${this.dir})`);
     }
     if (!isWithin(this.real, realParent)) throw this.outside(p, field, realParent);
+    return abs;
+  }
+
+  /**
+   * A file inside the root when `spec` names one that exists ({@link input}), else `spec` itself as a name (a store
+   * ref or ref name); a path outside the root is refused either way.
+   */
+  async inputOrName(spec: string, field: string): Promise<string> {
+    const abs = this.lexical(spec, field);
+    const exists = await lstat(abs).then(
+      () => true,
+      () => false,
+    );
+    return exists ? this.input(spec, field) : spec;
+  }
+
+  /** A directory to create or use inside the root (an artifact store): {@link input} when it exists, else {@link output}. */
+  async directory(p: string, field: string): Promise<string> {
+    const abs = this.lexical(p, field);
+    const exists = await lstat(abs).then(
+      () => true,
+      () => false,
+    );
+    return exists ? this.input(p, field) : this.output(p, field);
+  }
+
+  /**
+   * An existing file or directory inside the root ({@link input}); for a directory, every file a recursive walk
+   * meets (links followed, as the recorder's walk follows them) must resolve inside the root too.
+   *
+   * @throws WorkspacePathError naming `field` and the first file whose link leads out.
+   */
+  async inputTree(p: string, field: string): Promise<string> {
+    const abs = await this.input(p, field);
+    if (!(await lstat(await realpath(abs))).isDirectory()) return abs;
+    for await (const file of walkFiles(abs)) {
+      const real = await realpath(file).catch(() => undefined);
+      if (real === undefined) throw new WorkspacePathError(`${field}: ${this.show(file)} (in ${p}) is a link to nothing (or to a place outside the root)`);
+      if (!isWithin(this.real, real)) throw this.outside(this.show(file), `${field} (in ${p})`, real);
+    }
     return abs;
   }
 
