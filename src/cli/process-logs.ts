@@ -3,6 +3,7 @@
  * validate (the trajectory schema and content id), score (the reward layers configured). `gymflow record process`
  * and the MCP tools `process_log` / `process_logs_batch` run it.
  */
+import { setImmediate } from 'node:timers/promises';
 import { GymflowError, SchemaError } from '../core/errors.js';
 import { checkTrajectory, type Trajectory } from '../core/trajectory.js';
 import type { ConversionItem, ConversionProblem, ConvertOptions } from '../recorder/adapter.js';
@@ -80,6 +81,8 @@ export async function processLogs(path: string, out: string, options: ProcessLog
   };
   async function* scored(): AsyncGenerator<ConversionItem> {
     for await (const item of convertPath(path, options.convert ?? {}, { exclude: [out] })) {
+      // Scoring never waits on I/O: a turn of the event loop lets a cancellation (the signal) arrive.
+      if (options.signal !== undefined) await setImmediate();
       if (options.signal?.aborted === true) throw new GymflowError('CANCELLED', `process: cancelled after ${summary.scored} trajectories of ${path}`);
       if (isConversionProblem(item)) {
         yield item;

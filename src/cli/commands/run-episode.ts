@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { checkNewOutput, writeFileAtomically } from '../../core/output-file.js';
 import type { Agent } from '../../core/agent.js';
@@ -48,6 +49,9 @@ export async function runOneEpisode(o: OneEpisode): Promise<Trajectory> {
   const followed: Agent = {
     info: agent.info,
     act: async (ctx) => {
+      // A turn of the event loop first: the steps of an in-memory environment never wait on I/O, and the signal
+      // (a client's cancellation) could not arrive otherwise.
+      if (o.signal !== undefined) await setImmediate();
       if (o.signal?.aborted === true) throw new GymflowError('CANCELLED', `run-episode: cancelled after ${ctx.stepIndex} steps of ${o.agent} on ${o.env}`);
       if (ctx.stepIndex > 0) o.onStep?.(ctx.stepIndex);
       return agent.act(ctx);

@@ -101,7 +101,8 @@ async function toResult(ctx: ToolContext, tool: string, reply: ToolReply): Promi
 
 /**
  * Registers `tools` on `server`. A handler's error becomes a tool result with `isError` and the error's message (it
- * names the argument, or the file and line): the server itself never fails a call.
+ * names the argument, or the file and line): the server itself never fails a call. A call the client cancels stops
+ * at its next check of the signal; a log message (`notifications/message`, logger `gymflow`) says where.
  */
 export function registerTools(server: McpServer, ctx: ToolContext, tools: readonly ToolDefinition[]): void {
   for (const def of tools) {
@@ -122,7 +123,10 @@ export function registerTools(server: McpServer, ctx: ToolContext, tools: readon
         try {
           return await toResult(ctx, def.name, await def.run(args as z.output<typeof def.input>, call));
         } catch (err) {
-          return { content: [{ type: 'text', text: `${def.name}: ${errorText(err)}` }], isError: true };
+          const text = `${def.name}: ${errorText(err)}`;
+          // A cancelled call gets no reply: the log says where it stopped (its work is abandoned, nothing half-written).
+          if (extra.signal.aborted) server.sendLoggingMessage({ level: 'notice', logger: 'gymflow', data: `cancelled: ${text}` }, extra.sessionId).catch(() => undefined);
+          return { content: [{ type: 'text', text }], isError: true };
         }
       },
     );

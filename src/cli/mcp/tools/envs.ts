@@ -2,6 +2,7 @@
  * Environment and evaluation tools: the registered environments, one episode, an evaluation, a comparison of
  * evaluations. Each is `gymflow envs` / `run-episode` / `eval` / `compare`'s function.
  */
+import { setImmediate } from 'node:timers/promises';
 import { z } from 'zod';
 import { ConfigError } from '../../../core/errors.js';
 import { checkNewOutput, writeFileAtomically } from '../../../core/output-file.js';
@@ -142,7 +143,12 @@ export function envTools(): ToolDefinition[] {
           resamples: args.resamples,
           confidence: args.confidence,
           signal,
-          onEpisode: (e) => progress(++done, total, `episode ${done}/${total}: ${e.taskId} ${e.success ? 'success' : 'failure'}`),
+          onEpisode: async (e) => {
+            progress(++done, total, `episode ${done}/${total}: ${e.taskId} ${e.success ? 'success' : 'failure'}`);
+            // Episodes of an in-memory environment never wait on I/O: without a turn of the event loop here the
+            // server would not read the client's cancellation (or any other request) until the evaluation ended.
+            await setImmediate();
+          },
           ...(envKwargs === undefined ? {} : { envKwargs }),
         });
         await writeFileAtomically(out, `${JSON.stringify(result, null, 2)}\n`, { replace: args.force });

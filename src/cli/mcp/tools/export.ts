@@ -1,6 +1,7 @@
 /**
  * The dataset export tool: `gymflow export`'s function.
  */
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { EXPORT_FORMATS, RECORD_FORMATS } from '../../../hub/export/schemas.js';
@@ -14,6 +15,8 @@ export async function storeOf(ctx: ToolContext, given: string | undefined): Prom
   if (given !== undefined) return ctx.root.directory(given, 'store');
   const fromEnv = process.env[STORE_ENV_VAR];
   if (fromEnv) return ctx.root.directory(fromEnv, `$${STORE_ENV_VAR}`);
+  // `.gymflow` is made when missing (a link there that leads out is still refused).
+  await mkdir(join(ctx.root.dir, '.gymflow'), { recursive: true });
   return ctx.root.directory(join('.gymflow', 'store'), 'store');
 }
 

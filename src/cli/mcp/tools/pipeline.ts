@@ -86,7 +86,7 @@ export function pipelineTools(): ToolDefinition[] {
         description:
           name === 'pause'
             ? 'Pauses a run before its next stage (the running activity finishes first). changed says whether it was running unpaused.'
-            : 'Resumes a paused run. changed says whether it was paused.',
+            : 'Resumes a paused run: it goes on with its next stage. changed says whether it was paused.',
         input: z.object({ workflow_id: workflowId, ...temporalFields }).strict(),
         annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
         async run(args, { ctx }) {
