@@ -22,7 +22,7 @@ export interface ProcessLogsOptions {
   /** Replace an existing output file (default: an error, as the CLI's outputs). */
   replace?: boolean;
   /** After each trajectory scored: how many so far. */
-  onTrajectory?: (scored: number, trajectory: Trajectory) => void;
+  onTrajectory?: (scored: number, trajectory: Trajectory) => void | Promise<void>;
   /** Stops before the next trajectory: nothing is written, a `CANCELLED` error. */
   signal?: AbortSignal;
 }
@@ -104,7 +104,7 @@ export async function processLogs(path: string, out: string, options: ProcessLog
       const t = await scoreTrajectory(valid, options.score);
       summary.scored += 1;
       summary.trajectories.push({ id: t.id, task: t.task.id, file: sourceFile(t), steps: t.steps.length, success: t.outcome.success, reward: t.reward?.total ?? null });
-      options.onTrajectory?.(summary.scored, t);
+      await options.onTrajectory?.(summary.scored, t);
       yield t;
     }
   }

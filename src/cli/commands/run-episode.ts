@@ -33,7 +33,7 @@ export interface OneEpisode {
   /** The environment's keyword arguments, already checked ({@link checkedEnvKwargs}). */
   kwargs?: Record<string, unknown>;
   /** After each step: steps taken so far. */
-  onStep?: (steps: number) => void;
+  onStep?: (steps: number) => void | Promise<void>;
   /** Stops the episode before the agent's next action (a `CANCELLED` error). */
   signal?: AbortSignal;
 }
@@ -53,14 +53,14 @@ export async function runOneEpisode(o: OneEpisode): Promise<Trajectory> {
       // (a client's cancellation) could not arrive otherwise.
       if (o.signal !== undefined) await setImmediate();
       if (o.signal?.aborted === true) throw new GymflowError('CANCELLED', `run-episode: cancelled after ${ctx.stepIndex} steps of ${o.agent} on ${o.env}`);
-      if (ctx.stepIndex > 0) o.onStep?.(ctx.stepIndex);
+      if (ctx.stepIndex > 0) await o.onStep?.(ctx.stepIndex);
       return agent.act(ctx);
     },
     ...(agent.reset ? { reset: (task: TaskInfo, seed: number | undefined) => agent.reset?.(task, seed) } : {}),
   };
   try {
     const t = await runEpisode(env, followed, { envId: o.env, ...defined({ seed: o.seed, task: o.task }) });
-    o.onStep?.(t.steps.length);
+    await o.onStep?.(t.steps.length);
     return t;
   } finally {
     await env.close();

@@ -191,7 +191,7 @@ export function maskTimings(observation: string): string {
 /** What a caller of {@link replayTrajectory} may follow and stop it with. */
 export interface ReplayHooks {
   /** After each replayed step: steps replayed, steps in the trajectory. */
-  onStep?: (replayed: number, steps: number) => void;
+  onStep?: (replayed: number, steps: number) => void | Promise<void>;
   /** Stops the replay before its next step (a `CANCELLED` error). */
   signal?: AbortSignal;
 }
@@ -219,7 +219,7 @@ export async function replayTrajectory(t: Trajectory, tasksFile?: string, exact 
       if (hooks.signal?.aborted === true) throw new GymflowError('CANCELLED', `replay: cancelled after ${replayed} of ${t.steps.length} steps`);
       const ts = await env.step(step.action);
       replayed += 1;
-      hooks.onStep?.(replayed, t.steps.length);
+      await hooks.onStep?.(replayed, t.steps.length);
       const same = exact ? ts.observation === step.observation : maskTimings(ts.observation) === maskTimings(step.observation);
       if (!same) {
         return {

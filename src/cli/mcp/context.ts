@@ -37,8 +37,11 @@ export interface ToolCall {
   ctx: ToolContext;
   /** Aborted when the client cancels the call (or the connection goes). */
   signal: AbortSignal;
-  /** Sends a progress notification when the client asked for them (a no-op otherwise). */
-  progress(done: number, total?: number, message?: string): void;
+  /**
+   * Sends a progress notification when the client asked for them (a no-op otherwise). Await it where the caller can:
+   * a notification still on its way when the result goes out may arrive after it, and a client drops it then.
+   */
+  progress(done: number, total?: number, message?: string): Promise<void>;
 }
 
 /** A tool's answer: one line for the model, and the data (an object). */
@@ -114,10 +117,10 @@ export function registerTools(server: McpServer, ctx: ToolContext, tools: readon
         const call: ToolCall = {
           ctx,
           signal: extra.signal,
-          progress(done, total, message) {
+          async progress(done, total, message) {
             if (token === undefined || extra.signal.aborted) return;
             const params = { progressToken: token, progress: done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) };
-            extra.sendNotification({ method: 'notifications/progress', params }).catch(() => undefined);
+            await extra.sendNotification({ method: 'notifications/progress', params }).catch(() => undefined);
           },
         };
         try {

@@ -144,7 +144,7 @@ export function envTools(): ToolDefinition[] {
           confidence: args.confidence,
           signal,
           onEpisode: async (e) => {
-            progress(++done, total, `episode ${done}/${total}: ${e.taskId} ${e.success ? 'success' : 'failure'}`);
+            await progress(++done, total, `episode ${done}/${total}: ${e.taskId} ${e.success ? 'success' : 'failure'}`);
             // Episodes of an in-memory environment never wait on I/O: without a turn of the event loop here the
             // server would not read the client's cancellation (or any other request) until the evaluation ended.
             await setImmediate();

@@ -60,7 +60,7 @@ export function recorderTools(): ToolDefinition[] {
         async function* items(): AsyncGenerator<ConversionItem> {
           for await (const item of convertPath(path, { ...(args.format === undefined ? {} : { format: args.format }), ...(args.model === undefined ? {} : { model: args.model }) }, { exclude: [out] })) {
             if (signal.aborted) throw new GymflowError('CANCELLED', `convert_logs: cancelled after ${converted} trajectories`);
-            if (!isConversionProblem(item)) progress(++converted, undefined, `${converted} trajectories`);
+            if (!isConversionProblem(item)) await progress(++converted, undefined, `${converted} trajectories`);
             yield item;
           }
         }
