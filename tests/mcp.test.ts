@@ -258,9 +258,10 @@ describe.each([
     expect(batch.trajectories[0]?.file).toMatch(/^logs\//);
     expectProgress(progress, batch.scored, undefined);
 
-    const rubrics = await call<{ rubrics: { domain: string; source: string }[] }>(c, 'list_rubrics', { domain: 'coding' });
-    expect(rubrics.rubrics.length).toBeGreaterThan(0);
+    const rubrics = await call<{ rubrics: { domain: string; layer: string; name: string }[] }>(c, 'list_rubrics', { domain: 'coding' });
     expect(rubrics.rubrics.every((r) => r.domain === 'coding')).toBe(true);
+    expect(rubrics.rubrics.filter((r) => r.layer === 'rules').map((r) => r.name)).toEqual(['redundancy', 'regression', 'informationUse', 'efficiency']);
+    expect(rubrics.rubrics.filter((r) => r.layer === 'judge').map((r) => r.name)).toContain('goalProgress');
     const board = await call<{ rows: { key: string; n: number }[] }>(c, 'reward_leaderboard', { file: 'scored.jsonl', by: 'agent' });
     expect(board.rows.reduce((a, r) => a + r.n, 0)).toBe(batch.scored);
 

@@ -11,7 +11,7 @@ import type { LlmJudge } from '../../reward/judge/llm-judge.js';
 import type { ScoreOptions } from '../../reward/types.js';
 import { defined } from '../../core/defined.js';
 import { createJudge, parseJudgeConfig } from '../../reward/judge/config.js';
-import { listRubrics } from '../../reward/judge/rubrics.js';
+import { allRubrics } from '../../reward/rubric-list.js';
 import { leaderboard, type LeaderboardGrouping } from '../../reward/leaderboard.js';
 import { OnnxRewardModel } from '../../reward/learned/onnx-reward-model.js';
 import { buildPreferences } from '../../reward/preferences.js';
@@ -294,13 +294,13 @@ export function rewardCommand(program: Command): void {
 
   reward
     .command('rubrics')
-    .description('the judge rubrics of each domain, with their weights')
+    .description("every rubric of each domain, layer by layer (the outcome, the rule layer's, the judge's), with their weights")
     .option('--domain <name>', 'one domain only')
     .option('--json', 'print JSON')
     .action((opts: { domain?: string; json?: boolean }) => {
       const profiles = opts.domain ? [getProfile(opts.domain)] : listProfiles();
-      const rows = profiles.flatMap((p) => listRubrics(p).map((r) => ({ domain: p.name, ...r })));
+      const rows = profiles.flatMap((p) => allRubrics(p).map((r) => ({ domain: p.name, ...r })));
       if (opts.json) return printJson(rows);
-      console.log(formatTable(rows, [{ key: 'domain' }, { key: 'name', header: 'rubric' }, { key: 'weight', align: 'right' }, { key: 'source' }, { key: 'description' }]));
+      console.log(formatTable(rows, [{ key: 'domain' }, { key: 'layer' }, { key: 'name', header: 'rubric' }, { key: 'weight', align: 'right' }, { key: 'source' }, { key: 'description' }]));
     });
 }

@@ -10,7 +10,7 @@ import { getProfile, listProfiles } from '../../../core/profiles/index.js';
 import { checkTrajectory, type Trajectory } from '../../../core/trajectory.js';
 import { fitCalibrationFromFiles, readTrajectoriesFile, saveCalibration } from '../../../reward/calibration/index.js';
 import { JudgeConfigSchema } from '../../../reward/judge/config.js';
-import { listRubrics } from '../../../reward/judge/rubrics.js';
+import { allRubrics } from '../../../reward/rubric-list.js';
 import { leaderboard } from '../../../reward/leaderboard.js';
 import { buildPreferences } from '../../../reward/preferences.js';
 import { scoreTrajectory } from '../../../reward/score.js';
@@ -263,7 +263,7 @@ export function rewardTools(): ToolDefinition[] {
         } catch (err) {
           throw new ConfigError(`domain: ${(err as Error).message}`);
         }
-        const rows = profiles.flatMap((p) => listRubrics(p).map((r) => ({ domain: p.name, ...r })));
+        const rows = profiles.flatMap((p) => allRubrics(p).map((r) => ({ domain: p.name, ...r })));
         return { summary: `${rows.length} rubrics over ${profiles.length} domain(s)`, data: { rubrics: rows } };
       },
     }),
