@@ -126,6 +126,30 @@ describe('gymflow CLI', { timeout: 240_000 }, () => {
     expect(gymflow('record', 'validate', out).stdout).toContain('2/2 valid trajectories');
   });
 
+  it('validates an agent log against its format, and processes logs (convert, validate, score) in one pass', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
+    const fixtures = process.env.GYMFLOW_FIXTURES ?? join(PACKAGE_ROOT, '..', 'shared', 'fixtures', 'agent-logs');
+    const log = join(fixtures, 'claude-code', 'session-v2.1.17-permission-denials.jsonl');
+    const valid = gymflow('record', 'validate', log);
+    expect([valid.status, valid.stdout.trim()]).toEqual([0, `${log}: 1/1 claude-code trajectories converted, 0 problem(s)`]);
+    const broken = join(dir, 'session.jsonl');
+    const lines = readFileSync(log, 'utf8').split('\n');
+    lines[5] = '{oops';
+    writeFileSync(broken, lines.join('\n'));
+    const bad = gymflow('record', 'validate', broken, '--format', 'claude-code', '--json');
+    expect(bad.status).toBe(1);
+    expect((JSON.parse(bad.stdout) as { problems: unknown[] }).problems).toContainEqual(expect.objectContaining({ file: broken, line: 6, path: '$', severity: 'error' }));
+    expect(gymflow('record', 'validate', log, '--format', 'nope').stderr).toMatch(/--format nope: unknown format; known: gymflow/);
+
+    const out = join(dir, 'scored.jsonl');
+    const processed = gymflow('record', 'process', join(fixtures, 'swe-agent'), '--domain', 'coding', '-o', out, '--json');
+    expect(processed.status).toBe(0);
+    expect(JSON.parse(processed.stdout)).toMatchObject({ scored: 4, written: true, errors: 0 });
+    const scored = readFileSync(out, 'utf8').trim().split('\n').map((l) => parseTrajectory(JSON.parse(l), out));
+    expect(scored.every((t) => typeof t.reward?.total === 'number')).toBe(true);
+    expect(gymflow('record', 'process', join(fixtures, 'swe-agent'), '--domain', 'coding', '-o', out).stderr).toMatch(/already exists|--force/);
+  });
+
   it('never lets a conversion overwrite its input or lose an earlier output, and says what went wrong', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gymflow-cli-'));
     const fixtures = process.env.GYMFLOW_FIXTURES ?? join(PACKAGE_ROOT, '..', 'shared', 'fixtures', 'agent-logs');

@@ -74,16 +74,17 @@ export function envKwargsOf(opts: EnvKwargsOpts): Record<string, unknown> | unde
  * The keyword arguments of {@link envKwargsOf}, checked by making (and closing) the environment with them once,
  * before any episode: one the environment refuses fails naming the options it came from.
  *
+ * @param names How the two options are named in the error (the CLI's flags by default).
  * @throws ConfigError `--env-kwargs/--user: …` with the environment's own message.
  */
-export async function checkedEnvKwargs(envId: string, opts: EnvKwargsOpts): Promise<Record<string, unknown> | undefined> {
+export async function checkedEnvKwargs(envId: string, opts: EnvKwargsOpts, names: { envKwargs: string; user: string } = { envKwargs: '--env-kwargs', user: '--user' }): Promise<Record<string, unknown> | undefined> {
   const kwargs = envKwargsOf(opts);
   if (kwargs === undefined) return undefined;
   let env;
   try {
     env = make(envId, { kwargs });
   } catch (err) {
-    const given = [opts.envKwargs === undefined ? [] : [`--env-kwargs '${JSON.stringify(opts.envKwargs)}'`], opts.user === undefined ? [] : [`--user ${opts.user}`]].flat().join(' ');
+    const given = [opts.envKwargs === undefined ? [] : [`${names.envKwargs} '${JSON.stringify(opts.envKwargs)}'`], opts.user === undefined ? [] : [`${names.user} ${opts.user}`]].flat().join(' ');
     throw new ConfigError(`${given}: ${(err as Error).message}`);
   }
   await env.close();

@@ -51,6 +51,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/demo.js')).demoCommand,
   },
   { name: 'dev', term: 'dev [options]', description: 'run a local Temporal dev server (SQLite under .gymflow/, Web UI) and the CPU and GPU workers until Ctrl-C', load: async () => (await import('./commands/dev.js')).devCommand },
+  {
+    name: 'mcp',
+    term: 'mcp [options]',
+    description: "serve gymflow's tools to LLM agents over MCP: stdio (default) or Streamable HTTP (--http); see docs/mcp.md",
+    load: async () => (await import('./commands/mcp.js')).mcpCommand,
+  },
   { name: 'pipeline', term: 'pipeline', description: 'start, watch and steer training runs on Temporal (see docs/operations.md)', load: async () => (await import('./commands/pipeline.js')).pipelineCommand },
 ];
 

@@ -55,6 +55,8 @@ export interface EvaluateOptions {
    * `finished`): not run again, measured from their trajectories.
    */
   resume?: ReadonlyMap<number, Trajectory>;
+  /** Stops starting episodes (those running finish); the evaluation then fails with a `CANCELLED` error. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -160,7 +162,11 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalResult> {
         await agent?.close?.();
       }
     },
+    ...defined({ signal: options.signal }),
   });
+  if (options.signal?.aborted === true) {
+    throw new GymflowError('CANCELLED', `evaluate: cancelled after ${records.filter((r) => r !== undefined).length} of ${plans.length} episodes of ${options.agent} on ${options.envId}`);
+  }
   const episodes = records as EpisodeRecord[];
   // The bootstrap draws from its own stream, distinct from the episode-seed stream of the same seed.
   const bootstrapSeed = (seed ^ 0x5eed_b007) >>> 0;

@@ -1,10 +1,10 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { convertFixture } from './__fixtures__/fixtures.js';
+import { convertFixture, fixture } from './__fixtures__/fixtures.js';
 import { openAiChatAdapter } from './adapters/openai-chat.js';
-import { formatValidationReport, validateFile } from './validate.js';
+import { formatValidationReport, validateFile, validateLog } from './validate.js';
 
 describe('validateFile', () => {
   it('reports every problem as file:line $.path: message', async () => {
@@ -33,3 +33,29 @@ describe('validateFile', () => {
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('validateLog', () => {
+  it('checks an agent log against its detected format, and a broken line by file, line and path', async () => {
+    const session = fixture('claude-code/session-v2.1.17-permission-denials.jsonl');
+    expect(await validateLog(session)).toMatchObject({ format: 'claude-code', records: 1, valid: 1, problems: [] });
+    const dir = await mkdtemp(join(tmpdir(), 'gymflow-validate-log-'));
+    const broken = join(dir, 'session.jsonl');
+    const lines = (await readFile(session, 'utf8')).split('\n');
+    lines[5] = '{oops';
+    await writeFile(broken, lines.join('\n'));
+    const report = await validateLog(broken, { format: 'claude-code' });
+    expect(report.format).toBe('claude-code');
+    expect(report.problems.find((p) => p.severity === 'error')).toMatchObject({ file: broken, line: 6, path: '$' });
+  });
+
+  it('validates gymflow JSONL (and what no adapter recognises) line by line, and a directory by its files', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gymflow-validate-log-'));
+    await writeFile(join(dir, 'x.jsonl'), '{"not": "a trajectory"}\n');
+    const report = await validateLog(join(dir, 'x.jsonl'));
+    expect(report).toMatchObject({ format: 'gymflow', records: 1, valid: 0 });
+    expect(report.problems[0]).toMatchObject({ line: 1 });
+    const all = await validateLog(fixture('swe-agent'));
+    expect(all).toMatchObject({ format: null, records: 4, valid: 4 });
+    await expect(validateLog(fixture('swe-agent'), { signal: AbortSignal.abort() })).rejects.toThrow(/validate: cancelled after 0 trajectories/);
+  });
+});

@@ -67,7 +67,7 @@ export async function loadEvalResult(file: string, storeRoot?: string): Promise<
  * Labels for the results: agent specs; file names where two results share a spec; `spec#k` (compare's
  * default) when the file names collide too.
  */
-function labelsFor(files: readonly string[], results: readonly EvalResult[]): string[] | undefined {
+export function labelsFor(files: readonly string[], results: readonly EvalResult[]): string[] | undefined {
   const distinct = (xs: readonly string[]): boolean => new Set(xs).size === xs.length;
   const agents = results.map((r) => r.agent);
   if (distinct(agents)) return agents;

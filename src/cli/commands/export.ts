@@ -5,7 +5,7 @@ import { registryToolLookup } from '../../core/chat/tool-lookup.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import { ExportError } from '../../hub/errors.js';
 import { resolvePairs } from '../../hub/export/dpo.js';
-import { exportDataset, type ExportOptions } from '../../hub/export/export.js';
+import { exportDataset, type ExportOptions, type ExportReport } from '../../hub/export/export.js';
 import { loadTrajectoriesFrom } from '../../hub/export/input.js';
 import { EXPORT_FORMATS, RECORD_FORMATS, type ExportFormat, type RecordFormat } from '../../hub/export/schemas.js';
 import { parseSplitSpec } from '../../hub/export/select.js';
@@ -16,7 +16,8 @@ import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
 import { openStore, withStoreOption } from './store.js';
 import { defined } from '../../core/defined.js';
 
-interface ExportOpts {
+/** The options of `gymflow export` (and of {@link runExport}). */
+export interface ExportOpts {
   format: ExportFormat;
   record?: RecordFormat;
   in: string[];
@@ -58,6 +59,76 @@ async function isFile(p: string): Promise<boolean> {
   }
 }
 
+/** What {@link runExport} did: the report, and the ref of the stored dataset (with `name`). */
+export interface ExportRun {
+  report: ExportReport;
+  ref: string | undefined;
+}
+
+/**
+ * `gymflow export`'s work (the MCP tool `export_dataset` runs it too): reads the inputs (files, or store refs and
+ * names), builds DPO pairs when asked, writes the dataset, and stores it under `name` when given.
+ */
+export async function runExport(opts: Omit<ExportOpts, 'json'>): Promise<ExportRun> {
+  if (opts.record !== undefined && opts.format !== 'hf') throw new ExportError('--record is only for --format hf (the other formats are their own record format)');
+  const areFiles = await Promise.all(opts.in.map(isFile));
+  const needsStore = opts.name !== undefined || !areFiles.every(Boolean);
+  const store: ArtifactStore | undefined = needsStore
+    ? await openStore(opts, opts.name !== undefined).catch((err: unknown) => {
+        // Most often a mistyped file name, which was then looked up as a ref name.
+        const spec = opts.in[areFiles.indexOf(false)];
+        throw spec === undefined ? err : new ExportError(`--in ${spec}: not a file, and not a ref in a store (${(err as Error).message})`);
+      })
+    : undefined;
+  // The name, like the output, replaces nothing unless forced; checked before the inputs are stored.
+  if (store && opts.name !== undefined) await store.checkNewName(opts.name, { force: opts.force === true });
+  const trajectories: Trajectory[] = [];
+  const parents: string[] = [];
+  const sources: string[] = [];
+  const files: string[] = [];
+  for (const spec of opts.in) {
+    const { trajectories: ts, source } = await loadTrajectoriesFrom(spec, store);
+    trajectories.push(...ts);
+    sources.push(source.kind === 'ref' ? source.ref : source.path);
+    if (source.kind === 'file') files.push(source.path);
+    if (source.kind === 'ref') parents.push(source.ref);
+    else if (store && opts.name !== undefined) parents.push((await store.putFile(source.path, { kind: 'trajectories' })).ref);
+  }
+  const filters = {
+    ...(opts.successOnly ? { successOnly: true } : {}),
+    ...defined({ minReward: opts.minReward, maxSteps: opts.maxSteps }),
+  };
+  const options: ExportOptions = {
+    format: opts.format,
+    trajectories,
+    out: opts.out,
+    inputs: files,
+    filters,
+    seed: opts.seed,
+    tools: registryToolLookup(),
+    source: sources.join(', '),
+    ...defined({ record: opts.record }),
+    ...(opts.splitByTask === undefined ? {} : { splits: parseSplitSpec(opts.splitByTask) }),
+    ...defined({ top: opts.top }),
+    ...(opts.dedup ? { dedup: true } : {}),
+    ...(opts.force ? { force: true } : {}),
+    ...defined({ shardSize: opts.shardSize }),
+    pairs: (ts) =>
+      resolvePairs(
+        ts,
+        buildPreferences(ts, { minMargin: opts.minMargin, ...defined({ maxPairsPerTask: opts.maxPairsPerTask }) }).pairs,
+      ),
+  };
+  const report = await exportDataset(options);
+  let stored: string | undefined;
+  if (store && opts.name !== undefined) {
+    const put = { kind: 'dataset', parents, name: opts.name, meta: { format: report.format, record: report.record, splits: report.splits } };
+    const entry = (await isFile(report.out)) ? await store.putFile(report.out, put) : await putTree(store, report.out, put);
+    stored = entry.ref;
+  }
+  return { report, ref: stored };
+}
+
 /**
  * `gymflow export`: trajectories (JSONL files or store refs) → an SFT, DPO, RL, benchmark or Hugging
  * Face dataset. For `dpo` the command first builds preference pairs with the reward layer's
@@ -84,62 +155,7 @@ export function exportCommand(program: Command): void {
     .option('--name <name>', 'also store the output as a dataset artifact under this ref name, a new one unless --force (lineage: its inputs)')
     .option('--json', 'print the report as JSON')
     .action(async (opts: ExportOpts) => {
-      if (opts.record !== undefined && opts.format !== 'hf') throw new ExportError('--record is only for --format hf (the other formats are their own record format)');
-      const areFiles = await Promise.all(opts.in.map(isFile));
-      const needsStore = opts.name !== undefined || !areFiles.every(Boolean);
-      const store: ArtifactStore | undefined = needsStore
-        ? await openStore(opts, opts.name !== undefined).catch((err: unknown) => {
-            // Most often a mistyped file name, which was then looked up as a ref name.
-            const spec = opts.in[areFiles.indexOf(false)];
-            throw spec === undefined ? err : new ExportError(`--in ${spec}: not a file, and not a ref in a store (${(err as Error).message})`);
-          })
-        : undefined;
-      // The name, like the output, replaces nothing unless forced; checked before the inputs are stored.
-      if (store && opts.name !== undefined) await store.checkNewName(opts.name, { force: opts.force === true });
-      const trajectories: Trajectory[] = [];
-      const parents: string[] = [];
-      const sources: string[] = [];
-      const files: string[] = [];
-      for (const spec of opts.in) {
-        const { trajectories: ts, source } = await loadTrajectoriesFrom(spec, store);
-        trajectories.push(...ts);
-        sources.push(source.kind === 'ref' ? source.ref : source.path);
-        if (source.kind === 'file') files.push(source.path);
-        if (source.kind === 'ref') parents.push(source.ref);
-        else if (store && opts.name !== undefined) parents.push((await store.putFile(source.path, { kind: 'trajectories' })).ref);
-      }
-      const filters = {
-        ...(opts.successOnly ? { successOnly: true } : {}),
-        ...defined({ minReward: opts.minReward, maxSteps: opts.maxSteps }),
-      };
-      const options: ExportOptions = {
-        format: opts.format,
-        trajectories,
-        out: opts.out,
-        inputs: files,
-        filters,
-        seed: opts.seed,
-        tools: registryToolLookup(),
-        source: sources.join(', '),
-        ...defined({ record: opts.record }),
-        ...(opts.splitByTask === undefined ? {} : { splits: parseSplitSpec(opts.splitByTask) }),
-        ...defined({ top: opts.top }),
-        ...(opts.dedup ? { dedup: true } : {}),
-        ...(opts.force ? { force: true } : {}),
-        ...defined({ shardSize: opts.shardSize }),
-        pairs: (ts) =>
-          resolvePairs(
-            ts,
-            buildPreferences(ts, { minMargin: opts.minMargin, ...defined({ maxPairsPerTask: opts.maxPairsPerTask }) }).pairs,
-          ),
-      };
-      const report = await exportDataset(options);
-      let stored: string | undefined;
-      if (store && opts.name !== undefined) {
-        const put = { kind: 'dataset', parents, name: opts.name, meta: { format: report.format, record: report.record, splits: report.splits } };
-        const entry = (await isFile(report.out)) ? await store.putFile(report.out, put) : await putTree(store, report.out, put);
-        stored = entry.ref;
-      }
+      const { report, ref: stored } = await runExport(opts);
       if (opts.json) return printJson({ ...report, ref: stored ?? null });
       const splits = Object.entries(report.splits)
         .map(([s, n]) => `${s}=${n}`)

@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowExecutionDescription, type WorkflowExecutionInfo, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
@@ -69,7 +69,7 @@ export async function withClient<T>(opts: ConnectOptions, fn: (client: Client, w
  * Turns "workflow not found" into an error that names the id, namespace and address — or, when the run
  * exists but has closed (signals to a closed run fail the same way), says that it has.
  */
-async function orNotFound<T>(client: Client, id: string, where: { address: string; namespace: string }, fn: () => Promise<T>, action?: string): Promise<T> {
+export async function orNotFound<T>(client: Client, id: string, where: { address: string; namespace: string }, fn: () => Promise<T>, action?: string): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -154,6 +154,49 @@ export async function forkSource(client: Client, workflowId: string, where: { ad
   const answer = await askStatus(client, workflowId, 15_000, described.taskQueue);
   for (const h of answer.status?.history ?? []) byIteration.set(h.iteration, h);
   return { workflowId, type: described.type, config, history: [...byIteration.values()].sort((x, y) => x.iteration - y.iteration) };
+}
+
+/** A run as `pipeline status` shows it: the execution, and its `pipeline_status` answer or why there is none. */
+export async function describeRun(client: Client, id: string, where: { address: string; namespace: string }): Promise<{ described: WorkflowExecutionDescription; status: PipelineStatus | undefined; problem: string | undefined }> {
+  const described = await orNotFound(client, id, where, () => client.workflow.getHandle(id).describe());
+  const { status, problem } = await orNotFound(client, id, where, () => askStatus(client, id, 15_000, described.taskQueue));
+  return { described, status, problem };
+}
+
+/**
+ * Sends `pause` or `resume` to a run. A signal that changes nothing is still sent (the run may change meanwhile);
+ * `changed` says whether it did, when the run answered `pipeline_status` before.
+ */
+export async function signalPipeline(client: Client, id: string, where: { address: string; namespace: string }, name: 'pause' | 'resume'): Promise<{ workflowId: string; signal: 'pause' | 'resume'; changed?: boolean }> {
+  const before = (await orNotFound(client, id, where, () => askStatus(client, id, 5000))).status;
+  await orNotFound(client, id, where, () => client.workflow.getHandle(id).signal(name === 'pause' ? pauseSignal : resumeSignal), name);
+  const unchanged = before === undefined ? undefined : name === 'pause' ? before.paused : !before.paused;
+  return { workflowId: id, signal: name, ...(unchanged === undefined ? {} : { changed: !unchanged }) };
+}
+
+/**
+ * Sends `cancel` to a run (`finish`: the running activity completes first; `abort`: it is cancelled), and with
+ * `wait` waits until the run has stopped. `note` says when an earlier cancel makes this one change nothing.
+ */
+export async function cancelPipeline(
+  client: Client,
+  id: string,
+  where: { address: string; namespace: string },
+  request: { mode: 'finish' | 'abort'; reason?: string },
+  wait: boolean,
+): Promise<{ workflowId: string; signal: 'cancel'; mode: 'finish' | 'abort'; reason?: string; status?: string; note?: string }> {
+  const handle = client.workflow.getHandle(id);
+  const earlier = (await orNotFound(client, id, where, () => askStatus(client, id, 5000))).status?.cancel;
+  await orNotFound(client, id, where, () => handle.signal(cancelSignal, request), 'cancel');
+  // Only a graceful cancel followed by an abort changes anything once a cancel was requested.
+  const note =
+    earlier === undefined ? undefined : earlier.mode === 'finish' && request.mode === 'abort' ? 'it turns the earlier graceful cancel into an abort' : `a ${earlier.mode} cancel was already requested at ${earlier.requestedAt}, so nothing changes`;
+  let final: string | undefined;
+  if (wait) {
+    await handle.result().catch(() => undefined);
+    final = (await handle.describe()).status.name;
+  }
+  return { workflowId: id, signal: 'cancel', ...request, ...defined({ status: final, note }) };
 }
 
 /** gRPC's status code of a call that ran out of time (`@grpc/grpc-js` `status.DEADLINE_EXCEEDED`). */
@@ -527,8 +570,7 @@ export function pipelineCommand(program: Command): void {
     .option('--json', 'print the raw pipeline_status as JSON')
     .action(async (id: string, opts: ConnectOptions & { json?: boolean }) => {
       await withClient(opts, async (client, where) => {
-        const described = await orNotFound(client, id, where, () => client.workflow.getHandle(id).describe());
-        const { status, problem } = await orNotFound(client, id, where, () => askStatus(client, id, 15_000, described.taskQueue));
+        const { described, status, problem } = await describeRun(client, id, where);
         if (opts.json) return printJson({ workflowId: id, runId: described.runId, status: described.status.name, pipelineStatus: status ?? null, ...defined({ problem }) });
         if (status) console.log(formatStatus(status, described));
         else {
@@ -539,9 +581,9 @@ export function pipelineCommand(program: Command): void {
       });
     });
 
-  for (const [name, signal, what] of [
-    ['pause', pauseSignal, 'pause a run before its next stage (the running activity finishes)'],
-    ['resume', resumeSignal, 'resume a paused run'],
+  for (const [name, what] of [
+    ['pause', 'pause a run before its next stage (the running activity finishes)'],
+    ['resume', 'resume a paused run'],
   ] as const) {
     withConnect(pipeline.command(name))
       .description(what)
@@ -549,12 +591,9 @@ export function pipelineCommand(program: Command): void {
       .option('--json', 'print JSON')
       .action(async (id: string, opts: ConnectOptions & { json?: boolean }) => {
         await withClient(opts, async (client, where) => {
-          const before = (await orNotFound(client, id, where, () => askStatus(client, id, 5000))).status;
-          await orNotFound(client, id, where, () => client.workflow.getHandle(id).signal(signal), name);
-          // A signal that changes nothing is still sent (the run may change meanwhile), but the user hears it.
-          const unchanged = before === undefined ? undefined : name === 'pause' ? before.paused : !before.paused;
-          if (opts.json) printJson({ workflowId: id, signal: name, ...(unchanged === undefined ? {} : { changed: !unchanged }) });
-          else console.log(`sent ${name} to ${id}${unchanged ? `; it was ${name === 'pause' ? 'already paused' : 'not paused'}, so nothing changes` : ''}`);
+          const sent = await signalPipeline(client, id, where, name);
+          if (opts.json) printJson(sent);
+          else console.log(`sent ${name} to ${id}${sent.changed === false ? `; it was ${name === 'pause' ? 'already paused' : 'not paused'}, so nothing changes` : ''}`);
         });
       });
   }
@@ -568,20 +607,10 @@ export function pipelineCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: ConnectOptions & { abort?: boolean; reason?: string; wait?: boolean; json?: boolean }) => {
       await withClient(opts, async (client, where) => {
-        const handle = client.workflow.getHandle(id);
         const request = { mode: opts.abort ? ('abort' as const) : ('finish' as const), ...defined({ reason: opts.reason }) };
-        const earlier = (await orNotFound(client, id, where, () => askStatus(client, id, 5000))).status?.cancel;
-        await orNotFound(client, id, where, () => handle.signal(cancelSignal, request), 'cancel');
-        // Only a graceful cancel followed by an abort changes anything once a cancel was requested.
-        const note =
-          earlier === undefined ? '' : earlier.mode === 'finish' && request.mode === 'abort' ? '; it turns the earlier graceful cancel into an abort' : `; a ${earlier.mode} cancel was already requested at ${earlier.requestedAt}, so nothing changes`;
-        let final: string | undefined;
-        if (opts.wait) {
-          await handle.result().catch(() => undefined);
-          final = (await handle.describe()).status.name;
-        }
-        if (opts.json) printJson({ workflowId: id, signal: 'cancel', ...request, ...defined({ status: final }) });
-        else console.log(`sent cancel (${request.mode}) to ${id}${note}${final === undefined ? '' : `; it is now ${final}`}`);
+        const { note, ...sent } = await cancelPipeline(client, id, where, request, opts.wait === true);
+        if (opts.json) printJson(sent);
+        else console.log(`sent cancel (${request.mode}) to ${id}${note === undefined ? '' : `; ${note}`}${sent.status === undefined ? '' : `; it is now ${sent.status}`}`);
       });
     });
 

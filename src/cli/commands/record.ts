@@ -9,9 +9,12 @@ import { convertFile, convertPath } from '../../recorder/convert.js';
 import { detectFormat } from '../../recorder/detect.js';
 import { diffTrajectories, formatDiff } from '../../recorder/diff.js';
 import { adapterNames } from '../../recorder/registry.js';
-import { formatValidationReport, validateFile } from '../../recorder/validate.js';
+import { formatValidationReport, validateLog } from '../../recorder/validate.js';
+import { defined } from '../../core/defined.js';
+import { processLogs } from '../process-logs.js';
+import { loadScoring } from './reward.js';
 import { writeJsonl } from '../../recorder/write.js';
-import { parseInteger, printJson } from '../options.js';
+import { parseInteger, parsePositiveInteger, printJson } from '../options.js';
 
 /** `gymflow record …`: the trajectory format, and conversion of real agent logs into it. */
 export function recordCommand(program: Command): Command {
@@ -43,9 +46,7 @@ export function recordCommand(program: Command): Command {
     .option('--model <name>', 'model name for logs that do not record it')
     .option('--force', 'replace an existing -o file (by default an error)')
     .action(async (path: string, opts: { out: string; format?: string; model?: string; force?: boolean }) => {
-      if (opts.format !== undefined && !adapterNames().includes(opts.format)) {
-        throw new ConfigError(`--format ${opts.format}: unknown format; known: ${adapterNames().join(', ')}`);
-      }
+      checkFormat(opts.format);
       let errors = 0;
       const onProblem = (p: ConversionProblem): void => {
         if (p.severity === 'error') errors += 1;
@@ -63,17 +64,46 @@ export function recordCommand(program: Command): Command {
     });
 
   record
-    .command('validate <file>')
-    .description('validate a trajectory JSONL file: every problem with file, line and JSON path')
+    .command('validate <path>')
+    .description('validate a trajectory JSONL file, or an agent log against its format (detected, or --format): every problem with file, line and JSON path')
+    .option('--format <name>', `check against this format: ${adapterNames().join(', ')}`)
     .option('--json', 'print JSON')
-    .action(async (file: string, opts: { json?: boolean }) => {
-      const report = await validateFile(file);
+    .action(async (file: string, opts: { format?: string; json?: boolean }) => {
+      checkFormat(opts.format);
+      const report = await validateLog(file, defined({ format: opts.format }));
       if (opts.json) printJson(report);
       else {
         for (const line of formatValidationReport(report)) console.error(line);
-        console.log(`${file}: ${report.valid}/${report.records} valid trajectories, ${report.problems.length} problem(s)`);
+        const what = report.format === 'gymflow' ? 'valid trajectories' : `${report.format ?? 'agent-log'} trajectories converted`;
+        console.log(`${file}: ${report.valid}/${report.records} ${what}, ${report.problems.length} problem(s)`);
       }
-      if (report.problems.length > 0) process.exitCode = 1;
+      if (report.problems.some((p) => p.severity === 'error')) process.exitCode = 1;
+    });
+
+  record
+    .command('process <path>')
+    .description('convert an agent log (a file or a directory), validate and score its trajectories in one pass (rule layer; calibration when given)')
+    .requiredOption('--domain <name>', 'domain profile whose rubric weights apply (gymflow profiles); required')
+    .requiredOption('-o, --out <file>', 'scored JSONL, written atomically; left as it was when nothing converts')
+    .option('--format <name>', `force an adapter: ${adapterNames().join(', ')}`)
+    .option('--model <name>', 'model name for logs that do not record it')
+    .option('--calibration <file>', 'apply a calibration fitted by `gymflow reward calibrate`')
+    .option('--reference-steps <n>', 'reference solution length for the efficiency rule (default: the profile step budget)', parsePositiveInteger)
+    .option('--force', 'replace an existing -o file (by default an error)')
+    .option('--json', 'print the summary as JSON')
+    .action(async (path: string, opts: { domain: string; out: string; format?: string; model?: string; calibration?: string; referenceSteps?: number; force?: boolean; json?: boolean }) => {
+      checkFormat(opts.format);
+      await assertNotAnInput(opts.out, [path]);
+      await checkNewOutput(opts.out, { force: opts.force === true });
+      const scoring = await loadScoring({ domain: opts.domain, ...defined({ calibration: opts.calibration, referenceSteps: opts.referenceSteps }) });
+      const summary = await processLogs(path, opts.out, { convert: defined({ format: opts.format, model: opts.model }), score: scoring.options, replace: opts.force === true }).finally(() => scoring.release());
+      if (opts.json) printJson(summary);
+      else {
+        for (const p of summary.problems) console.error(formatProblem(p));
+        const where = summary.written ? ` into ${opts.out}` : `; nothing written to ${opts.out}`;
+        console.log(`scored ${summary.scored} trajectories from ${path}${where} (mean reward ${summary.meanReward === null ? '-' : summary.meanReward.toFixed(3)}); ${summary.problems.length} problem(s), ${summary.errors} error(s)`);
+      }
+      if (summary.errors > 0 || summary.scored === 0) process.exitCode = 1;
     });
 
   record
@@ -95,7 +125,17 @@ export function recordCommand(program: Command): Command {
 /** Problems quoted in full when a file has no trajectory at the index asked for. */
 const DIFF_PROBLEMS_SHOWN = 5;
 
-async function nthTrajectory(file: string, index: number): Promise<Trajectory> {
+/** A `--format` that no adapter has is an error naming the known ones. */
+export function checkFormat(format: string | undefined, flag = '--format'): void {
+  if (format !== undefined && !adapterNames().includes(format)) throw new ConfigError(`${flag} ${format}: unknown format; known: ${adapterNames().join(', ')}`);
+}
+
+/**
+ * The trajectory at `index` (0-based) of a file in any supported log format (a trajectory JSONL file too).
+ *
+ * @throws ConfigError naming the file, how many trajectories it has and its first problems, when there is none there.
+ */
+export async function nthTrajectory(file: string, index: number): Promise<Trajectory> {
   let i = 0;
   const problems: ConversionProblem[] = [];
   for await (const item of convertFile(file)) {

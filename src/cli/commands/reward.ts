@@ -6,9 +6,12 @@ import { stripBom } from '../../core/jsonl-file.js';
 import { assertNotAnInput, checkNewOutput, realPathOf, writeFileAtomically } from '../../core/output-file.js';
 import { getProfile, listProfiles } from '../../core/profiles/index.js';
 import { fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from '../../reward/calibration/index.js';
-import type { JudgeConfigInput } from '../../reward/judge/config.js';
+import type { JudgeConfig, JudgeConfigInput } from '../../reward/judge/config.js';
+import type { LlmJudge } from '../../reward/judge/llm-judge.js';
+import type { ScoreOptions } from '../../reward/types.js';
+import { defined } from '../../core/defined.js';
 import { createJudge, parseJudgeConfig } from '../../reward/judge/config.js';
-import { listRubrics } from '../../reward/judge/rubrics.js';
+import { allRubrics } from '../../reward/rubric-list.js';
 import { leaderboard, type LeaderboardGrouping } from '../../reward/leaderboard.js';
 import { OnnxRewardModel } from '../../reward/learned/onnx-reward-model.js';
 import { buildPreferences } from '../../reward/preferences.js';
@@ -90,6 +93,56 @@ function judgeConfigFrom(opts: ScoreOpts): JudgeConfigInput | undefined {
   return parseJudgeConfig(config, opts.judgeConfig ?? 'judge flags');
 }
 
+/** What {@link loadScoring} builds the reward layers from (the flags of `reward score`, the MCP tools' arguments). */
+export interface ScoringInput {
+  /** The domain profile whose rubric weights apply. */
+  domain: string;
+  /** The judge's configuration, validated by {@link parseJudgeConfig}; no judge without it. */
+  judge?: JudgeConfigInput;
+  /** Where `judge` came from, for its errors. */
+  judgeSource?: string;
+  /** A calibration file (`reward calibrate`). */
+  calibration?: string;
+  /** An ONNX reward model directory: the learned layer. */
+  rewardModel?: string;
+  /** The `learned` rubric's weight (default 0.2). */
+  learnedWeight?: number;
+  /** The efficiency rule's reference solution length. */
+  referenceSteps?: number;
+}
+
+/** The reward layers ready to score with, and what to release afterwards. */
+export interface Scoring {
+  options: ScoreOptions;
+  judge: LlmJudge | undefined;
+  judgeConfig: JudgeConfig | undefined;
+  /** Releases the learned model, if any. */
+  release(): Promise<void>;
+}
+
+/**
+ * The reward layers from their description: the profile, the judge (validated), the calibration, the learned model.
+ *
+ * @throws ConfigError / SchemaError naming the domain, the judge field or the file that is wrong.
+ */
+export async function loadScoring(input: ScoringInput): Promise<Scoring> {
+  const options: ScoreOptions = { profile: getProfile(input.domain) };
+  const judgeConfig = input.judge === undefined ? undefined : parseJudgeConfig(input.judge, input.judgeSource ?? 'judge');
+  const judge = judgeConfig ? createJudge(judgeConfig) : undefined;
+  if (judge) options.judge = judge;
+  if (input.calibration !== undefined) options.calibration = await loadCalibration(input.calibration);
+  if (input.referenceSteps !== undefined) options.referenceSteps = input.referenceSteps;
+  const rewardModel = input.rewardModel !== undefined ? await OnnxRewardModel.load(input.rewardModel) : undefined;
+  if (rewardModel) options.learned = { scorer: rewardModel, weight: input.learnedWeight ?? DEFAULT_LEARNED_WEIGHT };
+  return { options, judge, judgeConfig, release: async () => void (await rewardModel?.release()) };
+}
+
+/** The default weight of the `learned` rubric. */
+export const DEFAULT_LEARNED_WEIGHT = 0.2;
+
+/** A judge's usage on one line (exported for the MCP tools' summaries). */
+export { formatUsage };
+
 /**
  * Prints the problems of the lines a command left out of a trajectory file (on stderr, so `--json` output
  * stays parseable) and makes the command exit non-zero, as `score` does for the lines it skips.
@@ -116,7 +169,7 @@ export function rewardCommand(program: Command): void {
     .option('--judge-config <file>', 'judge configuration JSON (prices, concurrency, cache path, retries, …)')
     .option('--calibration <file>', 'apply a calibration fitted by `gymflow reward calibrate`')
     .option('--reward-model <dir>', 'add the learned layer: an ONNX reward model (export-onnx kind: reward_model) scores every step as rubric `learned`')
-    .option('--learned-weight <w>', 'weight of the `learned` rubric on the profile weight scale', parsePositive, 0.2)
+    .option('--learned-weight <w>', 'weight of the `learned` rubric on the profile weight scale', parsePositive, DEFAULT_LEARNED_WEIGHT)
     .option('--reference-steps <n>', 'reference solution length for the efficiency rule (default: the profile step budget)', parsePositiveInteger)
     .option('--concurrency <n>', 'trajectories scored at once (matters with a judge)', parsePositiveInteger, 1)
     .option('--workers <n>', 'threads that parse and score lines, for large files (0: one per core; rules and calibration only, not with --judge or --reward-model)', parseNonNegativeInteger, 1)
@@ -127,14 +180,14 @@ export function rewardCommand(program: Command): void {
       // Before any judge call: scoring in place is asked for by naming the input; any other file is new, or forced.
       const inPlace = opts.out !== '-' && (await realPathOf(opts.out)) === (await realPathOf(file));
       if (!inPlace) await checkNewOutput(opts.out, { force: opts.force === true, stdout: true });
-      const options: ScoreFileOptions = { profile: getProfile(opts.domain), concurrency: opts.concurrency, workers: opts.workers, replace: opts.force === true };
-      const judgeConfig = judgeConfigFrom(opts);
-      const judge = judgeConfig ? createJudge(judgeConfig) : undefined;
-      if (judge) options.judge = judge;
-      if (opts.calibration) options.calibration = await loadCalibration(opts.calibration);
-      if (opts.referenceSteps !== undefined) options.referenceSteps = opts.referenceSteps;
-      const rewardModel = opts.rewardModel ? await OnnxRewardModel.load(opts.rewardModel) : undefined;
-      if (rewardModel) options.learned = { scorer: rewardModel, weight: opts.learnedWeight };
+      const judgeInput = judgeConfigFrom(opts);
+      const scoring = await loadScoring({
+        domain: opts.domain,
+        learnedWeight: opts.learnedWeight,
+        ...defined({ judge: judgeInput, calibration: opts.calibration, rewardModel: opts.rewardModel, referenceSteps: opts.referenceSteps }),
+      });
+      const options: ScoreFileOptions = { ...scoring.options, concurrency: opts.concurrency, workers: opts.workers, replace: opts.force === true };
+      const { judge, judgeConfig } = scoring;
       let summary;
       try {
         summary = await scoreFile(file, opts.out, options);
@@ -147,7 +200,7 @@ export function rewardCommand(program: Command): void {
         }
         throw err;
       } finally {
-        await rewardModel?.release();
+        await scoring.release();
       }
       const usage = judge?.usage();
       // With `-o -` the scored trajectories are stdout, so the summary goes to stderr.
@@ -261,13 +314,13 @@ export function rewardCommand(program: Command): void {
 
   reward
     .command('rubrics')
-    .description('the judge rubrics of each domain, with their weights')
+    .description("every rubric of each domain, layer by layer (the outcome, the rule layer's, the judge's), with their weights")
     .option('--domain <name>', 'one domain only')
     .option('--json', 'print JSON')
     .action((opts: { domain?: string; json?: boolean }) => {
       const profiles = opts.domain ? [getProfile(opts.domain)] : listProfiles();
-      const rows = profiles.flatMap((p) => listRubrics(p).map((r) => ({ domain: p.name, ...r })));
+      const rows = profiles.flatMap((p) => allRubrics(p).map((r) => ({ domain: p.name, ...r })));
       if (opts.json) return printJson(rows);
-      console.log(formatTable(rows, [{ key: 'domain' }, { key: 'name', header: 'rubric' }, { key: 'weight', align: 'right' }, { key: 'source' }, { key: 'description' }]));
+      console.log(formatTable(rows, [{ key: 'domain' }, { key: 'layer' }, { key: 'name', header: 'rubric' }, { key: 'weight', align: 'right' }, { key: 'source' }, { key: 'description' }]));
     });
 }

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ConfigError } from '../../core/errors.js';
+import { ConfigError, GymflowError } from '../../core/errors.js';
 import { checkNewOutput, writeFileAtomically } from '../../core/output-file.js';
 import { getProfile } from '../../core/profiles/index.js';
 import { ToolValidator } from '../../core/tool-validator.js';
 import { parseTrajectory, type Trajectory } from '../../core/trajectory.js';
+import type { Action } from '../../core/types.js';
 import { SANDBOX_ENV_ID, SandboxEnv } from '../../envs/sandbox/env.js';
 import { BUILTIN_TASKS_FILE, builtinTasks, loadTasks, type SandboxTask } from '../../envs/sandbox/tasks.js';
 import { dispatchTool } from '../../envs/sandbox/tools.js';
@@ -29,11 +30,12 @@ import { defined } from '../../core/defined.js';
 const LABEL_TASKS_FILE = 'gymflow.sandbox.tasks-file';
 
 /** The tasks of a file (the built-in ones when none); a file that cannot be read is named as the tasks file. */
-function tasksFrom(file: string | undefined): SandboxTask[] {
+export function tasksFrom(file: string | undefined): SandboxTask[] {
   return file === undefined || file === BUILTIN_TASKS_FILE ? builtinTasks() : loadTasks(file);
 }
 
-function findTask(tasks: readonly SandboxTask[], id: string): SandboxTask {
+/** The task `id` of `tasks`; a {@link ConfigError} listing the known ids when there is none. */
+export function findTask(tasks: readonly SandboxTask[], id: string): SandboxTask {
   const t = tasks.find((x) => x.id === id);
   if (!t) throw new ConfigError(`no task '${id}'; known: ${tasks.map((x) => x.id).join(', ')}`);
   return t;
@@ -45,6 +47,98 @@ async function taskOf(id: string): Promise<SandboxTask | undefined> {
   const taskId = info.Config.Labels?.[LABEL_TASK];
   if (taskId === undefined) return undefined;
   return findTask(tasksFrom(info.Config.Labels?.[LABEL_TASKS_FILE]), taskId);
+}
+
+/** What one tool call in a sandbox returned (`gymflow sandbox exec`, the MCP tool `execute_tool`). */
+export interface SandboxToolResult {
+  observation: string;
+  exitCode: number;
+  truncated: boolean;
+  durationMs: number;
+  /** `submit` only: the task's test outcome (without the raw output). */
+  tests?: Record<string, unknown>;
+  /** The container that replaced one that stopped answering. */
+  replacedBy?: string;
+}
+
+/** The tools a sandbox runs: the coding profile's (`file_read`, `file_write`, `shell`, `search`, `git`, `submit`). */
+export function sandboxToolNames(): string[] {
+  return getProfile('coding').tools.map((t) => t.name);
+}
+
+/**
+ * Creates a sandbox, with its task's repository in /work when `task` is given. `tasksFile` (default: the built-in
+ * tasks) is read and checked even without a task; `labels` are added to the container's.
+ *
+ * @throws ConfigError for an unknown task or an unreadable tasks file.
+ */
+export async function createSandbox(options: { task?: string; tasksFile?: string; image?: string; detached?: boolean; labels?: Record<string, string> }): Promise<{ box: Sandbox; task: SandboxTask | undefined }> {
+  const tasks = options.tasksFile === undefined ? undefined : tasksFrom(options.tasksFile);
+  const task = options.task === undefined ? undefined : findTask(tasks ?? tasksFrom(undefined), options.task);
+  const box = await Sandbox.create({
+    detached: options.detached === true,
+    ...(task ? { task: task.id } : {}),
+    config: { labels: options.labels ?? {}, ...defined({ image: options.image }) },
+  });
+  try {
+    if (task) await initialArchive(box, task);
+  } catch (err) {
+    await box.destroy().catch(() => undefined);
+    throw err;
+  }
+  return { box, task };
+}
+
+/**
+ * Runs one tool call in a sandbox: the action is checked against the coding profile's tool schemas first, and
+ * `submit` runs the task's tests (it needs a task).
+ *
+ * @throws ConfigError naming the tool and the parameter that is wrong, or a submit without a task.
+ */
+export async function runSandboxTool(box: Sandbox, task: SandboxTask | undefined, action: Action, name = box.id): Promise<SandboxToolResult> {
+  const problem = new ToolValidator(getProfile('coding').tools).check(action);
+  if (problem) throw new ConfigError(`${action.tool}: ${problem.message}`);
+  if (action.tool === 'submit') {
+    if (!task) throw new ConfigError(`sandbox ${name} has no task: create it with a task to submit`);
+    const started = performance.now();
+    const { output: _o, ...tests } = await runTaskTests(box, task, 120);
+    return { observation: tests.success ? 'resolved' : 'not resolved', exitCode: tests.success ? 0 : 1, truncated: false, durationMs: Math.round(performance.now() - started), tests: { ...tests } };
+  }
+  const before = box.id;
+  const o = await dispatchTool(box, action, { shellTimeoutS: 30, maxShellTimeoutS: 300 });
+  // A sandbox that stopped answering was replaced: its id changed, say so.
+  return { observation: o.observation, exitCode: o.exitCode, truncated: o.truncated, durationMs: Math.round(o.durationMs), ...(o.replaced || box.id !== before ? { replacedBy: box.id } : {}) };
+}
+
+/** Restores a sandbox's /work to its task's initial state (empty without a task). */
+export async function resetSandbox(box: Sandbox, task: SandboxTask | undefined): Promise<{ durationMs: number; replacedBy?: string }> {
+  const before = box.id;
+  const started = performance.now();
+  if (task) await initialArchive(box, task);
+  else await box.reset(await packTar([]));
+  return { durationMs: Math.round(performance.now() - started), ...(box.id === before ? {} : { replacedBy: box.id }) };
+}
+
+/**
+ * Writes a sandbox's snapshot to `output` (a tar file: the file-system diff against the task's initial state, plus
+ * facts: the container, the task, `git status`, the hardening), atomically; an existing file only with `force`.
+ * Returns the diff's summary.
+ */
+export async function snapshotSandbox(box: Sandbox, task: SandboxTask | undefined, output: string, force: boolean): Promise<Awaited<ReturnType<typeof diffArchive>>['diff']> {
+  // A sandbox's state may be gone by the next try: an earlier snapshot is kept unless replaced on purpose.
+  await checkNewOutput(output, { force });
+  const { diff, changed } = await diffArchive(task?.files ?? {}, await box.getTar());
+  const git = await box.exec(['git', '--no-pager', 'status', '--short']);
+  const facts = {
+    kind: 'gymflow.sandbox.snapshot',
+    takenAt: new Date().toISOString(),
+    sandbox: await box.facts(),
+    task: task ? { id: task.id, failToPass: task.failToPass, passToPass: task.passToPass } : null,
+    gitStatus: git.exitCode === 0 ? git.output : null,
+    hardening: box.config,
+  };
+  await writeFileAtomically(output, await buildSnapshot(facts, diff, changed), { replace: force });
+  return diff;
 }
 
 function parseParams(text: string): Record<string, unknown> {
@@ -94,11 +188,19 @@ export function maskTimings(observation: string): string {
     .replace(/\b\d+:\d{2}:\d{2}(?:\.\d+)?\b/g, '<time>');
 }
 
+/** What a caller of {@link replayTrajectory} may follow and stop it with. */
+export interface ReplayHooks {
+  /** After each replayed step: steps replayed, steps in the trajectory. */
+  onStep?: (replayed: number, steps: number) => void | Promise<void>;
+  /** Stops the replay before its next step (a `CANCELLED` error). */
+  signal?: AbortSignal;
+}
+
 /**
  * Replays a trajectory's actions in a fresh sandbox; reports the first step whose observation differs, run times
  * aside ({@link maskTimings}) unless `exact`.
  */
-export async function replayTrajectory(t: Trajectory, tasksFile?: string, exact = false): Promise<{
+export async function replayTrajectory(t: Trajectory, tasksFile?: string, exact = false, hooks: ReplayHooks = {}): Promise<{
   trajectory: string;
   task: string;
   steps: number;
@@ -114,8 +216,10 @@ export async function replayTrajectory(t: Trajectory, tasksFile?: string, exact 
     let replayed = 0;
     let success: boolean | undefined;
     for (const step of t.steps) {
+      if (hooks.signal?.aborted === true) throw new GymflowError('CANCELLED', `replay: cancelled after ${replayed} of ${t.steps.length} steps`);
       const ts = await env.step(step.action);
       replayed += 1;
+      await hooks.onStep?.(replayed, t.steps.length);
       const same = exact ? ts.observation === step.observation : maskTimings(ts.observation) === maskTimings(step.observation);
       if (!same) {
         return {
@@ -161,22 +265,10 @@ export function sandboxCommand(program: Command): void {
     .option('--tasks <file>', 'tasks JSONL (default: the built-in tasks)')
     .option('--image <ref>', 'image (default gymflow/sandbox:latest)')
     .action(async (opts: { task?: string; tasks?: string; image?: string }) => {
-      // The tasks file is read (and checked) even without --task, and recorded by its absolute path: later
-      // commands (`exec … submit`, `reset`) may run from another directory.
-      const tasks = opts.tasks === undefined ? undefined : tasksFrom(opts.tasks);
-      const task = opts.task === undefined ? undefined : findTask(tasks ?? tasksFrom(undefined), opts.task);
+      // The tasks file is recorded by its absolute path: later commands (`exec … submit`, `reset`) may run from
+      // another directory.
       const labels: Record<string, string> = opts.tasks === undefined ? {} : { [LABEL_TASKS_FILE]: resolve(opts.tasks) };
-      const box = await Sandbox.create({
-        detached: true,
-        ...(task ? { task: task.id } : {}),
-        config: { labels, ...defined({ image: opts.image }) },
-      });
-      try {
-        if (task) await initialArchive(box, task);
-      } catch (err) {
-        await box.destroy().catch(() => undefined);
-        throw err;
-      }
+      const { box, task } = await createSandbox({ detached: true, labels, ...defined({ task: opts.task, tasksFile: opts.tasks, image: opts.image }) });
       printJson({ id: box.id, task: task?.id ?? null, image: box.config.image });
       // Its id is out: from now on it outlives this process (until `destroy`), even on Ctrl-C.
       box.handOver();
@@ -192,17 +284,8 @@ export function sandboxCommand(program: Command): void {
       const problem = new ToolValidator(getProfile('coding').tools).check(action);
       if (problem) throw new ConfigError(`${tool}: ${problem.message}`);
       const box = await Sandbox.attach(id);
-      if (tool === 'submit') {
-        const task = await taskOf(id);
-        if (!task) throw new ConfigError(`sandbox ${id} has no task: create it with --task to submit`);
-        const started = performance.now();
-        const { output: _o, ...tests } = await runTaskTests(box, task, 120);
-        printJson({ observation: tests.success ? 'resolved' : 'not resolved', exitCode: tests.success ? 0 : 1, truncated: false, durationMs: Math.round(performance.now() - started), tests });
-        return;
-      }
-      const o = await dispatchTool(box, action, { shellTimeoutS: 30, maxShellTimeoutS: 300 });
-      // A sandbox that stopped answering was replaced: its id changed, say so.
-      printJson({ observation: o.observation, exitCode: o.exitCode, truncated: o.truncated, durationMs: Math.round(o.durationMs), ...(o.replaced ? { replacedBy: box.id } : {}) });
+      const task = tool === 'submit' ? await taskOf(id) : undefined;
+      printJson(await runSandboxTool(box, task, action, id));
       box.handOver();
     });
 
@@ -212,11 +295,7 @@ export function sandboxCommand(program: Command): void {
     .action(async (id: string) => {
       const box = await Sandbox.attach(id);
       const task = await taskOf(id);
-      const before = box.id;
-      const started = performance.now();
-      if (task) await initialArchive(box, task);
-      else await box.reset(await packTar([]));
-      printJson({ id, task: task?.id ?? null, durationMs: Math.round(performance.now() - started), ...(box.id === before ? {} : { replacedBy: box.id }) });
+      printJson({ id, task: task?.id ?? null, ...(await resetSandbox(box, task)) });
       box.handOver();
     });
 
@@ -226,22 +305,10 @@ export function sandboxCommand(program: Command): void {
     .requiredOption('-o, --output <file>', 'snapshot file (.tar)')
     .option('--force', 'replace an existing snapshot file (by default an error)')
     .action(async (id: string, opts: { output: string; force?: boolean }) => {
-      // A sandbox's state may be gone by the next try: an earlier snapshot is kept unless replaced on purpose.
       await checkNewOutput(opts.output, { force: opts.force === true });
       const box = await Sandbox.attach(id);
       const task = await taskOf(id);
-      const { diff, changed } = await diffArchive(task?.files ?? {}, await box.getTar());
-      const git = await box.exec(['git', '--no-pager', 'status', '--short']);
-      const facts = {
-        kind: 'gymflow.sandbox.snapshot',
-        takenAt: new Date().toISOString(),
-        sandbox: await box.facts(),
-        task: task ? { id: task.id, failToPass: task.failToPass, passToPass: task.passToPass } : null,
-        gitStatus: git.exitCode === 0 ? git.output : null,
-        hardening: box.config,
-      };
-      await writeFileAtomically(opts.output, await buildSnapshot(facts, diff, changed), { replace: opts.force === true });
-      printJson({ output: opts.output, ...diff });
+      printJson({ output: opts.output, ...(await snapshotSandbox(box, task, opts.output, opts.force === true)) });
     });
 
   sb.command('replay')
