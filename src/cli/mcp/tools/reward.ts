@@ -114,6 +114,21 @@ async function processTool(args: ScoringArgs & { path: string; out?: string | un
 }
 
 /** The reward tools. */
+
+/** The input of `process_log` and `process_logs_batch`: what `path` names, the format, the scoring, the output. */
+function processInput(pathDescription: string) {
+  return z
+    .object({
+      path: relativePath.describe(pathDescription),
+      format: formatField(),
+      model: z.string().min(1).optional().describe('the model name for logs that do not record one'),
+      ...scoringFields,
+      out: relativePath.optional().describe('the scored JSONL file; default: a new file in .gymflow/mcp/'),
+      force: z.boolean().default(false).describe('replace an existing out file'),
+    })
+    .strict();
+}
+
 export function rewardTools(): ToolDefinition[] {
   return [
     defineTool({
@@ -158,16 +173,7 @@ export function rewardTools(): ToolDefinition[] {
       title: 'Convert, validate and score one log',
       description:
         'One agent log, end to end: converts it to trajectories (format detected or given), validates each (schema and content id) and scores each with the reward layers configured; writes the scored trajectories as JSONL and returns each one\'s reward and every problem with file, line and JSON path.',
-      input: z
-        .object({
-          path: relativePath.describe('an agent log file under the root'),
-          format: formatField(),
-          model: z.string().min(1).optional().describe('the model name for logs that do not record one'),
-          ...scoringFields,
-          out: relativePath.optional().describe('the scored JSONL file; default: a new file in .gymflow/mcp/'),
-          force: z.boolean().default(false).describe('replace an existing out file'),
-        })
-        .strict(),
+      input: processInput('an agent log file under the root'),
       annotations: { readOnlyHint: false, openWorldHint: true },
       run: (args, call) => processTool(args, call, 'file', 'processed'),
     }),
@@ -176,16 +182,7 @@ export function rewardTools(): ToolDefinition[] {
       title: 'Convert, validate and score a directory of logs',
       description:
         'Every agent log under a directory (recursively; files no adapter recognises are skipped with a warning), end to end as process_log: converted, validated, scored, written as one scored JSONL file. Reports progress per trajectory and stops when cancelled (nothing written then).',
-      input: z
-        .object({
-          path: relativePath.describe('a directory of agent logs under the root'),
-          format: formatField(),
-          model: z.string().min(1).optional().describe('the model name for logs that do not record one'),
-          ...scoringFields,
-          out: relativePath.optional().describe('the scored JSONL file; default: a new file in .gymflow/mcp/'),
-          force: z.boolean().default(false).describe('replace an existing out file'),
-        })
-        .strict(),
+      input: processInput('a directory of agent logs under the root'),
       annotations: { readOnlyHint: false, openWorldHint: true },
       run: (args, call) => processTool(args, call, 'directory', 'processed-batch'),
     }),
