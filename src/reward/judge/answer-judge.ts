@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { ConfigError } from '../../core/errors.js';
-import { DEFAULT_RETRY_POLICY, RetriesExhaustedError, withRetry, type RetryHooks, type RetryPolicy } from '../../core/retry.js';
+import { DEFAULT_RETRY_POLICY, type RetryHooks, type RetryPolicy } from '../../core/retry.js';
 import { jsonPath } from '../../core/trajectory.js';
 import { parseAnswerJudgeConfig } from './answer-judge-config.js';
 import { createJudgeProvider } from './config.js';
 import { JudgeError } from './errors.js';
+import { sendMetered } from './send.js';
 import { extractJson } from './output.js';
 import type { JudgePrompt } from './prompt.js';
 import type { JudgeOutputSpec, JudgeProvider, ProviderReply } from './providers/provider.js';
@@ -179,36 +180,14 @@ export class AnswerJudge {
     return this.meter.snapshot();
   }
 
-  private async send(prompt: JudgePrompt, repair?: { previous: ProviderReply; error: string }): Promise<ProviderReply> {
-    try {
-      const reply = await withRetry(
-        () =>
-          this.provider.send(
-            {
-              prompt,
-              schema: ANSWER_VERDICT_JSON_SCHEMA,
-              output: ANSWER_VERDICT_OUTPUT,
-              timeoutMs: this.timeoutMs,
-              temperature: this.temperature,
-              maxTokens: this.maxTokens,
-              ...(repair ? { repair } : {}),
-            },
-            () => this.meter.request(),
-          ),
-        (err) => this.provider.classify(err),
-        this.retryPolicy,
-        { ...this.retryHooks, onRetry: () => this.meter.retry() },
-      );
-      this.meter.tokens(reply.inputTokens, reply.outputTokens);
-      return reply;
-    } catch (err) {
-      this.meter.failure();
-      if (err instanceof RetriesExhaustedError) {
-        throw new JudgeError(`${this.name}: ${err.message}`, { cause: err.cause, ...(err.failure.status !== undefined ? { status: err.failure.status } : {}) });
-      }
-      throw err;
-    }
+  private send(prompt: JudgePrompt, repair?: { previous: ProviderReply; error: string }): Promise<ProviderReply> {
+    return sendMetered(
+      { provider: this.provider, meter: this.meter, retryPolicy: this.retryPolicy, retryHooks: this.retryHooks },
+      { prompt, schema: ANSWER_VERDICT_JSON_SCHEMA, output: ANSWER_VERDICT_OUTPUT, timeoutMs: this.timeoutMs, temperature: this.temperature, maxTokens: this.maxTokens, ...(repair ? { repair } : {}) },
+      this.name,
+    );
   }
+
 }
 
 /**

@@ -3,10 +3,11 @@ import type { Trajectory } from '../../core/trajectory.js';
 import type { JudgeLayer, RubricDefinition, RubricResult, StepJudgement } from '../types.js';
 import { JudgeCache, judgeCacheKey } from './cache.js';
 import { JudgeError } from './errors.js';
+import { sendMetered } from './send.js';
 import { judgeJsonSchema, parseVerdict } from './output.js';
 import { buildStepPrompt, DEFAULT_PROMPT_LIMITS, JUDGE_PROMPT_VERSION, type JudgePrompt, type PromptLimits } from './prompt.js';
 import type { JudgeProvider, ProviderReply } from './providers/provider.js';
-import { DEFAULT_RETRY_POLICY, RetriesExhaustedError, withRetry, type RetryHooks, type RetryPolicy } from '../../core/retry.js';
+import { DEFAULT_RETRY_POLICY, type RetryHooks, type RetryPolicy } from '../../core/retry.js';
 import { Semaphore } from './semaphore.js';
 import { UsageMeter, type JudgePrices, type JudgeRunUsage } from './usage.js';
 
@@ -205,26 +206,8 @@ export class LlmJudge implements JudgeLayer {
     return verdict.value;
   }
 
-  private async send(prompt: JudgePrompt, schema: Record<string, unknown>, where: string, repair?: { previous: ProviderReply; error: string }): Promise<ProviderReply> {
-    try {
-      const reply = await withRetry(
-        () =>
-          this.provider.send(
-            { prompt, schema, timeoutMs: this.timeoutMs, temperature: this.temperature, maxTokens: this.maxTokens, ...(repair ? { repair } : {}) },
-            () => this.meter.request(),
-          ),
-        (err) => this.provider.classify(err),
-        this.retryPolicy,
-        { ...this.retryHooks, onRetry: () => this.meter.retry() },
-      );
-      this.meter.tokens(reply.inputTokens, reply.outputTokens);
-      return reply;
-    } catch (err) {
-      this.meter.failure();
-      if (err instanceof RetriesExhaustedError) {
-        throw new JudgeError(`${this.name}: ${where}: ${err.message}`, { cause: err.cause, ...(err.failure.status !== undefined ? { status: err.failure.status } : {}) });
-      }
-      throw err;
-    }
+  private send(prompt: JudgePrompt, schema: Record<string, unknown>, where: string, repair?: { previous: ProviderReply; error: string }): Promise<ProviderReply> {
+    return sendMetered({ provider: this.provider, meter: this.meter, retryPolicy: this.retryPolicy, retryHooks: this.retryHooks }, { prompt, schema, timeoutMs: this.timeoutMs, temperature: this.temperature, maxTokens: this.maxTokens, ...(repair ? { repair } : {}) }, `${this.name}: ${where}`);
   }
+
 }
