@@ -13,44 +13,16 @@ import { PACKAGE_ROOT } from '../src/core/package-root.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { freePort } from '../src/runtime/dev-server.js';
 import type { PipelineStatus } from '../src/loop/status.js';
+import { fastLoopYaml, gymflowIn as gymflow } from './support/cli.js';
 import { requires } from './support/requires.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
 const BIN = join(PACKAGE_ROOT, 'bin', 'gymflow.js');
 
-/** Expert rollouts, 2 SFT steps of a 1-layer model, expert eval: a loop that trains for real, fast. */
-const CONFIG = `name: forktest
-env: gymflow/tool-use-v0
-policy:
-  init:
-    tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, bpe_vocab_size: 0 }
-collect: { agent: expert, tasks: 4, shard_size: 2, concurrency: 2 }
-export: { success_only: true }
-train:
-  command: sft
-  config: { max_steps: 2, batch_size: 2, max_length: 256 }
-eval: { agent: expert, tasks: 4, baseline: false }
-max_iterations: 1
-`;
+const CONFIG = fastLoopYaml('forktest');
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function gymflow(args: readonly string[], cwd: string, timeoutMs = 120_000): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 type Waited = { workflowId: string; status: string; pipelineStatus: PipelineStatus; forkedFrom?: { workflowId: string; iteration: number }; rescore?: boolean; experiment?: string };
 

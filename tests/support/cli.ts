@@ -37,6 +37,47 @@ export function gymflowAsync(args: readonly string[], options: { env?: Record<st
   });
 }
 
+/** How a run of the CLI in a working directory ended ({@link gymflowIn}). */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bin/gymflow.js ARGS` to its end in `cwd` (a project directory with its own `.gymflow/`); killed after `timeoutMs`. */
+export function gymflowIn(args: readonly string[], cwd: string, timeoutMs = 120_000): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * A pipeline configuration (YAML) named `name` that trains for real but fast: expert rollouts on
+ * `gymflow/tool-use-v0`, 2 SFT steps of a 1-layer model, expert evaluation, one iteration.
+ */
+export function fastLoopYaml(name: string): string {
+  return `# a fast loop for tests
+name: ${name}
+env: gymflow/tool-use-v0
+policy:
+  init:
+    tiny: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, bpe_vocab_size: 0 }
+collect: { agent: expert, tasks: 4, shard_size: 2, concurrency: 2 }
+export: { success_only: true }
+train:
+  command: sft
+  config: { max_steps: 2, batch_size: 2, max_length: 256 }
+eval: { agent: expert, tasks: 4, baseline: false }
+max_iterations: 1
+`;
+}
+
 /** The tools of a registered environment, as `make` builds it (for exports that render tool lists). */
 export const registryTools: ToolLookup = (envId) => {
   const env = make(envId);
