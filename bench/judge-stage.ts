@@ -38,7 +38,8 @@ async function main(): Promise<void> {
   const root = await mkdtemp(path.join(tmpdir(), 'gymflow-bench-judge-'));
   try {
     const length = 8;
-    // The synthetic trajectories share a placeholder id; the stage keys verdicts by id, so give each its own.
+    // syntheticTrajectory gives every trajectory one fixed id (generation stays cheap for the file benches); the
+    // judge stage keys its verdicts by trajectory id, so each gets its real id here.
     const trajectories = Array.from({ length: Math.ceil(steps / length) }, (_, i) => {
       const t = syntheticTrajectory(length, 7000 + i);
       return { ...t, id: trajectoryId(t) };

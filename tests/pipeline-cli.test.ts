@@ -4,7 +4,7 @@
  * workflow started with the `temporal` CLI (`temporal workflow start --type trainingLoop --input-file`).
  * The runs use a tiny model and the expert agent, so a whole loop takes seconds of training.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,48 +15,16 @@ import { defaultWorkflowId } from '../src/loop/plan.js';
 import { ensurePortFree, freePort } from '../src/runtime/dev-server.js';
 import { freshStages, type IterationMetrics, type PipelineStatus } from '../src/loop/status.js';
 import { runTemporal } from '../src/runtime/temporal-cli.js';
-import { fastLoopYaml, gymflowIn as gymflow } from './support/cli.js';
+import { fastLoopYaml, gymflowIn as gymflow, startDev } from './support/cli.js';
 import { requires } from './support/requires.js';
 import { PACKAGE_ROOT } from '../src/core/package-root.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
-const BIN = join(PACKAGE_ROOT, 'bin', 'gymflow.js');
 
 const FAST_CONFIG = fastLoopYaml('clitest');
 
 
-
-interface DevStack {
-  child: ChildProcess;
-  exit: Promise<number | null>;
-  /** Everything it printed so far. */
-  output: () => string;
-}
-
-/** Starts `gymflow dev ARGS` in `cwd` and resolves once it printed its ready block. */
-async function startDev(args: readonly string[], cwd: string): Promise<DevStack> {
-  const child = spawn(process.execPath, [BIN, 'dev', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gymflow dev did not come up within 150 s:\n${out}`)), 150_000);
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      if (out.includes('Ctrl-C stops everything')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`gymflow dev exited with ${String(code)}:\n${out}`));
-    });
-  });
-  return { child, exit, output: () => out };
-}
 
 /** Whether process `pid` exists. */
 function alive(pid: number): boolean {

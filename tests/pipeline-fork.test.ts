@@ -4,21 +4,19 @@
  * reward profile, so the fork's first iteration (2) rescores iteration 1's stored rollouts instead of collecting,
  * trains the policy of iteration 1 on them, and its artifacts descend from the old run's. The old run stays as it was.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { PACKAGE_ROOT } from '../src/core/package-root.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { freePort } from '../src/runtime/dev-server.js';
 import type { PipelineStatus } from '../src/loop/status.js';
-import { fastLoopYaml, gymflowIn as gymflow } from './support/cli.js';
+import { fastLoopYaml, gymflowIn as gymflow, startDev } from './support/cli.js';
 import { requires } from './support/requires.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
-const BIN = join(PACKAGE_ROOT, 'bin', 'gymflow.js');
 
 const CONFIG = fastLoopYaml('forktest');
 
@@ -36,26 +34,9 @@ temporal.describe('gymflow pipeline fork against a dev server', () => {
     dir = await mkdtemp(join(tmpdir(), 'gymflow-fork-'));
     address = `127.0.0.1:${await freePort()}`;
     await writeFile(join(dir, 'loop.yaml'), CONFIG);
-    const child = spawn(process.execPath, [BIN, 'dev', '--headless', '--port', address.split(':')[1] as string, '--db', 'state/temporal.db', '--store', 'store', '--grace', '20'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    dev = child;
-    devExit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gymflow dev did not come up within 150 s:\n${out}`)), 150_000);
-      const onData = (d: Buffer): void => {
-        out += d.toString();
-        if (out.includes('Ctrl-C stops everything')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      void devExit?.then((code) => {
-        clearTimeout(timer);
-        reject(new Error(`gymflow dev exited with ${String(code)}:\n${out}`));
-      });
-    });
+    const stack = await startDev(['--headless', '--port', address.split(':')[1] as string, '--db', 'state/temporal.db', '--store', 'store', '--grace', '20'], dir);
+    dev = stack.child;
+    devExit = stack.exit;
   }, 180_000);
 
   afterAll(async () => {

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { ToolLookup } from '../../src/core/chat/tool-lookup.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
@@ -55,6 +55,38 @@ export function gymflowIn(args: readonly string[], cwd: string, timeoutMs = 120_
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** A `gymflow dev` stack started by {@link startDev}. */
+export interface DevStack {
+  child: ChildProcess;
+  exit: Promise<number | null>;
+  /** Everything it printed so far. */
+  output: () => string;
+}
+
+/** Starts `gymflow dev ARGS` in `cwd` and resolves once it printed its ready block (150 s at most). */
+export async function startDev(args: readonly string[], cwd: string): Promise<DevStack> {
+  const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'gymflow.js'), 'dev', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gymflow dev did not come up within 150 s:\n${out}`)), 150_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (out.includes('Ctrl-C stops everything')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gymflow dev exited with ${String(code)}:\n${out}`));
+    });
+  });
+  return { child, exit, output: () => out };
 }
 
 /**

@@ -103,7 +103,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
   const allowed = (): Set<string> => new Set(['localhost', '127.0.0.1', '::1', hostName(host), ...(options.allowedHosts ?? [])]);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://placeholder');
+    // A request target is a path; URL parses one only against some origin, and which one does not matter here.
+    const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== MCP_PATH) return refuse(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`);
     // DNS rebinding: a page served from evil.example that resolves to 127.0.0.1 sends Host: evil.example.
     const hostHeader = req.headers.host ?? '';
