@@ -2,8 +2,10 @@
  * The pipeline's Reward stage with every layer, on a real Temporal dev server with the real workers and trainer,
  * the judge talking through the real SDK clients to loopback Anthropic and OpenAI-compatible servers: one that
  * fails a share of its calls and rate-limits others (`retry-after`), one that rate-limits every other call under a
- * call budget, and one that refuses the key.
+ * call budget, and one that refuses the key; and the learned layer, a reward model the trainer fits to a run's
+ * scored rollouts and exports to ONNX.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,7 @@ import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PACKAGE_ROOT } from '../src/core/package-root.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
@@ -181,6 +184,36 @@ temporal.describe('the reward stage on Temporal', () => {
       } finally {
         await api.close();
       }
+    });
+
+    it('scores with a learned reward model the trainer fitted and exported, and records it in the lineage', { timeout: 300_000 }, async () => {
+      // A first run's rule-scored rollouts are the reward model's training data (3 steps of the real trainer).
+      const first = await run(config({}));
+      const data = path.join(dir, 'rm-data.jsonl');
+      await writeFile(data, first.scored.map((t) => JSON.stringify(t)).join('\n') + '\n');
+      const py = path.join(PACKAGE_ROOT, '.venv', 'bin', 'python');
+      const trainer = async (command: string, cfg: object): Promise<void> => {
+        const file = path.join(dir, `${command}.json`);
+        await writeFile(file, JSON.stringify(cfg));
+        const t = spawnSync(py, ['-m', 'gymflow_trainer', command, '--config', file], { encoding: 'utf8', timeout: 240_000, cwd: PACKAGE_ROOT });
+        if (t.status !== 0) throw new Error(`gymflow_trainer ${command} failed (${String(t.status)}):\n${t.stdout}\n${t.stderr}`);
+      };
+      await trainer('rm', { data, output_dir: path.join(dir, 'rm'), model: { tiny: TINY }, max_steps: 3, batch_size: 8, max_length: 192, optim: { lr: 1e-3 } });
+      const onnx = path.join(dir, 'rm-onnx');
+      await trainer('export-onnx', { kind: 'reward_model', checkpoint: path.join(dir, 'rm', 'final'), output_dir: onnx });
+
+      const r = await run(config({ learned: { path: onnx, weight: 0.3 } }));
+      expect(r.result.metrics?.rollouts).toMatchObject({ episodes: 2 });
+      for (const t of r.scored) {
+        for (const s of t.steps) expect(s.reward?.rubrics['learned']).toMatchObject({ layer: 'learned', weight: expect.any(Number) as number });
+        expect(t.reward?.layers).toHaveProperty('learned');
+      }
+      const lineage = (r.entry.meta as { reward: { layers: string[]; learned: { path: string; sha256: string; weight: number } } }).reward;
+      expect(lineage.layers).toEqual(['rules', 'learned']);
+      expect(lineage.learned).toMatchObject({ path: onnx, weight: 0.3 });
+      expect(lineage.learned.sha256).toMatch(/^sha256:[0-9a-f]{64}$/);
+      // The same rollouts scored by the rules alone carry no learned rubric.
+      expect(first.scored.flatMap((t) => t.steps).some((s) => s.reward?.rubrics['learned'] !== undefined)).toBe(false);
     });
 
     it('fails the stage at once, naming the key, when the judge API refuses it', { timeout: 120_000 }, async () => {
