@@ -186,7 +186,9 @@ export function createRewardActivities(defaults: WorkspaceDefaults) {
             report(done, total, { done, total, spent: spent() });
           });
         } catch (err) {
-          // Verdicts already paid for are in the cache file: the next attempt reads them.
+          // Verdicts already paid for are in the cache file: the next attempt reads them. What this attempt spent,
+          // the failed calls included, goes into its last heartbeat, so the retry's budget counts it.
+          Context.current().heartbeat({ done, total, spent: spent() });
           await judge.flush().catch(() => undefined);
           if (err instanceof JudgeError) throw judgeFailure(err, keyEnv);
           throw err;

@@ -216,6 +216,24 @@ temporal.describe('the reward stage on Temporal', () => {
       expect(first.scored.flatMap((t) => t.steps).some((s) => s.reward?.rubrics['learned'] !== undefined)).toBe(false);
     });
 
+    it('counts the calls of a failed attempt against the budget of its retry', { timeout: 300_000 }, async () => {
+      // Calls 2 and 3 fail with a 500: the third step's request and its one retry, so the first attempt fails
+      // (JUDGE_UNAVAILABLE) having paid for 4 calls. Its retry reads the first two verdicts from the cache and
+      // may make only 1 more call of the budget of 5: 3 of the 4 steps are judged.
+      const api = await LoopbackApi.start((req, i) => (i === 2 || i === 3 ? { status: 500, body: anthropicError('api_error', 'overloaded') } : { body: anthropicToolUse(verdict(askedRubrics(req), 0.7)) }));
+      try {
+        const r = await run(config({ judge: { provider: 'anthropic', model: 'claude-test', base_url: api.url, concurrency: 1, max_retries: 1, budget: { calls: 5 } } }));
+        expect(r.result.metrics?.rollouts).toMatchObject({ episodes: 2 });
+        const events = (await r.handle.fetchHistory()).events ?? [];
+        const judgeAttempts = events.filter((e) => e.activityTaskStartedEventAttributes !== undefined && e.activityTaskStartedEventAttributes !== null).map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 1);
+        expect(Math.max(...judgeAttempts)).toBe(2);
+        expect(api.requests).toHaveLength(5);
+        expect(r.status.stages.reward.note).toMatch(/judge budget exhausted after 5 calls \(\d+ tokens\): 3\/4 steps judged/);
+      } finally {
+        await api.close();
+      }
+    });
+
     it('fails the stage at once, naming the key, when the judge API refuses it', { timeout: 120_000 }, async () => {
       const api = await LoopbackApi.start(() => ({ status: 401, body: openaiError('invalid api key', 'invalid_request_error') }));
       try {
