@@ -15,7 +15,8 @@
  * 5. CPU worker crash mid-collection of 200 episodes acted by a model (a loopback OpenAI-compatible server that
  *    counts the episodes it sees start): the retried shards run only the episodes their episode journals lack, so
  *    the set has every planned episode once and at most the shards' concurrency ran twice.
- * 6. Docker sandboxes (examples/sandbox.yaml, cut down): `kill -9` of the CPU worker mid-shard — the retry removes
+ * 6. The same during an evaluation of 200 episodes: the retried evaluation runs only the episodes its journal lacks.
+ * 7. Docker sandboxes (examples/sandbox.yaml, cut down): `kill -9` of the CPU worker mid-shard — the retry removes
  *    the containers its predecessor left (they carry the workflow, run and activity as labels) and runs only the
  *    episodes it lacked; and a cancel mid-shard. Afterwards `docker ps -a` shows none of the run's containers.
  */
@@ -36,6 +37,7 @@ import { cancelSignal, pipelineStatusQuery } from '../workflows/messages.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
+import { parseEvalResult } from '../src/eval/result.js';
 import { trainingLoop } from '../workflows/index.js';
 import { LoopbackApi, openaiCompletion } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { parse as parseYaml } from 'yaml';
@@ -147,14 +149,19 @@ temporal.describe('pipeline durability on a real dev server', () => {
    * the scored rollouts of its last iteration.
    */
   const crashCpuWorkerAndFinish = async (id: string, afterKill?: () => void): Promise<Trajectory[]> => {
+    const status = await crashCpuWorkerAndWait(id, afterKill);
+    const store = await ArtifactStore.open({ root: join(dir, 'store') });
+    return loadTrajectories(store, status.history.at(-1)?.refs.scored as string);
+  };
+  /** {@link crashCpuWorkerAndFinish}, returning the completed run's status. */
+  const crashCpuWorkerAndWait = async (id: string, afterKill?: () => void): Promise<PipelineStatus> => {
     await cpu?.kill();
     afterKill?.();
     cpu = await startCpu();
     await client.workflow.getHandle(id).result();
     const status = await statusOf(id);
     expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
-    const store = await ArtifactStore.open({ root: join(dir, 'store') });
-    return loadTrajectories(store, status.history.at(-1)?.refs.scored as string);
+    return status;
   };
   /** Resolves once the run's trainer has reported at least `steps` steps. */
   const trainedAtLeast = (id: string, steps: number, timeoutMs = 120_000): Promise<PipelineStatus> =>
@@ -353,6 +360,50 @@ temporal.describe('pipeline durability on a real dev server', () => {
       // Run twice: only the episodes in flight when the worker died (each shard's concurrency at most).
       expect(started - episodes).toBeLessThanOrEqual(shards * concurrency);
       // The retried shards left no journal behind.
+      expect(readdirSync(join(dir, 'store', 'journals'))).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  }, 420_000);
+
+  python.it('kill -9 of the CPU worker mid-evaluation of 200 episodes: the evaluation has every episode once, and at most its concurrency ran twice', async () => {
+    const id = 'durable-eval-crash';
+    const episodes = 200;
+    const concurrency = 4;
+    let started = 0;
+    const api = await LoopbackApi.start((request) => {
+      const messages = (request.body as { messages?: { role: string }[] } | undefined)?.messages ?? [];
+      if (!messages.some((m) => m.role === 'assistant')) started++;
+      return { delayMs: 150, body: openaiCompletion('<tool_call>\n{"name": "submit", "arguments": {"answer": "0"}}\n</tool_call>') };
+    });
+    try {
+      const c = parsePipelineConfig(
+        {
+          name: 'eval-crash',
+          env: 'gymflow/tool-use-v0',
+          store: join(dir, 'store'),
+          work_dir: join(dir, 'work'),
+          policy: { init: { tiny: TINY_POLICY } },
+          collect: { agent: 'expert', tasks: 2, group_size: 1, shard_size: 2 },
+          export: { success_only: false },
+          train: { command: 'sft', config: { max_steps: 1, max_length: 512 } },
+          // 200 episodes over the 74 held-out tasks (task i is split[i mod 74]); the dead worker's evaluation is
+          // noticed 10 s after its last heartbeat.
+          eval: { agent: `openai:loopback@${api.url}/v1`, tasks: episodes, concurrency, max_steps: 2, baseline: false, heartbeat_timeout: '10s' },
+          max_iterations: 1,
+        },
+        'durability:eval-crash',
+      );
+      await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
+      await until(`${id} to start 60 evaluation episodes`, 240_000, async () => (started >= 60 ? true : undefined));
+      const status = await crashCpuWorkerAndWait(id, () => {
+        expect(started).toBeLessThan(episodes - 2 * concurrency); // the evaluation was far from done
+      });
+      const store = await ArtifactStore.open({ root: join(dir, 'store') });
+      const result = parseEvalResult(await store.getJson(status.history.at(-1)?.refs.eval as string), 'eval');
+      expect(result.episodes).toHaveLength(episodes);
+      expect(new Set(result.episodes.map((e) => e.index)).size).toBe(episodes);
+      expect(started - episodes).toBeLessThanOrEqual(concurrency);
       expect(readdirSync(join(dir, 'store', 'journals'))).toEqual([]);
     } finally {
       await api.close();

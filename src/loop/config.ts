@@ -411,6 +411,11 @@ export const EvalSectionSchema = z
      * (`gymflow/qa-v0`); default 100, HLE's.
      */
     calibration_bins: positiveInt.optional(),
+    /**
+     * How long an evaluation activity may go without a heartbeat before its worker counts as lost and it is retried
+     * (running only the episodes its episode journal lacks), as `collect.heartbeat_timeout`. At least 10s; default 5m.
+     */
+    heartbeat_timeout: heartbeatTimeout.optional(),
     /** More environments evaluated after this one every iteration (see {@link BenchmarkSchema}). */
     benchmarks: z
       .array(BenchmarkSchema)
