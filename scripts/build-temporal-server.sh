@@ -41,9 +41,20 @@ if ! command -v "$GO" >/dev/null 2>&1; then
   exit 2
 fi
 
+# Go 1.21 or later: older ones know nothing of GOTOOLCHAIN and would try to build with themselves.
+go_minor="$("$GO" env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
+if [[ -z "$go_minor" || "$go_minor" -lt 21 ]]; then
+  echo "build-temporal-server: $("$GO" version 2>&1) is older than go1.21 and cannot fetch $GO_TOOLCHAIN; install a newer Go (https://go.dev/dl/)" >&2
+  exit 2
+fi
+
 mkdir -p "$BIN"
-exec 9>"$BIN/.build-temporal.lock"
-flock 9
+# GYMFLOW_BUILD_LOCK_HELD=1: the caller (setup.sh starting this in the background) holds the lock already, on a
+# descriptor this process inherited, so that whoever waits for the build never finds the lock free too early.
+if [[ "${GYMFLOW_BUILD_LOCK_HELD:-}" != 1 ]]; then
+  exec 9>"$BIN/.build-temporal.lock"
+  flock 9
+fi
 
 # go install PKG@VERSION into a fresh directory, then an atomic rename to NAME: a killed build leaves no
 # half-written binary under the cached name.
