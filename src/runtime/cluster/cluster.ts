@@ -52,8 +52,8 @@ export type ClusterComponent = (typeof CLUSTER_COMPONENTS)[number];
 /** The default cluster directory, relative to the project directory. */
 export const DEFAULT_CLUSTER_DIR = join('.gymflow', 'cluster');
 
-/** The ports a user may choose; the others are picked free when the cluster is created. */
-export const DEFAULT_CLUSTER_PORTS = { postgres: 5432, frontend: 7233, ui: 8080 } as const;
+/** The ports a user may choose (PostgreSQL off 5432, which a system PostgreSQL may hold); the others are picked free when the cluster is created. */
+export const DEFAULT_CLUSTER_PORTS = { postgres: 5433, frontend: 7233, ui: 8080 } as const;
 
 /** What `cluster.json` holds. */
 export interface ClusterState {
@@ -362,23 +362,26 @@ async function startTemporal(paths: ReturnType<typeof clusterPaths>, state: Clus
 
 /**
  * Registers the namespace (a real server has none but its system namespace) and gymflow's search attributes.
- * A namespace just created reaches the frontend's cache within seconds: until then the attribute calls fail.
+ * Right after start-up the server may still refuse (its history service joining the ring), and a namespace
+ * just created reaches the frontend's cache within seconds: until then the calls are tried again.
  */
 async function ensureNamespace(address: string, namespace: string, cli: string, daemon: DaemonRecord): Promise<void> {
-  const described = await runTemporal(['operator', 'namespace', 'describe', '--address', address, '--namespace', namespace], { binary: cli, check: false });
-  if (described.code !== 0) {
-    const created = await runTemporal(['operator', 'namespace', 'create', '--address', address, '--namespace', namespace, '--retention', '720h'], { binary: cli, check: false });
-    if (created.code !== 0 && !/already (registered|exists)/i.test(created.stderr + created.stdout)) {
-      throw new ClusterError(`cannot create namespace ${namespace} on ${address}: ${(created.stderr || created.stdout).trim()}`);
-    }
-  }
-  const deadline = Date.now() + 60_000;
+  const common = ['--address', address, '--namespace', namespace];
+  const deadline = Date.now() + 120_000;
   for (;;) {
     try {
+      const described = await runTemporal(['operator', 'namespace', 'describe', ...common], { binary: cli, check: false });
+      if (described.code !== 0) {
+        const created = await runTemporal(['operator', 'namespace', 'create', ...common, '--retention', '720h'], { binary: cli, check: false });
+        if (created.code !== 0 && !/already (registered|exists)/i.test(created.stderr + created.stdout)) {
+          throw new TemporalCliError(['operator', 'namespace', 'create', ...common], created);
+        }
+      }
       await ensureSearchAttributes(address, SEARCH_ATTRIBUTES, { namespace, binary: cli });
       return;
     } catch (err) {
-      if (!(err instanceof TemporalCliError) || Date.now() > deadline || !daemonAlive(daemon)) throw err;
+      if (!(err instanceof TemporalCliError) || !daemonAlive(daemon)) throw err;
+      if (Date.now() > deadline) throw new ClusterError(`cannot register namespace ${namespace} and gymflow's search attributes on ${address}: ${err.message}`);
       await sleep(1_000);
     }
   }
