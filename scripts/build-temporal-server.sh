@@ -19,6 +19,9 @@ set -euo pipefail
 
 TEMPORAL_VERSION=1.32.2
 UI_VERSION=2.58.1
+# ui-server v2.58.1 requires go.temporal.io/api v1.64.0, whose source the module proxy no longer serves (403 "not
+# available"); the UI builds in a scratch module that requires this later patch release instead.
+UI_API_VERSION=1.64.3
 GO_TOOLCHAIN=go1.27.3
 
 CACHE="${GYMFLOW_CACHE:-${HOME:-/tmp}/.cache/gymflow}"
@@ -74,9 +77,27 @@ install_one() { # name package@version binary-name-go-gives-it
   echo "build-temporal-server: $dest [$((SECONDS - started))s]"
 }
 
+# go build of PACKAGE@VERSION in a scratch module that also requires EXTRA (module@version), into NAME.
+build_in_module() { # name package@version extra
+  local dest="$BIN/$1" work started=$SECONDS
+  [[ -x "$dest" ]] && return 0
+  work="$(mktemp -d "$BIN/.build.XXXXXX")"
+  echo "build-temporal-server: building $2 with $3 (GOTOOLCHAIN=$GO_TOOLCHAIN)"
+  if ! (cd "$work" && export GOTOOLCHAIN="$GO_TOOLCHAIN" CGO_ENABLED=0 GOFLAGS=-buildvcs=false &&
+    "$GO" mod init gymflow.local/build >/dev/null 2>&1 && "$GO" get "$2" "$3" &&
+    nice -n 19 "$GO" build -trimpath -ldflags='-s -w' -o "$work/out" "${2%@*}"); then
+    rm -rf "$work"
+    echo "build-temporal-server: building $2 failed" >&2
+    return 1
+  fi
+  mv "$work/out" "$dest"
+  rm -rf "$work"
+  echo "build-temporal-server: $dest [$((SECONDS - started))s]"
+}
+
 started=$SECONDS
 install_one "temporal-server-$TEMPORAL_VERSION" "go.temporal.io/server/cmd/server@v$TEMPORAL_VERSION" server
 install_one "temporal-sql-tool-$TEMPORAL_VERSION" "go.temporal.io/server/cmd/tools/sql@v$TEMPORAL_VERSION" sql
-install_one "temporal-ui-server-$UI_VERSION" "github.com/temporalio/ui-server/v2/cmd/server@v$UI_VERSION" server
+build_in_module "temporal-ui-server-$UI_VERSION" "github.com/temporalio/ui-server/v2/cmd/server@v$UI_VERSION" "go.temporal.io/api@v$UI_API_VERSION"
 echo "build-temporal-server: ok [$((SECONDS - started))s]"
 printf '%s\n' "$server" "$sqltool" "$ui"
