@@ -28,7 +28,7 @@ import { dirname, join, parse as parsePath, resolve } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { ConfigError, GymflowError } from '../../core/errors.js';
 import { SEARCH_ATTRIBUTES } from '../../loop/search-attributes.js';
-import { DEFAULT_DYNAMIC_CONFIG, ensurePortFree, ensureSearchAttributes, freePort, WORKER_READY, workerCommandLine, type WorkerKind } from '../dev-server.js';
+import { DEFAULT_DYNAMIC_CONFIG, ensurePortFree, ensureSearchAttributes, WORKER_READY, workerCommandLine, type WorkerKind } from '../dev-server.js';
 import { requireTemporalBinary, runTemporal, TemporalCliError } from '../temporal-cli.js';
 import { requireClusterBinaries, requirePostgresBinaries, TEMPORAL_SERVER_VERSION, type ClusterBinaries, type PostgresBinaries } from './binaries.js';
 import {
@@ -158,7 +158,11 @@ function writeClusterState(dir: string, state: ClusterState): void {
 function tailOf(file: string, lines = 15): string {
   try {
     const text = readFileSync(file, 'utf8').trimEnd().split('\n');
-    return text.slice(-lines).join('\n');
+    // The server logs JSON lines with whole stack traces: the message and error are at their start.
+    return text
+      .slice(-lines)
+      .map((l) => (l.length > 600 ? `${l.slice(0, 600)} …` : l))
+      .join('\n');
   } catch {
     return '(no log)';
   }
@@ -433,13 +437,31 @@ async function startWorker(paths: ReturnType<typeof clusterPaths>, state: Cluste
 
 // ---------------------------------------------------------------- up, down, status
 
+/**
+ * A free port for one of the server's internal listeners, below 32768: the server records its membership ports
+ * in a PostgreSQL `smallint` column (`cluster_membership.rpc_port`), which the kernel's ephemeral ports (from
+ * 32768 up) overflow.
+ */
+async function freeInternalPort(): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    try {
+      await ensurePortFree(CLUSTER_HOST, port, 'internal port');
+      return port;
+    } catch {
+      // taken: try another
+    }
+  }
+  throw new ClusterError(`no free port between 20000 and 32000 on ${CLUSTER_HOST} for the Temporal server's internal listeners`);
+}
+
 async function createState(dir: string, options: ClusterUpOptions): Promise<ClusterState> {
   const chosen: Partial<Record<keyof ClusterPorts, number>> = { ...DEFAULT_CLUSTER_PORTS, ...options.ports };
   const ports = {} as Record<keyof ClusterPorts, number>;
   const taken = new Set<number>();
   for (const name of CLUSTER_PORT_NAMES) {
     let port = chosen[name];
-    while (port === undefined || taken.has(port)) port = await freePort(CLUSTER_HOST);
+    while (port === undefined || taken.has(port)) port = await freeInternalPort();
     ports[name] = port;
     taken.add(port);
   }
