@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Idempotent set-up for gymflow: node modules, the build (dist/), the Python venv (temporal CLI, the trainer, openenv-core;
-# transformers 4 beside it for one compatibility test), a Docker engine, the sandbox image and the WebAssembly build. Installs only what is missing; a second run takes a second or two.
+# transformers 4 beside it for one compatibility test), a Docker engine, the sandbox image, the WebAssembly build,
+# PostgreSQL and the Temporal server's binaries (`gymflow cluster`). Installs only what is missing; a second run takes a second or two.
 #
 # Environment:
 #   GYMFLOW_CACHE          download caches kept outside the clone (default ~/.cache/gymflow)
 #   GYMFLOW_PYTHON         interpreter for .venv (default python3)
 #   GYMFLOW_SKIP_DOCKER=1  leave Docker alone (Docker-dependent tests are then skipped)
 #   GYMFLOW_DOCKERD_FLAGS  extra flags for a dockerd this script starts
+#   GYMFLOW_BUILD_BACKGROUND=1  build the Temporal server in the background (CI: the tests wait for it)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,6 +48,61 @@ setup_node() {
     summary+=("node_modules installed")
   else
     summary+=("node_modules ok")
+  fi
+}
+
+# ---------------------------------------------------------------- gymflow cluster: PostgreSQL and the Temporal server
+# `gymflow cluster` runs Debian's PostgreSQL (installed when missing and setup is root) and the Temporal server, its
+# SQL tool and the Web UI server built from the Go module proxy by scripts/build-temporal-server.sh into
+# $CACHE/bin (the first build takes minutes; later runs find the binaries and take a second).
+# GYMFLOW_BUILD_BACKGROUND=1 (CI): the build runs in the background while setup and the tests go on; the cluster's
+# tests wait for it (they wait on the build's lock, which setup takes before it returns).
+postgres_ok() { compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null 2>&1; }
+
+setup_postgres() {
+  if postgres_ok; then summary+=("postgresql ok"); return 0; fi
+  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+    warn "no PostgreSQL server (Debian: apt-get install postgresql): gymflow cluster and its test cannot run"
+    summary+=("postgresql MISSING")
+    return 0
+  fi
+  log "installing postgresql (apt-get)"
+  if { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; } >>"$STATE/apt-postgresql.log" 2>&1; then
+    summary+=("postgresql installed")
+  else
+    warn "apt-get install postgresql failed (see .gymflow/apt-postgresql.log): gymflow cluster and its test cannot run"
+    summary+=("postgresql MISSING")
+  fi
+}
+
+setup_temporal_server() {
+  local logf="$STATE/build-temporal-server.log"
+  if GYMFLOW_CACHE="$CACHE" bash scripts/build-temporal-server.sh --check; then
+    summary+=("temporal server ok")
+    return 0
+  fi
+  if [[ "${GYMFLOW_BUILD_BACKGROUND:-}" == 1 ]]; then
+    mkdir -p "$CACHE/bin"
+    exec 8>"$CACHE/bin/.build-temporal.lock"
+    if ! flock -n 8; then
+      exec 8>&-
+      summary+=("temporal server: a build is under way")
+      return 0
+    fi
+    log "building the Temporal server, its SQL tool and the Web UI in the background (log: .gymflow/build-temporal-server.log)"
+    # The build inherits descriptor 8, and with it the lock, until it ends; setsid: it outlives this script.
+    GYMFLOW_CACHE="$CACHE" GYMFLOW_BUILD_LOCK_HELD=1 setsid bash scripts/build-temporal-server.sh >"$logf" 2>&1 </dev/null &
+    exec 8>&-
+    summary+=("temporal server building (background)")
+    return 0
+  fi
+  log "building the Temporal server, its SQL tool and the Web UI (first time only: minutes; log: .gymflow/build-temporal-server.log)"
+  if GYMFLOW_CACHE="$CACHE" bash scripts/build-temporal-server.sh >"$logf" 2>&1; then
+    summary+=("temporal server built ($(tail -n 4 "$logf" | sed -n 's/.*ok \[\(.*\)\]/\1/p'))")
+  else
+    warn "building the Temporal server failed (see .gymflow/build-temporal-server.log): gymflow cluster and its test cannot run"
+    summary+=("temporal server MISSING")
   fi
 }
 
@@ -320,6 +377,8 @@ setup_wasm() {
   fi
 }
 
+# In the background (CI) the Go build starts first, to overlap with everything else.
+[[ "${GYMFLOW_BUILD_BACKGROUND:-}" == 1 ]] && setup_temporal_server
 setup_node
 setup_build
 setup_python
@@ -328,6 +387,8 @@ setup_docker
 setup_sandbox_image
 setup_compose
 setup_wasm
+setup_postgres
+[[ "${GYMFLOW_BUILD_BACKGROUND:-}" == 1 ]] || setup_temporal_server
 
 summary_line="$(printf '%s, ' "${summary[@]}")"
 log "${summary_line%, } [$((SECONDS - started))s]"

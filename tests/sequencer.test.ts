@@ -19,7 +19,8 @@ describe('SlowFirstSequencer', () => {
     expect(fileRank('tests/pipeline-durability.test.ts')).toBe(0);
     expect(fileRank('tests/cli.test.ts')).toBe(SLOW_FILES.length - 1);
     expect(fileRank('src/core/rng.test.ts')).toBe(SLOW_FILES.length);
-    expect(fileRank('tests/learning.test.ts')).toBe(SLOW_FILES.length + 1);
+    expect(fileRank('tests/cluster.test.ts')).toBe(SLOW_FILES.length + 1);
+    expect(fileRank('tests/learning.test.ts')).toBe(SLOW_FILES.length + 2);
   });
 
   it('orders the project’s own files so, two or more at a time', { timeout: 60_000 }, async () => {

@@ -50,6 +50,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     description: 'run the closed training loop (Temporal dev server + workers + trainingLoop on examples/demo.yaml); --envs: a quick tour of the environments',
     load: async () => (await import('./commands/demo.js')).demoCommand,
   },
+  {
+    name: 'cluster',
+    term: 'cluster',
+    description: 'PostgreSQL, the Temporal server, its Web UI and the CPU and GPU workers as background processes on this machine (see docs/operations.md)',
+    load: async () => (await import('./commands/cluster.js')).clusterCommand,
+  },
   { name: 'dev', term: 'dev [options]', description: 'run a local Temporal dev server (SQLite under .gymflow/, Web UI) and the CPU and GPU workers until Ctrl-C', load: async () => (await import('./commands/dev.js')).devCommand },
   {
     name: 'mcp',

@@ -528,15 +528,12 @@ export class WorkerProcess extends ChildHandle {
 }
 
 /**
- * Runs `node workers/<kind>.js --address …` (from the sources `node --import tsx workers/<kind>.ts`) and resolves once it prints its ready line.
- *
- * @example
- * ```ts
- * const gpu = await startWorkerProcess({ kind: 'gpu', address: server.address, store: '.gymflow/store' });
- * await gpu.kill(); // kill -9
- * ```
+ * The worker program of `options.kind` and the arguments of `node` that run it (`[--import tsx] PROGRAM
+ * --address … [--namespace …] [--task-queue …] [--store …] [--shutdown-grace …]`).
  */
-export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
+export function workerCommandLine(
+  options: Pick<WorkerProcessOptions, 'kind' | 'program' | 'address' | 'namespace' | 'taskQueue' | 'store' | 'shutdownGraceSeconds'>,
+): { program: string; args: string[] } {
   const program = options.program ?? fileURLToPath(new URL(`../../workers/${options.kind}${MODULE_EXT}`, import.meta.url));
   const args = [
     ...(program.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : []),
@@ -548,6 +545,20 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     ...(options.store === undefined ? [] : ['--store', options.store]),
     ...(options.shutdownGraceSeconds === undefined ? [] : ['--shutdown-grace', String(options.shutdownGraceSeconds)]),
   ];
+  return { program, args };
+}
+
+/**
+ * Runs `node workers/<kind>.js --address …` (from the sources `node --import tsx workers/<kind>.ts`) and resolves once it prints its ready line.
+ *
+ * @example
+ * ```ts
+ * const gpu = await startWorkerProcess({ kind: 'gpu', address: server.address, store: '.gymflow/store' });
+ * await gpu.kill(); // kill -9
+ * ```
+ */
+export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
+  const { program, args } = workerCommandLine(options);
   let markReady: (queue: string) => void = () => undefined;
   const ready = new Promise<string>((resolve) => (markReady = resolve));
   const child = spawnManaged(`${options.kind} worker`, process.execPath, args, {

@@ -11,3 +11,4 @@ export * from './temporal-cli.js';
 export * from './tensorboard.js';
 export * from './trainer-process.js';
 export * from './workspace.js';
+export * from './cluster/index.js';

@@ -22,9 +22,10 @@ import { describe, it, type TestContext, type TestFunction } from 'vitest';
 import { TOKENS_WASM } from '../../src/reward/rules/token-index.js';
 import { temporalBinary } from './temporal.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
+import { gymflowCache, missingClusterBinaries, postgresBinaries } from '../../src/runtime/cluster/binaries.js';
 
 /** A real component that some tests need. */
-export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose';
+export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose' | 'cluster';
 
 /** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
 export function requiresTag(component: Component): `[requires:${Component}]` {
@@ -38,6 +39,7 @@ const describeComponent: Record<Component, string> = {
   python: 'Python trainer environment',
   wasm: 'WebAssembly modules (scripts/build-wasm.sh, with clang and lld)',
   compose: 'docker compose (the Docker CLI plugin or docker-compose)',
+  cluster: 'gymflow cluster (PostgreSQL, and the Temporal server, SQL tool and Web UI from scripts/build-temporal-server.sh)',
 };
 
 /** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
@@ -161,9 +163,25 @@ export const requires = {
     memo(`python:${modules.join(',')}`, () => requirement('python', probePython(modules))),
   /** A compose command ({@link composeCommand}). */
   compose: (): Requirement => memo('compose', () => requirement('compose', composeCommand() === undefined ? 'neither `docker compose` nor `docker-compose` runs' : undefined)),
+  /**
+   * What `gymflow cluster` runs: PostgreSQL's server programs and the binaries of `scripts/build-temporal-server.sh`.
+   * While that build runs (CI starts it in the background, `.ci/run`), waits for it (up to 45 min) instead of skipping.
+   */
+  cluster: (): Requirement => memo('cluster', () => requirement('cluster', probeCluster())),
   /** The WebAssembly modules, built and up to date (`scripts/build-wasm.sh`). */
   wasm: (): Requirement => memo('wasm', () => requirement('wasm', probeWasm())),
 };
+
+function probeCluster(): string | undefined {
+  if (postgresBinaries() === undefined) return 'no PostgreSQL server programs ($GYMFLOW_PG_BIN, /usr/lib/postgresql/*/bin, PATH; Debian: apt-get install postgresql)';
+  if (missingClusterBinaries().length > 0) {
+    // A build under way holds this lock (flock in the script): wait for it to end, then look again.
+    const lock = join(gymflowCache(), 'bin', '.build-temporal.lock');
+    if (existsSync(lock)) spawnSync('flock', ['--wait', String(45 * 60), lock, 'true'], { stdio: 'ignore' });
+  }
+  const missing = missingClusterBinaries();
+  return missing.length === 0 ? undefined : `not built: ${missing.join(', ')} (run \`bash scripts/build-temporal-server.sh\`)`;
+}
 
 /** The compose command here: `docker compose` (the CLI plugin, compose v2) or `docker-compose`; undefined without either. */
 export function composeCommand(): readonly string[] | undefined {

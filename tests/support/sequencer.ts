@@ -33,8 +33,12 @@ export const SLOW_FILES: readonly string[] = [
   'tests/cli.test.ts',
 ];
 
-/** Files that run after all others, alone once the other worker finishes (see the module documentation). */
-export const LAST_FILES: readonly string[] = ['tests/learning.test.ts'];
+/**
+ * Files that start after all others (see the module documentation). The cluster test is first of them: on a
+ * fresh CI machine it waits for the Temporal server's build, which setup starts in the background, so it
+ * starts once the build had the whole run to finish; the learning test then starts last.
+ */
+export const LAST_FILES: readonly string[] = ['tests/cluster.test.ts', 'tests/learning.test.ts'];
 
 /** Where a file goes: its place in `SLOW_FILES`, then every other file, then `LAST_FILES` in their order. */
 export function fileRank(file: string): number {

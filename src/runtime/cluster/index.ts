@@ -1,0 +1,5 @@
+/** `gymflow cluster`: PostgreSQL, the Temporal server, its Web UI and the workers as background processes on one machine. */
+export * from './binaries.js';
+export * from './cluster.js';
+export * from './configs.js';
+export * from './daemon.js';
