@@ -46,4 +46,6 @@ node_modules/.bin/tsc -p tsconfig.build.json
 # Data read through paths relative to a module (import.meta.url): everything under src/ that is neither
 # TypeScript nor documentation, fixtures aside.
 (cd src && find . -type f ! -name '*.ts' ! -name '*.md' ! -path '*/__fixtures__/*' -exec cp --parents {} ../dist/src/ \;)
+# The workflow bundle the built CPU worker loads (workers/cpu.ts), so that it does not run webpack at every start.
+node scripts/bundle-workflows.mjs dist/workflows/index.js dist/workflows/bundle.js
 touch "$STAMP"

@@ -8,7 +8,9 @@
  * SIGTERM/SIGINT shut it down gracefully: no new tasks, running activities get the grace period; sandbox
  * containers of activities still running after it are removed before the process exits.
  */
+import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import { cpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/runtime/dev-server.js';
 import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
@@ -21,11 +23,22 @@ export type { WorkerOptions } from './worker.js';
 /** The workflows the CPU worker bundles: `workflows/index.js` of the build, or `index.ts` of the sources. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${MODULE_EXT}`, import.meta.url));
 
+/**
+ * The build's workflow bundle (scripts/bundle-workflows.mjs, written by scripts/build.sh beside the built workflows);
+ * absent when the worker runs from the sources, which it then bundles at start.
+ */
+const WORKFLOW_BUNDLE = fileURLToPath(new URL('../workflows/bundle.js', import.meta.url));
+
+/** The workflows to run: the build's prebuilt bundle when this worker is the build and it has one, else bundled now. */
+function workflows(): Pick<SdkWorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  return MODULE_EXT === '.js' && existsSync(WORKFLOW_BUNDLE) ? { workflowBundle: { codePath: WORKFLOW_BUNDLE } } : { workflowsPath: WORKFLOWS_PATH };
+}
+
 /** Runs the CPU worker until it shuts down. */
 export async function runWorker(options: WorkerOptions = {}): Promise<void> {
   const defaults = { store: options.store, workDir: options.workDir };
   await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.cpu, shutdownGraceMs: 30_000 }, () => ({
-    workflowsPath: WORKFLOWS_PATH,
+    ...workflows(),
     activities: cpuActivities(defaults),
   }));
 }

@@ -48,7 +48,7 @@ export function workerAddress(options: Pick<WorkerOptions, 'address'>): string {
 export async function runGymflowWorker(
   options: WorkerOptions,
   defaults: { taskQueue: string; shutdownGraceMs: number },
-  build: (taskQueue: string) => Pick<SdkWorkerOptions, 'activities' | 'workflowsPath'>,
+  build: (taskQueue: string) => Pick<SdkWorkerOptions, 'activities' | 'workflowsPath' | 'workflowBundle'>,
 ): Promise<void> {
   const target = temporalTarget(options);
   const address = target.address;
