@@ -39,6 +39,7 @@ export class ChaosDriver {
     private readonly actions: Partial<Record<ChaosKind, ChaosAction>>,
     private readonly intervalMs: readonly [number, number],
     private readonly t0: number,
+    private readonly log: (line: string) => void = () => undefined,
   ) {
     this.rng = new Rng(seed);
     if (Object.keys(actions).length === 0) throw new Error('chaos: no event kinds to draw from');
@@ -66,9 +67,11 @@ export class ChaosDriver {
         try {
           const detail = await (this.actions[kind] as ChaosAction)();
           this.events.push({ kind, at, ms: Date.now() - started, detail: detail ?? 'no target at this moment', ...(detail === undefined ? { skipped: true } : {}) });
+          this.log(`chaos ${kind} at ${at.toFixed(0)} s: ${detail ?? 'skipped, no target at this moment'}`);
           if (detail !== undefined) break;
         } catch (err) {
           this.events.push({ kind, at, ms: Date.now() - started, detail: 'the action failed', error: err instanceof Error ? err.message : String(err) });
+          this.log(`chaos ${kind} at ${at.toFixed(0)} s FAILED: ${err instanceof Error ? err.message : String(err)}`);
           break;
         }
       }

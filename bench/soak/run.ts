@@ -299,7 +299,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       };
     }
     const chosen: readonly string[] = o.chaos?.kinds ?? Object.keys(actions);
-    const driver = o.chaos ? new ChaosDriver(mixSeed(o.seed, 1), Object.fromEntries(Object.entries(actions).filter(([k]) => chosen.includes(k))), o.chaos.intervalMs, t0) : undefined;
+    const driver = o.chaos ? new ChaosDriver(mixSeed(o.seed, 1), Object.fromEntries(Object.entries(actions).filter(([k]) => chosen.includes(k))), o.chaos.intervalMs, t0, (line) => o.log(`[${o.label}] ${line}`)) : undefined;
     const chaos = driver?.run(() => finished);
 
     // Wait for the loop's end: a completed run that went all the way. A run that failed or was terminated is an
