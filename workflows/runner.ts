@@ -114,7 +114,9 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
   const judge = proxyActivities<PipelineActivities>({ ...JUDGE_OPTIONS, taskQueue: cpu });
   const shards = proxyActivities<PipelineActivities>({ ...SHARD_OPTIONS, ...defined({ heartbeatTimeout: shardHeartbeatTimeout }), taskQueue: cpu });
   const localShards = proxyLocalActivities<PipelineActivities>(LOCAL_SHARD_OPTIONS);
-  const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, taskQueue: cpu });
+  // The evaluation runs episodes like a shard and heartbeats like one (every quarter of its timeout): a lost CPU
+  // worker is noticed as fast there as in the collection (`collect.heartbeat_timeout`), not after EVAL_OPTIONS' 5 minutes.
+  const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, ...defined({ heartbeatTimeout: shardHeartbeatTimeout }), taskQueue: cpu });
   const gpuSetup = proxyActivities<PipelineActivities>({ ...GPU_SETUP_OPTIONS, taskQueue: gpu });
   const train = proxyActivities<PipelineActivities>({ ...trainOptions(trainTimeout, trainHeartbeatTimeout), taskQueue: gpu });
   const serve = proxyActivities<PipelineActivities>({ ...SERVE_OPTIONS, taskQueue: gpu });

@@ -135,7 +135,8 @@ export const CollectSectionSchema = z
     /**
      * How long a shard activity may go without a heartbeat before Temporal counts its worker as lost and retries
      * the shard (which runs only the episodes its episode journal lacks): how fast a lost CPU worker is noticed.
-     * A shard heartbeats at least every quarter of it however long an episode takes. At least 10s; default 5m.
+     * A shard heartbeats at least every quarter of it however long an episode takes. The evaluation (`eval`) takes
+     * the same timeout: it runs episodes the same way. At least 10s; default 5m.
      */
     heartbeat_timeout: heartbeatTimeout.optional(),
   })
