@@ -12,7 +12,10 @@ import { LoopbackApi, openaiCompletion, openaiError, type RecordedRequest } from
 /** Requests seen and faults injected, by kind. */
 export interface FaultTally {
   requests: number;
+  /** Faults injected, by kind. */
   faults: Record<string, number>;
+  /** Requests the proxy could not forward because the server was not up (yet): not injected, not counted above. */
+  upstreamDown?: number;
 }
 
 /** The rubrics a judge request asks for (the JSON schema of its response format). */
@@ -78,7 +81,7 @@ export interface FaultyProxy {
  */
 export async function startFaultyProxy(options: { listen: { host: string; port: number }; target: { host: string; port: number }; rate: number; seed: number }): Promise<FaultyProxy> {
   const rng = new Rng(options.seed);
-  const tally: FaultTally = { requests: 0, faults: { '500': 0, unreachable: 0 } };
+  const tally: FaultTally = { requests: 0, faults: { '500': 0 }, upstreamDown: 0 };
   const server: Server = createServer((req, res) => {
     tally.requests++;
     if (rng.next() < options.rate) {
@@ -92,7 +95,7 @@ export async function startFaultyProxy(options: { listen: { host: string; port: 
       answer.pipe(res);
     });
     upstream.on('error', (err) => {
-      tally.faults['unreachable'] = (tally.faults['unreachable'] ?? 0) + 1;
+      tally.upstreamDown = (tally.upstreamDown ?? 0) + 1;
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify(openaiError(`policy server unreachable: ${err.message}`, 'server_error')));
       else res.destroy();
     });

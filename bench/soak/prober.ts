@@ -10,7 +10,7 @@ import type { StackState } from './stack.js';
 
 /** One query. */
 export interface ProbeSample {
-  /** ms since the prober started. */
+  /** Seconds since the run started. */
   at: number;
   ms: number;
   ok: boolean;
@@ -28,13 +28,12 @@ export class StatusProber {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private inFlight: Promise<void> | undefined;
-  private readonly t0 = Date.now();
 
   constructor(
     private readonly address: () => string,
     private readonly workflowId: string,
     private readonly state: () => StackState,
-    private readonly options: { everyMs: number; timeoutMs: number },
+    private readonly options: { everyMs: number; timeoutMs: number; t0: number },
   ) {}
 
   start(): void {
@@ -60,7 +59,7 @@ export class StatusProber {
     } catch (err) {
       error = fullMessage(err);
     }
-    this.samples.push({ at: Date.now() - this.t0, ms: performance.now() - started, ok, before, after: this.state(), ...(error === undefined ? {} : { error }) });
+    this.samples.push({ at: (Date.now() - this.options.t0) / 1000, ms: performance.now() - started, ok, before, after: this.state(), ...(error === undefined ? {} : { error }) });
   }
 
   async stop(): Promise<void> {

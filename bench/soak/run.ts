@@ -75,6 +75,8 @@ export interface RunResult {
   /** Executions that ended failed, terminated or timed out (each was continued so the soak could go on). */
   aborted: { status: string; at: number }[];
   history: IterationMetrics[];
+  /** Seconds from the start to the loop's close (status queries after it ask a closed run: not counted). */
+  closedAtS: number;
   /** Problems with the lineage (empty when complete), and what it holds. */
   lineage: { problems: string[]; trajectories: number; duplicates: number; injectedExecFaults: number };
   /** History length of every execution of the workflow id (continue-as-new runs and continuations). */
@@ -153,7 +155,8 @@ async function workflowContainers(id: string, all = false): Promise<{ Id: string
 /** The lineage of a finished loop: every iteration's refs in the store, each scored set complete and without duplicates. */
 async function checkLineage(store: ArtifactStore, history: readonly IterationMetrics[], config: PipelineConfig, iterations: number): Promise<RunResult['lineage']> {
   const problems: string[] = [];
-  const kinds = { rollouts: 'trajectories', scored: 'scored-trajectories', dataset: 'dataset', checkpoint: 'checkpoint', eval: 'eval' } as const;
+  // `rollouts` is the scored set too (workflows/runner.ts); the collected shards are its parents.
+  const kinds = { tasks: 'task-set', rollouts: 'scored-trajectories', scored: 'scored-trajectories', dataset: 'dataset', checkpoint: 'checkpoint', eval: 'eval' } as const;
   const got = history.map((h) => h.iteration).join(',');
   const want = Array.from({ length: iterations }, (_, i) => i + 1).join(',');
   if (got !== want) problems.push(`iterations in the history: [${got}], expected [${want}]`);
@@ -175,6 +178,8 @@ async function checkLineage(store: ArtifactStore, history: readonly IterationMet
       if (entry && entry.kind !== kind) problems.push(`iteration ${h.iteration}: ${field} ${ref} is a ${entry.kind}, expected a ${kind}`);
     }
     if (h.refs.scored === undefined) continue;
+    const parents = await Promise.all((await store.stat(h.refs.scored)).parents.map((p) => store.stat(p).then((e) => e.kind, () => 'missing')));
+    if (!parents.includes('trajectories')) problems.push(`iteration ${h.iteration}: the scored set's parents are [${parents.join(', ')}], no collected trajectories`);
     const set = await loadTrajectories(store, h.refs.scored);
     trajectories += set.length;
     if (set.length !== perSet) problems.push(`iteration ${h.iteration}: ${set.length} scored trajectories, expected ${perSet}`);
@@ -217,6 +222,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     stopReason: undefined,
     aborted: [],
     history: [],
+    closedAtS: Number.POSITIVE_INFINITY,
     lineage: { problems: [], trajectories: 0, duplicates: 0, injectedExecFaults: 0 },
     runs: [],
     samples: [],
@@ -237,7 +243,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     const t0 = Date.now();
     await startPipeline(await client(), config, { workflowId });
     o.log(`[${o.label}] started ${workflowId}: ${o.iterations} iterations of ${config.env}`);
-    prober = new StatusProber(() => s.address, workflowId, () => s.state(), { everyMs: 1000, timeoutMs: 5_000 });
+    prober = new StatusProber(() => s.address, workflowId, () => s.state(), { everyMs: 1000, timeoutMs: 5_000, t0 });
     prober.start();
 
     let finished = false;
@@ -322,6 +328,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
               finished = true;
               result.stopReason = r.stopReason;
               result.history = r.history;
+              if (d.closeTime) result.closedAtS = (d.closeTime.getTime() - t0) / 1000;
             } else if (!continuing) {
               // A cancel the driver is about to continue shows here for a moment; give it time.
               await new Promise((res) => setTimeout(res, 5_000));
@@ -370,7 +377,9 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     await poll(20_000, () => (processesMentioning(dir).length === 0 ? true : undefined));
     result.leftovers.processes = processesMentioning(dir).map((pid) => `pid ${pid}`);
     result.leftovers.containers = o.config === 'sandbox' ? (await workflowContainers(workflowId, true).catch(() => [])).map((c) => c.Id.slice(0, 12)) : [];
-    result.leftovers.tmpFiles = existsSync(tmp) ? readdirSync(tmp) : [];
+    // Tools' own caches, kept on purpose across runs (as in /tmp): tsx's transpile cache (`tsx-<uid>`, the workers
+    // run from the sources) and torch's compile cache (`torchinductor_<user>`). Anything else is a leftover.
+    result.leftovers.tmpFiles = existsSync(tmp) ? readdirSync(tmp).filter((f) => !/^(tsx-\d+|torchinductor_.+)$/.test(f)) : [];
     if (o.keep) o.log(`[${o.label}] kept ${dir}`);
     else {
       await rm(dir, { recursive: true, force: true });
