@@ -57,6 +57,12 @@ export interface RunOptions {
   chaos?: { intervalMs: readonly [number, number]; kinds?: readonly ChaosKind[] };
   /** Fault rates; none: no injected faults. */
   faults?: FaultRates;
+  /**
+   * The CI version's cuts (tests/soak.test.ts): a fixed number of optimiser steps per iteration (`train.config.max_steps`,
+   * which is then also the undisturbed run's count) and the expert as the evaluation's agent (no second policy server
+   * per iteration).
+   */
+  quick?: { maxSteps: number };
   /** Give up (and fail the SLO) after this long. */
   deadlineMs: number;
   temporalAddress?: string;
@@ -97,7 +103,7 @@ const TINY = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num
  * faulty proxy), scored by the rules and the faulty judge, GRPO on them, a held-out evaluation by the policy.
  * `sandbox`: the expert acts in hardened containers (whose execs fail at the sandbox rate), SFT on its episodes.
  */
-export function soakConfig(name: SoakConfigName, o: { dir: string; iterations: number; seed: number; judgeUrl: string; servePort: number }): PipelineConfig {
+export function soakConfig(name: SoakConfigName, o: { dir: string; iterations: number; seed: number; judgeUrl: string; servePort: number; quick?: { maxSteps: number } }): PipelineConfig {
   const common = {
     name: `soak-${name}`,
     seed: o.seed,
@@ -108,6 +114,8 @@ export function soakConfig(name: SoakConfigName, o: { dir: string; iterations: n
   const judge = { provider: 'openai', model: 'soak-judge', base_url: o.judgeUrl, timeout: '3s', concurrency: 4 };
   // The GPU worker's server binds 127.0.0.2; the CPU workers reach it at 127.0.0.1, where the faulty proxy listens.
   const serve = { host: '127.0.0.1', bind: '127.0.0.2', port: o.servePort, startup_timeout: '3m' };
+  const quickTrain = o.quick ? { max_steps: o.quick.maxSteps } : {};
+  const evalSection = { tasks: 2, max_steps: 3, max_new_tokens: 16, baseline: false, concurrency: 2, ...(o.quick ? { agent: 'expert' } : {}) };
   if (name === 'household') {
     return parsePipelineConfig(
       {
@@ -116,8 +124,8 @@ export function soakConfig(name: SoakConfigName, o: { dir: string; iterations: n
         policy: { init: { tokenizer_corpus: 'expert', tiny: { ...TINY, max_position_embeddings: 4096, bpe_vocab_size: 512, system_prompt: 'drop', seed: o.seed } }, serve },
         reward: { rules: true, judge },
         collect: { agent: 'policy', tasks: 3, group_size: 2, shard_size: 1, concurrency: 2, max_steps: 3, max_new_tokens: 16, heartbeat_timeout: '10s' },
-        train: { command: 'rl', heartbeat_timeout: '20s', config: { epochs: 1, batch_size: 2, max_length: 2048, save_every: 1, log_every: 1, loss: { algorithm: 'grpo' }, drop_uniform_groups: false } },
-        eval: { tasks: 2, max_steps: 3, max_new_tokens: 16, baseline: false, concurrency: 2 },
+        train: { command: 'rl', heartbeat_timeout: '20s', config: { epochs: 1, batch_size: 2, max_length: 2048, save_every: 1, log_every: 1, loss: { algorithm: 'grpo' }, drop_uniform_groups: false, ...quickTrain } },
+        eval: evalSection,
       },
       `soak:${name}`,
     );
@@ -130,8 +138,8 @@ export function soakConfig(name: SoakConfigName, o: { dir: string; iterations: n
       reward: { rules: true, judge },
       collect: { agent: 'expert', tasks: 4, group_size: 1, shard_size: 2, concurrency: 2, max_steps: 30, heartbeat_timeout: '10s' },
       export: { success_only: false },
-      train: { command: 'sft', heartbeat_timeout: '20s', config: { epochs: 1, batch_size: 2, max_length: 2048, save_every: 1, log_every: 1 } },
-      eval: { tasks: 2, max_steps: 3, max_new_tokens: 16, baseline: false, concurrency: 2 },
+      train: { command: 'sft', heartbeat_timeout: '20s', config: { epochs: 1, batch_size: 2, max_length: 2048, save_every: 1, log_every: 1, ...quickTrain } },
+      eval: evalSection,
     },
     `soak:${name}`,
   );
@@ -208,7 +216,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
   const judge = await startFaultyJudge({ rate: faults?.judge ?? 0, seed: mixSeed(o.seed, 2), hangMs: 5_000 });
   const servePort = await freePort();
   const proxy = await startFaultyProxy({ listen: { host: '127.0.0.1', port: servePort }, target: { host: '127.0.0.2', port: servePort }, rate: faults?.policy ?? 0, seed: mixSeed(o.seed, 3) });
-  const config = soakConfig(o.config, { dir, iterations: o.iterations, seed: o.seed, judgeUrl: judge.baseUrl, servePort });
+  const config = soakConfig(o.config, { dir, iterations: o.iterations, seed: o.seed, judgeUrl: judge.baseUrl, servePort, ...(o.quick ? { quick: o.quick } : {}) });
   const workerEnv: NodeJS.ProcessEnv = { OPENAI_API_KEY: 'EMPTY' };
   if (faults && o.config === 'sandbox') workerEnv[FAULTS_ENV] = `sandbox.exec=${faults.sandboxExec},seed=${mixSeed(o.seed, 4)}`;
 

@@ -23,6 +23,8 @@ export interface SloLimits {
   historyEvents: number;
   /** Chaos events that must have happened. */
   minChaosEvents: number;
+  /** Without a baseline run: the undisturbed optimiser steps of every iteration (a `max_steps` configuration). */
+  expectedSteps?: number;
 }
 
 /** The issue's limits. */
@@ -62,6 +64,9 @@ export function checkSlo(run: RunResult, baseline: RunResult | undefined, limits
       .filter((x) => x.got === undefined || x.got !== x.want);
     const steps = run.history.map((h) => h.train?.steps ?? '?').join(',');
     add('optimiser steps per iteration as undisturbed', mismatches.length === 0 && baseline.history.length === its, mismatches.length === 0 ? `[${steps}] both` : mismatches.map((m) => `iteration ${m.i}: ${String(m.got)} vs ${String(m.want)}`).join('; '));
+  } else if (limits.expectedSteps !== undefined) {
+    const steps = run.history.map((h) => h.train?.steps);
+    add('optimiser steps per iteration as undisturbed', its > 0 && steps.every((n) => n === limits.expectedSteps), `[${steps.map(String).join(',')}], undisturbed ${limits.expectedSteps} each (max_steps)`);
   }
 
   // Queries until the loop closed (after it, a query replays a closed run's whole history: another measurement).
