@@ -256,6 +256,8 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
 
     let finished = false;
     let continuing = false;
+    // The actions' own choices (how long a pause or an outage lasts, which cancel mode), seeded like the driver.
+    const choices = new Rng(mixSeed(o.seed, 5));
     const continueRun = async (): Promise<string> => {
       const c = await client();
       const run = await closedRun(c, workflowId, { address: s.address, namespace: 'default' });
@@ -277,7 +279,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       'pause-resume': async () => {
         const handle = (await client()).workflow.getHandle(workflowId);
         await handle.signal(pauseSignal);
-        const pausedMs = new Rng(Date.now()).int(3_000, 10_000);
+        const pausedMs = choices.int(3_000, 10_000);
         await new Promise((r) => setTimeout(r, pausedMs));
         await handle.signal(resumeSignal);
         return `paused for ${(pausedMs / 1000).toFixed(1)} s`;
@@ -286,7 +288,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
         continuing = true;
         try {
           const handle = (await client()).workflow.getHandle(workflowId);
-          const mode = Date.now() % 2 === 0 ? 'finish' : 'abort';
+          const mode = choices.int(0, 1) === 0 ? 'finish' : 'abort';
           await handle.signal(cancelSignal, { mode, reason: 'soak chaos' });
           const closed = await poll(300_000, async () => {
             const d = await handle.describe().catch(() => undefined);
@@ -299,7 +301,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
         }
       },
     };
-    if (s.ownsServer) actions['restart-server'] = () => s.restartServer(new Rng(Date.now()).int(2_000, 8_000));
+    if (s.ownsServer) actions['restart-server'] = () => s.restartServer(choices.int(2_000, 8_000));
     if (o.config === 'sandbox') {
       actions['kill-container'] = async () => {
         const running = await poll(15_000, async () => {
