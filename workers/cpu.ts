@@ -15,6 +15,7 @@ import { cpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/runtime/dev-server.js';
 import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
 import { MODULE_EXT } from '../src/core/package-root.js';
+import { FAULTS_ENV, installFaultsFromEnv } from '../src/core/faults.js';
 import { removeOwnedSandboxes } from '../src/sandbox/lifetime.js';
 import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
 
@@ -45,6 +46,9 @@ export async function runWorker(options: WorkerOptions = {}): Promise<void> {
 
 async function main(): Promise<void> {
   tolerateClosedOutput(); // started by `gymflow dev`, which may be gone before this worker is
+  // Test-only: the soak and the tests fail a share of sandbox execs on purpose (src/core/faults.ts).
+  const faults = installFaultsFromEnv();
+  if (faults) console.error(`gymflow worker: TEST-ONLY fault injection is on (${FAULTS_ENV}): ${JSON.stringify(faults)}`);
   try {
     await runWorker(parseWorkerArgs(process.argv.slice(2)));
   } finally {

@@ -114,8 +114,10 @@ function bindActivities(config: PipelineConfig, trainTimeout: string, trainHeart
   const judge = proxyActivities<PipelineActivities>({ ...JUDGE_OPTIONS, taskQueue: cpu });
   const shards = proxyActivities<PipelineActivities>({ ...SHARD_OPTIONS, ...defined({ heartbeatTimeout: shardHeartbeatTimeout }), taskQueue: cpu });
   const localShards = proxyLocalActivities<PipelineActivities>(LOCAL_SHARD_OPTIONS);
-  // `eval.heartbeat_timeout` only when set: configurations without it schedule what they always did (replay).
-  const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, ...defined({ heartbeatTimeout: config.eval.heartbeat_timeout }), taskQueue: cpu });
+  // The evaluation runs episodes like a shard and heartbeats like one (every quarter of its timeout): a lost CPU worker
+  // is noticed after `eval.heartbeat_timeout`, else the collection's, not after EVAL_OPTIONS' 5 minutes. Neither set:
+  // what configurations always scheduled (replay).
+  const evals = proxyActivities<PipelineActivities>({ ...EVAL_OPTIONS, ...defined({ heartbeatTimeout: config.eval.heartbeat_timeout ?? shardHeartbeatTimeout }), taskQueue: cpu });
   const gpuSetup = proxyActivities<PipelineActivities>({ ...GPU_SETUP_OPTIONS, taskQueue: gpu });
   const train = proxyActivities<PipelineActivities>({ ...trainOptions(trainTimeout, trainHeartbeatTimeout), taskQueue: gpu });
   const serve = proxyActivities<PipelineActivities>({ ...SERVE_OPTIONS, taskQueue: gpu });

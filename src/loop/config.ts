@@ -135,7 +135,8 @@ export const CollectSectionSchema = z
     /**
      * How long a shard activity may go without a heartbeat before Temporal counts its worker as lost and retries
      * the shard (which runs only the episodes its episode journal lacks): how fast a lost CPU worker is noticed.
-     * A shard heartbeats at least every quarter of it however long an episode takes. At least 10s; default 5m.
+     * A shard heartbeats at least every quarter of it however long an episode takes. The evaluation (`eval`) takes
+     * the same timeout unless `eval.heartbeat_timeout` is set: it runs episodes the same way. At least 10s; default 5m.
      */
     heartbeat_timeout: heartbeatTimeout.optional(),
   })
@@ -413,7 +414,8 @@ export const EvalSectionSchema = z
     calibration_bins: positiveInt.optional(),
     /**
      * How long an evaluation activity may go without a heartbeat before its worker counts as lost and it is retried
-     * (running only the episodes its episode journal lacks), as `collect.heartbeat_timeout`. At least 10s; default 5m.
+     * (running only the episodes its episode journal lacks), as `collect.heartbeat_timeout`. At least 10s; default: the
+     * phase's `collect.heartbeat_timeout`, else 5m.
      */
     heartbeat_timeout: heartbeatTimeout.optional(),
     /** More environments evaluated after this one every iteration (see {@link BenchmarkSchema}). */

@@ -16,6 +16,7 @@ import {
 import { dockerClient, dockerEndpoint } from './docker.js';
 import { SandboxError } from './errors.js';
 import { runExec, type ExecResult } from './exec.js';
+import { injectFault } from '../core/faults.js';
 import { ExecStream } from './exec-stream.js';
 import { gcOnce } from './gc.js';
 import { assertNotStopping, sandboxesStopping, trackContainer, trackCreation, untrackContainer } from './lifetime.js';
@@ -214,6 +215,7 @@ export class Sandbox {
   async exec(argv: readonly string[], o: SandboxExecOptions = {}): Promise<ExecResult> {
     let r: ExecResult;
     try {
+      injectFault('sandbox.exec'); // test-only (GYMFLOW_FAULTS); a no-op unless a test or the soak turned it on
       r = await this.rawExec(argv, o);
     } catch (err) {
       if (this.destroyed) throw err;

@@ -202,26 +202,65 @@ export async function cancelPipeline(
 /** gRPC's status code of a call that ran out of time (`@grpc/grpc-js` `status.DEADLINE_EXCEEDED`). */
 const GRPC_DEADLINE_EXCEEDED = 4;
 
+/**
+ * How long a status query may go unanswered before {@link askStatus} checks that the server is up at all, and how
+ * long that check may take: a query to a server that is down does not fail, the client's gRPC retries keep it
+ * waiting until its deadline, which would then read as "no worker answered". Measured by the soak (docs/operations.md
+ * "Soak"): a query during a server outage fails within about 1.5 s this way, instead of after the whole timeout.
+ */
+export const STATUS_REACHABILITY_CHECK = { afterMs: 500, timeoutMs: 1000 } as const;
+
 /** A run's answer to `pipeline_status`, or why there is none. */
 export type StatusAnswer = { status: PipelineStatus; problem?: undefined } | { status?: undefined; problem: string };
 
 /**
+ * Resolves with why the server of `client` is not answering, once {@link STATUS_REACHABILITY_CHECK} says so; never
+ * resolves while it answers (nor after `stop` aborts).
+ */
+async function serverDown(client: Client, stop: AbortSignal): Promise<string> {
+  const never = new Promise<never>(() => undefined);
+  const connection = client.connection;
+  if (!(connection instanceof Connection)) return never;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, STATUS_REACHABILITY_CHECK.afterMs);
+    // Cleared when the answer came first, so a finished command does not wait for the timer.
+    stop.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  });
+  if (stop.aborted) return never;
+  try {
+    await connection.withDeadline(Date.now() + STATUS_REACHABILITY_CHECK.timeoutMs, () => connection.healthService.check({}));
+  } catch (err) {
+    if (!stop.aborted) return `the Temporal server at ${connection.options.address} is not answering (${fullMessage(err)})`;
+  }
+  return never;
+}
+
+/**
  * Asks a run for its `pipeline_status`. A query needs a worker to answer (for a closed run too: it replays
- * the history), so this gives up after `timeoutMs` instead of hanging, and says so; any other failure (a
- * workflow task that keeps failing, a query the workflow does not know) is passed on as it is.
+ * the history), so this gives up after `timeoutMs` instead of hanging, and says so; when the server itself does not
+ * answer it says that within about {@link STATUS_REACHABILITY_CHECK}'s 1.5 s; any other failure (a workflow task
+ * that keeps failing, a query the workflow does not know) is passed on as it is.
  *
  * @param taskQueue The run's task queue, named in the no-worker message.
  */
 export async function askStatus(client: Client, workflowId: string, timeoutMs = 15_000, taskQueue?: string): Promise<StatusAnswer> {
   const handle = client.workflow.getHandle(workflowId);
+  const stop = new AbortController();
   try {
-    return { status: await client.connection.withDeadline(Date.now() + timeoutMs, () => handle.query(pipelineStatusQuery)) };
+    const answer = await Promise.race([
+      client.connection.withDeadline(Date.now() + timeoutMs, () => client.connection.withAbortSignal(stop.signal, () => handle.query(pipelineStatusQuery))).then((status) => ({ status })),
+      serverDown(client, stop.signal).then((problem) => ({ problem })),
+    ]);
+    return answer;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw err;
     if ((err as { cause?: { code?: unknown } }).cause?.code === GRPC_DEADLINE_EXCEEDED) {
       return { problem: `no worker answered the pipeline_status query within ${timeoutMs / 1000} s: is a worker polling task queue ${taskQueue ?? 'gymflow'}?` };
     }
     return { problem: `the pipeline_status query failed: ${fullMessage(err)}` };
+  } finally {
+    // Ends whichever of the two is still waiting (the query when the server is down, the check when it answered).
+    stop.abort();
   }
 }
 
