@@ -29,7 +29,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { TrainResult } from '../activities/train.js';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
-import { freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerProcess } from '../src/runtime/dev-server.js';
+import { builtWorkerProgram, freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerProcess } from '../src/runtime/dev-server.js';
 import { STORED_RESULT_FILE } from '../src/runtime/run-dir.js';
 import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
 import type { PipelineStatus } from '../src/loop/status.js';
@@ -126,14 +126,12 @@ temporal.describe('pipeline durability on a real dev server', () => {
   /** The train result of the uninterrupted run (test 1), the reference of test 2. */
   let reference: TrainResult | undefined;
 
-  // The build's workers (the tests run against the build, as the CLI's do): they load the prebuilt workflow bundle,
-  // so a restarted worker is ready in seconds rather than after webpack bundles the sources again.
-  const program = (kind: 'cpu' | 'gpu'): string => join(PACKAGE_ROOT, 'dist', 'workers', `${kind}.js`);
+  // The build's workers (the tests run against the build, as the CLI's do): a restarted worker is ready in seconds.
   const startGpu = async (): Promise<WorkerProcess> =>
-    startWorkerProcess({ kind: 'gpu', program: program('gpu'), address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'gpu.log') });
+    startWorkerProcess({ kind: 'gpu', program: builtWorkerProgram('gpu'), address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'gpu.log') });
   /** The CPU worker, with a key for `openai:` agents (the loopback server takes any). */
   const startCpu = async (): Promise<WorkerProcess> =>
-    startWorkerProcess({ kind: 'cpu', program: program('cpu'), address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'cpu.log'), env: { ...process.env, OPENAI_API_KEY: 'EMPTY' } });
+    startWorkerProcess({ kind: 'cpu', program: builtWorkerProgram('cpu'), address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'cpu.log'), env: { ...process.env, OPENAI_API_KEY: 'EMPTY' } });
 
   /**
    * Long enough to be interrupted on an idle machine too (the trainer's progress reaches the workflow every

@@ -5,7 +5,7 @@
  * every query.
  */
 import { join } from 'node:path';
-import { freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerKind, type WorkerProcess } from '../../src/runtime/dev-server.js';
+import { builtWorkerProgram, freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerKind, type WorkerProcess } from '../../src/runtime/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../../src/loop/search-attributes.js';
 import { processesMentioning } from '../../tests/support/processes.js';
 
@@ -74,6 +74,7 @@ export class SoakStack {
   private async startWorker(kind: WorkerKind): Promise<WorkerProcess> {
     const w = await startWorkerProcess({
       kind,
+      program: builtWorkerProgram(kind), // the build's: a restarted worker loads the prebuilt workflow bundle
       address: this.address,
       store: join(this.options.dir, 'store'),
       logFile: join(this.options.dir, `${kind}.log`),

@@ -11,11 +11,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, GymflowError } from '../core/errors.js';
-import { MODULE_EXT } from '../core/package-root.js';
+import { MODULE_EXT, PACKAGE_ROOT } from '../core/package-root.js';
 import { isErrno, processAlive } from '../core/fs.js';
 import { requireTemporalBinary, runTemporal, searchAttributeFlags, type SearchAttributeSpec } from './temporal-cli.js';
 import { defined } from '../core/defined.js';
@@ -525,6 +525,15 @@ export class WorkerProcess extends ChildHandle {
     else this.child.signal('SIGKILL');
     return this.child.exited;
   }
+}
+
+/**
+ * The build's worker program of `kind` (`dist/workers/<kind>.js`), for a caller running from the sources (a test, a
+ * bench) that wants the worker as users run it: it loads the prebuilt workflow bundle, so it is ready in seconds where
+ * the sources' worker first bundles the workflows.
+ */
+export function builtWorkerProgram(kind: WorkerKind): string {
+  return join(PACKAGE_ROOT, 'dist', 'workers', `${kind}.js`);
 }
 
 /**
