@@ -21,10 +21,11 @@ import { join } from 'node:path';
 import { describe, it, type TestContext, type TestFunction } from 'vitest';
 import { TOKENS_WASM } from '../../src/reward/rules/token-index.js';
 import { temporalBinary } from './temporal.js';
+import { weedBinary } from './seaweedfs.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 
 /** A real component that some tests need. */
-export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose';
+export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose' | 'seaweedfs';
 
 /** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
 export function requiresTag(component: Component): `[requires:${Component}]` {
@@ -38,6 +39,7 @@ const describeComponent: Record<Component, string> = {
   python: 'Python trainer environment',
   wasm: 'WebAssembly modules (scripts/build-wasm.sh, with clang and lld)',
   compose: 'docker compose (the Docker CLI plugin or docker-compose)',
+  seaweedfs: 'SeaweedFS `weed` binary (scripts/build-seaweedfs.sh)',
 };
 
 /** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
@@ -163,6 +165,9 @@ export const requires = {
   compose: (): Requirement => memo('compose', () => requirement('compose', composeCommand() === undefined ? 'neither `docker compose` nor `docker-compose` runs' : undefined)),
   /** The WebAssembly modules, built and up to date (`scripts/build-wasm.sh`). */
   wasm: (): Requirement => memo('wasm', () => requirement('wasm', probeWasm())),
+  /** SeaweedFS's `weed` (`scripts/build-seaweedfs.sh`, or `$GYMFLOW_WEED`), for the S3 store backend. */
+  seaweedfs: (): Requirement =>
+    memo('seaweedfs', () => requirement('seaweedfs', weedBinary() === undefined ? 'no weed binary in $GYMFLOW_WEED or ~/.cache/gymflow/bin (bash scripts/build-seaweedfs.sh)' : undefined)),
 };
 
 /** The compose command here: `docker compose` (the CLI plugin, compose v2) or `docker-compose`; undefined without either. */

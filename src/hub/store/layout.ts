@@ -74,11 +74,11 @@ export function refFromShard(shard: string, rest: string): string | undefined {
 
 /**
  * The store root to use: the explicit option, else `$GYMFLOW_STORE`, else `.gymflow/store`, resolved
- * against the working directory.
+ * against the working directory; an `s3://bucket/prefix` URL is returned as it is.
  */
 export function resolveStoreRoot(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
   const chosen = explicit ?? (env[STORE_ENV_VAR] || undefined) ?? DEFAULT_STORE_ROOT;
-  return path.resolve(chosen);
+  return chosen.startsWith('s3://') ? chosen : path.resolve(chosen);
 }
 
 /** `sha256:0123abcd…` shortened for tables. */
