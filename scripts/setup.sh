@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for gymflow: node modules, the build (dist/), the Python venv (temporal CLI, the trainer, openenv-core;
-# transformers 4 beside it for one compatibility test), a Docker engine, the sandbox image and the WebAssembly build. Installs only what is missing; a second run takes a second or two.
+# transformers 4 beside it for one compatibility test), a Docker engine, the sandbox image, the WebAssembly build and
+# SeaweedFS's `weed` (the S3 store backend's test server; built once into $GYMFLOW_CACHE/bin). Installs only what is missing; a second run takes a second or two.
 #
 # Environment:
 #   GYMFLOW_CACHE          download caches kept outside the clone (default ~/.cache/gymflow)
@@ -320,6 +321,23 @@ setup_wasm() {
   fi
 }
 
+# SeaweedFS's `weed` (scripts/build-seaweedfs.sh): the S3-compatible server the store's s3:// tests and
+# bench:store start. Built once from the Go module proxy into $GYMFLOW_CACHE/bin (minutes, once); a second run checks
+# that the binary is there.
+setup_seaweedfs() {
+  if bash scripts/build-seaweedfs.sh --check; then
+    summary+=("weed ok")
+    return 0
+  fi
+  log "building SeaweedFS's weed (scripts/build-seaweedfs.sh; log: .gymflow/build-seaweedfs.log)"
+  if bash scripts/build-seaweedfs.sh >"$STATE/build-seaweedfs.log" 2>&1; then
+    summary+=("weed built")
+  else
+    warn "building weed failed (see .gymflow/build-seaweedfs.log): the store's s3:// tests will be skipped"
+    summary+=("weed MISSING")
+  fi
+}
+
 setup_node
 setup_build
 setup_python
@@ -328,6 +346,7 @@ setup_docker
 setup_sandbox_image
 setup_compose
 setup_wasm
+setup_seaweedfs
 
 summary_line="$(printf '%s, ' "${summary[@]}")"
 log "${summary_line%, } [$((SECONDS - started))s]"
