@@ -7,7 +7,7 @@ import { ensureDir, fsyncDir, isErrno, processAlive } from '../../core/fs.js';
 import { RefConflictError, StoreError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { readIndexEntry } from './index-entry.js';
-import { assertName, assertRef, isRef, refFromShard, refPath, shortRef } from './layout.js';
+import { assertName, assertRef, refPath, shortRef } from './layout.js';
 
 /**
  * Refs of the artifact store (docs/store.md): named roots, `refs/<name>` holding the text `sha256:…\n`.
@@ -178,37 +178,4 @@ export async function scanRefs(root: string): Promise<{ refs: { name: string; re
   };
   await walk(path.join(root, 'refs'), '');
   return { refs: out.sort((a, b) => a.name.localeCompare(b.name)), bad };
-}
-
-/**
- * Resolves what a user typed to a full ref of the store at `root`: a full `sha256:…` ref, a unique prefix of
- * one (`sha256:3fa2c1`, at least 6 hex digits), or a ref name.
- */
-export async function resolveArtifact(root: string, spec: string): Promise<string> {
-  if (isRef(spec)) {
-    if ((await readIndexEntry(root, spec)) !== undefined) return spec;
-    throw new StoreError(`artifact ${spec} is not in store ${root}`);
-  }
-  const prefix = /^sha256:([0-9a-f]{6,63})$/.exec(spec)?.[1];
-  if (prefix !== undefined) {
-    const shard = path.join(root, 'index', prefix.slice(0, 2));
-    let names: string[] = [];
-    try {
-      names = await readdir(shard);
-    } catch (err) {
-      if (!isErrno(err, 'ENOENT')) throw err;
-    }
-    const rest = prefix.slice(2);
-    const hits = names.filter((n) => n.startsWith(rest) && n.endsWith('.json')).map((n) => refFromShard(prefix.slice(0, 2), n));
-    if (hits.length === 1 && hits[0]) return hits[0];
-    if (hits.length > 1) throw new StoreError(`ref prefix '${spec}' is ambiguous in store ${root}: ${hits.length} artifacts match`);
-    throw new StoreError(`no artifact with ref prefix '${spec}' in store ${root}`);
-  }
-  if (/^sha256:[0-9a-f]{0,5}$/.test(spec)) throw new StoreError(`ref prefix '${spec}' is too short: give at least 6 hex digits after sha256:`);
-  if (!/^[A-Za-z0-9]/.test(spec) || spec.includes(':')) {
-    throw new StoreError(`'${spec}' is neither a ref (sha256:…) nor a ref name`);
-  }
-  const target = await readRef(root, spec);
-  if (target === undefined) throw new StoreError(`no ref named '${spec}' in store ${root} (see \`gymflow store ls\`)`);
-  return target;
 }
