@@ -4,7 +4,11 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { RefConflictError } from '../errors.js';
 import { eachBackend } from './__fixtures__/backends.js';
+import { PreconditionFailed } from './s3.js';
+import type { S3Backend } from './s3-backend.js';
 import { checkoutTree, putTree } from './tree.js';
+import { loadTrajectories, putTrajectories } from './trajectory-set.js';
+import { fakeTrajectory } from '../__fixtures__/trajectories.js';
 
 /**
  * A store shared by several writers and hosts (docs/store.md, "Refs", "S3 backend"): what one handle writes another
@@ -28,12 +32,14 @@ eachBackend('a store shared by several writers', (backend) => {
     await checkoutTree(reader, tree.ref, out);
     expect((await readdir(out)).sort()).toEqual(['config.json', 'weights.bin']);
     expect((await reader.lineage(tree.ref)).names).toEqual(['runs/ckpt']);
+    const set = await putTrajectories(writer, [fakeTrajectory({ task: 'a' }), fakeTrajectory({ task: 'b' })], { name: 'runs/set' });
+    expect((await loadTrajectories(reader, set.ref)).map((t) => t.task.id)).toEqual(['a', 'b']);
     if (backend.name === 's3') {
-      // The reader's cache now holds what it read, keyed by content hash: the blob and the tree's three objects.
+      // The reader's cache now holds what it read, keyed by content hash: the blob, the tree's three objects…
       const shards = await readdir(path.join(cacheB, 'objects'));
       let cached = 0;
       for (const s of shards) cached += (await readdir(path.join(cacheB, 'objects', s))).length;
-      expect(cached).toBe(4);
+      expect(cached).toBe(7); // …and the set's manifest and two behaviour objects
       expect(reader.root).toBe(cacheB);
       expect(reader.location).toBe(writer.location);
     }
@@ -82,6 +88,17 @@ eachBackend('a store shared by several writers', (backend) => {
     await a.setRef('model', two.ref, { expect: one.ref });
     await a.putBytes('fresh', { kind: 'blob', name: 'fresh', expectRef: null });
     expect(await b.getRef('fresh')).toBeDefined();
+  });
+
+  if (backend.name === 's3') it('the server refuses a create of an existing key (If-None-Match) and a replace of a changed one (If-Match)', async () => {
+    const store = await backend.open();
+    const bucket = (store.backend as S3Backend).bucket;
+    await bucket.putBytes('probe', 'one', { ifNoneMatch: '*' });
+    await expect(bucket.putBytes('probe', 'two', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailed);
+    const first = await bucket.getBytes('probe');
+    await bucket.putBytes('probe', 'three', { ifMatch: first?.etag as string });
+    await expect(bucket.putBytes('probe', 'four', { ifMatch: first?.etag as string })).rejects.toBeInstanceOf(PreconditionFailed);
+    expect((await bucket.getBytes('probe'))?.body.toString()).toBe('three');
   });
 
   // A bucket's entries change by conditional writes (If-Match), retried on a lost race; a directory's by rename, where

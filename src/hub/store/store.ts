@@ -400,10 +400,12 @@ export class ArtifactStore {
   }
 
   /**
-   * The local path of an object (for streaming reads; do not write to it). In an `s3://` store it is the cache's
-   * path, which may not hold the object yet: use {@link localObjectFile} there.
+   * The path of an object of a directory store (for streaming reads; do not write to it).
+   *
+   * @throws StoreError for an `s3://` store, whose objects may not be on this host yet: use {@link localObjectFile}.
    */
   objectFile(ref: string): string {
+    if (this.backend.kind !== 'directory') throw new StoreError(`objectFile(${ref}): store ${this.location} is not a directory; use localObjectFile, which downloads the object into this host's cache`);
     return objectPath(this.root, ref);
   }
 
