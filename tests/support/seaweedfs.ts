@@ -9,7 +9,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 
 /** The `weed` binary: `$GYMFLOW_WEED`, else the path `scripts/build-seaweedfs.sh --path` names; `undefined` when it is not there. */
@@ -98,6 +97,8 @@ export async function startSeaweed(options: { weed?: string; timeoutMs?: number 
   const logFile = path.join(dir, 'weed.log');
   let child: ChildProcess | undefined;
   let log = '';
+  // Loaded here, not at the top: requires.ts imports this file for `weedBinary`, and the SDK warns on Node < 22.
+  const { ListBucketsCommand, S3Client } = await import('@aws-sdk/client-s3');
   const launch = async (): Promise<void> => {
     child = spawn(weed, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (d: Buffer): void => {

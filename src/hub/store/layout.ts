@@ -24,6 +24,11 @@ export const DEFAULT_STORE_ROOT = '.gymflow/store';
 /** Environment variable that overrides the default store root. */
 export const STORE_ENV_VAR = 'GYMFLOW_STORE';
 
+/** Whether a store root names a bucket (`s3://bucket/prefix`, the S3 backend) rather than a directory. */
+export function isS3Url(root: string): boolean {
+  return root.startsWith('s3://');
+}
+
 /** Whether `value` is a full content ref. */
 export function isRef(value: string): boolean {
   return REF_PATTERN.test(value);
@@ -78,7 +83,7 @@ export function refFromShard(shard: string, rest: string): string | undefined {
  */
 export function resolveStoreRoot(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
   const chosen = explicit ?? (env[STORE_ENV_VAR] || undefined) ?? DEFAULT_STORE_ROOT;
-  return chosen.startsWith('s3://') ? chosen : path.resolve(chosen);
+  return isS3Url(chosen) ? chosen : path.resolve(chosen);
 }
 
 /** `sha256:0123abcd…` shortened for tables. */

@@ -20,6 +20,9 @@ import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
 
 /**
+ * Loaded only when an `s3://` store is opened (store.ts imports it dynamically), so that the AWS SDK costs the
+ * commands that use a directory store nothing.
+ *
  * The bucket side of the S3 store backend (docs/store.md, "S3 backend"): parsing `s3://bucket/prefix`, the
  * client's endpoint and credentials from the environment, and the few operations the store needs, each under
  * the store's key prefix. Conditional writes (`If-None-Match: *`, `If-Match: <etag>`) are what make ref and
@@ -36,10 +39,7 @@ export interface S3Location {
   url: string;
 }
 
-/** Whether a store root names a bucket (`s3://…`) rather than a directory. */
-export function isS3Url(root: string): boolean {
-  return root.startsWith('s3://');
-}
+export { isS3Url } from './layout.js';
 
 /**
  * Parses `s3://bucket[/prefix]`.

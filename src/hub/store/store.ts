@@ -11,12 +11,10 @@ import { cleanTempFiles, tempPath, TMP_DIR, writeFileAtomic, writeTemp } from '.
 import type { StoreBackend } from './backend.js';
 import { DirBackend } from './dir-backend.js';
 import { ARTIFACT_KINDS, IndexEntrySchema, type ArtifactFormat, type IndexEntry } from './index-entry.js';
-import { assertName, isRef, objectPath, resolveStoreRoot } from './layout.js';
+import { assertName, isRef, isS3Url, objectPath, resolveStoreRoot } from './layout.js';
 import { lineageOf, type LineageNode } from './lineage.js';
 import { collectGarbage, pruneArtifact, verifyStore, type GcOptions, type GcReport, type VerifyReport } from './maintenance.js';
 import type { BadRef } from './refs.js';
-import { isS3Url, parseS3Url, S3Bucket, s3ClientConfig } from './s3.js';
-import { S3Backend } from './s3-backend.js';
 import { IO_CONCURRENCY } from './shards.js';
 import { hashCopy, type StreamedObject } from './stream.js';
 
@@ -139,6 +137,9 @@ export class ArtifactStore {
     const where = resolveStoreRoot(options.root);
     let store: ArtifactStore;
     if (isS3Url(where)) {
+      // The AWS SDK loads only here: commands on a directory store never pay for it.
+      const { parseS3Url, S3Bucket, s3ClientConfig } = await import('./s3.js');
+      const { S3Backend } = await import('./s3-backend.js');
       const bucket = new S3Bucket(parseS3Url(where), s3ClientConfig(options.env));
       try {
         await bucket.ensureBucket(options.create ?? true);

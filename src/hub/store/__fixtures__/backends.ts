@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { requires } from '../../../../tests/support/requires.js';
 import { startSeaweed, type Seaweed } from '../../../../tests/support/seaweedfs.js';
 import { isErrno } from '../../../core/fs.js';
-import { S3Backend } from '../s3-backend.js';
+import type { S3Backend } from '../s3-backend.js';
 import { ArtifactStore } from '../store.js';
 
 /** One backend the suites run against. */
