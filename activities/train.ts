@@ -138,7 +138,7 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         const model = { ...((o.config['model'] as Record<string, unknown> | undefined) ?? {}), path: await modelDir(ws, o.policy) };
         const configFile = path.join(runDir, `${o.command}.json`);
         const tensorboard = tensorboardRunDir(o.config, o.experiment, o.iteration, o.command);
-        const trainerConfig = { ...o.config, model, data: ws.store.objectFile(o.datasetRef), output_dir: outputDir, ...defined({ tensorboard_dir: tensorboard }) };
+        const trainerConfig = { ...o.config, model, data: await ws.store.localObjectFile(o.datasetRef), output_dir: outputDir, ...defined({ tensorboard_dir: tensorboard }) };
         await writeFile(configFile, JSON.stringify(trainerConfig, null, 2));
 
         // A retry resumes from the newer of the last heartbeat's checkpoint and the newest one in outputDir (the

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for gymflow: node modules, the build (dist/), the Python venv (temporal CLI, the trainer, openenv-core;
 # transformers 4 beside it for one compatibility test), a Docker engine, the sandbox image, the WebAssembly build,
-# PostgreSQL and the Temporal server's binaries (`gymflow cluster`). Installs only what is missing; a second run takes a second or two.
+# PostgreSQL and the Temporal server's binaries (`gymflow cluster`), and SeaweedFS's `weed` (the S3 store backend's
+# test server). The Go programs are built once into $GYMFLOW_CACHE/bin. Installs only what is missing; a second run takes a second or two.
 #
 # Environment:
 #   GYMFLOW_CACHE          download caches kept outside the clone (default ~/.cache/gymflow)
@@ -379,6 +380,24 @@ setup_wasm() {
 
 # In the background (CI) the Go build starts first, to overlap with everything else.
 [[ "${GYMFLOW_BUILD_BACKGROUND:-}" == 1 ]] && setup_temporal_server
+
+# SeaweedFS's `weed` (scripts/build-seaweedfs.sh): the S3-compatible server the store's s3:// tests and
+# bench:store start. Built once from the Go module proxy into $GYMFLOW_CACHE/bin (minutes, once); a second run checks
+# that the binary is there.
+setup_seaweedfs() {
+  if bash scripts/build-seaweedfs.sh --check; then
+    summary+=("weed ok")
+    return 0
+  fi
+  log "building SeaweedFS's weed (scripts/build-seaweedfs.sh; log: .gymflow/build-seaweedfs.log)"
+  if bash scripts/build-seaweedfs.sh >"$STATE/build-seaweedfs.log" 2>&1; then
+    summary+=("weed built")
+  else
+    warn "building weed failed (see .gymflow/build-seaweedfs.log): the store's s3:// tests will be skipped"
+    summary+=("weed MISSING")
+  fi
+}
+
 setup_node
 setup_build
 setup_python
@@ -389,6 +408,7 @@ setup_compose
 setup_wasm
 setup_postgres
 [[ "${GYMFLOW_BUILD_BACKGROUND:-}" == 1 ]] || setup_temporal_server
+setup_seaweedfs
 
 summary_line="$(printf '%s, ' "${summary[@]}")"
 log "${summary_line%, } [$((SECONDS - started))s]"

@@ -16,3 +16,19 @@ export class ExportError extends GymflowError {
     super('EXPORT_ERROR', message, options);
   }
 }
+
+/**
+ * A ref update that lost to another writer (docs/store.md, "Refs"): the name did not hold what the update expected
+ * (`expected`), because another writer moved, created or was moving it. Nothing was overwritten; `actual` is what
+ * the name holds now (`undefined`: no target). Re-read and decide, or pass `--force` where a command offers it.
+ */
+export class RefConflictError extends StoreError {
+  constructor(
+    message: string,
+    readonly refName: string,
+    readonly expected: string | null | undefined,
+    readonly actual: string | undefined,
+  ) {
+    super(message);
+  }
+}

@@ -37,7 +37,7 @@ const stores = new Map<string, Promise<ArtifactStore>>();
  */
 export async function openWorkspace(given: WorkspaceDefaults, defaults: WorkspaceDefaults = {}): Promise<Workspace> {
   const root = given.store ?? defaults.store;
-  const key = root === undefined ? '' : path.resolve(root);
+  const key = root === undefined ? '' : root.startsWith('s3://') ? root : path.resolve(root);
   let opening = stores.get(key);
   if (!opening) {
     opening = ArtifactStore.open(defined({ root }));

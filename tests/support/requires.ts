@@ -21,11 +21,12 @@ import { join } from 'node:path';
 import { describe, it, type TestContext, type TestFunction } from 'vitest';
 import { TOKENS_WASM } from '../../src/reward/rules/token-index.js';
 import { temporalBinary } from './temporal.js';
+import { weedBinary } from './seaweedfs.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 import { gymflowCache, missingClusterBinaries, postgresBinaries } from '../../src/runtime/cluster/binaries.js';
 
 /** A real component that some tests need. */
-export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose' | 'cluster';
+export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose' | 'cluster' | 'seaweedfs';
 
 /** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
 export function requiresTag(component: Component): `[requires:${Component}]` {
@@ -40,6 +41,7 @@ const describeComponent: Record<Component, string> = {
   wasm: 'WebAssembly modules (scripts/build-wasm.sh, with clang and lld)',
   compose: 'docker compose (the Docker CLI plugin or docker-compose)',
   cluster: 'gymflow cluster (PostgreSQL, and the Temporal server, SQL tool and Web UI from scripts/build-temporal-server.sh)',
+  seaweedfs: 'SeaweedFS `weed` binary (scripts/build-seaweedfs.sh)',
 };
 
 /** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
@@ -170,6 +172,9 @@ export const requires = {
   cluster: (): Requirement => memo('cluster', () => requirement('cluster', probeCluster())),
   /** The WebAssembly modules, built and up to date (`scripts/build-wasm.sh`). */
   wasm: (): Requirement => memo('wasm', () => requirement('wasm', probeWasm())),
+  /** SeaweedFS's `weed` (`scripts/build-seaweedfs.sh`, or `$GYMFLOW_WEED`), for the S3 store backend. */
+  seaweedfs: (): Requirement =>
+    memo('seaweedfs', () => requirement('seaweedfs', weedBinary() === undefined ? 'no weed binary in $GYMFLOW_WEED or ~/.cache/gymflow/bin (bash scripts/build-seaweedfs.sh)' : undefined)),
 };
 
 function probeCluster(): string | undefined {

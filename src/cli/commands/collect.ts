@@ -155,7 +155,7 @@ export function collectCommand(program: Command): void {
         // Every episode failed (a model that does not load, a key the API refuses): the data is no data.
         if (episodes > 0 && failures.total >= episodes) process.exitCode = 1;
         if (opts.json) return printJson({ ref: result.ref ?? null, taskSetRef: result.taskSetRef ?? null, path: result.path ?? null, summary: result.summary });
-        printSummary(result.summary, result.ref ? `stored ${result.ref} as ${opts.out} in ${store?.root}` : `wrote ${result.path}`);
+        printSummary(result.summary, result.ref ? `stored ${result.ref} as ${opts.out} in ${store?.location}` : `wrote ${result.path}`);
       } finally {
         process.off('SIGINT', onSigint);
       }

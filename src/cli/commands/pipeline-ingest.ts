@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { ConfigError } from '../../core/errors.js';
 import { DURATION_PATTERN, durationMs } from '../../core/duration.js';
-import { shortRef } from '../../hub/store/layout.js';
+import { resolveStoreRoot, shortRef } from '../../hub/store/layout.js';
 import { IngestInputSchema, type IngestInput, type IngestStatus } from '../../loop/ingest.js';
 import { ingestStatusQuery } from '../../../workflows/messages.js';
 import { printJson } from '../options.js';
@@ -36,7 +36,7 @@ export function ingestInput(dir: string, opts: IngestOptions): IngestInput {
     export: opts.export,
     task_queue: opts.taskQueue,
     ...(opts.format === undefined ? {} : { format: opts.format }),
-    ...(opts.store === undefined ? {} : { store: path.resolve(opts.store) }),
+    ...(opts.store === undefined ? {} : { store: resolveStoreRoot(opts.store) }),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -4,7 +4,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import { durationMs } from '../../core/duration.js';
 import { StoreError } from '../../hub/errors.js';
 import { checkoutArtifact } from '../../hub/store/checkout.js';
-import { resolveStoreRoot, shortRef } from '../../hub/store/layout.js';
+import { isS3Url, resolveStoreRoot, shortRef } from '../../hub/store/layout.js';
 import type { IndexEntry } from '../../hub/store/index-entry.js';
 import type { LineageNode } from '../../hub/store/lineage.js';
 import { ArtifactStore } from '../../hub/store/store.js';
@@ -43,7 +43,7 @@ export function formatBytes(n: number): string {
 
 /** Adds the `--store <dir>` option every store-using command shares. */
 export function withStoreOption(cmd: Command): Command {
-  return cmd.option('--store <dir>', 'artifact store root (default: $GYMFLOW_STORE, else .gymflow/store)');
+  return cmd.option('--store <dir|s3://bucket/prefix>', 'artifact store: a directory or s3://bucket/prefix (default: $GYMFLOW_STORE, else .gymflow/store)');
 }
 
 /**
@@ -53,6 +53,8 @@ export function withStoreOption(cmd: Command): Command {
  */
 export async function openStore(opts: { store?: string }, create = false): Promise<ArtifactStore> {
   const root = resolveStoreRoot(opts.store);
+  // A bucket that does not exist is refused by open itself (create: false).
+  if (isS3Url(root)) return ArtifactStore.open({ root, create });
   if (!create && !(await stat(root).catch(() => undefined))?.isDirectory()) {
     throw new StoreError(`no artifact store at ${root}: pass --store DIR or set $GYMFLOW_STORE (a store is created by collect, export --name or eval --save)`);
   }
@@ -99,10 +101,10 @@ export function storeCommand(program: Command): void {
       const s = await openStore(opts);
       const entries = await s.list(defined({ kind: opts.kind }));
       const refs = await scanRefsWarning(s);
-      if (opts.json) return printJson({ root: s.root, artifacts: entries, refs });
+      if (opts.json) return printJson({ root: s.location, artifacts: entries, refs });
       const names = new Map<string, string[]>();
       for (const r of refs) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);
-      if (entries.length === 0) return console.log(`no artifacts in ${s.root}`);
+      if (entries.length === 0) return console.log(`no artifacts in ${s.location}`);
       console.log(
         formatTable(
           entries.map((e) => entryRow(e, names)),

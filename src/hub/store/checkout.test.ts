@@ -1,20 +1,26 @@
-import { mkdir, mkdtemp, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { fakeTrajectory } from '../__fixtures__/trajectories.js';
 import { checkoutArtifact } from './checkout.js';
-import { ArtifactStore } from './store.js';
+import { eachBackend } from './__fixtures__/backends.js';
 import { loadTrajectories, putTrajectories } from './trajectory-set.js';
 import { putTree } from './tree.js';
+import { objectPath } from './layout.js';
+
+/** `objects/ab/cdef…`, an object's store-relative key. */
+function objectKey(ref: string): string {
+  return path.relative('/', objectPath('/', ref));
+}
 
 async function tmp(prefix: string): Promise<string> {
   return mkdtemp(path.join(tmpdir(), `gymflow-${prefix}-`));
 }
 
-describe('checkoutArtifact', () => {
+eachBackend('checkoutArtifact', (backend) => {
   it('writes a tree as a directory, a trajectory set as JSONL trajectories, anything else byte for byte', async () => {
-    const store = await ArtifactStore.open({ root: await tmp('co-store') });
+    const store = await backend.open();
     const dir = await tmp('co-src');
     await mkdir(path.join(dir, 'sub'));
     await writeFile(path.join(dir, 'model.onnx'), 'weights');
@@ -41,7 +47,7 @@ describe('checkoutArtifact', () => {
   });
 
   it('never writes over an existing path, and leaves nothing behind when an object is missing', async () => {
-    const store = await ArtifactStore.open({ root: await tmp('co-store') });
+    const store = await backend.open();
     const dir = await tmp('co-src');
     await writeFile(path.join(dir, 'model.onnx'), 'weights');
     const tree = await putTree(store, dir, { kind: 'policy' });
@@ -59,7 +65,7 @@ describe('checkoutArtifact', () => {
     expect(await readFile(file, 'utf8')).toBe('mine');
     expect(await readdir(path.join(out, 'empty'))).toEqual([]);
 
-    await unlink(store.objectFile(blob.ref));
+    await backend.rawDelete(store, objectKey(blob.ref));
     await expect(checkoutArtifact(store, blob.ref, path.join(out, 'gone.onnx'))).rejects.toThrow(/is not in store/);
     await expect(checkoutArtifact(store, `sha256:${'0'.repeat(64)}`, path.join(out, 'nothing'))).rejects.toThrow(/is not in store/);
     expect((await readdir(out)).sort()).toEqual(['empty', 'model.onnx']);

@@ -24,6 +24,11 @@ export const DEFAULT_STORE_ROOT = '.gymflow/store';
 /** Environment variable that overrides the default store root. */
 export const STORE_ENV_VAR = 'GYMFLOW_STORE';
 
+/** Whether a store root names a bucket (`s3://bucket/prefix`, the S3 backend) rather than a directory. */
+export function isS3Url(root: string): boolean {
+  return root.startsWith('s3://');
+}
+
 /** Whether `value` is a full content ref. */
 export function isRef(value: string): boolean {
   return REF_PATTERN.test(value);
@@ -74,11 +79,11 @@ export function refFromShard(shard: string, rest: string): string | undefined {
 
 /**
  * The store root to use: the explicit option, else `$GYMFLOW_STORE`, else `.gymflow/store`, resolved
- * against the working directory.
+ * against the working directory; an `s3://bucket/prefix` URL is returned as it is.
  */
 export function resolveStoreRoot(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
   const chosen = explicit ?? (env[STORE_ENV_VAR] || undefined) ?? DEFAULT_STORE_ROOT;
-  return path.resolve(chosen);
+  return isS3Url(chosen) ? chosen : path.resolve(chosen);
 }
 
 /** `sha256:0123abcd…` shortened for tables. */

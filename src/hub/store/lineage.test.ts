@@ -1,16 +1,9 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { ArtifactStore } from './store.js';
+import { expect, it } from 'vitest';
+import { eachBackend } from './__fixtures__/backends.js';
 
-async function freshStore(): Promise<ArtifactStore> {
-  return ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-store-')) });
-}
-
-describe('lineage', () => {
+eachBackend('lineage', (backend) => {
   it('walks lineage: dataset ← scored ← trajectories ← task set + checkpoint', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const tasks = await store.putJson({ tasks: ['t1'] }, { kind: 'task-set' });
     const ckpt = await store.putBytes('weights', { kind: 'checkpoint' });
     const trajs = await store.putBytes('t', { kind: 'trajectories', parents: [tasks.ref, ckpt.ref] });

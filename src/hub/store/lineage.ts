@@ -1,7 +1,6 @@
+import type { StoreBackend } from './backend.js';
 import type { IndexEntry } from './index-entry.js';
-import { readIndexEntry } from './index-entry.js';
 import { assertRef } from './layout.js';
-import { scanRefs } from './refs.js';
 
 /** A node of {@link lineageOf}. */
 export interface LineageNode {
@@ -16,17 +15,17 @@ export interface LineageNode {
 }
 
 /**
- * The ancestry of an artifact of the store at `root`, walking parents: dataset ← scored trajectories ←
+ * The ancestry of an artifact of a store (its `backend`), walking parents: dataset ← scored trajectories ←
  * trajectories ← task set + checkpoint. Parents outside the store appear without an entry; an artifact
  * reached twice is expanded once (later occurrences are marked `repeated`).
  */
-export async function lineageOf(root: string, ref: string): Promise<LineageNode> {
+export async function lineageOf(backend: StoreBackend, ref: string): Promise<LineageNode> {
   assertRef(ref);
   const names = new Map<string, string[]>();
-  for (const r of (await scanRefs(root)).refs) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);
+  for (const r of (await backend.scanRefs()).refs) names.set(r.ref, [...(names.get(r.ref) ?? []), r.name]);
   const expanded = new Set<string>();
   const visit = async (r: string): Promise<LineageNode> => {
-    const entry = await readIndexEntry(root, r);
+    const entry = await backend.readEntry(r);
     const node: LineageNode = { ref: r, names: names.get(r) ?? [], parents: [] };
     if (entry) node.entry = entry;
     if (expanded.has(r)) {

@@ -1,19 +1,18 @@
-import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { fakeTrajectory } from '../__fixtures__/trajectories.js';
 import { objectPath } from './layout.js';
-import { ArtifactStore } from './store.js';
+
+/** `objects/ab/cdef…`, an object's store-relative key. */
+function objectKey(ref: string): string {
+  return path.relative('/', objectPath('/', ref));
+}
+import { eachBackend } from './__fixtures__/backends.js';
 import { loadTrajectories, putTrajectories } from './trajectory-set.js';
 
-async function freshStore(): Promise<ArtifactStore> {
-  return ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-store-')) });
-}
-
-describe('gc and verify', () => {
+eachBackend('gc and verify', (backend) => {
   it('gc keeps what named roots reach through parents and members, and deletes the rest', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const tasks = await store.putJson({ tasks: ['t1'] }, { kind: 'task-set' });
     const kept = await putTrajectories(store, [fakeTrajectory({ task: 'a' }), fakeTrajectory({ task: 'b' })], { parents: [tasks.ref], name: 'keep' });
     const dropped = await putTrajectories(store, [fakeTrajectory({ task: 'c' })]);
@@ -38,20 +37,16 @@ describe('gc and verify', () => {
     expect((await store.verify()).ok).toBe(true);
   });
   it('verify re-hashes every object and reports corruption, missing objects and dangling refs', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const e = await store.putBytes('precious', { kind: 'blob', name: 'p' });
     const set = await putTrajectories(store, [fakeTrajectory()], { name: 's' });
     expect(await store.verify()).toMatchObject({ ok: true, artifacts: 2, refs: 2, objects: 3 });
 
-    const file = objectPath(store.root, e.ref);
-    await chmod(file, 0o644);
-    await writeFile(file, 'tamper');
+    await backend.rawWrite(store, objectKey(e.ref), 'tamper');
     const member = (await store.getText(set.ref)).split('\n')[1] as string;
     const memberRef = (JSON.parse(member) as { object: string }).object;
-    const { unlink } = await import('node:fs/promises');
-    await unlink(objectPath(store.root, memberRef));
-    await mkdir(path.join(store.root, 'refs'), { recursive: true });
-    await writeFile(path.join(store.root, 'refs', 'ghost'), `sha256:${'a'.repeat(64)}\n`);
+    await backend.rawDelete(store, objectKey(memberRef));
+    await backend.rawWrite(store, 'refs/ghost', `sha256:${'a'.repeat(64)}\n`);
 
     const report = await store.verify();
     expect(report.ok).toBe(false);

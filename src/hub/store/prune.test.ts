@@ -1,21 +1,22 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { fakeTrajectory } from '../__fixtures__/trajectories.js';
 import { checkoutArtifact } from './checkout.js';
 import { manifestMembers } from './manifests.js';
-import { ArtifactStore } from './store.js';
+import type { ArtifactStore } from './store.js';
+import { eachBackend } from './__fixtures__/backends.js';
 import { loadTrajectories, putTrajectories } from './trajectory-set.js';
 import { checkoutTree, putTree } from './tree.js';
 
-describe('pruning an artifact', () => {
+eachBackend('pruning an artifact', (backend) => {
   let root: string;
   let store: ArtifactStore;
 
   beforeEach(async () => {
     root = await mkdtemp(path.join(tmpdir(), 'gymflow-prune-'));
-    store = await ArtifactStore.open({ root: path.join(root, 'store') });
+    store = await backend.open();
   });
   afterEach(async () => {
     await rm(root, { recursive: true, force: true });

@@ -1,17 +1,10 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { StoreError } from '../errors.js';
-import { ArtifactStore } from './store.js';
+import { eachBackend } from './__fixtures__/backends.js';
 
-async function freshStore(): Promise<ArtifactStore> {
-  return ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-store-')) });
-}
-
-describe('refs', () => {
+eachBackend('refs', (backend) => {
   it('resolves full refs, unique prefixes and names, and names the input when it cannot', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const e = await store.putBytes('x', { kind: 'blob', name: 'latest' });
     expect(await store.resolve(e.ref)).toBe(e.ref);
     expect(await store.resolve(e.ref.slice(0, 15))).toBe(e.ref);
@@ -25,7 +18,7 @@ describe('refs', () => {
     await expect(store.putBytes('y', { kind: 'Bad Kind' })).rejects.toThrow(/invalid artifact kind 'Bad Kind'/);
   });
   it('lists, moves and deletes refs', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const a = await store.putBytes('a', { kind: 'blob', name: 'x/one' });
     const b = await store.putBytes('b', { kind: 'blob', name: 'two' });
     expect(await store.listRefs()).toEqual([
@@ -39,11 +32,11 @@ describe('refs', () => {
     expect(await store.getRef('two')).toBeUndefined();
   });
   it('leaves out a ref file that holds no ref, lists it, and refuses gc while it is there', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const a = await store.putBytes('a', { kind: 'blob', name: 'runs/expert' });
-    await writeFile(path.join(store.root, 'refs', 'mytag'), 'not a ref\n');
+    await backend.rawWrite(store, 'refs/mytag', 'not a ref\n');
     expect(await store.listRefs()).toEqual([{ name: 'runs/expert', ref: a.ref }]);
-    expect((await store.scanRefs()).bad).toEqual([{ name: 'mytag', path: path.join(store.root, 'refs', 'mytag'), message: expect.stringMatching(/refs\/mytag 'not a ref' is not a content ref/) }]);
+    expect((await store.scanRefs()).bad).toEqual([{ name: 'mytag', path: store.backend.refLocation('mytag'), message: expect.stringMatching(/refs\/mytag 'not a ref' is not a content ref/) }]);
     expect((await store.lineage(a.ref)).names).toEqual(['runs/expert']);
     await expect(store.gc()).rejects.toThrow(/gc: .*refs\/mytag holds no ref .*Fix it \(gymflow store tag\) or remove it first/);
     expect((await store.verify()).problems).toEqual([expect.objectContaining({ code: 'dangling-ref', message: expect.stringMatching(/^refs\/mytag holds no ref/) })]);

@@ -1,11 +1,13 @@
-import { readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { OutputExistsError } from '../../core/errors.js';
-import { ensureDir, fsyncDir, isErrno } from '../../core/fs.js';
-import { StoreError } from '../errors.js';
+import { ensureDir, fsyncDir, isErrno, processAlive } from '../../core/fs.js';
+import { RefConflictError, StoreError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { readIndexEntry } from './index-entry.js';
-import { assertName, assertRef, isRef, refFromShard, refPath, shortRef } from './layout.js';
+import { assertName, assertRef, refPath, shortRef } from './layout.js';
 
 /**
  * Refs of the artifact store (docs/store.md): named roots, `refs/<name>` holding the text `sha256:…\n`.
@@ -51,14 +53,74 @@ export async function checkNewRefName(root: string, name: string, options: { for
   throw new OutputExistsError(`'${name}' already names ${ref === undefined ? 'an artifact' : shortRef(ref)} in store ${root} (pass --force to move the name, or choose another name)`);
 }
 
-/** Points `refs/<name>` at an artifact of the store at `root` (atomically replacing an earlier target). */
-export async function writeRef(root: string, name: string, ref: string): Promise<void> {
+/**
+ * Points `refs/<name>` at an artifact of the store at `root` (atomically replacing an earlier target), as a
+ * conditional write: under the name's lock file, the target is read and must be `expect` when given (`null`: no
+ * target); the name already naming `ref` is fine (a retry). Another writer holding the lock — two updates of one
+ * name at once — makes this one fail with a {@link RefConflictError} rather than overwrite the other's.
+ */
+export async function writeRef(root: string, name: string, ref: string, expect?: string | null): Promise<void> {
   await checkRefName(root, name);
   assertRef(ref);
   if ((await readIndexEntry(root, ref)) === undefined) throw new StoreError(`cannot name '${name}': artifact ${ref} is not in store ${root}`);
   const dest = refPath(root, name);
   await ensureDir(path.dirname(dest));
-  await writeFileAtomic(root, dest, `${ref}\n`, 0o644);
+  await withRefLock(root, name, async () => {
+    const current = await readRef(root, name).catch(() => undefined);
+    if (expect !== undefined && (current ?? null) !== expect && current !== ref) throw refConflict(root, name, expect, current);
+    if (current === ref) return;
+    await writeFileAtomic(root, dest, `${ref}\n`, 0o644);
+  });
+}
+
+/** The error of a ref update that found `actual` where it expected `expected` (`null`: nothing). */
+export function refConflict(store: string, name: string, expected: string | null | undefined, actual: string | undefined, why?: string): RefConflictError {
+  const want = expected === undefined ? 'the target it read' : expected === null ? 'no target' : shortRef(expected);
+  const now = actual === undefined ? 'no target' : shortRef(actual);
+  return new RefConflictError(
+    `conflict on ref '${name}' in store ${store}: ${why ?? `expected ${want}, it names ${now}`}; another writer updated it, nothing was overwritten (re-read the name and retry, or choose another name)`,
+    name,
+    expected,
+    actual,
+  );
+}
+
+/** Locks of ref updates: `<root>/locks/<sha256 of the name>.lock`, holding `<host>.<pid>`. */
+const LOCKS_DIR = 'locks';
+/** A lock older than this is a dead writer's (a ref update takes milliseconds). */
+const STALE_LOCK_MS = 30_000;
+const HOST = hostname();
+
+async function withRefLock<T>(root: string, name: string, fn: () => Promise<T>): Promise<T> {
+  const dir = path.join(root, LOCKS_DIR);
+  await ensureDir(dir);
+  const lock = path.join(dir, `${createHash('sha256').update(name).digest('hex')}.lock`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(lock, `${HOST}.${process.pid}\n`, { flag: 'wx' });
+      break;
+    } catch (err) {
+      if (!isErrno(err, 'EEXIST') || attempt > 0 || !(await staleLock(lock))) {
+        if (isErrno(err, 'EEXIST')) throw refConflict(root, name, undefined, await readRef(root, name).catch(() => undefined), 'another writer is updating it right now');
+        throw err;
+      }
+      await unlink(lock).catch(() => undefined);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await unlink(lock).catch(() => undefined);
+  }
+}
+
+/** Whether a lock file's writer is gone: a process of this host that no longer runs, or a lock older than {@link STALE_LOCK_MS}. */
+async function staleLock(lock: string): Promise<boolean> {
+  const info = await stat(lock).catch(() => undefined);
+  if (info === undefined) return true;
+  if (Date.now() - info.mtimeMs > STALE_LOCK_MS) return true;
+  const owner = /^(.*)\.(\d+)$/.exec((await readFile(lock, 'utf8').catch(() => '')).trim());
+  return owner !== null && owner[1] === HOST && Number(owner[2]) !== process.pid && !processAlive(Number(owner[2]));
 }
 
 /** Removes a ref name; returns whether it existed. */
@@ -116,37 +178,4 @@ export async function scanRefs(root: string): Promise<{ refs: { name: string; re
   };
   await walk(path.join(root, 'refs'), '');
   return { refs: out.sort((a, b) => a.name.localeCompare(b.name)), bad };
-}
-
-/**
- * Resolves what a user typed to a full ref of the store at `root`: a full `sha256:…` ref, a unique prefix of
- * one (`sha256:3fa2c1`, at least 6 hex digits), or a ref name.
- */
-export async function resolveArtifact(root: string, spec: string): Promise<string> {
-  if (isRef(spec)) {
-    if ((await readIndexEntry(root, spec)) !== undefined) return spec;
-    throw new StoreError(`artifact ${spec} is not in store ${root}`);
-  }
-  const prefix = /^sha256:([0-9a-f]{6,63})$/.exec(spec)?.[1];
-  if (prefix !== undefined) {
-    const shard = path.join(root, 'index', prefix.slice(0, 2));
-    let names: string[] = [];
-    try {
-      names = await readdir(shard);
-    } catch (err) {
-      if (!isErrno(err, 'ENOENT')) throw err;
-    }
-    const rest = prefix.slice(2);
-    const hits = names.filter((n) => n.startsWith(rest) && n.endsWith('.json')).map((n) => refFromShard(prefix.slice(0, 2), n));
-    if (hits.length === 1 && hits[0]) return hits[0];
-    if (hits.length > 1) throw new StoreError(`ref prefix '${spec}' is ambiguous in store ${root}: ${hits.length} artifacts match`);
-    throw new StoreError(`no artifact with ref prefix '${spec}' in store ${root}`);
-  }
-  if (/^sha256:[0-9a-f]{0,5}$/.test(spec)) throw new StoreError(`ref prefix '${spec}' is too short: give at least 6 hex digits after sha256:`);
-  if (!/^[A-Za-z0-9]/.test(spec) || spec.includes(':')) {
-    throw new StoreError(`'${spec}' is neither a ref (sha256:…) nor a ref name`);
-  }
-  const target = await readRef(root, spec);
-  if (target === undefined) throw new StoreError(`no ref named '${spec}' in store ${root} (see \`gymflow store ls\`)`);
-  return target;
 }

@@ -1,19 +1,14 @@
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
 import { cleanTempFiles, tempPath } from './atomic.js';
 import { indexPath, objectPath, resolveStoreRoot } from './layout.js';
-import { ArtifactStore } from './store.js';
+import { eachBackend } from './__fixtures__/backends.js';
 
-async function freshStore(): Promise<ArtifactStore> {
-  return ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-store-')) });
-}
-
-describe('ArtifactStore', () => {
+eachBackend('ArtifactStore', (backend) => {
   it('addresses raw bytes by their sha256 and JSON by its canonical form', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const raw = await store.putBytes('hello\n', { kind: 'blob' });
     expect(raw.ref).toBe(sha256Ref('hello\n'));
     expect(raw.size).toBe(6);
@@ -25,14 +20,15 @@ describe('ArtifactStore', () => {
     expect(a.ref).toBe(sha256Ref(canonicalJson({ a: [1, { x: 1, y: 2 }], b: 1 })));
     expect(await store.getJson(a.ref)).toEqual({ a: [1, { x: 1, y: 2 }], b: 1 });
     expect(a.format).toBe('json');
-    // Sharded layout.
+    // Sharded layout (in an s3:// store, objects/ is the cache).
     const hex = a.ref.slice(7);
     expect(objectPath(store.root, a.ref)).toBe(path.join(store.root, 'objects', hex.slice(0, 2), hex.slice(2)));
-    expect(JSON.parse(await readFile(indexPath(store.root, a.ref), 'utf8'))).toMatchObject({ ref: a.ref, kind: 'task-set' });
+    if (backend.name === 'directory') expect(JSON.parse(await readFile(indexPath(store.root, a.ref), 'utf8'))).toMatchObject({ ref: a.ref, kind: 'task-set' });
+    else expect(await readFile(objectPath(store.root, a.ref), 'utf8')).toBe(canonicalJson({ a: [1, { x: 1, y: 2 }], b: 1 }));
   });
 
   it('records kind, size, time, parents and name; a second put of the same bytes merges parents', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const p1 = await store.putJson({ p: 1 }, { kind: 'task-set' });
     const p2 = await store.putJson({ p: 2 }, { kind: 'checkpoint' });
     const first = await store.putBytes('data', { kind: 'trajectories', parents: [p1.ref], name: 'runs/a', meta: { count: 1 } });
@@ -52,7 +48,7 @@ describe('ArtifactStore', () => {
 
 
   it('streams big artifacts through a writer and publishes nothing until commit', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const w = await store.createWriter();
     await w.write('a'.repeat(1000));
     await w.write(Buffer.from('b'.repeat(1000)));
@@ -69,7 +65,7 @@ describe('ArtifactStore', () => {
   });
 
   it('removes temp files of dead local writers and stale foreign ones, and keeps live ones', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const tmp = path.join(store.root, 'tmp');
     const mine = tempPath(store.root);
     const host = path.basename(mine).split('.')[0] as string;
@@ -86,9 +82,13 @@ describe('ArtifactStore', () => {
     expect(r.kept).toBe(2);
   });
 
-  it('takes its root from the option, then $GYMFLOW_STORE, then .gymflow/store', () => {
+});
+
+describe('store roots', () => {
+  it('takes its root from the option, then $GYMFLOW_STORE, then .gymflow/store; an s3:// URL stays as it is', () => {
     expect(resolveStoreRoot('/x/y', { GYMFLOW_STORE: '/env' })).toBe('/x/y');
     expect(resolveStoreRoot(undefined, { GYMFLOW_STORE: '/env' })).toBe('/env');
     expect(resolveStoreRoot(undefined, {})).toBe(path.resolve('.gymflow/store'));
+    expect(resolveStoreRoot(undefined, { GYMFLOW_STORE: 's3://bucket/runs' })).toBe('s3://bucket/runs');
   });
 });

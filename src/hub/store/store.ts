@@ -1,20 +1,21 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants, type ReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { chmod, copyFile, open, readFile, unlink, utimes } from 'node:fs/promises';
+import { chmod, copyFile, open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
-import { ensureDir, fsyncDir, isErrno, moveInto, pathExists, touch } from '../../core/fs.js';
+import { ensureDir, fsyncDir, isErrno, moveInto, pathExists } from '../../core/fs.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
 import { cleanTempFiles, tempPath, TMP_DIR, writeFileAtomic, writeTemp } from './atomic.js';
-import { ARTIFACT_KINDS, IndexEntrySchema, parseIndexEntry, readIndexEntry, writeIndexEntry, type ArtifactFormat, type IndexEntry } from './index-entry.js';
-import { assertName, indexPath, objectPath, resolveStoreRoot } from './layout.js';
+import type { StoreBackend } from './backend.js';
+import { DirBackend } from './dir-backend.js';
+import { ARTIFACT_KINDS, IndexEntrySchema, type ArtifactFormat, type IndexEntry } from './index-entry.js';
+import { assertName, isRef, isS3Url, objectPath, resolveStoreRoot } from './layout.js';
 import { lineageOf, type LineageNode } from './lineage.js';
 import { collectGarbage, pruneArtifact, verifyStore, type GcOptions, type GcReport, type VerifyReport } from './maintenance.js';
-import { readObject } from './objects.js';
-import { checkNewRefName, checkRefName, deleteRef, readRef, resolveArtifact, scanRefs, writeRef, type BadRef } from './refs.js';
-import { IO_CONCURRENCY, shardFiles } from './shards.js';
+import type { BadRef } from './refs.js';
+import { IO_CONCURRENCY } from './shards.js';
 import { hashCopy, type StreamedObject } from './stream.js';
 
 /**
@@ -43,6 +44,12 @@ export interface PutOptions {
   parents?: readonly string[];
   /** Also point `refs/<name>` at it (a gc root). */
   name?: string;
+  /**
+   * With `name`: what the name must name before this put (`null`: nothing), else the put fails with a
+   * RefConflictError (the artifact is stored, unnamed). Without it the name moves, conditionally on what it named
+   * when read (see {@link ArtifactStore.setRef}).
+   */
+  expectRef?: string | null;
   meta?: Record<string, unknown>;
   /** Default `bytes` (`json` for {@link ArtifactStore.putJson}). */
   format?: ArtifactFormat;
@@ -50,8 +57,20 @@ export interface PutOptions {
 
 /** Options of {@link ArtifactStore.open}. */
 export interface OpenStoreOptions {
-  /** Store root; default `$GYMFLOW_STORE`, else `.gymflow/store`. */
+  /**
+   * Store root: a directory, or `s3://bucket/prefix` (docs/store.md, "S3 backend"); default `$GYMFLOW_STORE`, else
+   * `.gymflow/store`.
+   */
   root?: string;
+  /**
+   * For an `s3://` store: the local directory that caches its objects by content hash (and holds temp files and
+   * journals); default `$GYMFLOW_STORE_CACHE`, else `.gymflow/store-cache`. Any number of stores may share one.
+   */
+  cacheDir?: string;
+  /** Create the store (a bucket: when it does not exist) rather than fail; default true. */
+  create?: boolean;
+  /** Where an `s3://` store's endpoint and credentials are read from (s3.ts `s3ClientConfig`); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
   /** Age after which any temp file counts as abandoned (default 1 h). */
   staleTempMs?: number;
 }
@@ -89,27 +108,67 @@ const FILE_IO_CONCURRENCY = 4;
  * ```
  */
 export class ArtifactStore {
-  /** The absolute store root. */
+  /**
+   * The absolute local directory of the store: the store itself (directory backend), or the host's cache of an
+   * `s3://` store's objects. Temp files and episode journals live here in both cases.
+   */
   readonly root: string;
+  /** Where the index, refs and authoritative objects live (backend.ts). */
+  readonly backend: StoreBackend;
   private readonly staleTempMs: number;
 
-  private constructor(root: string, staleTempMs: number) {
+  private constructor(root: string, backend: StoreBackend, staleTempMs: number) {
     this.root = root;
+    this.backend = backend;
     this.staleTempMs = staleTempMs;
   }
 
-  /** Opens (creating if needed) the store at `options.root` / `$GYMFLOW_STORE` / `.gymflow/store`. */
+  /** The store as users name it: its root directory, or `s3://bucket/prefix`. */
+  get location(): string {
+    return this.backend.location;
+  }
+
+  /**
+   * Opens (creating if needed) the store at `options.root` / `$GYMFLOW_STORE` / `.gymflow/store`: a directory, or
+   * an `s3://bucket/prefix` with its endpoint and credentials from the environment (s3.ts, docs/store.md).
+   */
   static async open(options: OpenStoreOptions = {}): Promise<ArtifactStore> {
-    const store = new ArtifactStore(resolveStoreRoot(options.root), options.staleTempMs ?? 3_600_000);
+    const staleTempMs = options.staleTempMs ?? 3_600_000;
+    const where = resolveStoreRoot(options.root);
+    let store: ArtifactStore;
+    if (isS3Url(where)) {
+      // The AWS SDK loads only here: commands on a directory store never pay for it.
+      const { parseS3Url, S3Bucket, s3ClientConfig } = await import('./s3.js');
+      const { S3Backend } = await import('./s3-backend.js');
+      const bucket = new S3Bucket(parseS3Url(where), s3ClientConfig(options.env));
+      try {
+        await bucket.ensureBucket(options.create ?? true);
+      } catch (err) {
+        bucket.destroy();
+        throw err;
+      }
+      store = new ArtifactStore(resolveCacheDir(options.cacheDir), new S3Backend(bucket), staleTempMs);
+    } else {
+      store = new ArtifactStore(where, new DirBackend(where), staleTempMs);
+    }
     try {
-      for (const dir of ['objects', 'index', 'refs', TMP_DIR]) await ensureDir(path.join(store.root, dir));
+      for (const dir of ['objects', 'index', 'refs', TMP_DIR]) {
+        if (store.backend.kind === 's3' && (dir === 'index' || dir === 'refs')) continue;
+        await ensureDir(path.join(store.root, dir));
+      }
     } catch (err) {
+      store.close();
       const e = err as NodeJS.ErrnoException;
       const why = e.code === 'ENOTDIR' || e.code === 'EEXIST' ? 'it, or a folder on its path, is a file' : e.code === 'EACCES' ? 'permission denied' : e.message;
-      throw new StoreError(`cannot open the artifact store ${store.root}: ${why}`);
+      throw new StoreError(`cannot open the artifact store ${store.backend.kind === 's3' ? `cache ${store.root} of ${store.location}` : store.root}: ${why}`);
     }
     await cleanTempFiles(store.root, { staleMs: store.staleTempMs });
     return store;
+  }
+
+  /** Releases the backend's connections (an `s3://` store's HTTP agents); the store is not used afterwards. */
+  close(): void {
+    this.backend.close();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -152,12 +211,18 @@ export class ArtifactStore {
    */
   async putObjectFiles(files: readonly string[], options: { concurrency?: number } = {}): Promise<StreamedObject[]> {
     const dirs = new Set<string>();
-    const out = await mapPool(files, options.concurrency ?? FILE_IO_CONCURRENCY, async (file) => {
+    const published: StreamedObject[] = [];
+    const concurrency = options.concurrency ?? FILE_IO_CONCURRENCY;
+    const out = await mapPool(files, concurrency, async (file) => {
       const r = await this.putFileObject(file);
-      if (r.published) dirs.add(r.published);
+      if (r.published) {
+        dirs.add(r.published);
+        published.push({ ref: r.ref, size: r.size });
+      }
       return { ref: r.ref, size: r.size };
     });
     await mapPool([...dirs], IO_CONCURRENCY, (d) => fsyncDir(d));
+    await mapPool(published, concurrency, (o) => this.backend.publishObject(o.ref, objectPath(this.root, o.ref), o.size));
     return out;
   }
 
@@ -185,14 +250,19 @@ export class ArtifactStore {
       todo.push({ ref, data: bytes[i] as Uint8Array });
     });
     const dirs = new Set<string>();
+    const published: { ref: string; size: number }[] = [];
     await mapPool(todo, IO_CONCURRENCY, async ({ ref, data }) => {
+      if (await this.backend.freshenObject(ref)) return;
       const dest = objectPath(this.root, ref);
-      if (await this.freshen(dest)) return;
+      published.push({ ref, size: data.byteLength });
+      // An s3:// store's cache may hold it already (the bucket lost it to a gc): upload that copy.
+      if (this.backend.kind === 's3' && (await pathExists(dest))) return;
       const tmp = await writeTemp(this.root, data);
       await moveInto(tmp, dest);
       dirs.add(path.dirname(dest));
     });
     await mapPool([...dirs], IO_CONCURRENCY, (d) => fsyncDir(d));
+    await mapPool(published, IO_CONCURRENCY, (o) => this.backend.publishObject(o.ref, objectPath(this.root, o.ref), o.size));
     return refs;
   }
 
@@ -202,7 +272,7 @@ export class ArtifactStore {
    * `runs/expert` exists). Commands that run for a while check this before they start.
    */
   async checkName(name: string): Promise<void> {
-    await checkRefName(this.root, name);
+    await this.backend.checkName(name);
   }
 
   /**
@@ -213,17 +283,23 @@ export class ArtifactStore {
    * @throws OutputExistsError naming `name`, the ref it names and `--force`.
    */
   async checkNewName(name: string, options: { force?: boolean } = {}): Promise<void> {
-    await checkNewRefName(this.root, name, options);
+    await this.backend.checkNewName(name, options);
   }
 
-  /** Points `refs/<name>` at an artifact of this store (atomically replacing an earlier target). */
-  async setRef(name: string, ref: string): Promise<void> {
-    await writeRef(this.root, name, ref);
+  /**
+   * Points `refs/<name>` at an artifact of this store (atomically replacing an earlier target) with a conditional
+   * write, so that two writers cannot silently overwrite each other (docs/store.md, "Refs"): with `expect`, the name
+   * must name `expect` (`null`: nothing) or the call fails with a RefConflictError; without it, the write is
+   * conditional on what the name held when this call read it, so a concurrent update of the same name makes one of
+   * the two fail. The name already naming `ref` always succeeds (a retried step).
+   */
+  async setRef(name: string, ref: string, options: { expect?: string | null } = {}): Promise<void> {
+    await this.backend.writeRef(name, ref, options.expect);
   }
 
   /** Removes a ref name; returns whether it existed. Its artifacts become collectable by `gc`. */
   async deleteRef(name: string): Promise<boolean> {
-    return deleteRef(this.root, name);
+    return this.backend.deleteRef(name);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -234,7 +310,29 @@ export class ArtifactStore {
    * files) go through {@link ArtifactStore.openObjectStream} or {@link ArtifactStore.copyObjectTo}.
    */
   async get(ref: string): Promise<Buffer> {
-    return readObject(this.root, ref);
+    try {
+      return await readFile(await this.localObjectFile(ref));
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) throw new StoreError(`object ${ref} is not in store ${this.location}`);
+      throw err;
+    }
+  }
+
+  /**
+   * The local path of an object, for tools that read the file themselves (the trainer reads datasets this way): the
+   * object itself in a directory store; in an `s3://` store its copy in this host's cache, downloaded (and checked
+   * against its hash) when missing. Do not write to it.
+   *
+   * @throws StoreError when the object is in neither.
+   */
+  async localObjectFile(ref: string): Promise<string> {
+    const file = objectPath(this.root, ref);
+    if (this.backend.kind === 'directory' || (await pathExists(file))) return file;
+    const tmp = tempPath(this.root);
+    if (!(await this.backend.fetchObject(ref, tmp))) throw new StoreError(`object ${ref} is not in store ${this.location}`);
+    await ensureDir(path.dirname(file));
+    await moveInto(tmp, file);
+    return file;
   }
 
   /**
@@ -244,9 +342,9 @@ export class ArtifactStore {
   async openObjectStream(ref: string, options: { highWaterMark?: number } = {}): Promise<ReadStream> {
     let fh: FileHandle;
     try {
-      fh = await open(objectPath(this.root, ref), 'r');
+      fh = await open(await this.localObjectFile(ref), 'r');
     } catch (err) {
-      if (isErrno(err, 'ENOENT')) throw new StoreError(`object ${ref} is not in store ${this.root}`);
+      if (isErrno(err, 'ENOENT')) throw new StoreError(`object ${ref} is not in store ${this.location}`);
       throw err;
     }
     return fh.createReadStream({ highWaterMark: options.highWaterMark ?? 1024 * 1024, autoClose: true });
@@ -259,11 +357,17 @@ export class ArtifactStore {
    * `expectedSize` bytes when given. Returns its size.
    */
   async copyObjectTo(ref: string, dest: string, expectedSize?: number): Promise<number> {
-    const src = objectPath(this.root, ref);
+    let src: string;
+    try {
+      src = await this.localObjectFile(ref);
+    } catch (err) {
+      if (err instanceof StoreError) throw new StoreError(`${err.message} (copying to ${dest})`);
+      throw err;
+    }
     try {
       await copyFile(src, dest, fsConstants.COPYFILE_EXCL | fsConstants.COPYFILE_FICLONE);
     } catch (err) {
-      if (isErrno(err, 'ENOENT') && !(await pathExists(src))) throw new StoreError(`object ${ref} is not in store ${this.root} (copying to ${dest})`);
+      if (isErrno(err, 'ENOENT') && !(await pathExists(src))) throw new StoreError(`object ${ref} is not in store ${this.location} (copying to ${dest})`);
       throw err;
     }
     // copyFile gives the copy the object's read-only mode; a checkout is the caller's to change.
@@ -272,7 +376,7 @@ export class ArtifactStore {
     try {
       const { size } = await fh.stat();
       if (expectedSize !== undefined && size !== expectedSize) {
-        throw new StoreError(`object ${ref} in store ${this.root} has ${size} bytes, expected ${expectedSize} (copying to ${dest}); run \`gymflow store verify\``);
+        throw new StoreError(`object ${ref} in store ${this.location} has ${size} bytes, expected ${expectedSize} (copying to ${dest}); run \`gymflow store verify\``);
       }
       await fh.sync();
       return size;
@@ -292,12 +396,17 @@ export class ArtifactStore {
     try {
       return JSON.parse(text) as unknown;
     } catch (err) {
-      throw new StoreError(`object ${ref} in store ${this.root} is not JSON: ${(err as Error).message}`);
+      throw new StoreError(`object ${ref} in store ${this.location} is not JSON: ${(err as Error).message}`);
     }
   }
 
-  /** The filesystem path of an object (for streaming reads; do not write to it). */
+  /**
+   * The path of an object of a directory store (for streaming reads; do not write to it).
+   *
+   * @throws StoreError for an `s3://` store, whose objects may not be on this host yet: use {@link localObjectFile}.
+   */
   objectFile(ref: string): string {
+    if (this.backend.kind !== 'directory') throw new StoreError(`objectFile(${ref}): store ${this.location} is not a directory; use localObjectFile, which downloads the object into this host's cache`);
     return objectPath(this.root, ref);
   }
 
@@ -308,13 +417,13 @@ export class ArtifactStore {
 
   /** Whether an object exists (artifact or manifest member). */
   async hasObject(ref: string): Promise<boolean> {
-    return pathExists(objectPath(this.root, ref));
+    return this.backend.hasObject(ref);
   }
 
   /** An artifact's index entry. */
   async stat(ref: string): Promise<IndexEntry> {
     const entry = await this.tryStat(ref);
-    if (!entry) throw new StoreError(`artifact ${ref} is not in store ${this.root}`);
+    if (!entry) throw new StoreError(`artifact ${ref} is not in store ${this.location}`);
     return entry;
   }
 
@@ -335,13 +444,13 @@ export class ArtifactStore {
 
   /** An artifact's index entry, or `undefined`. */
   async tryStat(ref: string): Promise<IndexEntry | undefined> {
-    return readIndexEntry(this.root, ref);
+    return this.backend.readEntry(ref);
   }
 
   /** Every artifact's index entry, newest first (optionally of one kind). */
   async list(options: { kind?: string } = {}): Promise<IndexEntry[]> {
-    const files = await shardFiles(this.root, 'index');
-    const entries = await mapPool(files, IO_CONCURRENCY, async (f) => parseIndexEntry(await readFile(f.file, 'utf8'), f.file));
+    const listed = await this.backend.listEntries();
+    const entries = await mapPool(listed, IO_CONCURRENCY, (l) => this.backend.readListed(l));
     return entries
       .filter((e) => options.kind === undefined || e.kind === options.kind)
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.ref.localeCompare(b.ref));
@@ -349,7 +458,7 @@ export class ArtifactStore {
 
   /** The target of `refs/<name>`, or `undefined`. */
   async getRef(name: string): Promise<string | undefined> {
-    return readRef(this.root, name);
+    return this.backend.readRef(name);
   }
 
   /**
@@ -363,7 +472,7 @@ export class ArtifactStore {
 
   /** {@link listRefs}, and the ref files that hold no ref, with why. */
   async scanRefs(): Promise<{ refs: { name: string; ref: string }[]; bad: BadRef[] }> {
-    return scanRefs(this.root);
+    return this.backend.scanRefs();
   }
 
   /**
@@ -371,7 +480,25 @@ export class ArtifactStore {
    * (`sha256:3fa2c1`, at least 6 hex digits), or a ref name.
    */
   async resolve(spec: string): Promise<string> {
-    return resolveArtifact(this.root, spec);
+    const where = this.location;
+    if (isRef(spec)) {
+      if ((await this.backend.readEntry(spec)) !== undefined) return spec;
+      throw new StoreError(`artifact ${spec} is not in store ${where}`);
+    }
+    const prefix = /^sha256:([0-9a-f]{6,63})$/.exec(spec)?.[1];
+    if (prefix !== undefined) {
+      const hits = await this.backend.entriesWithPrefix(prefix);
+      if (hits.length === 1 && hits[0]) return hits[0];
+      if (hits.length > 1) throw new StoreError(`ref prefix '${spec}' is ambiguous in store ${where}: ${hits.length} artifacts match`);
+      throw new StoreError(`no artifact with ref prefix '${spec}' in store ${where}`);
+    }
+    if (/^sha256:[0-9a-f]{0,5}$/.test(spec)) throw new StoreError(`ref prefix '${spec}' is too short: give at least 6 hex digits after sha256:`);
+    if (!/^[A-Za-z0-9]/.test(spec) || spec.includes(':')) {
+      throw new StoreError(`'${spec}' is neither a ref (sha256:…) nor a ref name`);
+    }
+    const target = await this.backend.readRef(spec);
+    if (target === undefined) throw new StoreError(`no ref named '${spec}' in store ${where} (see \`gymflow store ls\`)`);
+    return target;
   }
 
   /**
@@ -380,7 +507,7 @@ export class ArtifactStore {
    * expanded once (later occurrences are marked `repeated`).
    */
   async lineage(ref: string): Promise<LineageNode> {
-    return lineageOf(this.root, ref);
+    return lineageOf(this.backend, ref);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -395,7 +522,7 @@ export class ArtifactStore {
    * undoes it. Returns the entry and whether it was pruned already.
    */
   async prune(ref: string): Promise<{ entry: IndexEntry; already: boolean }> {
-    return pruneArtifact(this.root, ref);
+    return pruneArtifact(this.backend, ref);
   }
 
   /**
@@ -404,7 +531,7 @@ export class ArtifactStore {
    * before their objects, so a crash mid-gc never leaves an entry without its object.
    */
   async gc(options: GcOptions = {}): Promise<GcReport> {
-    return collectGarbage(this.root, { ...options, staleTempMs: this.staleTempMs });
+    return collectGarbage(this, { ...options, staleTempMs: this.staleTempMs });
   }
 
   /**
@@ -412,7 +539,7 @@ export class ArtifactStore {
    * object present, size right), every ref (target present) and every manifest (members present).
    */
   async verify(): Promise<VerifyReport> {
-    return verifyStore(this.root);
+    return verifyStore(this);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -421,11 +548,13 @@ export class ArtifactStore {
   /** Writes one object if absent (freshening it if present); returns its ref. */
   private async putObject(bytes: Uint8Array): Promise<string> {
     const ref = sha256Ref(bytes);
+    if (await this.backend.freshenObject(ref)) return ref;
     const dest = objectPath(this.root, ref);
-    if (!(await this.freshen(dest))) {
+    if (this.backend.kind === 'directory' || !(await pathExists(dest))) {
       await ensureDir(path.dirname(dest));
       await writeFileAtomic(this.root, dest, bytes);
     }
+    await this.backend.publishObject(ref, dest, bytes.byteLength);
     return ref;
   }
 
@@ -451,7 +580,7 @@ export class ArtifactStore {
       await out.close();
       out = undefined;
       const dest = objectPath(this.root, obj.ref);
-      if (await this.freshen(dest)) {
+      if (await this.backend.freshenObject(obj.ref)) {
         await unlink(tmp).catch(ignoreEnoent);
         return obj;
       }
@@ -466,33 +595,22 @@ export class ArtifactStore {
     }
   }
 
-  /**
-   * Touches an existing file so gc's grace period protects it while a writer that just deduplicated
-   * against it finishes publishing; returns whether it exists.
-   */
-  private async freshen(file: string): Promise<boolean> {
-    return touch(file);
-  }
-
   /** @internal Records (or merges into) the index entry of an object already stored. */
   async record(ref: string, size: number, options: PutOptions & { format: ArtifactFormat }): Promise<IndexEntry> {
     this.checkPut(options);
-    const file = indexPath(this.root, ref);
-    const existing = await this.tryStat(ref);
-    let entry: IndexEntry;
-    if (existing) {
-      // Same content stored again: keep the first kind, time and meta; add new parents and a name.
-      const parents = [...existing.parents];
-      for (const p of options.parents ?? []) if (!parents.includes(p)) parents.push(p);
-      entry = { ...existing, parents };
-      if (entry.name === undefined && options.name !== undefined) entry.name = options.name;
-      // Its content was just written (or freshened) again: a pruned artifact is whole again.
-      delete entry.prunedAt;
-      const changed = parents.length !== existing.parents.length || entry.name !== existing.name || existing.prunedAt !== undefined;
-      if (changed) await this.writeEntry(entry);
-      else await this.freshen(file);
-    } else {
-      entry = {
+    const entry = await this.backend.updateEntry(ref, (existing) => {
+      if (existing) {
+        // Same content stored again: keep the first kind, time and meta; add new parents and a name.
+        const parents = [...existing.parents];
+        for (const p of options.parents ?? []) if (!parents.includes(p)) parents.push(p);
+        const next: IndexEntry = { ...existing, parents };
+        if (next.name === undefined && options.name !== undefined) next.name = options.name;
+        // Its content was just written (or freshened) again: a pruned artifact is whole again.
+        delete next.prunedAt;
+        const changed = parents.length !== existing.parents.length || next.name !== existing.name || existing.prunedAt !== undefined;
+        return changed ? next : undefined;
+      }
+      const fresh: IndexEntry = {
         ref,
         kind: options.kind,
         format: options.format,
@@ -500,19 +618,14 @@ export class ArtifactStore {
         createdAt: new Date().toISOString(),
         parents: [...new Set(options.parents ?? [])],
       };
-      if (options.name !== undefined) entry.name = options.name;
-      if (options.meta !== undefined) entry.meta = options.meta;
-      IndexEntrySchema.parse(entry);
-      await ensureDir(path.dirname(file));
-      await this.writeEntry(entry);
-    }
-    if (options.name !== undefined) await this.setRef(options.name, ref);
+      if (options.name !== undefined) fresh.name = options.name;
+      if (options.meta !== undefined) fresh.meta = options.meta;
+      IndexEntrySchema.parse(fresh);
+      return fresh;
+    });
+    if (entry === undefined) throw new StoreError(`artifact ${ref} vanished from store ${this.location} while being recorded`);
+    if (options.name !== undefined) await this.setRef(options.name, ref, options.expectRef === undefined ? {} : { expect: options.expectRef });
     return entry;
-  }
-
-  /** Publishes an artifact's index entry atomically (its directory must exist). */
-  private async writeEntry(entry: IndexEntry): Promise<void> {
-    await writeIndexEntry(this.root, entry);
   }
 
   private checkPut(options: PutOptions): void {
@@ -563,13 +676,12 @@ class StreamWriter implements ArtifactWriter {
       await this.fh.close();
     }
     const dest = objectPath(this.store.root, ref);
-    if (await this.store.hasObject(ref)) {
+    if (await this.store.backend.freshenObject(ref)) {
       await unlink(this.tmp).catch(ignoreEnoent);
-      const now = new Date();
-      await utimes(dest, now, now).catch(() => undefined);
     } else {
       await moveInto(this.tmp, dest);
       await fsyncDir(path.dirname(dest));
+      await this.store.backend.publishObject(ref, dest, this.bytes);
     }
     return ref;
   }
@@ -590,4 +702,12 @@ class StreamWriter implements ArtifactWriter {
 
 function ignoreEnoent(err: unknown): void {
   if (!isErrno(err, 'ENOENT')) throw err;
+}
+
+/** Environment variable naming the local cache directory of an `s3://` store. */
+export const STORE_CACHE_ENV_VAR = 'GYMFLOW_STORE_CACHE';
+
+/** The cache directory of an `s3://` store: the option, else `$GYMFLOW_STORE_CACHE`, else `.gymflow/store-cache`. */
+export function resolveCacheDir(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(explicit ?? (env[STORE_CACHE_ENV_VAR] || undefined) ?? '.gymflow/store-cache');
 }

@@ -1,17 +1,10 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
 import { fakeTrajectory } from '../__fixtures__/trajectories.js';
-import { ArtifactStore } from './store.js';
+import { eachBackend } from './__fixtures__/backends.js';
 import { joinTrajectory, loadTrajectories, putTrajectories, splitTrajectory } from './trajectory-set.js';
 
-async function freshStore(): Promise<ArtifactStore> {
-  return ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-store-')) });
-}
-
-describe('trajectory sets', () => {
+eachBackend('trajectory sets', (backend) => {
   it('split and join are exact inverses', () => {
     const t = fakeTrajectory({ reward: 0.7, tokens: true, metadata: { seed: 3 } });
     const { behaviour, extra } = splitTrajectory(t);
@@ -20,7 +13,7 @@ describe('trajectory sets', () => {
   });
 
   it('stores an identical behaviour once, keeps repeats and order, and round-trips rewards and timing', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const a1 = fakeTrajectory({ task: 'a', startedAt: '2026-01-01T00:00:00.000Z', metadata: { seed: 1 } });
     const a2 = fakeTrajectory({ task: 'a', startedAt: '2026-02-01T00:00:00.000Z', metadata: { seed: 2 } });
     const b = fakeTrajectory({ task: 'b' });
@@ -45,7 +38,7 @@ describe('trajectory sets', () => {
   });
 
   it('reads a plain JSONL bytes artifact too, with ref:line in errors', async () => {
-    const store = await freshStore();
+    const store = await backend.open();
     const t = fakeTrajectory();
     const good = await store.putBytes(`${JSON.stringify(t)}\n`, { kind: 'trajectories' });
     expect((await loadTrajectories(store, good.ref))[0]?.id).toBe(t.id);

@@ -142,7 +142,7 @@ export interface ReadTrajectoriesOptions {
 export async function* readTrajectories(store: ArtifactStore, ref: string, options: ReadTrajectoriesOptions = {}): AsyncGenerator<Trajectory> {
   const entry = await store.statForRead(ref);
   const validate = options.validate ?? true;
-  const rl = createInterface({ input: createReadStream(store.objectFile(ref)), crlfDelay: Infinity });
+  const rl = createInterface({ input: createReadStream(await store.localObjectFile(ref)), crlfDelay: Infinity });
   let lineNo = 0;
   if (entry.format !== 'trajectory-set') {
     if (entry.format === 'tree') throw new StoreError(`${ref} is a file tree (${entry.kind}), not a trajectory set`);
