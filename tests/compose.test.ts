@@ -80,7 +80,7 @@ compose.describe('docker-compose.yml', () => {
     expect(gpu.deploy?.resources?.reservations?.devices).toEqual([{ driver: 'nvidia', count: 'all', capabilities: ['gpu'] }]);
     expect(gpu.command).toEqual(['node', 'dist/workers/gpu.js', '--task-queue', 'gymflow-gpu']);
     expect(defaults['worker-cpu']?.command).toEqual(['node', 'dist/workers/cpu.js', '--task-queue', 'gymflow']);
-    expect(defaults['worker-cpu']?.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: 'default', GYMFLOW_STORE: '/data/store' });
+    expect(defaults['worker-cpu']?.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: 'default', GYMFLOW_STORE: 's3://gymflow/store', GYMFLOW_S3_ENDPOINT: 'http://object-store:8333' });
     // Temporal Cloud: the address, namespace and API key come from the environment, the same for both workers.
     const cloud = resolved({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'ns.acct', TEMPORAL_API_KEY: 'key', GYMFLOW_GPU_QUEUE: 'gpu-8x' });
     for (const w of ['worker-cpu', 'worker-gpu']) {
