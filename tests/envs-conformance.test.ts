@@ -9,7 +9,7 @@ import { requires } from './support/requires.js';
 
 beforeAll(() => registerBuiltinEnvs());
 
-const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/tool-use-v0', 'gymflow/tool-use-randomized-v0', 'gymflow/household-v0', 'gymflow/webshop-v0', 'gymflow/conversation-v0', 'gymflow/discussion-v0', 'gymflow/advisory-v0', 'gymflow/engineering-v0'];
+const IN_PROCESS = ['gymflow/text-math-v0', 'gymflow/recall-v0', 'gymflow/tool-use-v0', 'gymflow/tool-use-randomized-v0', 'gymflow/household-v0', 'gymflow/webshop-v0', 'gymflow/conversation-v0', 'gymflow/discussion-v0', 'gymflow/advisory-v0', 'gymflow/engineering-v0'];
 // gymflow/tool-use-python-v0 runs in process until its probe episodes call python (a Docker sandbox).
 const NEEDS_DOCKER = ['gymflow/sandbox-v0', 'gymflow/tool-use-python-v0'];
 // Needs an OpenEnv server (kwargs.url): tests/openenv.test.ts runs checkEnv on it against openenv-core's and gymflow's servers.

@@ -8,6 +8,7 @@ export * as qa from './qa/index.js';
 export * from './register.js';
 export * as retail from './retail/index.js';
 export * as swe from './swe/index.js';
+export * as recall from './recall/index.js';
 export * as textMath from './text-math/index.js';
 export * as toolUse from './tool-use/index.js';
 export * as webshop from './webshop/index.js';

@@ -13,6 +13,8 @@ import { HouseholdExpert } from './household/expert.js';
 import { HouseholdPlanner } from './household/planner.js';
 import { registerOpenEnvEnvs } from './openenv/register.js';
 import { QA_ENV_ID, QA_MAX_STEPS, QA_TOOLS, QaEnv } from './qa/env.js';
+import { RECALL_ENV_ID, RECALL_MAX_STEPS, RecallEnv } from './recall/env.js';
+import { RecallExpert } from './recall/expert.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { registerSweEnv } from './swe/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
@@ -27,7 +29,7 @@ import { WebshopExpert } from './webshop/expert.js';
  * The ids of the in-process environments {@link registerBuiltinEnvs} registers, each with an expert. It also registers
  * `gymflow/sandbox-v0`, the OpenEnv client and `gymflow/qa-v0` (a question set's environment: no expert knows its answers).
  */
-export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID, ADVISORY_ENV_ID, ENGINEERING_ENV_ID] as const;
+export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RANDOMIZED_ENV_ID, TOOL_USE_PYTHON_ENV_ID, HOUSEHOLD_ENV_ID, WEBSHOP_ENV_ID, CONVERSATION_ENV_ID, DISCUSSION_ENV_ID, ADVISORY_ENV_ID, ENGINEERING_ENV_ID, RECALL_ENV_ID] as const;
 
 /**
  * Registers gymflow's built-in environments with their expert agents (`gymflow/sandbox-v0` and `gymflow/swe-v0`
@@ -54,6 +56,18 @@ export function registerBuiltinEnvs(): void {
       description: 'Procedurally generated arithmetic and word problems (4 levels) with exact answers; think, then submit.',
       maxEpisodeSteps: TEXT_MATH_MAX_STEPS,
       agents: { expert: () => new TextMathExpert() },
+    });
+  }
+  if (!registered.has(RECALL_ENV_ID)) {
+    register(RECALL_ENV_ID, (kwargs) => {
+      const unknown = Object.keys(kwargs);
+      if (unknown.length > 0) throw new ConfigError(`${RECALL_ENV_ID}: takes no options, got ${unknown.map((k) => `'${k}'`).join(', ')}`);
+      return new RecallEnv();
+    }, {
+      domain: 'recall',
+      description: 'Associative recall in one tool call: four name=number pairs, submit the asked name\'s number (4,000 train, 400 held-out tasks). The CPU-sized RL setting.',
+      maxEpisodeSteps: RECALL_MAX_STEPS,
+      agents: { expert: () => new RecallExpert() },
     });
   }
   if (!registered.has(TOOL_USE_ENV_ID)) {

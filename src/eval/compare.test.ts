@@ -4,6 +4,7 @@ import { compareToMarkdown } from './markdown.js';
 import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from '../core/stats/bootstrap.js';
 import { holm } from '../core/stats/corrections.js';
 import { mannWhitneyU } from '../core/stats/mann-whitney.js';
+import { mcnemarExact } from '../core/stats/mcnemar.js';
 import { pairedTTest } from '../core/stats/paired-t.js';
 import { welchTTest } from '../core/stats/welch.js';
 import { expectClose } from '../core/stats/__fixtures__/expect-close.js';
@@ -97,6 +98,26 @@ describe('compare', () => {
     expect(md).toContain('Mann–Whitney p marked exact');
     expect(compareToMarkdown(compare([evalResultOf('a', strong), evalResultOf('b', mid)]))).not.toContain('exact');
     expect(compare([evalResultOf('a', [1, 1.1, 1.2]), evalResultOf('b', [0, 0.1, 0.2])]).comparisons[0]?.significant).toBe(true);
+  });
+
+  it('runs exact McNemar on success over the episodes both ran, matched by task and seed', () => {
+    // 40 episodes: 24 only "after" solves, 3 only "before", 5 both, 8 neither. p = 2 · (1 + 27 + 351 + 2925) / 2^27.
+    const after = [...Array<number>(24).fill(1), ...Array<number>(3).fill(0), ...Array<number>(5).fill(1), ...Array<number>(8).fill(0)];
+    const before = [...Array<number>(24).fill(0), ...Array<number>(3).fill(1), ...Array<number>(5).fill(1), ...Array<number>(8).fill(0)];
+    const r = compare([evalResultOf('before', before), evalResultOf('after', after)], { metric: 'success', primary: 'mcnemar', alpha: 0.01 });
+    const c = r.comparisons[0];
+    expect(c?.mcnemar).toMatchObject({ pairs: 40, onlyA: 3, onlyB: 24, statistic: 3 });
+    expect(c?.mcnemar?.p).toBe(mcnemarExact(before, after).pValue);
+    expect(c?.mcnemar?.p).toBeLessThan(0.01);
+    expect(c?.significant).toBe(true);
+    expect(r.leaderboard[0]).toMatchObject({ label: 'after', mark: '*', beats: ['before'] });
+    expect(compareToMarkdown(r)).toContain('| 4.9e-5 (4.9e-5) [3/24 of 40] |');
+    // Not a 0/1 metric, or episodes that do not match (other seeds): no McNemar, and no significance from it.
+    expect(compare([evalResultOf('a', strong), evalResultOf('b', mid)]).comparisons[0]?.mcnemar).toBeNull();
+    const shifted = { ...evalResultOf('after', after), episodes: evalResultOf('after', after).episodes.map((e) => ({ ...e, seed: e.seed + 100 })) };
+    const unmatched = compare([evalResultOf('before', before), shifted], { metric: 'success', primary: 'mcnemar' }).comparisons[0];
+    expect(unmatched?.mcnemar).toBeNull();
+    expect(unmatched?.significant).toBe(false);
   });
 
   it('reads the direction of a paired comparison from the per-task differences, and prints the interval with its own estimate', () => {

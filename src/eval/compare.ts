@@ -6,12 +6,13 @@ import { bootstrapMeanDifferenceCi, pairedBootstrapMeanDifferenceCi } from '../c
 import { bonferroni, holm } from '../core/stats/corrections.js';
 import { mean } from '../core/stats/descriptive.js';
 import { mannWhitneyU } from '../core/stats/mann-whitney.js';
+import { mcnemarExact } from '../core/stats/mcnemar.js';
 import { pairedTTest } from '../core/stats/paired-t.js';
 import { welchTTest } from '../core/stats/welch.js';
 
 /**
  * Compares evaluation results of several agents on one environment split: pairwise tests of one
- * metric (Welch's t, Mann–Whitney U, paired t over shared tasks), a bootstrap interval of each
+ * metric (Welch's t, Mann–Whitney U, paired t over shared tasks, exact McNemar over shared episodes), a bootstrap interval of each
  * difference, Holm and Bonferroni corrections across all comparisons, and a leaderboard with
  * significance marks. See docs/evaluation.md for how to read it.
  */
@@ -23,7 +24,7 @@ export const COMPARE_RESULT_FORMAT = 'gymflow.compare/v1';
 export type CompareMode = 'all-pairs' | 'baseline';
 
 /** The test whose Holm-adjusted p-value decides significance marks. */
-export type PrimaryTest = 'welch' | 'mann-whitney' | 'paired';
+export type PrimaryTest = 'welch' | 'mann-whitney' | 'paired' | 'mcnemar';
 
 /** Options of {@link compare}. */
 export interface CompareOptions {
@@ -83,6 +84,13 @@ export interface Comparison {
   /** Paired t over the tasks both ran (per-task means); null with fewer than 2 shared tasks. */
   paired: (TestOutcome & { tasks: number; meanDifference: number; df: number }) | null;
   /**
+   * Exact McNemar over the episodes both ran, matched by task id and episode seed (the same episode before and
+   * after, with deterministic decoding): `onlyA` episodes only A solved, `onlyB` only B; `statistic` is
+   * min(onlyA, onlyB). Null when the metric is not 0/1 on every matched episode (only `success` is), when no
+   * episode matches, or when a result ran one (task, seed) twice.
+   */
+  mcnemar: (TestOutcome & { pairs: number; onlyA: number; onlyB: number }) | null;
+  /**
    * Bootstrap percentile interval of the difference, around `estimate`. `paired-tasks` (resampling tasks, per-task
    * mean differences) when A and B ran the same task set: then `estimate` is the mean of per-task differences,
    * which differs from `difference` when tasks ran unequally often; `unpaired` (resampling each side's
@@ -135,6 +143,13 @@ interface Entry {
   values: number[];
   /** Per-task mean of the metric. */
   byTask: Map<string, number>;
+  /** The metric per episode, keyed by task id and seed; null when a (task, seed) repeats. */
+  byEpisode: Map<string, number> | null;
+}
+
+/** The key that matches one episode across results: its task and its seed. */
+function episodeKey(taskId: string, seed: number): string {
+  return `${taskId}\u0000${seed}`;
 }
 
 /**
@@ -181,14 +196,21 @@ export function compare(results: readonly EvalResult[], options: CompareOptions 
     }
     const pairs = result.episodes.flatMap((e) => {
       const v = metricValue(e, metric);
-      return v === null ? [] : [{ task: e.taskId, v }];
+      return v === null ? [] : [{ task: e.taskId, key: episodeKey(e.taskId, e.seed), v }];
     });
     if (pairs.length < 2) {
       throw new ConfigError(`compare: '${label}' has ${pairs.length} episode(s) with a ${metric} value; at least 2 needed`);
     }
     const groups = new Map<string, number[]>();
     for (const p of pairs) groups.set(p.task, [...(groups.get(p.task) ?? []), p.v]);
-    return { label, result, values: pairs.map((p) => p.v), byTask: new Map([...groups].map(([t, vs]) => [t, mean(vs)])) };
+    const byEpisode = new Map(pairs.map((p) => [p.key, p.v]));
+    return {
+      label,
+      result,
+      values: pairs.map((p) => p.v),
+      byTask: new Map([...groups].map(([t, vs]) => [t, mean(vs)])),
+      byEpisode: byEpisode.size === pairs.length ? byEpisode : null,
+    };
   });
 
   const pairsToTest: [Entry, Entry][] = [];
@@ -204,13 +226,15 @@ export function compare(results: readonly EvalResult[], options: CompareOptions 
   const w = adjust(raw.map((c) => c.welch.p));
   const u = adjust(raw.map((c) => c.mannWhitney.p));
   const pt = adjust(raw.map((c) => c.paired?.p ?? null));
+  const mc = adjust(raw.map((c) => c.mcnemar?.p ?? null));
   const comparisons: Comparison[] = raw.map((c, k) => {
     const welch = { ...c.welch, pHolm: w.holm[k] ?? null, pBonferroni: w.bonferroni[k] ?? null };
     const mannWhitney = { ...c.mannWhitney, pHolm: u.holm[k] ?? null, pBonferroni: u.bonferroni[k] ?? null };
     const paired = c.paired ? { ...c.paired, pHolm: pt.holm[k] ?? null, pBonferroni: pt.bonferroni[k] ?? null } : null;
-    const chosen = primary === 'welch' ? welch : primary === 'mann-whitney' ? mannWhitney : paired;
+    const mcnemar = c.mcnemar ? { ...c.mcnemar, pHolm: mc.holm[k] ?? null, pBonferroni: mc.bonferroni[k] ?? null } : null;
+    const chosen = primary === 'welch' ? welch : primary === 'mann-whitney' ? mannWhitney : primary === 'paired' ? paired : mcnemar;
     const significant = chosen !== null && chosen.pHolm !== null && chosen.pHolm < alpha;
-    return { ...c, welch, mannWhitney, paired, significant };
+    return { ...c, welch, mannWhitney, paired, mcnemar, significant };
   });
 
   return {
@@ -235,11 +259,23 @@ function defaultLabels(results: readonly EvalResult[]): string[] {
   return results.map((r, i) => ((counts.get(r.agent) ?? 0) > 1 ? `${r.agent}#${i + 1}` : r.agent));
 }
 
-type RawComparison = Omit<Comparison, 'welch' | 'mannWhitney' | 'paired' | 'significant'> & {
+type RawComparison = Omit<Comparison, 'welch' | 'mannWhitney' | 'paired' | 'mcnemar' | 'significant'> & {
   welch: Omit<Comparison['welch'], 'pHolm' | 'pBonferroni'>;
   mannWhitney: Omit<Comparison['mannWhitney'], 'pHolm' | 'pBonferroni'>;
   paired: Omit<NonNullable<Comparison['paired']>, 'pHolm' | 'pBonferroni'> | null;
+  mcnemar: Omit<NonNullable<Comparison['mcnemar']>, 'pHolm' | 'pBonferroni'> | null;
 };
+
+/** Exact McNemar over the episodes A and B both ran (see {@link Comparison.mcnemar}). */
+function mcnemarOf(a: Entry, b: Entry): RawComparison['mcnemar'] {
+  if (!a.byEpisode || !b.byEpisode) return null;
+  const shared = [...a.byEpisode.keys()].filter((k) => b.byEpisode?.has(k));
+  const xa = shared.map((k) => a.byEpisode?.get(k) as number);
+  const xb = shared.map((k) => b.byEpisode?.get(k) as number);
+  if (shared.length === 0 || ![...xa, ...xb].every((v) => v === 0 || v === 1)) return null;
+  const r = mcnemarExact(xa, xb);
+  return { pairs: shared.length, onlyA: r.onlyX, onlyB: r.onlyY, statistic: r.statistic, p: r.pValue };
+}
 
 function compareTwo(a: Entry, b: Entry, boot: { confidence: number; resamples: number; seed: number }): RawComparison {
   const welch = welchTTest(a.values, b.values, { confidence: boot.confidence });
@@ -273,6 +309,7 @@ function compareTwo(a: Entry, b: Entry, boot: { confidence: number; resamples: n
       p: mw.pValue,
     },
     paired,
+    mcnemar: mcnemarOf(a, b),
     bootstrap: { estimate: ci.estimate, low: ci.low, high: ci.high, design: sameTasks ? 'paired-tasks' : 'unpaired' },
   };
 }

@@ -86,8 +86,20 @@ export function compareToMarkdown(result: CompareResult): string {
     ]),
     new Set([0, 2, 4]),
   );
+  // McNemar's column only where it applies (a 0/1 metric on matched episodes), so other reports read as before.
+  const withMcnemar = result.comparisons.some((c) => c.mcnemar);
   const pairs = table(
-    ['A', 'B', 'A − B', `${pct}% CI (bootstrap)`, 'Welch p (Holm)', 'Mann–Whitney p (Holm)', 'paired p (Holm) [tasks]', 'significant'],
+    [
+      'A',
+      'B',
+      'A − B',
+      `${pct}% CI (bootstrap)`,
+      'Welch p (Holm)',
+      'Mann–Whitney p (Holm)',
+      'paired p (Holm) [tasks]',
+      ...(withMcnemar ? ['McNemar p (Holm) [only A/only B of pairs]'] : []),
+      'significant',
+    ],
     result.comparisons.map((c) => [
       c.a,
       c.b,
@@ -96,6 +108,7 @@ export function compareToMarkdown(result: CompareResult): string {
       `${formatP(c.welch.p)} (${formatP(c.welch.pHolm)})`,
       `${formatP(c.mannWhitney.p)} (${formatP(c.mannWhitney.pHolm)})${c.mannWhitney.method === 'exact' ? ' exact' : ''}`,
       c.paired ? `${formatP(c.paired.p)} (${formatP(c.paired.pHolm)}) [${c.paired.tasks}]` : '—',
+      ...(withMcnemar ? [c.mcnemar ? `${formatP(c.mcnemar.p)} (${formatP(c.mcnemar.pHolm)}) [${c.mcnemar.onlyA}/${c.mcnemar.onlyB} of ${c.mcnemar.pairs}]` : '—'] : []),
       c.significant ? 'yes' : 'no',
     ]),
     new Set([2]),

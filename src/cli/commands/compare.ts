@@ -34,8 +34,8 @@ function parseMetric(value: string): MetricName {
 }
 
 function parseTest(value: string): PrimaryTest {
-  if (value === 'welch' || value === 'mann-whitney' || value === 'paired') return value;
-  throw new InvalidArgumentError(`expected welch, mann-whitney or paired, got '${value}'`);
+  if (value === 'welch' || value === 'mann-whitney' || value === 'paired' || value === 'mcnemar') return value;
+  throw new InvalidArgumentError(`expected welch, mann-whitney, paired or mcnemar, got '${value}'`);
 }
 
 /**
@@ -87,7 +87,7 @@ export function compareCommand(program: Command): void {
     .argument('<results...>', 'two or more eval results: JSON files, or store names/refs saved by `gymflow eval --save`')
     .option('--metric <name>', `metric to compare: ${EVAL_METRICS.join(' | ')}`, parseMetric, 'reward')
     .option('--baseline', 'compare every result with the first one only (default: all pairs)')
-    .option('--test <name>', 'test behind the significance marks: welch | mann-whitney | paired', parseTest, 'welch')
+    .option('--test <name>', 'test behind the significance marks: welch | mann-whitney | paired (t over tasks) | mcnemar (exact, over episodes; success)', parseTest, 'welch')
     .option('--alpha <a>', 'family-wise error rate (Holm)', parseOpenUnit, 0.05)
     .option('--resamples <b>', 'bootstrap resamples', parsePositiveInteger, 2000)
     .option('--seed <n>', 'bootstrap seed', parseInteger, 0)
@@ -142,6 +142,7 @@ export function formatCompareTables(report: CompareResult): string {
       welch: `${formatP(c.welch.p)} (${formatP(c.welch.pHolm)})`,
       mw: `${formatP(c.mannWhitney.p)} (${formatP(c.mannWhitney.pHolm)})${c.mannWhitney.method === 'exact' ? ' exact' : ''}`,
       paired: c.paired ? `${formatP(c.paired.p)} (${formatP(c.paired.pHolm)}) [${c.paired.tasks}]` : '-',
+      mcnemar: c.mcnemar ? `${formatP(c.mcnemar.p)} (${formatP(c.mcnemar.pHolm)}) [${c.mcnemar.onlyA}/${c.mcnemar.onlyB} of ${c.mcnemar.pairs}]` : '-',
       sig: c.significant ? 'yes' : 'no',
     })),
     [
@@ -151,6 +152,8 @@ export function formatCompareTables(report: CompareResult): string {
       { key: 'welch', header: 'Welch p (Holm)' },
       { key: 'mw', header: 'MWU p (Holm)' },
       { key: 'paired', header: 'paired p (Holm) [tasks]' },
+      // McNemar's column only where it applies (a 0/1 metric on matched episodes), so other reports read as before.
+      ...(report.comparisons.some((c) => c.mcnemar) ? [{ key: 'mcnemar' as const, header: 'McNemar p (Holm) [only A/only B of pairs]' }] : []),
       { key: 'sig', header: 'significant' },
     ],
   );

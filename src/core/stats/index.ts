@@ -7,6 +7,7 @@ export * from './gamma.js';
 export * from './kendall.js';
 export * from './mann-whitney-exact.js';
 export * from './mann-whitney.js';
+export * from './mcnemar.js';
 export * from './normal.js';
 export * from './paired-t.js';
 export * from './pass-hat-k.js';

@@ -1,0 +1,3 @@
+export * from './env.js';
+export * from './expert.js';
+export * from './tasks.js';
