@@ -22,8 +22,6 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * 60 s under load). A file missing from the run is simply not there to reorder.
  */
 export const SLOW_FILES: readonly string[] = [
-  // The soak's CI version: 5 iterations under chaos, about 6 minutes (2026-12-06).
-  'tests/soak.test.ts',
   'tests/pipeline-durability.test.ts',
   'tests/pipeline.test.ts',
   'tests/pipeline-cli.test.ts',
