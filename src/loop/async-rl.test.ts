@@ -45,8 +45,8 @@ describe('rl.async', () => {
 
   it('overlaps the collection of every rl iteration but the first with the training before it', () => {
     const c = parsePipelineConfig(raw({ rl: { async: { max_staleness: 2, on_stale: 'fail' } } }), 'inline');
-    // Iteration 1 (sft) precedes rl iteration 2; 4 is the last.
-    expect([0, 1, 2, 3, 4].map((i) => overlapsNextCollection(c, i))).toEqual([false, true, true, true, false]);
+    // Iteration 1 (sft) precedes rl iteration 2, which collects for itself; 4 is the last.
+    expect([0, 1, 2, 3, 4].map((i) => overlapsNextCollection(c, i))).toEqual([false, false, true, true, false]);
     expect(stalenessRule(c, 1, { iteration: 0 })).toBeUndefined(); // sft: no correction, no rule
     expect(stalenessRule(c, 3, { iteration: 2 })).toEqual({ policy_version: 2, max_staleness: 2, on_stale: 'fail', field: '$.rl.async.max_staleness' });
     const sync = parsePipelineConfig(raw(), 'inline');

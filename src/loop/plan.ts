@@ -180,11 +180,12 @@ export function refsToPrune(history: readonly IterationMetrics[], retention: Non
 
 /**
  * Whether asynchronous RL (`rl.async`) overlaps the collection of iteration `iteration + 1` with the training of
- * `iteration`: a training iteration (not the baseline), not the last, followed by one that trains with `rl`.
+ * `iteration`: both train with `rl` and `iteration` is not the last. The first RL iteration after an SFT or DPO one
+ * collects for itself: those trainings move the policy far, and no importance correction covers their gap.
  */
 export function overlapsNextCollection(config: Pick<PipelineConfig, 'phases' | 'max_iterations' | 'rl'>, iteration: number): boolean {
   if (config.rl?.async === undefined || iteration < 1 || iteration >= config.max_iterations) return false;
-  return phaseOf(config, iteration + 1).phase.train.command === 'rl';
+  return phaseOf(config, iteration).phase.train.command === 'rl' && phaseOf(config, iteration + 1).phase.train.command === 'rl';
 }
 
 /**
