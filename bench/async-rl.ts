@@ -197,6 +197,9 @@ async function main(): Promise<void> {
           eval_s: s(h.stageMs?.eval),
           reward_export_s: s((h.stageMs?.reward ?? 0) + (h.stageMs?.export ?? 0)),
           staleness: h.staleness?.max ?? '',
+          // The gap between the recorded log-probs and the trainer's at its last step: the engine's and this training's
+          // updates, plus one training's drift for a batch collected beside the previous training.
+          mismatch_kl: h.train?.mismatchKl === undefined || h.train.mismatchKl === null ? '' : Number(h.train.mismatchKl.toPrecision(2)),
           ratio: overlapped ? Number((h.wallMs / Math.max(beside, train)).toFixed(2)) : '',
           success: h.success ? Number(h.success.value.toFixed(3)) : 0,
         };
@@ -214,6 +217,7 @@ async function main(): Promise<void> {
         { key: 'eval_s', align: 'right' },
         { key: 'reward_export_s', align: 'right' },
         { key: 'staleness', align: 'right' },
+        { key: 'mismatch_kl', align: 'right' },
         { key: 'ratio', align: 'right' },
         { key: 'success', align: 'right' },
       ]),
