@@ -706,8 +706,8 @@ export class PipelineRunner {
 
   /**
    * Runs `main` (this iteration's training and evaluation) and, beside it, `side` (the next iteration's collection),
-   * in a scope of its own. The run waits for both. When `main` fails, `side` is cancelled and awaited, and `main`'s
-   * error thrown; when `side` fails (or stops at a cancel), the result is `main`'s alone, the next iteration then
+   * in a scope of its own. The run waits for both. When `main` fails, `side` is cancelled (a graceful `cancel`: left to
+   * finish its running stage) and awaited, and `main`'s error thrown; when `side` fails (or stops at a cancel), the result is `main`'s alone, the next iteration then
    * collecting for itself, and the failure is kept in the status's `next.error`.
    */
   private async beside<T, U>(main: () => Promise<T>, side: () => Promise<U>): Promise<[T, U | undefined]> {
@@ -720,7 +720,9 @@ export class PipelineRunner {
     try {
       result = await main();
     } catch (err) {
-      scope.cancel();
+      // A graceful cancel lets the collection's running stage finish too (it stops at its next stage); anything
+      // else stops it now.
+      if (!(err instanceof PipelineStopped && this.status.cancel?.mode === 'finish')) scope.cancel();
       await sideDone;
       throw err;
     }
