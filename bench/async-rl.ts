@@ -14,9 +14,10 @@
  *    the overlap ratio wall / max(collect, train) (target ≤ 1.15). The final held-out success of each run and an
  *    exact McNemar test over the paired episodes (same task, same seed; target: not significant at 0.05).
  *
- * Each worker gets one core's worth of threads (the trainer `OMP_NUM_THREADS=1`, the collection one shard of one
- * episode at a time, onnxruntime one intra-op thread, the evaluation one episode at a time), so that on a 2-core
- * machine the "GPU" side and the CPU side do not take each other's core; other work on the machine still does.
+ * In the RL runs each worker gets one core's worth of threads (the trainer `OMP_NUM_THREADS=1`, the collection one
+ * shard of one episode at a time, onnxruntime one intra-op thread, the evaluation one episode at a time), so that on a
+ * 2-core machine the "GPU" side and the CPU side do not take each other's core; other work on the machine still does.
+ * The SFT of the starting checkpoint runs before them with every core.
  *
  * Usage: `npm run bench:async-rl` or `npx tsx bench/async-rl.ts [--iterations N] [--tasks T] [--group-size G]
  * [--eval-tasks E] [--sft-epochs S] [--max-staleness K]`. Prints a table and writes `bench/results/async-rl.json`.
@@ -43,7 +44,7 @@ const { values: args } = parseArgs({
     tasks: { type: 'string', default: '8' },
     'group-size': { type: 'string', default: '4' },
     'eval-tasks': { type: 'string', default: '74' },
-    'sft-epochs': { type: 'string', default: '4' },
+    'sft-epochs': { type: 'string', default: '2' },
     'max-staleness': { type: 'string', default: '1' },
   },
 });
@@ -104,10 +105,10 @@ async function main(): Promise<void> {
   try {
     server = await startDevServer({ dbFilename: path.join(dir, 'temporal.db'), port: await freePort(), headless: true, searchAttributes: SEARCH_ATTRIBUTES, logFile: path.join(dir, 'temporal.log') });
     const address = server.address;
-    [cpu, gpu] = await Promise.all([
-      startWorkerProcess({ kind: 'cpu', address, store, logFile: path.join(dir, 'cpu.log') }),
-      startWorkerProcess({ kind: 'gpu', address, store, logFile: path.join(dir, 'gpu.log'), env: { ...process.env, OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } }),
-    ]);
+    // The SFT of the starting checkpoint takes every core; the RL runs' GPU worker is pinned to one (see above).
+    const startGpu = (pinned: boolean): Promise<WorkerProcess> =>
+      startWorkerProcess({ kind: 'gpu', address, store, logFile: path.join(dir, 'gpu.log'), ...(pinned ? { env: { ...process.env, OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } } : {}) });
+    [cpu, gpu] = await Promise.all([startWorkerProcess({ kind: 'cpu', address, store, logFile: path.join(dir, 'cpu.log') }), startGpu(false)]);
     connection = await Connection.connect({ address });
     const client = new Client({ connection });
     const run = async (config: PipelineConfig): Promise<{ history: IterationMetrics[]; wallMs: number; checkpoint?: string }> => {
@@ -140,6 +141,9 @@ async function main(): Promise<void> {
     const start = path.join(dir, 'start');
     await checkoutTree(await ArtifactStore.open({ root: store }), sft.checkpoint as string, start);
     console.log(`  ${(sft.wallMs / 1000).toFixed(0)} s; checkpoint ${sft.checkpoint?.slice(0, 19)}`);
+
+    await gpu.stop(20_000);
+    gpu = await startGpu(true);
 
     // 2. The same RL loop, sync then async.
     const rlConfig = (mode: 'sync' | 'async'): PipelineConfig =>
