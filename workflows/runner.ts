@@ -222,7 +222,8 @@ export class PipelineRunner {
       }
       const cancel: CancelStatus = { mode, requestedAt: new Date().toISOString() };
       if (typeof request?.reason === 'string') cancel.reason = request.reason;
-      if (this.running) cancel.stage = this.running;
+      const running = this.running ?? this.nextRunning;
+      if (running) cancel.stage = running;
       else cancel.activity = 'none';
       this.status.cancel = cancel;
       this.status.state = 'cancelling';
