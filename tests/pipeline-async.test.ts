@@ -6,7 +6,8 @@
  * 1. The loop runs with the next iteration's collection beside each training: `pipeline_status` shows the train stage
  *    and the next iteration's collect stage running at once; every step records the policy version that chose it (the
  *    starting policy of the iteration before, one version behind the policy trained on it).
- * 2. `kill -9` of the GPU worker mid-training while the next collection runs, then of the CPU worker (it runs the
+ * 2. `pause` holds both sides once their running activities finish, `resume` goes on, `cancel` with `abort` stops both.
+ * 3. `kill -9` of the GPU worker mid-training while the next collection runs, then of the CPU worker (it runs the
  *    workflow and the shards) mid-collection: the loop completes; every iteration trained exactly once (the killed
  *    training resumed from its checkpoint, with the steps of an uninterrupted one) and every planned episode is in
  *    the set it trained on, once.
@@ -25,7 +26,7 @@ import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
 import type { PipelineStatus } from '../src/loop/status.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
-import { pipelineStatusQuery } from '../workflows/messages.js';
+import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../workflows/messages.js';
 import { trainingLoop } from '../workflows/index.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
@@ -192,6 +193,36 @@ temporal.describe('asynchronous RL on a real dev server', () => {
       [1, null],
       [1, null],
     ]);
+  }, 600_000);
+
+  python.it('pause holds both sides at their next stage; cancel with abort stops both and leaves no trainer', async () => {
+    const id = 'async-cancel';
+    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('cancel')] });
+    await until(`${id} to train and collect at once`, 240_000, async () => {
+      const s = await statusOf(id);
+      return s.stages.train.state === 'running' && s.next?.stages.collect.state === 'running' ? true : undefined;
+    });
+    await handle.signal(pauseSignal);
+    // The running activities finish; neither side starts another: the pass stops before its policy export.
+    const paused = await until(`${id} to hold`, 240_000, async () => {
+      const s = await statusOf(id);
+      return s.stages.train.state === 'done' && s.next?.stages.collect.state === 'done' ? s : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    const held = await statusOf(id);
+    expect(held).toMatchObject({ state: 'paused', iteration: paused.iteration });
+    expect(held.stages.policy.state).toBe('pending');
+    await handle.signal(resumeSignal);
+    await until(`${id} to train again`, 240_000, async () => {
+      const s = await statusOf(id);
+      return s.iteration === paused.iteration + 1 && s.stages.train.state === 'running' ? true : undefined;
+    });
+    await handle.signal(cancelSignal, { mode: 'abort', reason: 'test' });
+    const result = await handle.result();
+    expect(result.stopReason).toBe('cancelled');
+    const status = await statusOf(id);
+    expect(status).toMatchObject({ state: 'cancelled', cancel: { mode: 'abort', activity: 'cancelled', stage: 'train' } });
+    await until('the cancelled trainer to exit', 30_000, async () => (processesMentioning('gymflow_trainer', join(dir, 'work', 'runs', id)).length === 0 ? true : undefined));
   }, 600_000);
 
   python.it('kill -9 of the GPU worker mid-training and of the CPU worker mid-collection: nothing lost, nothing trained twice', async () => {
