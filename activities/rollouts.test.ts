@@ -17,6 +17,9 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/register.js';
 import { parseEvalResult } from '../src/eval/result.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
+import { putTrajectories } from '../src/hub/store/trajectory-set.js';
+import { collect } from '../src/hub/collect.js';
+import { resolveAgent } from '../src/policy/specs.js';
 import {
   AcceptedCollectShardInputSchema,
   AcceptedEvaluatePolicyInputSchema,
@@ -32,6 +35,7 @@ import {
   CollectShardInputSchema,
   collectShardInputFromFields,
   type EvalSummary,
+  type ExportTrainingDataResult,
 } from './rollouts.js';
 import type { z } from 'zod';
 
@@ -174,6 +178,64 @@ describe('evaluatePolicy', () => {
       [2, 1],
       [3, 1],
     ]);
+  });
+});
+
+describe('exportTrainingData with asynchronous RL\'s staleness bound', () => {
+  let root: string;
+  beforeAll(() => registerBuiltinEnvs());
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'gymflow-export-stale-'));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  /**
+   * A scored set of two groups of 2 expert episodes each on the same tasks, the first group's steps recorded as chosen
+   * by policy version 1, the second's by version 3; the export trains policy version 4.
+   */
+  async function mixedBatch(): Promise<string> {
+    const store = await ArtifactStore.open({ root: path.join(root, 'store') });
+    const common = { resolveAgent, envId: 'gymflow/tool-use-v0', agent: 'expert', tasks: ['tool-train-00000', 'tool-train-00001'], n: 2, groupSize: 2, concurrency: 2 } as const;
+    const old = await collect({ ...common, seed: 1, policyVersion: 1, store });
+    const recent = await collect({ ...common, seed: 2, policyVersion: 3, store });
+    const set = await putTrajectories(store, [...old.trajectories, ...recent.trajectories], { kind: 'scored-trajectories' });
+    return set.ref;
+  }
+  const input = (setRef: string, onStale: 'drop' | 'fail'): z.input<typeof ExportTrainingDataInputSchema> => ({
+    setRef,
+    export: { format: 'rl', success_only: false, dedup: false, min_margin: 0.1 },
+    field: '$.export',
+    seed: 0,
+    staleness: { policy_version: 4, max_staleness: 1, on_stale: onStale, field: '$.rl.async.max_staleness' },
+    store: path.join(root, 'store'),
+    workDir: path.join(root, 'work'),
+  });
+
+  it('on_stale: fail refuses a batch older than max_staleness, for good, naming the field and the versions', async () => {
+    const activities = createRolloutActivities({});
+    const failure = await new MockActivityEnvironment().run(activities.exportTrainingData, input(await mixedBatch(), 'fail')).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'STALE_BATCH', nonRetryable: true });
+    expect((failure as Error).message).toBe(
+      '$.rl.async.max_staleness: 4 of 8 trajectories were acted by a policy older than version 3 (the oldest: version 1, 3 versions behind the policy ' +
+        'this training updates, version 4), past max_staleness 1; the batch is refused (on_stale: fail; on_stale: drop leaves them out)',
+    );
+  });
+
+  it('on_stale: drop trains on the fresh trajectories only, and says how many went', async () => {
+    const activities = createRolloutActivities({});
+    const out = (await new MockActivityEnvironment().run(activities.exportTrainingData, input(await mixedBatch(), 'drop'))) as ExportTrainingDataResult;
+    // 8 trajectories read, the 4 of version 1 dropped (3 behind), the export's input the 4 of version 3 (1 behind).
+    expect(out).toMatchObject({ input: 4, staleness: { maxSeen: 3, dropped: 4 } });
+    const store = await ArtifactStore.open({ root: path.join(root, 'store') });
+    const records = (await store.getText(out.ref)).trim().split('\n').map((l) => JSON.parse(l) as { group: { policy_versions?: number[] }[] });
+    // Every member left was acted by version 3, and its record says so per step.
+    const versions = records.flatMap((r) => r.group.flatMap((m) => m.policy_versions ?? []));
+    expect(versions.length).toBeGreaterThan(0);
+    expect(new Set(versions)).toEqual(new Set([3]));
+    expect(records.flatMap((r) => r.group)).toHaveLength(4);
   });
 });
 

@@ -26,6 +26,7 @@ import type { PassKSummary } from '../src/eval/result.js';
 import { AGENT_REFUSED, AGENT_UNREACHABLE, collect, summarize } from '../src/hub/collect.js';
 import { resolvePairs } from '../src/hub/export/dpo.js';
 import { exportDataset } from '../src/hub/export/export.js';
+import { splitByStaleness } from '../src/hub/export/staleness.js';
 import { planEpisodes } from '../src/hub/seeds.js';
 import { EpisodeJournal } from '../src/hub/store/journal.js';
 import { isErrno } from '../src/core/fs.js';
@@ -230,6 +231,38 @@ export const scoreRolloutsInputFromFields = sectionFromFields('reward', { enable
 /** What `scoreRollouts` parses: the current input, or the old one ({@link scoreRolloutsInputFromFields}). */
 export const AcceptedScoreRolloutsInputSchema = z.preprocess(scoreRolloutsInputFromFields, ScoreRolloutsInputSchema);
 
+/** What `exportTrainingData` returns: the dataset, its record count, trajectories kept and read, and the staleness check. */
+export interface ExportTrainingDataResult {
+  ref: string;
+  records: number;
+  kept: number;
+  input: number;
+  /** With a staleness bound: the largest staleness seen and how many trajectories were dropped past it. */
+  staleness?: { maxSeen: number; dropped: number };
+}
+
+/**
+ * Applies asynchronous RL's staleness bound to a batch (src/hub/export/staleness.ts): returns the trajectories to
+ * export and what was found; with `on_stale: fail`, a stale trajectory fails the activity for good (`STALE_BATCH`),
+ * naming the field, the versions and the bound.
+ */
+export function applyStaleness(
+  ts: Trajectory[],
+  rule: { policy_version: number; max_staleness: number; on_stale: 'drop' | 'fail'; field: string } | undefined,
+): { trajectories: Trajectory[]; stale?: { maxSeen: number; dropped: number } } {
+  if (rule === undefined) return { trajectories: ts };
+  const split = splitByStaleness(ts, { policyVersion: rule.policy_version, maxStaleness: rule.max_staleness });
+  if (split.stale.length > 0 && rule.on_stale === 'fail') {
+    throw ApplicationFailure.nonRetryable(
+      `${rule.field}: ${split.stale.length} of ${ts.length} trajectories were acted by a policy older than version ${rule.policy_version - rule.max_staleness} ` +
+        `(the oldest: version ${split.oldestStale}, ${split.maxSeen} versions behind the policy this training updates, version ${rule.policy_version}), ` +
+        `past max_staleness ${rule.max_staleness}; the batch is refused (on_stale: fail; on_stale: drop leaves them out)`,
+      'STALE_BATCH',
+    );
+  }
+  return { trajectories: split.fresh, stale: { maxSeen: split.maxSeen, dropped: split.stale.length } };
+}
+
 /**
  * The input of `exportTrainingData` (typed for the workflows that call it): the phase's `export` section as it
  * is (its `format` resolved from the train command), with the scored set, the section's field path for error
@@ -241,6 +274,13 @@ export const ExportTrainingDataInputSchema = z.object({
   field: z.string(),
   name: z.string().optional(),
   seed: z.number().int(),
+  /**
+   * Asynchronous RL's bound (`rl.async`): the policy version the training starts from, `max_staleness` and `on_stale`
+   * of the section at `field` (for the message). Absent: every trajectory is kept, whatever produced it.
+   */
+  staleness: z
+    .object({ policy_version: z.number().int().nonnegative(), max_staleness: z.number().int().nonnegative(), on_stale: z.enum(['drop', 'fail']), field: z.string() })
+    .optional(),
   ...Where,
 });
 
@@ -350,7 +390,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
             groupSize: c.group_size,
             seed: o.seed,
             concurrency: c.concurrency,
-            ...defined({ maxSteps: c.max_steps }),
+            ...defined({ maxSteps: c.max_steps, policyVersion: c.agent === 'policy' ? o.policy.iteration : undefined }),
             store: ws.store,
             parents: [...o.parents, ...policyParents],
             signal: Context.current().cancellationSignal,
@@ -419,12 +459,13 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
      * Exports the scored set in the trainer's format and stores the dataset. No records at all (say
      * `success_only` with a policy that never succeeds) fails for good, naming the export section.
      */
-    async exportTrainingData(input: z.input<typeof ExportTrainingDataInputSchema>): Promise<{ ref: string; records: number; kept: number; input: number }> {
+    async exportTrainingData(input: z.input<typeof ExportTrainingDataInputSchema>): Promise<ExportTrainingDataResult> {
       const o = parseInput(AcceptedExportTrainingDataInputSchema, input, 'exportTrainingData');
       const e = o.export;
       return withFailureMapping(async () => {
         const ws = await openWorkspace(o, defaults);
-        const trajectories = await loadTrajectories(ws.store, o.setRef);
+        const loaded = await loadTrajectories(ws.store, o.setRef);
+        const { trajectories, stale } = applyStaleness(loaded, o.staleness);
         const out = path.join(ws.workDir, 'tmp', `export-${randomUUID()}.jsonl`);
         try {
           const report = await exportDataset({
@@ -445,18 +486,19 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
               resolvePairs(ts, buildPreferences(ts, { minMargin: e.min_margin, ...defined({ maxPairsPerTask: e.max_pairs_per_task }) }).pairs),
           });
           if (report.records === 0) {
+            const dropped = stale === undefined || stale.dropped === 0 ? '' : ` after ${stale.dropped} stale trajectories were dropped (${o.staleness?.field})`;
             throw ApplicationFailure.nonRetryable(
-              `${o.field}: the ${e.format} export of ${report.input} trajectories has no records (${report.kept} kept by the filters); nothing to train on`,
+              `${o.field}: the ${e.format} export of ${report.input} trajectories has no records (${report.kept} kept by the filters${dropped}); nothing to train on`,
               'DATA_ERROR',
             );
           }
           const entry = await ws.store.putFile(out, {
             kind: 'dataset',
             parents: [o.setRef],
-            meta: { format: e.format, records: report.records, kept: report.kept, input: report.input, notes: report.notes },
+            meta: { format: e.format, records: report.records, kept: report.kept, input: report.input, notes: report.notes, ...defined({ staleness: stale }) },
             ...defined({ name: o.name }),
           });
-          return { ref: entry.ref, records: report.records, kept: report.kept, input: report.input };
+          return { ref: entry.ref, records: report.records, kept: report.kept, input: report.input, ...defined({ staleness: stale }) };
         } finally {
           await rm(out, { force: true });
         }

@@ -113,6 +113,12 @@ describe('gymflow pipeline: pure parts', () => {
     expect(withBenchmarks.find((l) => l.includes('held-out success'))).toMatch(/held-out success \[95% CI\]\s+calibration error\s+hle \[95% CI\]\s+reward/);
     expect(withBenchmarks.find((l) => /^\s*1\s+rl/.test(l))).toMatch(/n=20\s+0\.050\s+0\.600 \[0\.231, 0\.882\] cal 0\.200\s/);
     expect(withBenchmarks.find((l) => /^\s*2\s+sft/.test(l))).toMatch(/n=20\s+failed\s/);
+    // Asynchronous RL: the next iteration's collection beside this one's training, as rows of its own
+    const next = { iteration: 2, policyVersion: 0, stages: { tasks: { state: 'done' as const, durationMs: 40 }, collect: { state: 'running' as const, progress: { done: 5, total: 12, unit: 'episodes' }, note: '1/3 shards' } } };
+    const beside = formatStatus({ ...base, next }).split('\n');
+    expect(beside.find((l) => l.startsWith('tasks (iter 2)'))).toMatch(/done\s+0\.0s/);
+    expect(beside.find((l) => l.startsWith('collect (iter 2)'))).toMatch(/running\s+5\/12 episodes\s+policy version 0; 1\/3 shards/);
+    expect(table.some((l) => l.includes('(iter '))).toBe(false);
   });
 
   it('start validates the configuration before connecting, naming file, line and field', async () => {

@@ -29,10 +29,12 @@ import {
   evaluatesPolicy,
   iterationSeed,
   needsOnnxPolicy,
+  overlapsNextCollection,
   phaseOf,
   planShards,
   refsToPrune,
   servedPolicy,
+  stalenessRule,
   type ServedPolicy,
 } from '../src/loop/plan.js';
 import { SearchAttributeKeys } from '../src/loop/search-attributes.js';
@@ -43,16 +45,19 @@ import {
   freshStages,
   judgeNote,
   loopScalars,
+  STAGES,
   trainMetrics,
   trainNumbers,
   type BenchmarkMetrics,
   type CancelStatus,
   type ForkedFrom,
   type IterationMetrics,
+  type PendingRollouts,
   type PipelineStatus,
   type PolicyState,
   type ReusedRollouts,
   type StageName,
+  type StageStatus,
 } from '../src/loop/status.js';
 import {
   AWAIT_SERVER_OPTIONS,
@@ -152,12 +157,21 @@ function describeFailure(err: unknown): { message: string; type?: string } {
   return { message: String(e) };
 }
 
+/** Where a stage runs: in this iteration's pass, or in the next iteration's collection beside it (`rl.async`). */
+type Lane = 'pass' | 'next';
+/** The stages of the next iteration's collection. */
+type NextStage = 'tasks' | 'collect';
+
 /** The workflow's view of one run: status, handlers and the stages. */
 export class PipelineRunner {
   readonly status: PipelineStatus;
   private scope: CancellationScope | undefined;
   private running: StageName | undefined;
   private readonly shardProgress = new Map<string, number>();
+  /** Asynchronous RL: the stage of the next iteration's collection running beside this pass, and its scope. */
+  private nextScope: CancellationScope | undefined;
+  private nextRunning: NextStage | undefined;
+  private readonly nextShardProgress = new Map<string, number>();
 
   constructor(
     workflow: PipelineStatus['workflow'],
@@ -205,16 +219,21 @@ export class PipelineRunner {
           earlier.mode = 'abort';
           earlier.escalatedAt = new Date().toISOString();
           this.scope?.cancel();
+          this.nextScope?.cancel();
         }
         return;
       }
       const cancel: CancelStatus = { mode, requestedAt: new Date().toISOString() };
       if (typeof request?.reason === 'string') cancel.reason = request.reason;
-      if (this.running) cancel.stage = this.running;
+      const running = this.running ?? this.nextRunning;
+      if (running) cancel.stage = running;
       else cancel.activity = 'none';
       this.status.cancel = cancel;
       this.status.state = 'cancelling';
-      if (cancel.mode === 'abort') this.scope?.cancel();
+      if (cancel.mode === 'abort') {
+        this.scope?.cancel();
+        this.nextScope?.cancel();
+      }
     });
     setHandler(stageProgressSignal, (p: unknown) => {
       // A malformed payload (a hand-sent signal) is dropped: throwing here would fail every workflow task.
@@ -222,12 +241,15 @@ export class PipelineRunner {
         log.warn(`stage_progress: ignored a payload without stage, done, total and unit: ${JSON.stringify(p) ?? 'nothing'}`);
         return;
       }
-      const stage = this.status.stages[p.stage];
-      if (this.running !== p.stage) return; // a late signal of a finished stage
+      // The pass's own stage, else (asynchronous RL) the next iteration's collection beside it.
+      const next = this.running !== p.stage && this.nextRunning === p.stage ? this.status.next : undefined;
+      if (this.running !== p.stage && next === undefined) return; // a late signal of a finished stage
+      const stage = next === undefined ? this.status.stages[p.stage] : next.stages[p.stage as NextStage];
+      const shardProgress = next === undefined ? this.shardProgress : this.nextShardProgress;
       if (p.stage === 'collect' && p.key !== undefined) {
         // Shards report their own episodes; the stage's progress is their sum.
-        this.shardProgress.set(p.key, p.done);
-        const done = [...this.shardProgress.values()].reduce((a, b) => a + b, 0);
+        shardProgress.set(p.key, p.done);
+        const done = [...shardProgress.values()].reduce((a, b) => a + b, 0);
         stage.progress = { done, total: stage.progress?.total ?? p.total, unit: p.unit };
       } else {
         stage.progress = { done: p.done, total: p.total, unit: p.unit };
@@ -244,6 +266,15 @@ export class PipelineRunner {
       if (st.startedAt) st.durationMs = Date.now() - Date.parse(st.startedAt);
       s.stages[this.running] = st;
       if (st.progress) s.progress = st.progress;
+    }
+    if (this.status.next !== undefined) {
+      const stages = { ...this.status.next.stages };
+      const st = this.nextRunning === undefined ? undefined : { ...stages[this.nextRunning] };
+      if (st?.startedAt && this.nextRunning !== undefined) {
+        st.durationMs = Date.now() - Date.parse(st.startedAt);
+        stages[this.nextRunning] = st;
+      }
+      s.next = { ...this.status.next, stages };
     }
     return s;
   }
@@ -268,19 +299,27 @@ export class PipelineRunner {
    * (an `abort` cancel cancels it), and records the outcome. A stage that finishes while a `finish` cancel
    * waits for it is recorded as done, and the run stops after it.
    */
-  async stage<T>(name: StageName, fn: () => Promise<T>, total?: { total: number; unit: string }): Promise<T> {
+  async stage<T>(name: StageName, fn: () => Promise<T>, total?: { total: number; unit: string }, lane: Lane = 'pass'): Promise<T> {
     await this.gate();
-    const st = this.status.stages[name];
+    const next = lane === 'next' ? this.status.next : undefined;
+    if (lane === 'next' && (next === undefined || (name !== 'tasks' && name !== 'collect'))) throw new Error(`stage ${name}: no next-iteration collection to run it in`);
+    const st = next === undefined ? this.status.stages[name] : next.stages[name as NextStage];
     st.state = 'running';
     st.startedAt = new Date().toISOString();
     if (total) st.progress = { done: 0, ...total };
-    this.status.stage = name;
-    this.running = name;
-    this.shardProgress.clear();
+    if (next === undefined) {
+      this.status.stage = name;
+      this.running = name;
+      this.shardProgress.clear();
+    } else {
+      this.nextRunning = name as NextStage;
+      this.nextShardProgress.clear();
+    }
     const started = Date.now();
     try {
       const result = await CancellationScope.cancellable(async () => {
-        this.scope = CancellationScope.current();
+        if (next === undefined) this.scope = CancellationScope.current();
+        else this.nextScope = CancellationScope.current();
         return fn();
       });
       st.state = 'done';
@@ -295,18 +334,24 @@ export class PipelineRunner {
           this.status.cancel.activity = 'cancelled';
           throw new PipelineStopped();
         }
-        this.status.state = 'cancelled';
+        if (next === undefined) this.status.state = 'cancelled';
         throw err;
       }
       st.state = 'failed';
       const failure = describeFailure(err);
       this.status.lastError = { stage: name, message: failure.message, at: new Date().toISOString(), ...(failure.type ? { type: failure.type } : {}) };
-      this.status.state = 'failed';
+      // The next iteration's collection failing does not fail the run (that iteration then collects for itself).
+      if (next === undefined) this.status.state = 'failed';
       // Surface the activity's own message (it names the field) as the workflow's failure.
       throw ApplicationFailure.create({ message: `${name}: ${failure.message}`, type: failure.type ?? 'STAGE_FAILED', nonRetryable: true, ...(err instanceof Error ? { cause: err } : {}) });
     } finally {
-      this.running = undefined;
-      this.scope = undefined;
+      if (next === undefined) {
+        this.running = undefined;
+        this.scope = undefined;
+      } else {
+        this.nextRunning = undefined;
+        this.nextScope = undefined;
+      }
     }
   }
 
@@ -516,9 +561,16 @@ export class PipelineRunner {
   /**
    * One pass of iteration `iteration` from `policy`; returns its metrics and the new policy. With `reuse` (a forked
    * loop's first iteration, src/loop/fork.ts) the stored rollouts are scored again instead of planning tasks and
-   * collecting; with `forkedFrom`, the iteration's scored set records it in its metadata.
+   * collecting; with `forkedFrom`, the iteration's scored set records it in its metadata. Asynchronous RL
+   * (`rl.async`): with `pending`, the rollouts collected beside the previous iteration's training are scored instead;
+   * with `overlap` (the training loop), the next iteration's collection runs beside this one's training and its
+   * rollouts are returned as `pending`.
    */
-  async pass(iteration: number, policy: PolicyState, fork: { reuse?: ReusedRollouts | undefined; forkedFrom?: ForkedFrom | undefined } = {}): Promise<{ metrics: IterationMetrics; policy: PolicyState }> {
+  async pass(
+    iteration: number,
+    policy: PolicyState,
+    fork: { reuse?: ReusedRollouts | undefined; forkedFrom?: ForkedFrom | undefined; pending?: PendingRollouts | undefined; overlap?: boolean } = {},
+  ): Promise<{ metrics: IterationMetrics; policy: PolicyState; pending?: PendingRollouts }> {
     const config = this.config;
     const { phase } = phaseOf(config, iteration);
     // `heartbeat_timeout` is absent from configurations parsed before it existed (replayed histories): trainOptions' default then.
@@ -532,7 +584,12 @@ export class PipelineRunner {
     // Rollouts may come from a variant of the env (the same task ids); evaluation always uses `config.env`.
     const envId = c.env ?? config.env;
 
-    const rollouts = fork.reuse === undefined ? await this.collectRollouts(a, iteration, policy, refs) : this.reuseRollouts(fork.reuse, refs);
+    const rollouts =
+      fork.reuse !== undefined
+        ? this.reuseRollouts(fork.reuse, refs)
+        : fork.pending !== undefined
+          ? this.usePending(fork.pending, refs)
+          : await this.collectRollouts(a, iteration, policy, refs, 'pass');
 
     // The judge runs as its own activity, only when `reward.judge` is set: other configurations schedule what they always did.
     let judged: JudgeRolloutsResult | undefined;
@@ -563,12 +620,40 @@ export class PipelineRunner {
         field: single ? '$.export' : `$.phases[${phaseOf(config, iteration).index}].export`,
         name: `${config.name}/iter-${iteration}/dataset`,
         seed,
+        // Asynchronous RL only: other configurations schedule what they always did.
+        ...defined({ staleness: stalenessRule(config, iteration, policy) }),
         ...this.where(),
       }),
     );
     refs.dataset = this.status.artifacts.dataset = this.status.stages.export.ref = dataset.ref;
-    this.status.stages.export.note = `${dataset.records} ${e.format} records from ${dataset.input} trajectories`;
+    const stale = dataset.staleness;
+    this.status.stages.export.note =
+      `${dataset.records} ${e.format} records from ${dataset.input} trajectories` +
+      (stale === undefined ? '' : `; staleness ≤ ${stale.maxSeen}${stale.dropped > 0 ? `, ${stale.dropped} stale dropped` : ''}`);
 
+    // Asynchronous RL: the next iteration's collection runs beside this one's training, acting with the newest
+    // checkpoint there is (this iteration's starting policy).
+    const trainAndEval = (): Promise<{ metrics: IterationMetrics; policy: PolicyState }> => this.trainAndEvaluate(a, iteration, policy, dataset.ref, refs, started, scored, stale, fork.pending);
+    if (fork.overlap !== true || !overlapsNextCollection(config, iteration)) return trainAndEval();
+    const [done, pending] = await this.beside(trainAndEval, () => this.collectNext(iteration + 1, policy));
+    return { ...done, ...defined({ pending }) };
+  }
+
+  /** The Train, policy export and Eval stages of a pass, and the iteration's metrics. */
+  private async trainAndEvaluate(
+    a: ReturnType<typeof bindActivities>,
+    iteration: number,
+    policy: PolicyState,
+    datasetRef: string,
+    refs: IterationMetrics['refs'],
+    started: number,
+    scored: { summary: { episodes: number; successRate: number; meanReward: number; meanSteps: number } },
+    stale: { maxSeen: number; dropped: number } | undefined,
+    pending: PendingRollouts | undefined,
+  ): Promise<{ metrics: IterationMetrics; policy: PolicyState }> {
+    const config = this.config;
+    const { phase } = phaseOf(config, iteration);
+    const dataset = { ref: datasetRef };
     const trained = await this.stage('train', () =>
       a.train({
         experiment: config.name,
@@ -605,21 +690,93 @@ export class PipelineRunner {
       rollouts: { episodes: scored.summary.episodes, success: scored.summary.successRate, meanReward: scored.summary.meanReward, meanSteps: scored.summary.meanSteps },
       // RL's numbers are absent from the results of histories recorded before the trainer reported them
       train: trainMetrics(trained),
+      ...(stale === undefined ? {} : { staleness: { max: stale.maxSeen, dropped: stale.dropped, ...defined({ collectMs: pending?.collectMs }) } }),
+      stageMs: this.stageTimes(),
       wallMs: Date.now() - started,
       refs,
     };
     return { metrics, policy: next };
   }
 
+  /** Wall time of every stage of this pass that ran to its end. */
+  private stageTimes(): Partial<Record<StageName, number>> {
+    const out: Partial<Record<StageName, number>> = {};
+    for (const name of STAGES) {
+      const st = this.status.stages[name];
+      if (st.state === 'done' && st.durationMs !== undefined) out[name] = st.durationMs;
+    }
+    return out;
+  }
+
+  /**
+   * Runs `main` (this iteration's training and evaluation) and, beside it, `side` (the next iteration's collection),
+   * in a scope of its own. The run waits for both. When `main` fails, `side` is cancelled (a graceful `cancel`: left to
+   * finish its running stage) and awaited, and `main`'s error thrown; when `side` fails (or stops at a cancel), the result is `main`'s alone, the next iteration then
+   * collecting for itself, and the failure is kept in the status's `next.error`.
+   */
+  private async beside<T, U>(main: () => Promise<T>, side: () => Promise<U>): Promise<[T, U | undefined]> {
+    const scope = new CancellationScope();
+    const sideDone = scope.run(side).then(
+      (value) => ({ ok: true as const, value }),
+      (err: unknown) => ({ ok: false as const, err }),
+    );
+    let result: T;
+    try {
+      result = await main();
+    } catch (err) {
+      // A graceful cancel lets the collection's running stage finish too (it stops at its next stage); anything
+      // else stops it now.
+      if (!(err instanceof PipelineStopped && this.status.cancel?.mode === 'finish')) scope.cancel();
+      await sideDone;
+      throw err;
+    }
+    const s = await sideDone;
+    if (s.ok) return [result, s.value];
+    if (!(s.err instanceof PipelineStopped) && !isCancellation(s.err)) {
+      const message = describeFailure(s.err).message;
+      if (this.status.next !== undefined) this.status.next.error = message;
+      log.warn(`the collection of iteration ${this.status.next?.iteration ?? '?'} beside the training failed; it collects for itself: ${message}`);
+    }
+    return [result, undefined];
+  }
+
+  /**
+   * Asynchronous RL: the Task and collect stages of iteration `iteration`, run beside the training of the iteration
+   * before it with `policy` (the newest checkpoint there is), shown as the status's `next`; returns the rollouts for
+   * the run of `iteration`.
+   */
+  private async collectNext(iteration: number, policy: PolicyState): Promise<PendingRollouts> {
+    const { phase } = phaseOf(this.config, iteration);
+    const a = bindActivities(this.config, phase.train.timeout, phase.train.heartbeat_timeout as string | undefined, phase.collect.heartbeat_timeout);
+    this.status.next = { iteration, policyVersion: policy.iteration, stages: { tasks: { state: 'pending' }, collect: { state: 'pending' } } };
+    const started = Date.now();
+    const refs: IterationMetrics['refs'] = {};
+    const shards = await this.collectRollouts(a, iteration, policy, refs, 'next');
+    const episodes = this.status.next.stages.collect.progress?.total ?? 0;
+    return { iteration, shards, tasks: refs.tasks as string, policyVersion: policy.iteration, episodes, collectMs: Date.now() - started };
+  }
+
+  /** Asynchronous RL: the rollouts collected beside the previous iteration's training, instead of the Task and collect stages. */
+  private usePending(pending: PendingRollouts, refs: IterationMetrics['refs']): string[] {
+    const when = `collected beside iteration ${pending.iteration - 1}'s training by policy version ${pending.policyVersion}`;
+    this.status.stages.tasks = { state: 'skipped', note: when, ref: pending.tasks };
+    this.status.stages.collect = { state: 'skipped', note: `${pending.episodes} episodes in ${pending.shards.length} shards ${when}, in ${Math.round(pending.collectMs / 1000)} s`, progress: { done: pending.episodes, total: pending.episodes, unit: 'episodes' } };
+    refs.tasks = this.status.artifacts.tasks = pending.tasks;
+    return pending.shards;
+  }
+
   /** The Task and Sandbox/Recorder stages of a pass: the iteration's task plan, collected in shards; returns the shards' refs. */
-  private async collectRollouts(a: ReturnType<typeof bindActivities>, iteration: number, policy: PolicyState, refs: IterationMetrics['refs']): Promise<string[]> {
+  private async collectRollouts(a: ReturnType<typeof bindActivities>, iteration: number, policy: PolicyState, refs: IterationMetrics['refs'], lane: Lane): Promise<string[]> {
     const config = this.config;
     const { phase } = phaseOf(config, iteration);
     const seed = iterationSeed(config.seed, iteration);
     const c = phase.collect;
     const envId = c.env ?? config.env;
-    const plan = await this.stage('tasks', () => a.planTasks({ envId, ...defined({ envKwargs: c.env_kwargs }), split: c.split, groups: c.tasks, seed, ...this.where() }));
-    refs.tasks = this.status.artifacts.tasks = this.status.stages.tasks.ref = plan.ref;
+    // This pass's stages, or the next iteration's collection beside it (asynchronous RL).
+    const stages = (): Record<NextStage, StageStatus> => (lane === 'next' && this.status.next !== undefined ? this.status.next.stages : this.status.stages);
+    const plan = await this.stage('tasks', () => a.planTasks({ envId, ...defined({ envKwargs: c.env_kwargs }), split: c.split, groups: c.tasks, seed, ...this.where() }), undefined, lane);
+    refs.tasks = stages().tasks.ref = plan.ref;
+    if (lane === 'pass') this.status.artifacts.tasks = plan.ref;
 
     const shards = planShards(plan.tasks, c.shard_size, seed);
     // `shard_execution` is absent from configurations parsed before it existed (replayed histories): activities then.
@@ -643,14 +800,15 @@ export class PipelineRunner {
                 ...this.where(),
               });
               shardsDone++;
-              this.status.stages.collect.note = `${shardsDone}/${shards.length} shards`;
+              stages().collect.note = `${shardsDone}/${shards.length} shards`;
               return r;
             }),
           ),
         ),
       { total: episodes, unit: 'episodes' },
+      lane,
     );
-    this.status.stages.collect.progress = { done: episodes, total: episodes, unit: 'episodes' };
+    stages().collect.progress = { done: episodes, total: episodes, unit: 'episodes' };
     return collected.map((s) => s.ref);
   }
 

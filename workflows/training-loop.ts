@@ -5,11 +5,13 @@
  * when the target metric is reached, after `max_iterations`, or on a `cancel` signal. A state with `setupDone: false`
  * continues a closed run (`gymflow pipeline continue`) or starts a fork of one (`gymflow pipeline fork`, whose
  * state may carry the rollouts its first iteration scores again): the configuration is checked again, the policy kept.
+ * With `rl.async` (asynchronous RL) a run also collects the next iteration's rollouts beside its training and hands
+ * them over in the state (`pending`, refs only); the next run scores them instead of collecting.
  */
 import { allHandlersFinished, condition, continueAsNew, patched } from '@temporalio/workflow';
 import type { PipelineConfig } from '../src/loop/config.js';
 import { phaseOf, tensorboardDirOf } from '../src/loop/plan.js';
-import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PolicyState, type StopReason } from '../src/loop/status.js';
+import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PendingRollouts, type PolicyState, type StopReason } from '../src/loop/status.js';
 import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
 
 /** What a finished loop returns. */
@@ -103,6 +105,7 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
     runner.status.iteration = iteration;
     let metrics: IterationMetrics;
     let policy = loop.policy;
+    let nextPending: PendingRollouts | undefined;
     if (iteration === 0) {
       metrics = await runner.baseline(policy);
       runner.publish({ iteration: 0, algorithm: 'baseline' });
@@ -111,9 +114,16 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
       runner.publish({ iteration, algorithm: phase.train.command });
       // A forked loop's first iteration (src/loop/fork.ts) may score its origin's rollouts instead of collecting.
       const forkStart = loop.forkedFrom !== undefined && iteration === loop.forkedFrom.iteration + 1;
-      const done = forkStart ? await runner.pass(iteration, policy, { reuse: loop.reuseRollouts, forkedFrom: loop.forkedFrom }) : await runner.pass(iteration, policy);
+      // Asynchronous RL: the rollouts the previous run collected beside its training, when they are this iteration's
+      // and the (perhaps amended) configuration still runs asynchronously.
+      const pending = !forkStart && validated.rl?.async !== undefined && loop.pending?.iteration === iteration ? loop.pending : undefined;
+      const overlap = validated.rl?.async !== undefined;
+      const done = forkStart
+        ? await runner.pass(iteration, policy, { reuse: loop.reuseRollouts, forkedFrom: loop.forkedFrom, ...(overlap ? { overlap } : {}) })
+        : await runner.pass(iteration, policy, { ...(pending === undefined ? {} : { pending }), ...(overlap ? { overlap } : {}) });
       metrics = done.metrics;
       policy = done.policy;
+      nextPending = done.pending;
     }
     const full = [...loop.history, metrics];
     const history = compactHistory(full);
@@ -127,9 +137,10 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
     if (curves !== undefined && patched('loop-curves')) await runner.writeCurves(curves, metrics);
     runner.publish({ iteration, ...(iteration === 0 ? { algorithm: 'baseline' } : { algorithm: phaseOf(validated, iteration).phase.train.command }) });
 
-    // The reused rollouts served their one iteration (absent from every state but a fork's first).
-    const { reuseRollouts: _reused, ...carried } = loop;
-    const next: LoopState = { ...carried, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1 };
+    // The reused rollouts served their one iteration (absent from every state but a fork's first); so did a pending
+    // collection, replaced by the one collected beside this iteration's training, if any.
+    const { reuseRollouts: _reused, pending: _pending, ...carried } = loop;
+    const next: LoopState = { ...carried, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1, ...(nextPending === undefined ? {} : { pending: nextPending }) };
     const target = validated.target;
     if (target !== undefined && iteration > 0) {
       const value = targetValue(metrics, target.metric);

@@ -98,7 +98,7 @@ function finiteArray(v: unknown): number[] {
 const TRAJECTORY_KEYS = new Set(['schemaVersion', 'id', 'task', 'envId', 'agent', 'steps', 'outcome', 'reward', 'metadata']);
 const TASK_KEYS = new Set(['id', 'domain', 'instruction', 'split', 'metadata']);
 const AGENT_KEYS = new Set(['name', 'model', 'checkpoint']);
-const STEP_KEYS = new Set(['index', 'thought', 'action', 'observation', 'envReward', 'tokens', 'logprobs', 'startedAt', 'durationMs', 'error', 'reward', 'metadata']);
+const STEP_KEYS = new Set(['index', 'thought', 'action', 'observation', 'envReward', 'tokens', 'logprobs', 'startedAt', 'durationMs', 'policyVersion', 'error', 'reward', 'metadata']);
 const ACTION_KEYS = new Set(['tool', 'params']);
 const TOKENS_KEYS = new Set(['prompt', 'completion']);
 const ERROR_KEYS = new Set(['code', 'message']);
@@ -158,6 +158,10 @@ function step(v: unknown, datetime: RegExp): Step {
   const durationMs = finite(o.durationMs);
   if (!(durationMs >= 0)) giveUp();
   out.durationMs = durationMs;
+  if (o.policyVersion !== undefined) {
+    if (!Number.isSafeInteger(o.policyVersion) || (o.policyVersion as number) < 0) giveUp();
+    out.policyVersion = o.policyVersion as number;
+  }
   if (o.error !== undefined) {
     const e = plain(o.error);
     strict(e, ERROR_KEYS);

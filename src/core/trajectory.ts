@@ -59,6 +59,12 @@ export const StepSchema = z
     logprobs: z.array(finite).optional(),
     startedAt: STARTED_AT,
     durationMs: z.number().nonnegative(),
+    /**
+     * The policy version that chose this step's action: the training-loop iteration whose checkpoint acted (0: the
+     * initial policy), set when a loop collects with its own policy. Asynchronous RL trains on steps of an older version
+     * than the one it updates (docs/pipeline.md, "Asynchronous RL"). Like timing, not part of the id.
+     */
+    policyVersion: z.number().int().nonnegative().optional(),
     /** Set when the action was invalid (unknown tool, params failing the schema, tool failure). */
     error: z.object({ code: z.string(), message: z.string() }).strict().optional(),
     reward: StepRewardSchema.optional(),

@@ -59,6 +59,11 @@ export interface CollectOptions {
   store?: ArtifactStore;
   /** Ref name for the stored set (a gc root). */
   name?: string;
+  /**
+   * The version of the policy that acts (a training loop's iteration whose checkpoint it is), recorded on every step
+   * as `policyVersion`; absent for agents that are not a loop's policy.
+   */
+  policyVersion?: number;
   /** Extra parents of the stored set (e.g. the policy checkpoint's ref). */
   parents?: readonly string[];
   /** Also write the trajectories as JSONL to this file (atomically: temp file + rename). */
@@ -295,7 +300,7 @@ async function runPlanned(
       metadata,
       ...defined({ task: plan.task?.id, maxSteps: options.maxSteps }),
     });
-    return { trajectory };
+    return { trajectory: withPolicyVersion(trajectory, options.policyVersion) };
   } catch (error) {
     let partial: Trajectory | undefined;
     try {
@@ -312,10 +317,16 @@ async function runPlanned(
       outcome: { success: false, score: 0, terminated: false, truncated: false, reason: 'error' },
       metadata: { ...metadata, error: describeError(error) },
     });
-    return { trajectory, error };
+    return { trajectory: withPolicyVersion(trajectory, options.policyVersion), error };
   } finally {
     if (agent) await closeAgent(agent);
   }
+}
+
+/** `t` with every step marked as chosen by policy version `version` (the id is unchanged: it does not hash it). */
+export function withPolicyVersion(t: Trajectory, version: number | undefined): Trajectory {
+  if (version === undefined) return t;
+  return { ...t, steps: t.steps.map((s) => ({ ...s, policyVersion: version })) };
 }
 
 async function closeAgent(agent: Agent): Promise<void> {

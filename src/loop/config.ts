@@ -345,6 +345,30 @@ const RawPhaseSchema = z
   })
   .strict();
 
+/**
+ * `rl.async`: asynchronous RL (docs/pipeline.md, "Asynchronous RL"). The collection of an `rl` iteration runs while
+ * the iteration before it trains, acting with the newest checkpoint there is (one version behind the one the training
+ * then updates); the trainer's importance correction (`rollout_correction`) covers the gap.
+ */
+export const AsyncRlSchema = z
+  .object({
+    /**
+     * How many policy versions older than the one a training updates the steps it trains on may be. The overlapped
+     * collection is 1 behind; older steps come only from a batch carried further (a fork's reused rollouts).
+     */
+    max_staleness: z.number().int().min(1, 'at least 1 (0 is the synchronous loop: leave rl.async out)').default(1),
+    /** What happens to trajectories past `max_staleness`: `drop` leaves them out of the export, `fail` refuses the batch. */
+    on_stale: z.enum(['drop', 'fail']).default('drop'),
+  })
+  .strict();
+
+/** `rl`: how the loop runs its `rl` iterations (the trainer's own settings are in `train.config`). */
+export const RlSectionSchema = z
+  .object({
+    async: AsyncRlSchema.optional(),
+  })
+  .strict();
+
 /** A benchmark's name: part of TensorBoard tags (`eval/<name>/success`) and store names. */
 const BENCHMARK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
@@ -492,6 +516,7 @@ const RawConfigSchema = z
     /** Training iterations in all (the baseline evaluation is not one). Default: the phases' iterations summed. */
     max_iterations: positiveInt.optional(),
     retention: RetentionSchema.optional(),
+    rl: RlSectionSchema.optional(),
   })
   .strict();
 
@@ -565,6 +590,14 @@ export const PipelineConfigSchema: z.ZodType<PipelineConfig, unknown> = RawConfi
   }
   if (!rulesEnabled(raw.reward) && (raw.reward.judge !== undefined || raw.reward.learned !== undefined || raw.reward.calibration !== undefined)) {
     ctx.addIssue({ code: 'custom', message: 'the judge, learned and calibration layers add to the rule layer\'s score: turn rules on, or remove them', path: ['reward', 'rules'] });
+  }
+  if (raw.rl?.async !== undefined) {
+    if (!phases.some((p) => p.train.command === 'rl')) {
+      ctx.addIssue({ code: 'custom', message: 'asynchronous mode overlaps the collection of an rl iteration with the training before it, and no phase trains with rl', path: ['rl', 'async'] });
+    }
+    if (raw.policy.serve !== undefined) {
+      ctx.addIssue({ code: 'custom', message: 'not with policy.serve: the overlapped collection would serve one checkpoint on the GPU worker while another trains there; act through the ONNX export', path: ['rl', 'async'] });
+    }
   }
   const { phases: _p, collect: _c, export: _e, train: _t, max_iterations, ...rest } = raw;
   const evalSection = rest.eval.env_kwargs === undefined && rest.env_kwargs !== undefined ? { ...rest.eval, env_kwargs: rest.env_kwargs } : rest.eval;

@@ -41,6 +41,16 @@ describe('continuing a closed trainingLoop run', () => {
     for (const status of ['TERMINATED', 'TIMED_OUT', 'CANCELLED']) expect(continuation(run({ status })).state?.iteration).toBe(3);
   });
 
+  it('keeps the rollouts an asynchronous run collected for the iteration it runs again; a finished run hands none on', () => {
+    const pending = { iteration: 3, shards: ['sha256:s1'], tasks: 'sha256:t3', policyVersion: 1, episodes: 8, collectMs: 1200 };
+    const failed = continuation(run({ status: 'FAILED', state: { ...state(), pending } }));
+    // Iteration 3 trains the policy of iteration 2 again on the rollouts of version 1: still one version behind.
+    expect(failed.state?.pending).toEqual(pending);
+    const finished = continuation(run({ status: 'COMPLETED', state: { ...state(), pending }, result: { stopReason: 'max_iterations', history: [metrics(1), metrics(2), metrics(3)], policy: { iteration: 3 }, runs: 3 } }));
+    expect(finished.state?.iteration).toBe(4);
+    expect(finished.state?.pending).toBeUndefined();
+  });
+
   it('does the same for a run stopped by a cancel signal (it completes with stopReason cancelled)', () => {
     const cancelled = continuation(run({ status: 'COMPLETED', result: { stopReason: 'cancelled', history: [metrics(1), metrics(2)], policy: state().policy, runs: 3 } }));
     expect(cancelled.state).toMatchObject({ iteration: 3, policy: { iteration: 2 }, setupDone: false });

@@ -177,3 +177,27 @@ export function refsToPrune(history: readonly IterationMetrics[], retention: Non
   const keep = new Set(byIteration.filter((h) => kept.has(h.iteration)).flatMap(models));
   return [...new Set(byIteration.filter((h) => !kept.has(h.iteration)).flatMap(models))].filter((r) => !keep.has(r));
 }
+
+/**
+ * Whether asynchronous RL (`rl.async`) overlaps the collection of iteration `iteration + 1` with the training of
+ * `iteration`: both train with `rl` and `iteration` is not the last. The first RL iteration after an SFT or DPO one
+ * collects for itself: those trainings move the policy far, and no importance correction covers their gap.
+ */
+export function overlapsNextCollection(config: Pick<PipelineConfig, 'phases' | 'max_iterations' | 'rl'>, iteration: number): boolean {
+  if (config.rl?.async === undefined || iteration < 1 || iteration >= config.max_iterations) return false;
+  return phaseOf(config, iteration).phase.train.command === 'rl' && phaseOf(config, iteration + 1).phase.train.command === 'rl';
+}
+
+/**
+ * The staleness rule of iteration `iteration`'s export (activities' `exportTrainingData`), when asynchronous RL is on
+ * and the iteration trains with `rl`: the policy it starts from (`policy.iteration`) and the section's bound.
+ */
+export function stalenessRule(
+  config: Pick<PipelineConfig, 'phases' | 'rl'>,
+  iteration: number,
+  policy: Pick<PolicyState, 'iteration'>,
+): { policy_version: number; max_staleness: number; on_stale: 'drop' | 'fail'; field: string } | undefined {
+  const a = config.rl?.async;
+  if (a === undefined || phaseOf(config, iteration).phase.train.command !== 'rl') return undefined;
+  return { policy_version: policy.iteration, max_staleness: a.max_staleness, on_stale: a.on_stale, field: '$.rl.async.max_staleness' };
+}

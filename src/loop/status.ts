@@ -73,6 +73,14 @@ export interface IterationMetrics {
    * own tokens, the rollout engine's gap to the trainer (`mismatch_kl`, docs/trainer.md "Rollout correction").
    */
   train?: TrainMetrics;
+  /**
+   * Asynchronous RL (`rl.async`): how far behind the policy its training updated the trained-on steps' policy was
+   * (`max`, in versions), trajectories dropped past `max_staleness`, and the time its collection took while the
+   * iteration before it trained (`collectMs`, absent for a collection of its own).
+   */
+  staleness?: { max: number; dropped: number; collectMs?: number };
+  /** Wall time of each stage of the iteration that ran (the overlapped collection's is `staleness.collectMs`). */
+  stageMs?: Partial<Record<StageName, number>>;
   /** Wall time of the iteration. */
   wallMs: number;
   /** Refs of what the iteration made. */
@@ -155,6 +163,35 @@ export interface PipelineStatus {
   loopStartedAt: string;
   /** The run and iteration this loop was forked from (`gymflow pipeline fork`); absent for a loop started afresh. */
   forkedFrom?: ForkedFrom;
+  /** Asynchronous RL: the next iteration's collection, running beside this iteration's training (absent otherwise). */
+  next?: NextCollectionStatus;
+}
+
+/** The collection of the next iteration while this one trains (`rl.async`): its stages and the policy acting. */
+export interface NextCollectionStatus {
+  iteration: number;
+  /** The policy version acting: the newest checkpoint there was when the collection started. */
+  policyVersion: number;
+  stages: Record<'tasks' | 'collect', StageStatus>;
+  /** Why the overlapped collection produced nothing (the next iteration then collects for itself). */
+  error?: string;
+}
+
+/**
+ * Asynchronous RL: rollouts collected for iteration `iteration` while the iteration before it trained, carried to
+ * the run of `iteration` in its `LoopState` (refs only).
+ */
+export interface PendingRollouts {
+  iteration: number;
+  /** The rollout shards' sets, in shard order. */
+  shards: string[];
+  /** The task plan's ref. */
+  tasks: string;
+  /** The policy version that acted. */
+  policyVersion: number;
+  episodes: number;
+  /** Wall time of the task plan and the collection. */
+  collectMs: number;
 }
 
 /** Where a forked loop (`gymflow pipeline fork`, src/loop/fork.ts) branched off: the old run and its iteration. */
@@ -183,6 +220,11 @@ export interface LoopState {
    * collecting: a fork's first iteration over its origin's rollouts. Dropped once that iteration ran.
    */
   reuseRollouts?: ReusedRollouts;
+  /**
+   * Asynchronous RL: the rollouts of iteration `pending.iteration` (the next to run), collected while the iteration
+   * before it trained. A run of another iteration, or without `rl.async`, collects for itself instead.
+   */
+  pending?: PendingRollouts;
 }
 
 /** The rollouts an iteration reuses instead of collecting ({@link LoopState.reuseRollouts}). */

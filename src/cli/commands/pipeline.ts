@@ -327,7 +327,7 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
   const stageRows = STAGES.map((name) => {
     const s = status.stages[name];
     return {
-      stage: name,
+      stage: name as string,
       state: s.state,
       progress: s.progress ? `${s.progress.done}/${s.progress.total} ${s.progress.unit}` : '',
       time: duration(s.durationMs),
@@ -335,6 +335,21 @@ export function formatStatus(status: PipelineStatus, info?: Pick<WorkflowExecuti
       note: s.note ?? '',
     };
   });
+  // Asynchronous RL: the next iteration's collection, running beside this pass's training.
+  const next = status.next;
+  if (next !== undefined) {
+    for (const name of ['tasks', 'collect'] as const) {
+      const s = next.stages[name];
+      stageRows.push({
+        stage: `${name} (iter ${next.iteration})`,
+        state: s.state,
+        progress: s.progress ? `${s.progress.done}/${s.progress.total} ${s.progress.unit}` : '',
+        time: duration(s.durationMs),
+        ref: short(s.ref),
+        note: name === 'collect' ? [`policy version ${next.policyVersion}`, s.note, next.error].filter((x) => x !== undefined && x !== '').join('; ') : (s.note ?? ''),
+      });
+    }
+  }
   lines.push(formatTable(stageRows, [{ key: 'stage' }, { key: 'state' }, { key: 'progress', align: 'right' }, { key: 'time', align: 'right' }, { key: 'ref' }, { key: 'note' }]));
   if (status.history.length > 0) {
     lines.push('');

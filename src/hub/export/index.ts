@@ -8,5 +8,6 @@ export * from './ranking.js';
 export * from './rl.js';
 export * from './schemas.js';
 export * from './select.js';
+export * from './staleness.js';
 export * from './sft.js';
 export * from './write.js';

@@ -54,6 +54,7 @@ export function toRlRecord(group: readonly Trajectory[], tools?: ToolLookup): Rl
       tokens: hasTokens ? t.steps.map((s) => ({ prompt: s.tokens?.prompt ?? null, completion: s.tokens?.completion ?? null })) : null,
       logprobs: hasLogprobs ? t.steps.map((s) => s.logprobs ?? null) : null,
       seed: typeof seed === 'number' && Number.isInteger(seed) ? seed : null,
+      ...(t.steps.some((s) => s.policyVersion !== undefined) ? { policy_versions: t.steps.map((s) => s.policyVersion ?? null) } : {}),
     };
   });
   const c0 = renderConversation(first, tools);

@@ -152,6 +152,11 @@ export const RlMemberSchema = z
     logprobs: z.array(z.array(finite).nullable()).nullable(),
     /** The episode seed when collect recorded it (`metadata.collect.seed`). */
     seed: z.number().int().nullable(),
+    /**
+     * Per step the policy version that chose it (`steps[i].policyVersion`, null where none is recorded); absent when no
+     * step records one (asynchronous RL: docs/pipeline.md).
+     */
+    policy_versions: z.array(z.number().int().nonnegative().nullable()).optional(),
   })
   .strict();
 
