@@ -24,7 +24,7 @@ import { temporalBinary } from './temporal.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 
 /** A real component that some tests need. */
-export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose';
+export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose' | 'chromium';
 
 /** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
 export function requiresTag(component: Component): `[requires:${Component}]` {
@@ -38,6 +38,7 @@ const describeComponent: Record<Component, string> = {
   python: 'Python trainer environment',
   wasm: 'WebAssembly modules (scripts/build-wasm.sh, with clang and lld)',
   compose: 'docker compose (the Docker CLI plugin or docker-compose)',
+  chromium: "Chromium (Debian's `chromium` package, for the Web UI's browser test)",
 };
 
 /** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
@@ -161,9 +162,26 @@ export const requires = {
     memo(`python:${modules.join(',')}`, () => requirement('python', probePython(modules))),
   /** A compose command ({@link composeCommand}). */
   compose: (): Requirement => memo('compose', () => requirement('compose', composeCommand() === undefined ? 'neither `docker compose` nor `docker-compose` runs' : undefined)),
+  /** A headless-capable Chromium ({@link chromiumPath}) that puppeteer-core drives (tests/web-ui.test.ts). */
+  chromium: (): Requirement => memo('chromium', () => requirement('chromium', probeChromium())),
   /** The WebAssembly modules, built and up to date (`scripts/build-wasm.sh`). */
   wasm: (): Requirement => memo('wasm', () => requirement('wasm', probeWasm())),
 };
+
+/** The Chromium the browser tests drive: `$GYMFLOW_CHROMIUM`, else Debian's `/usr/bin/chromium` (`npm run setup` installs it). */
+export function chromiumPath(): string {
+  return process.env['GYMFLOW_CHROMIUM'] ?? '/usr/bin/chromium';
+}
+
+function probeChromium(): string | undefined {
+  const path = chromiumPath();
+  if (!existsSync(path)) return `${path} not found (Debian: apt-get install chromium; or set GYMFLOW_CHROMIUM)`;
+  // `--version` loads the browser binary and its libraries without opening a window; a busy machine may take seconds.
+  const run = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 60_000 });
+  if (run.status === 0 && /chrom/i.test(run.stdout)) return undefined;
+  const detail = (run.stderr || run.error?.message || `exited with ${String(run.status ?? run.signal)}`).trim().split('\n')[0];
+  return `${path} --version failed: ${detail ?? ''}`;
+}
 
 /** The compose command here: `docker compose` (the CLI plugin, compose v2) or `docker-compose`; undefined without either. */
 export function composeCommand(): readonly string[] | undefined {
