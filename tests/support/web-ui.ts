@@ -69,9 +69,19 @@ export async function timelineShows(page: Page, texts: readonly string[], timeou
  */
 export async function userMetadataSummary(page: Page, expected: string, timeout = 60_000): Promise<string> {
   await (await page.waitForSelector('::-p-aria([name="User Metadata"][role="tab"])', { timeout }))?.click();
-  const frame = await page.waitForFrame((f) => f.url().startsWith(`${new URL(page.url()).origin}/render?`), { timeout });
-  await waitForText(frame, expected, timeout);
-  return frame.evaluate(() => document.body.innerText.trim());
+  // The tab may draw its frame more than once (a first, empty document, then the rendered one): look at every
+  // `/render` frame of the page until one shows the summary.
+  const render = `${new URL(page.url()).origin}/render?`;
+  const deadline = Date.now() + timeout;
+  let seen: string[] = [];
+  while (Date.now() < deadline) {
+    const frames = page.frames().filter((f) => f.url().startsWith(render) && !f.detached);
+    seen = await Promise.all(frames.map((f) => f.evaluate(() => document.body.innerText.trim()).catch(() => '')));
+    const found = seen.find((t) => t.includes(expected));
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the User Metadata tab did not show the summary ${JSON.stringify(expected)} within ${timeout} ms; its frames show ${JSON.stringify(seen)}`);
 }
 
 /**
