@@ -341,6 +341,27 @@ setup_compose() {
   fi
 }
 
+# The browser the Web UI's test drives (tests/web-ui.test.ts, through puppeteer-core, which downloads no browser):
+# Debian's chromium, installed when missing and setup is root. `$GYMFLOW_CHROMIUM` names another one.
+chromium_ok() { "${GYMFLOW_CHROMIUM:-/usr/bin/chromium}" --version >/dev/null 2>&1; }
+
+setup_chromium() {
+  if chromium_ok; then summary+=("chromium ok"); return 0; fi
+  if [[ -n "${GYMFLOW_CHROMIUM:-}" ]] || [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+    warn "no Chromium at ${GYMFLOW_CHROMIUM:-/usr/bin/chromium} (Debian: apt-get install chromium): the Web UI's browser test is skipped"
+    summary+=("chromium MISSING")
+    return 0
+  fi
+  log "installing chromium (apt-get)"
+  if { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } >>"$STATE/apt-chromium.log" 2>&1 && chromium_ok; then
+    summary+=("chromium installed")
+  else
+    warn "apt-get install chromium failed (see .gymflow/apt-chromium.log): the Web UI's browser test is skipped"
+    summary+=("chromium MISSING")
+  fi
+}
+
 # The WebAssembly modules (scripts/build-wasm.sh: the reward rules' token index), built with clang and lld,
 # which are installed when missing and setup is root. Without them gymflow falls back to JavaScript (slower).
 wasm_toolchain_ok() {
@@ -405,6 +426,7 @@ setup_compat
 setup_docker
 setup_sandbox_image
 setup_compose
+setup_chromium
 setup_wasm
 setup_postgres
 [[ "${GYMFLOW_BUILD_BACKGROUND:-}" == 1 ]] || setup_temporal_server

@@ -11,6 +11,7 @@ import { IngestInputSchema, ingestRefName, initialIngestStatus, type IngestInput
 import type { IngestStatus } from '../src/loop/ingest.js';
 import { STORE_OPTIONS } from './activity-options.js';
 import { ingestStatusQuery } from './messages.js';
+import { summarised } from './summarised.js';
 
 /** One ingest run (see the module comment); returns its final status. */
 export async function ingest(given: IngestInput): Promise<IngestStatus> {
@@ -24,8 +25,10 @@ export async function ingest(given: IngestInput): Promise<IngestStatus> {
   setHandler(ingestStatusQuery, () => status);
   const a = proxyActivities<PipelineActivities>({ ...STORE_OPTIONS, taskQueue: input.task_queue });
   const where = input.store === undefined ? {} : { store: input.store };
+  /** An activity's one-line summary for the Web UI. */
+  const about = (what: string): string => `ingest ${input.name} · ${what}`;
   try {
-    const scan = await a.scanLogs({ name: input.name, dir: input.dir, ...where });
+    const scan = await summarised(a.scanLogs, about(`scan ${input.dir}`))({ name: input.name, dir: input.dir, ...where });
     status.files = { found: scan.found, known: scan.known, new: scan.new };
     if (scan.ref === undefined) {
       status.note = `nothing new: ${scan.found} file${scan.found === 1 ? '' : 's'} in ${input.dir}, all ingested before`;
@@ -34,7 +37,7 @@ export async function ingest(given: IngestInput): Promise<IngestStatus> {
     status.refs.files = scan.ref;
 
     status.stage = 'convert';
-    const converted = await a.convertLogs({ name: input.name, files: scan.ref, ...(input.format === undefined ? {} : { format: input.format }), ...where });
+    const converted = await summarised(a.convertLogs, about(`convert ${scan.new} new file${scan.new === 1 ? '' : 's'}`))({ name: input.name, files: scan.ref, ...(input.format === undefined ? {} : { format: input.format }), ...where });
     status.converted = { files: converted.files, trajectories: converted.trajectories };
     status.rejected = { files: converted.rejected.length, problems: converted.problems, first: converted.first };
     if (converted.problemsRef !== undefined) status.refs.rejected = converted.problemsRef;
@@ -43,13 +46,13 @@ export async function ingest(given: IngestInput): Promise<IngestStatus> {
     if (converted.ref !== undefined) {
       status.refs.trajectories = converted.ref;
       status.stage = 'score';
-      const scored = await a.scoreLogs({ name: input.name, setRef: converted.ref, domain: input.domain, ...where });
+      const scored = await summarised(a.scoreLogs, about(`score (${input.domain})`))({ name: input.name, setRef: converted.ref, domain: input.domain, ...where });
       status.scored = scored.scored;
       status.refs.scored = scored.ref;
 
       status.stage = 'export';
       try {
-        const dataset = await a.exportTrainingData({ setRef: scored.ref, export: { format: input.export }, field: '$.export', name: ingestRefName(input.name, 'dataset'), seed: 0, ...where });
+        const dataset = await summarised(a.exportTrainingData, about(`export ${input.export}`))({ setRef: scored.ref, export: { format: input.export }, field: '$.export', name: ingestRefName(input.name, 'dataset'), seed: 0, ...where });
         status.exported = dataset.records;
         status.refs.dataset = dataset.ref;
         outputs.push(dataset.ref);
@@ -61,7 +64,7 @@ export async function ingest(given: IngestInput): Promise<IngestStatus> {
     }
 
     status.stage = 'record';
-    const recorded = await a.recordIngested({ name: input.name, files: scan.ref, rejected: converted.rejected, outputs, ...where });
+    const recorded = await summarised(a.recordIngested, about('record the ingested files'))({ name: input.name, files: scan.ref, rejected: converted.rejected, outputs, ...where });
     status.refs.state = recorded.ref;
     status.note ??= `${converted.files} of ${scan.new} new file${scan.new === 1 ? '' : 's'} converted (${converted.trajectories} trajectories), ${converted.rejected.length} rejected; ${recorded.files} ingested in all`;
     return finish(status);

@@ -74,6 +74,8 @@ import {
 } from './activity-options.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal, type CancelRequest, type StageProgress } from './messages.js';
 import { defined } from '../src/core/defined.js';
+import { activitySummary, plural } from '../src/loop/summaries.js';
+import { summarised } from './summarised.js';
 
 /**
  * Fails the run at once, without retries, when its input is not a configuration object (`temporal workflow
@@ -379,7 +381,11 @@ export class PipelineRunner {
   static async setup(raw: PipelineConfig): Promise<PipelineConfig> {
     // A hand-written input may lack the defaults the check fills in, the task queues included.
     const cpu: unknown = (raw as { task_queues?: { cpu?: unknown } }).task_queues?.cpu;
-    const { checkConfig } = proxyActivities<PipelineActivities>({ ...CHECK_OPTIONS, taskQueue: typeof cpu === 'string' && cpu !== '' ? cpu : DEFAULT_TASK_QUEUES.cpu });
+    const { checkConfig } = proxyActivities<PipelineActivities>({
+      ...CHECK_OPTIONS,
+      taskQueue: typeof cpu === 'string' && cpu !== '' ? cpu : DEFAULT_TASK_QUEUES.cpu,
+      summary: 'setup · check the configuration',
+    });
     return checkConfig(raw);
   }
 
@@ -387,7 +393,7 @@ export class PipelineRunner {
   async checkTrainers(): Promise<void> {
     const a = bindActivities(this.config, '1h');
     const single = this.config.phases.length === 1 && this.config.phases[0]?.name === 'main';
-    await a.checkTrainerConfigs({
+    await summarised(a.checkTrainerConfigs, this.summary('setup · check the trainer configurations'))({
       phases: this.config.phases.map((p, i) => ({ field: single ? '$.train.config' : `$.phases[${i}].train.config`, command: p.train.command, config: p.train.config })),
     });
   }
@@ -396,11 +402,16 @@ export class PipelineRunner {
   async preparePolicy(): Promise<PolicyState> {
     await this.checkTrainers();
     const a = bindActivities(this.config, '1h');
-    const policy: PolicyState = await a.preparePolicy({ experiment: this.config.name, init: this.config.policy.init, env: this.config.env, ...this.where() });
+    const policy: PolicyState = await summarised(a.preparePolicy, this.summary('setup · prepare the initial policy'))({ experiment: this.config.name, init: this.config.policy.init, env: this.config.env, ...this.where() });
     if (this.config.policy.agent !== undefined) policy.agent = this.config.policy.agent;
-    else if (needsOnnxPolicy(this.config)) policy.onnxRef = (await a.exportPolicy({ experiment: this.config.name, policy, ...this.where() })).onnxRef;
+    else if (needsOnnxPolicy(this.config)) policy.onnxRef = (await summarised(a.exportPolicy, this.summary('setup · export the initial policy (ONNX)'))({ experiment: this.config.name, policy, ...this.where() })).onnxRef;
     this.status.policy = policy;
     return policy;
+  }
+
+  /** An activity's one-line summary for the Web UI: iteration (default the current one), `what`, environment. */
+  private summary(what: string, iteration = this.status.iteration, env = this.config.env): string {
+    return activitySummary({ iteration, what, env });
   }
 
   private where(): { store?: string; workDir?: string } {
@@ -434,7 +445,7 @@ export class PipelineRunner {
     const { benchmarks, ...ev } = this.config.eval;
     const { result, extra } = await this.stage('eval', () =>
       this.withServedPolicy('eval', policy, evaluatesPolicy(this.config), async (served) => {
-        const main = a.evaluatePolicy({
+        const main = summarised(a.evaluatePolicy, this.summary('eval', iteration))({
           envId: this.config.env,
           policy,
           eval: ev,
@@ -450,7 +461,7 @@ export class PipelineRunner {
           const { envId, eval: section } = benchmarkEval(this.config, b);
           this.status.stages.eval.note = `${evalNote(result)}; benchmark ${b.name}…`;
           try {
-            const r = await a.evaluatePolicy({
+            const r = await summarised(a.evaluatePolicy, this.summary(`eval benchmark ${b.name}`, iteration, envId))({
               envId,
               policy,
               eval: section,
@@ -492,7 +503,7 @@ export class PipelineRunner {
     if (refs.length === 0) return;
     const a = bindActivities(this.config, '1h');
     try {
-      this.status.retention = { pruned: (await a.pruneModels({ refs, ...this.where() })).pruned };
+      this.status.retention = { pruned: (await summarised(a.pruneModels, this.summary('prune models'))({ refs, ...this.where() })).pruned };
     } catch (err) {
       if (isCancellation(err)) throw err;
       this.status.retention = { pruned: [], error: describeFailure(err).message };
@@ -506,7 +517,7 @@ export class PipelineRunner {
   async writeCurves(dir: string, metrics: IterationMetrics): Promise<void> {
     const a = bindActivities(this.config, '1h');
     try {
-      await a.writeLoopCurves({ dir, experiment: this.config.name, iteration: metrics.iteration, scalars: loopScalars(metrics) });
+      await summarised(a.writeLoopCurves, this.summary('TensorBoard curves', metrics.iteration))({ dir, experiment: this.config.name, iteration: metrics.iteration, scalars: loopScalars(metrics) });
     } catch (err) {
       if (isCancellation(err)) throw err;
       log.warn(`TensorBoard curves of iteration ${metrics.iteration} not written: ${describeFailure(err).message}`);
@@ -526,13 +537,13 @@ export class PipelineRunner {
     const a = bindActivities(this.config, '1h');
     this.status.stages[stage].note = `starting the policy server: ${served.model} at ${served.baseURL}`;
     const scope = new CancellationScope();
-    const serving = scope.run(() => a.servePolicy({ policy, served, serve, ...this.where() }));
+    const serving = scope.run(() => summarised(a.servePolicy, this.summary(`${stage} · serve the policy ${served.model}`))({ policy, served, serve, ...this.where() }));
     const gone = serving.then((): never => {
       throw ApplicationFailure.create({ message: `the policy server ${served.model} exited while the ${stage} stage still needed it`, type: 'SERVER_EXITED', nonRetryable: true });
     });
     gone.catch(() => undefined);
     try {
-      await Promise.race([scope.run(() => a.awaitPolicyServer({ served })), gone]);
+      await Promise.race([scope.run(() => summarised(a.awaitPolicyServer, this.summary(`${stage} · wait for the policy server`))({ served })), gone]);
       this.status.stages[stage].note = `policy served: ${served.model} at ${served.baseURL}`;
       return await Promise.race([act(served), gone]);
     } finally {
@@ -595,10 +606,10 @@ export class PipelineRunner {
     let judged: JudgeRolloutsResult | undefined;
     const scored = await this.stage('reward', async () => {
       if (config.reward.judge !== undefined) {
-        judged = await a.judgeRollouts({ envId, shards: rollouts, reward: config.reward, name: `${config.name}/iter-${iteration}/judgements`, ...this.where() });
+        judged = await summarised(a.judgeRollouts, this.summary('reward · judge', iteration, envId))({ envId, shards: rollouts, reward: config.reward, name: `${config.name}/iter-${iteration}/judgements`, ...this.where() });
         this.status.stages.reward.note = judgeNote(judged);
       }
-      return a.scoreRollouts({
+      return summarised(a.scoreRollouts, this.summary(`reward · score ${plural(rollouts.length, 'shard')}`, iteration, envId))({
         envId,
         shards: rollouts,
         reward: config.reward,
@@ -614,7 +625,7 @@ export class PipelineRunner {
     const e = phase.export;
     const single = config.phases.length === 1 && phase.name === 'main';
     const dataset = await this.stage('export', () =>
-      a.exportTrainingData({
+      summarised(a.exportTrainingData, this.summary(`export ${e.format}`, iteration))({
         setRef: scored.ref,
         export: e,
         field: single ? '$.export' : `$.phases[${phaseOf(config, iteration).index}].export`,
@@ -655,7 +666,7 @@ export class PipelineRunner {
     const { phase } = phaseOf(config, iteration);
     const dataset = { ref: datasetRef };
     const trained = await this.stage('train', () =>
-      a.train({
+      summarised(a.train, this.summary(`train ${phase.train.command}`, iteration))({
         experiment: config.name,
         iteration,
         command: phase.train.command,
@@ -672,7 +683,7 @@ export class PipelineRunner {
     const next: PolicyState = { checkpointRef: trained.checkpointRef, iteration };
 
     if (needsOnnxPolicy(config)) {
-      const exported = await this.stage('policy', () => a.exportPolicy({ experiment: config.name, policy: next, ...this.where() }));
+      const exported = await this.stage('policy', () => summarised(a.exportPolicy, this.summary('policy · export ONNX', iteration))({ experiment: config.name, policy: next, ...this.where() }));
       next.onnxRef = refs.policy = this.status.artifacts.policy = this.status.stages.policy.ref = exported.onnxRef;
     } else {
       this.skip('policy', config.policy.serve === undefined ? 'no stage acts with the policy (eval.agent is set and no phase collects with it)' : 'served by policy.serve for the stages that act with it');
@@ -774,7 +785,7 @@ export class PipelineRunner {
     const envId = c.env ?? config.env;
     // This pass's stages, or the next iteration's collection beside it (asynchronous RL).
     const stages = (): Record<NextStage, StageStatus> => (lane === 'next' && this.status.next !== undefined ? this.status.next.stages : this.status.stages);
-    const plan = await this.stage('tasks', () => a.planTasks({ envId, ...defined({ envKwargs: c.env_kwargs }), split: c.split, groups: c.tasks, seed, ...this.where() }), undefined, lane);
+    const plan = await this.stage('tasks', () => summarised(a.planTasks, this.summary(`tasks · plan ${plural(c.tasks, 'group')}`, iteration, envId))({ envId, ...defined({ envKwargs: c.env_kwargs }), split: c.split, groups: c.tasks, seed, ...this.where() }), undefined, lane);
     refs.tasks = stages().tasks.ref = plan.ref;
     if (lane === 'pass') this.status.artifacts.tasks = plan.ref;
 
@@ -788,8 +799,8 @@ export class PipelineRunner {
       () =>
         this.withServedPolicy('collect', policy, c.agent === 'policy', (served) =>
           Promise.all(
-            shards.map(async (shard) => {
-              const r = await collectShard({
+            shards.map(async (shard, i) => {
+              const r = await summarised(collectShard, this.summary(`collect shard ${i + 1}/${shards.length}`, iteration, envId))({
                 envId,
                 policy,
                 collect: c,

@@ -9,3 +9,4 @@ export * from './fork.js';
 export * from './plan.js';
 export * from './search-attributes.js';
 export * from './status.js';
+export * from './summaries.js';

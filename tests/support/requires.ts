@@ -26,7 +26,7 @@ import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 import { gymflowCache, missingClusterBinaries, postgresBinaries } from '../../src/runtime/cluster/binaries.js';
 
 /** A real component that some tests need. */
-export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose' | 'cluster' | 'seaweedfs';
+export type Component = 'temporal' | 'docker' | 'python' | 'wasm' | 'compose' | 'cluster' | 'seaweedfs' | 'chromium';
 
 /** The tag in a test or suite name (or skip note) that marks it as needing `component`. */
 export function requiresTag(component: Component): `[requires:${Component}]` {
@@ -42,6 +42,7 @@ const describeComponent: Record<Component, string> = {
   compose: 'docker compose (the Docker CLI plugin or docker-compose)',
   cluster: 'gymflow cluster (PostgreSQL, and the Temporal server, SQL tool and Web UI from scripts/build-temporal-server.sh)',
   seaweedfs: 'SeaweedFS `weed` binary (scripts/build-seaweedfs.sh)',
+  chromium: "Chromium (Debian's `chromium` package, for the Web UI's browser test)",
 };
 
 /** The outcome of probing for a component, with vitest helpers that skip loudly when it is missing. */
@@ -170,6 +171,8 @@ export const requires = {
    * While that build runs (CI starts it in the background, `.ci/run`), waits for it (up to 45 min) instead of skipping.
    */
   cluster: (): Requirement => memo('cluster', () => requirement('cluster', probeCluster())),
+  /** A headless-capable Chromium ({@link chromiumPath}) that puppeteer-core drives (tests/web-ui.test.ts). */
+  chromium: (): Requirement => memo('chromium', () => requirement('chromium', probeChromium())),
   /** The WebAssembly modules, built and up to date (`scripts/build-wasm.sh`). */
   wasm: (): Requirement => memo('wasm', () => requirement('wasm', probeWasm())),
   /** SeaweedFS's `weed` (`scripts/build-seaweedfs.sh`, or `$GYMFLOW_WEED`), for the S3 store backend. */
@@ -186,6 +189,21 @@ function probeCluster(): string | undefined {
   }
   const missing = missingClusterBinaries();
   return missing.length === 0 ? undefined : `not built: ${missing.join(', ')} (run \`bash scripts/build-temporal-server.sh\`)`;
+}
+
+/** The Chromium the browser tests drive: `$GYMFLOW_CHROMIUM`, else Debian's `/usr/bin/chromium` (`npm run setup` installs it). */
+export function chromiumPath(): string {
+  return process.env['GYMFLOW_CHROMIUM'] ?? '/usr/bin/chromium';
+}
+
+function probeChromium(): string | undefined {
+  const path = chromiumPath();
+  if (!existsSync(path)) return `${path} not found (Debian: apt-get install chromium; or set GYMFLOW_CHROMIUM)`;
+  // `--version` loads the browser binary and its libraries without opening a window; a busy machine may take seconds.
+  const run = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 60_000 });
+  if (run.status === 0 && /chrom/i.test(run.stdout)) return undefined;
+  const detail = (run.stderr || run.error?.message || `exited with ${String(run.status ?? run.signal)}`).trim().split('\n')[0];
+  return `${path} --version failed: ${detail ?? ''}`;
 }
 
 /** The compose command here: `docker compose` (the CLI plugin, compose v2) or `docker-compose`; undefined without either. */

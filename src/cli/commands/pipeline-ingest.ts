@@ -6,6 +6,7 @@ import { ConfigError } from '../../core/errors.js';
 import { DURATION_PATTERN, durationMs } from '../../core/duration.js';
 import { resolveStoreRoot, shortRef } from '../../hub/store/layout.js';
 import { IngestInputSchema, type IngestInput, type IngestStatus } from '../../loop/ingest.js';
+import { ingestSummary } from '../../loop/summaries.js';
 import { ingestStatusQuery } from '../../../workflows/messages.js';
 import { printJson } from '../options.js';
 import { withClient, withConnect, type ConnectOptions } from './pipeline.js';
@@ -63,7 +64,7 @@ export function formatIngestStatus(s: IngestStatus): string {
 
 async function startIngest(client: Client, input: IngestInput, opts: IngestOptions): Promise<void> {
   const workflowId = `ingest-${input.name}-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}`;
-  const handle = await client.workflow.start('ingest', { taskQueue: input.task_queue, workflowId, args: [input] });
+  const handle = await client.workflow.start('ingest', { taskQueue: input.task_queue, workflowId, args: [input], staticSummary: ingestSummary(input) });
   if (!opts.wait) {
     if (opts.json) return printJson({ workflowId, runId: handle.firstExecutionRunId });
     console.log(`started ingest ${workflowId}; its status: temporal workflow query --workflow-id ${workflowId} --type ingest_status`);
@@ -82,7 +83,7 @@ async function scheduleIngest(client: Client, input: IngestInput, opts: IngestOp
       spec: { intervals: [{ every: opts.every }] },
       // A run still going when the next is due: the next is skipped (the files wait for the one after).
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
-      action: { type: 'startWorkflow', workflowType: 'ingest', taskQueue: input.task_queue, args: [input], workflowId: scheduleId },
+      action: { type: 'startWorkflow', workflowType: 'ingest', taskQueue: input.task_queue, args: [input], workflowId: scheduleId, staticSummary: ingestSummary(input) },
     });
   } catch (err) {
     if (err instanceof ScheduleAlreadyRunning) throw new ConfigError(`a schedule '${scheduleId}' already exists: delete it first (temporal schedule delete --schedule-id ${scheduleId})`);

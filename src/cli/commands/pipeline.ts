@@ -10,6 +10,7 @@ import { defaultWorkflowId } from '../../loop/plan.js';
 import { SearchAttributeKeys } from '../../loop/search-attributes.js';
 import { continuation, parseRunInput, type ClosedRun } from '../../loop/continuation.js';
 import { forkRun, type ForkSource } from '../../loop/fork.js';
+import { pipelineSummary } from '../../loop/summaries.js';
 import { connectionOptions, temporalTarget } from '../../runtime/temporal-target.js';
 import { formatMismatch, STAGES, type BenchmarkMetrics, type IterationMetrics, type LoopState, type PipelineStatus } from '../../loop/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
@@ -100,6 +101,8 @@ export async function startPipeline(
       taskQueue: config.task_queues.cpu,
       workflowId,
       args: options.state === undefined ? [config] : [config, options.state],
+      // What the Web UI's list and the run's page show beside the id (src/loop/summaries.ts).
+      staticSummary: pipelineSummary(options.workflow ?? 'trainingLoop', config, options.state?.forkedFrom),
       typedSearchAttributes: [
         { key: SearchAttributeKeys.experiment, value: config.name },
         { key: SearchAttributeKeys.env, value: config.env },

@@ -1,0 +1,123 @@
+/**
+ * The Temporal Web UI driven in a real browser (puppeteer-core and Debian's Chromium, no browser download): find a
+ * gymflow run by its search attributes, check the summaries the UI shows, read `pipeline_status` in the Queries tab.
+ * Any UI works — the dev server's (`gymflow dev`, tests/web-ui.test.ts) or a cluster's ui-server — since only its
+ * base URL and namespace are needed.
+ *
+ * Selectors go by role and accessible name or visible text (what a user reads), and every step waits for what it
+ * needs to appear, never for a fixed time.
+ */
+import puppeteer, { type Browser, type Frame, type Page } from 'puppeteer-core';
+import { chromiumPath } from './requires.js';
+
+/**
+ * The little of the page's DOM the functions below use; they run in the browser, and the project compiles without
+ * the DOM library (adding it would type all of Node's code against browser globals too).
+ */
+interface PageText {
+  innerText: string;
+}
+declare const document: { body: PageText; querySelectorAll(selector: string): Iterable<PageText> };
+
+/** Where the UI is and what to look for. */
+export interface WebUiRun {
+  /** The UI's base URL, e.g. `http://127.0.0.1:8233`. */
+  uiUrl: string;
+  namespace: string;
+  /** The run's `GymflowExperiment`. */
+  experiment: string;
+  workflowId: string;
+}
+
+/** Headless Chromium for the tests (`--no-sandbox`: the tests run as root in CI containers). */
+export function launchChromium(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+}
+
+/** Waits until the visible text of `frame`'s body contains `text`; returns that text. */
+async function waitForText(frame: Page | Frame, text: string, timeout: number): Promise<void> {
+  await frame.waitForFunction((t: string) => document.body.innerText.includes(t), { timeout, polling: 250 }, text);
+}
+
+/**
+ * Opens the UI's workflow list filtered by the visibility query `GymflowExperiment = "<experiment>"`, and the run
+ * from there (the link named by its workflow id). Resolves on the run's page.
+ */
+export async function openRunByExperiment(page: Page, run: WebUiRun, timeout = 60_000): Promise<void> {
+  const query = encodeURIComponent(`GymflowExperiment = "${run.experiment}"`);
+  await page.goto(`${run.uiUrl}/namespaces/${encodeURIComponent(run.namespace)}/workflows?query=${query}`, { waitUntil: 'domcontentloaded', timeout });
+  // The list's row links (id, run id, type) all lead to the run; the id's is the one named by it.
+  const link = await page.waitForSelector(`::-p-aria([name="${run.workflowId}"][role="link"])`, { timeout });
+  if (!link) throw new Error(`no link to ${run.workflowId} in the UI's list for GymflowExperiment = "${run.experiment}"`);
+  await link.click();
+  await page.waitForSelector('::-p-aria([name="Queries"][role="tab"])', { timeout });
+}
+
+/** Waits until the run's timeline (its default tab) shows every one of `texts` (activity summaries). */
+export async function timelineShows(page: Page, texts: readonly string[], timeout = 60_000): Promise<void> {
+  await (await page.waitForSelector('::-p-aria([name="Timeline"][role="tab"])', { timeout }))?.click();
+  for (const text of texts) await waitForText(page, text, timeout);
+}
+
+/**
+ * The run's summary as the User Metadata tab shows it (the UI renders it as markdown in a frame of its own, served
+ * from `/render`): waits until it contains `expected` and returns its text.
+ */
+export async function userMetadataSummary(page: Page, expected: string, timeout = 60_000): Promise<string> {
+  await (await page.waitForSelector('::-p-aria([name="User Metadata"][role="tab"])', { timeout }))?.click();
+  // The tab may draw its frame more than once (a first, empty document, then the rendered one): look at every
+  // `/render` frame of the page until one shows the summary.
+  const render = `${new URL(page.url()).origin}/render?`;
+  const deadline = Date.now() + timeout;
+  let seen: string[] = [];
+  while (Date.now() < deadline) {
+    const frames = page.frames().filter((f) => f.url().startsWith(render) && !f.detached);
+    seen = await Promise.all(frames.map((f) => f.evaluate(() => document.body.innerText.trim()).catch(() => '')));
+    const found = seen.find((t) => t.includes(expected));
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the User Metadata tab did not show the summary ${JSON.stringify(expected)} within ${timeout} ms; its frames show ${JSON.stringify(seen)}`);
+}
+
+/**
+ * Runs query `queryType` in the Queries tab (picked from its Query Type list, then Run Query) and returns the result
+ * panel's text once it contains `expected`. The panel is a code editor that draws only the lines in view: the text
+ * is the top of the JSON, not necessarily all of it.
+ */
+export async function runQueryInUi(page: Page, queryType: string, expected: string, timeout = 60_000): Promise<string> {
+  await (await page.waitForSelector('::-p-aria([name="Queries"][role="tab"])', { timeout }))?.click();
+  const deadline = Date.now() + timeout;
+  const left = (cap: number): number => Math.min(cap, Math.max(1, deadline - Date.now()));
+  // The tab fills its Query Type list from the run itself (the `__temporal_workflow_metadata` query) and may set its
+  // own choice when that answer lands, after ours: each try picks the type again if it changed, runs the query (the
+  // button reads Run Query, then Refresh Query) and waits a while for the result.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const select = await page.waitForSelector('::-p-aria([name="Query Type"])', { timeout: left(20_000) });
+      if (!select) throw new Error('no Query Type field');
+      if ((await select.evaluate((el) => (el as unknown as { value: string }).value)) !== queryType) {
+        await select.click();
+        const option = await page.waitForSelector(`[role="listbox"] [role="option"] ::-p-text(${queryType})`, { visible: true, timeout: left(20_000) });
+        await option?.click();
+        await page.waitForFunction((el: { value: string }, want: string) => el.value === want, { timeout: left(20_000) }, select as unknown as { value: string }, queryType);
+      }
+      const button = (await page.$('::-p-aria([name="Run Query"][role="button"])')) ?? (await page.$('::-p-aria([name="Refresh Query"][role="button"])'));
+      await button?.click();
+      const handle = await page.waitForFunction(
+        (want: string) => [...document.querySelectorAll('.cm-content')].map((e) => e.innerText).find((t) => t.includes(want)),
+        { timeout: left(20_000), polling: 250 },
+        expected,
+      );
+      return (await handle.jsonValue()) as string;
+    } catch (err) {
+      if (Date.now() < deadline) continue;
+      const shown = await page.evaluate(() => document.body.innerText).catch(() => '(page unreadable)');
+      throw new Error(`the Queries tab did not show ${expected} after running ${queryType} ${attempt} time(s); the page shows:\n${shown.slice(-3000)}`, { cause: err });
+    }
+  }
+}

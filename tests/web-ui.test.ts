@@ -1,0 +1,170 @@
+/**
+ * The Temporal Web UI in a real browser (puppeteer-core driving Debian's Chromium), while a pipeline runs: a small
+ * training loop on real workers (the CPU worker and the GPU worker with the real Python trainer) is started the way
+ * `gymflow pipeline start` starts it, paused while it trains, and read once its training is done (a paused loop is
+ * a running workflow that waits at its next stage, so what the UI shows does not race the loop). In the browser:
+ *
+ * 1. the workflow list filtered by `GymflowExperiment = "<experiment>"` has the run; its link opens it;
+ * 2. the timeline shows the activities' summaries (`iter 1 · collect shard 1/2 · gymflow/tool-use-v0`, …) and the
+ *    User Metadata tab the run's summary (`trainingLoop <experiment> · gymflow/tool-use-v0 · 2 iterations`);
+ * 3. the Queries tab runs `pipeline_status` and shows its JSON: the experiment, the stage and the paused state.
+ *
+ * By default the UI is the dev server's, started here with the UI on (as `gymflow dev` does). To run it against
+ * another server and its UI (a cluster's ui-server), set `GYMFLOW_WEB_UI_URL` (the UI's base URL),
+ * `GYMFLOW_WEB_UI_ADDRESS` (the Temporal frontend, host:port) and optionally `GYMFLOW_WEB_UI_NAMESPACE` (default
+ * `default`; gymflow's search attributes must be registered there). The test's workers poll task queues of their own,
+ * so workers already serving that server are not disturbed. `GYMFLOW_SCREENSHOT_DIR=docs/images` rewrites the
+ * screenshots that docs/operations.md shows (the timeline, and the Queries tab with `pipeline_status`).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import type { Browser, Page } from 'puppeteer-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startPipeline } from '../src/cli/commands/pipeline.js';
+import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
+import type { PipelineStatus } from '../src/loop/status.js';
+import { pipelineSummary } from '../src/loop/summaries.js';
+import { freePort, startDevServer, startWorkerProcess, type DevServer, type WorkerProcess } from '../src/runtime/dev-server.js';
+import { pauseSignal, pipelineStatusQuery } from '../workflows/messages.js';
+import { requires, skipMissing } from './support/requires.js';
+import { smallLoopConfig } from './support/small-loop.js';
+import { launchChromium, openRunByExperiment, runQueryInUi, timelineShows, userMetadataSummary } from './support/web-ui.js';
+
+const temporal = requires.temporal();
+const python = requires.python(['torch', 'gymflow_trainer']);
+const chromium = requires.chromium();
+
+/** Polls `probe` every 300 ms until it returns a value; throws after `timeoutMs` naming `what` and the last error. */
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+}
+
+temporal.describe('the Web UI in a real browser', () => {
+  const external = process.env['GYMFLOW_WEB_UI_URL'];
+  const namespace = process.env['GYMFLOW_WEB_UI_NAMESPACE'] ?? 'default';
+  const suffix = randomBytes(3).toString('hex');
+  const queues = { cpu: `webui-${suffix}`, gpu: `webui-${suffix}-gpu` };
+  let dir = '';
+  let server: DevServer | undefined;
+  let uiUrl = '';
+  let workers: WorkerProcess[] = [];
+  let connection: Connection | undefined;
+  let client: Client;
+  let browser: Browser | undefined;
+  let workflowId: string | undefined;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gymflow-webui-'));
+    let address: string;
+    if (external !== undefined) {
+      address = process.env['GYMFLOW_WEB_UI_ADDRESS'] ?? '';
+      if (address === '') throw new Error('GYMFLOW_WEB_UI_URL is set but GYMFLOW_WEB_UI_ADDRESS (the Temporal frontend of that UI, host:port) is not');
+      uiUrl = external.replace(/\/+$/, '');
+    } else {
+      server = await startDevServer({
+        dbFilename: join(dir, 'temporal.db'),
+        port: await freePort(),
+        uiPort: await freePort(),
+        searchAttributes: SEARCH_ATTRIBUTES,
+        logFile: join(dir, 'temporal.log'),
+      });
+      address = server.address;
+      uiUrl = server.uiUrl ?? '';
+    }
+    if (!python.available || !chromium.available) return;
+    workers = await Promise.all(
+      (['cpu', 'gpu'] as const).map((kind) =>
+        startWorkerProcess({ kind, address, namespace, taskQueue: queues[kind], store: join(dir, 'store'), logFile: join(dir, `${kind}.log`) }),
+      ),
+    );
+    connection = await Connection.connect({ address });
+    client = new Client({ connection, namespace });
+    browser = await launchChromium();
+  }, 300_000);
+
+  afterAll(async () => {
+    if (workflowId !== undefined) await client.workflow.getHandle(workflowId).terminate('web UI test done').catch(() => undefined);
+    await browser?.close();
+    await connection?.close();
+    await Promise.all(workers.map((w) => w.stop(20_000)));
+    await server?.stop();
+    // GYMFLOW_KEEP_TEST_DIR=1 keeps the scratch directory (worker and server logs) for a post-mortem.
+    if (dir && !process.env['GYMFLOW_KEEP_TEST_DIR']) await rm(dir, { recursive: true, force: true });
+    else if (dir) console.warn(`kept ${dir}`);
+  }, 120_000);
+
+  chromium.it(
+    `finds a running loop by GymflowExperiment, shows its summaries and reads pipeline_status from the Queries tab ${python.tag}`,
+    async (ctx) => {
+      if (!python.available) skipMissing(ctx, 'python', python.reason ?? 'missing');
+      const experiment = `webui-${suffix}`;
+      const config = {
+        ...smallLoopConfig(experiment, dir, 'web-ui.test', {
+          collect: { tasks: 8, shard_size: 4, concurrency: 2 },
+          train: { config: { epochs: 1, batch_size: 2, max_length: 512, save_every: 100, log_every: 1 } },
+          max_iterations: 2,
+        }),
+        task_queues: queues,
+      };
+      const started = await startPipeline(client, config);
+      workflowId = started.workflowId;
+      const status = (): Promise<PipelineStatus> => started.handle.query(pipelineStatusQuery);
+      const failed = (s: PipelineStatus): Error => new Error(`${started.workflowId} ${s.state} at ${s.stage}: ${JSON.stringify(s.lastError)}`);
+      // Pause once training started (tasks, collect, reward and export are in the history): the status says
+      // `paused` at once; the training finishes, and the loop then waits before its evaluation, a running workflow
+      // whose status stays put while the browser reads it.
+      await until('the loop to reach its train stage', 240_000, async () => {
+        const s = await status();
+        if (s.state === 'failed' || s.state === 'completed') throw failed(s);
+        return s.stage === 'train' ? s : undefined;
+      });
+      await started.handle.signal(pauseSignal);
+      await until('the loop to pause after training', 240_000, async () => {
+        const s = await status();
+        if (s.state === 'failed' || s.state === 'completed') throw failed(s);
+        return s.state === 'paused' && s.stages.train.state === 'done' ? s : undefined;
+      });
+
+      const page: Page = await (browser as Browser).newPage();
+      await page.setViewport({ width: 1400, height: 1000 });
+      const run = { uiUrl, namespace, experiment, workflowId: started.workflowId };
+      await openRunByExperiment(page, run);
+      expect(page.url()).toContain(`/workflows/${started.workflowId}/`);
+
+      await timelineShows(page, [`iter 1 · collect shard 1/2 · ${config.env}`, `iter 1 · collect shard 2/2 · ${config.env}`, `iter 1 · train sft · ${config.env}`]);
+      const shots = process.env['GYMFLOW_SCREENSHOT_DIR'];
+      if (shots !== undefined) {
+        // The page scrolls inside its own pane: bring the timeline's rows into view.
+        await (await page.$(`::-p-text(iter 1 · tasks · plan)`))?.scrollIntoView();
+        await page.screenshot({ path: resolve(shots, 'web-ui-timeline.png') });
+      }
+      const summary = pipelineSummary('trainingLoop', config);
+      expect(summary).toBe(`trainingLoop ${experiment} · gymflow/tool-use-v0 · 2 iterations`);
+      expect(await userMetadataSummary(page, summary)).toBe(summary);
+
+      const shown = await runQueryInUi(page, 'pipeline_status', `"experiment": "${experiment}"`, 120_000);
+      expect(shown).toContain('"workflow": "trainingLoop"');
+      expect(shown).toContain(`"env": "${config.env}"`);
+      expect(shown).toContain('"state": "paused"');
+      expect(shown).toContain('"stage": "train"');
+      expect(shown).toContain('"iteration": 1');
+      if (shots !== undefined) await page.screenshot({ path: resolve(shots, 'web-ui-pipeline-status.png') });
+      await page.close();
+    },
+    600_000,
+  );
+});
