@@ -30,6 +30,7 @@ import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '..
 import { trainingLoop } from '../workflows/index.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
+import { until } from './support/until.js';
 import { TINY_POLICY } from './support/small-loop.js';
 
 const temporal = requires.temporal();
@@ -39,21 +40,6 @@ const python = requires.python(['torch', 'gymflow_trainer']);
 const EPISODES = 12;
 /** Optimizer steps of every RL training. */
 const STEPS = 12;
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
-}
 
 /** Whether a complete `checkpoint-<step>` directory (it holds `trainer_state.pt`) of step ≥ `min` is under `root`. */
 function hasCheckpoint(root: string, min: number): boolean {

@@ -46,6 +46,7 @@ import { dockerClient } from '../src/sandbox/docker.js';
 import { LABEL_WORKFLOW } from '../src/sandbox/scope.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
+import { until } from './support/until.js';
 import { smallLoopConfig, TINY_POLICY } from './support/small-loop.js';
 
 const temporal = requires.temporal();
@@ -98,21 +99,6 @@ function leftInRunDirs(root: string): { records: unknown[]; outputs: string[] } 
   };
   walk(root);
   return found;
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
 }
 
 temporal.describe('pipeline durability on a real dev server', () => {

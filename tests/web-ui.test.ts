@@ -31,27 +31,12 @@ import { freePort, startDevServer, startWorkerProcess, type DevServer, type Work
 import { pauseSignal, pipelineStatusQuery } from '../workflows/messages.js';
 import { requires, skipMissing } from './support/requires.js';
 import { smallLoopConfig } from './support/small-loop.js';
+import { until } from './support/until.js';
 import { launchChromium, openRunByExperiment, runQueryInUi, timelineShows, userMetadataSummary } from './support/web-ui.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
 const chromium = requires.chromium();
-
-/** Polls `probe` every 300 ms until it returns a value; throws after `timeoutMs` naming `what` and the last error. */
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
-}
 
 temporal.describe('the Web UI in a real browser', () => {
   const external = process.env['GYMFLOW_WEB_UI_URL'];
