@@ -101,6 +101,20 @@ function leftInRunDirs(root: string): { records: unknown[]; outputs: string[] } 
   return found;
 }
 
+/**
+ * The model of the crash tests, on a loopback OpenAI-compatible server: every reply submits at once, after 150 ms (so
+ * 200 episodes take seconds), and `started()` counts the episodes it saw start (a request without an assistant turn).
+ */
+async function countingModel(): Promise<{ api: LoopbackApi; started: () => number }> {
+  let started = 0;
+  const api = await LoopbackApi.start((request) => {
+    const messages = (request.body as { messages?: { role: string }[] } | undefined)?.messages ?? [];
+    if (!messages.some((m) => m.role === 'assistant')) started++;
+    return { delayMs: 150, body: openaiCompletion('<tool_call>\n{"name": "submit", "arguments": {"answer": "0"}}\n</tool_call>') };
+  });
+  return { api, started: () => started };
+}
+
 temporal.describe('pipeline durability on a real dev server', () => {
   let dir = '';
   let serverOptions: DevServerOptions;
@@ -310,14 +324,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
     const episodes = 200;
     const shards = 2;
     const concurrency = 4;
-    // The model: every reply submits at once, after 150 ms (so the collection takes seconds); an episode's first
-    // request is the one without an assistant turn.
-    let started = 0;
-    const api = await LoopbackApi.start((request) => {
-      const messages = (request.body as { messages?: { role: string }[] } | undefined)?.messages ?? [];
-      if (!messages.some((m) => m.role === 'assistant')) started++;
-      return { delayMs: 150, body: openaiCompletion('<tool_call>\n{"name": "submit", "arguments": {"answer": "0"}}\n</tool_call>') };
-    });
+    const { api, started } = await countingModel();
     try {
       const c = parsePipelineConfig(
         {
@@ -336,16 +343,16 @@ temporal.describe('pipeline durability on a real dev server', () => {
         'durability:collect-crash',
       );
       await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
-      await until(`${id} to start 60 episodes`, 180_000, async () => (started >= 60 ? true : undefined));
+      await until(`${id} to start 60 episodes`, 180_000, async () => (started() >= 60 ? true : undefined));
       const rollouts = await crashCpuWorkerAndFinish(id, () => {
-        expect(started).toBeLessThan(episodes - 2 * shards * concurrency); // the shards were far from done
+        expect(started()).toBeLessThan(episodes - 2 * shards * concurrency); // the shards were far from done
       });
       // Every planned episode, once (group size 1: one episode per task), none failed for the crash.
       expect(rollouts).toHaveLength(episodes);
       expect(new Set(rollouts.map((t) => t.task.id)).size).toBe(episodes);
       expect(rollouts.filter((t) => t.outcome.reason === 'error')).toEqual([]);
       // Run twice: only the episodes in flight when the worker died (each shard's concurrency at most).
-      expect(started - episodes).toBeLessThanOrEqual(shards * concurrency);
+      expect(started() - episodes).toBeLessThanOrEqual(shards * concurrency);
       // The retried shards left no journal behind.
       expect(readdirSync(join(dir, 'store', 'journals'))).toEqual([]);
     } finally {
@@ -357,12 +364,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
     const id = 'durable-eval-crash';
     const episodes = 200;
     const concurrency = 4;
-    let started = 0;
-    const api = await LoopbackApi.start((request) => {
-      const messages = (request.body as { messages?: { role: string }[] } | undefined)?.messages ?? [];
-      if (!messages.some((m) => m.role === 'assistant')) started++;
-      return { delayMs: 150, body: openaiCompletion('<tool_call>\n{"name": "submit", "arguments": {"answer": "0"}}\n</tool_call>') };
-    });
+    const { api, started } = await countingModel();
     try {
       const c = parsePipelineConfig(
         {
@@ -382,15 +384,15 @@ temporal.describe('pipeline durability on a real dev server', () => {
         'durability:eval-crash',
       );
       await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
-      await until(`${id} to start 60 evaluation episodes`, 240_000, async () => (started >= 60 ? true : undefined));
+      await until(`${id} to start 60 evaluation episodes`, 240_000, async () => (started() >= 60 ? true : undefined));
       const status = await crashCpuWorkerAndWait(id, () => {
-        expect(started).toBeLessThan(episodes - 2 * concurrency); // the evaluation was far from done
+        expect(started()).toBeLessThan(episodes - 2 * concurrency); // the evaluation was far from done
       });
       const store = await ArtifactStore.open({ root: join(dir, 'store') });
       const result = parseEvalResult(await store.getJson(status.history.at(-1)?.refs.eval as string), 'eval');
       expect(result.episodes).toHaveLength(episodes);
       expect(new Set(result.episodes.map((e) => e.index)).size).toBe(episodes);
-      expect(started - episodes).toBeLessThanOrEqual(concurrency);
+      expect(started() - episodes).toBeLessThanOrEqual(concurrency);
       expect(readdirSync(join(dir, 'store', 'journals'))).toEqual([]);
     } finally {
       await api.close();
