@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { lstat, mkdir, open, rename, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -18,6 +18,16 @@ import path from 'node:path';
 /** True when `err` is a Node system error with the given `code`. */
 export function isErrno(err: unknown, code: string): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
+/** Whether `path` is a file this process may execute. */
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether process `pid` exists on this host (signal 0 checks without sending anything). */

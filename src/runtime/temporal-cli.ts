@@ -4,19 +4,10 @@
  * `scripts/record-histories.ts` use it to start workflows and dump their histories exactly as a user would.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { ConfigError, GymflowError } from '../core/errors.js';
 import { PACKAGE_ROOT } from '../core/package-root.js';
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { isExecutable } from '../core/fs.js';
 
 /**
  * Path of the `temporal` CLI, or `undefined` when there is none.

@@ -4,11 +4,11 @@
  * directory, one access key. The binary is the one `scripts/build-seaweedfs.sh` caches (`$GYMFLOW_WEED` overrides).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { isExecutable } from '../../src/core/fs.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 
 /** The `weed` binary: `$GYMFLOW_WEED`, else the path `scripts/build-seaweedfs.sh --path` names; `undefined` when it is not there. */
@@ -16,12 +16,7 @@ export function weedBinary(): string | undefined {
   const fromEnv = process.env['GYMFLOW_WEED'];
   const candidate = fromEnv || spawnSync('bash', [path.join(PACKAGE_ROOT, 'scripts', 'build-seaweedfs.sh'), '--path'], { encoding: 'utf8' }).stdout.trim();
   if (!candidate) return undefined;
-  try {
-    accessSync(candidate, constants.X_OK);
-    return candidate;
-  } catch {
-    return undefined;
-  }
+  return isExecutable(candidate) ? candidate : undefined;
 }
 
 /** A running SeaweedFS with its S3 gateway. */

@@ -3,10 +3,11 @@
  * once by `scripts/build-temporal-server.sh` into a cache outside the clone, and PostgreSQL from the system's
  * package (Debian: `/usr/lib/postgresql/<major>/bin`).
  */
-import { accessSync, constants, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { ConfigError } from '../../core/errors.js';
+import { isExecutable } from '../../core/fs.js';
 
 /** The Temporal server release `scripts/build-temporal-server.sh` builds (`go.temporal.io/server`). */
 export const TEMPORAL_SERVER_VERSION = '1.32.2';
@@ -33,15 +34,6 @@ export function clusterBinaryPaths(env: NodeJS.ProcessEnv = process.env): Cluste
     sqlTool: join(bin, `temporal-sql-tool-${TEMPORAL_SERVER_VERSION}`),
     uiServer: join(bin, `temporal-ui-server-${TEMPORAL_UI_VERSION}`),
   };
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The binaries that are not built yet (empty when all are). */
