@@ -222,7 +222,8 @@ temporal.describe('the reward stage on Temporal', () => {
       // may make only 1 more call of the budget of 5: 3 of the 4 steps are judged.
       const api = await LoopbackApi.start((req, i) => (i === 2 || i === 3 ? { status: 500, body: anthropicError('api_error', 'overloaded') } : { body: anthropicToolUse(verdict(askedRubrics(req), 0.7)) }));
       try {
-        const r = await run(config({ judge: { provider: 'anthropic', model: 'claude-test', base_url: api.url, concurrency: 1, max_retries: 1, budget: { calls: 5 } } }));
+        // A model of its own: the verdicts the other tests paid for are in the store's cache under theirs.
+        const r = await run(config({ judge: { provider: 'anthropic', model: 'claude-budget', base_url: api.url, concurrency: 1, max_retries: 1, budget: { calls: 5 } } }));
         expect(r.result.metrics?.rollouts).toMatchObject({ episodes: 2 });
         const events = (await r.handle.fetchHistory()).events ?? [];
         const judgeAttempts = events.filter((e) => e.activityTaskStartedEventAttributes !== undefined && e.activityTaskStartedEventAttributes !== null).map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 1);
