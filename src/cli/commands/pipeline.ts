@@ -249,15 +249,18 @@ async function serverDown(client: Client, stop: AbortSignal): Promise<string> {
 export async function askStatus(client: Client, workflowId: string, timeoutMs = 15_000, taskQueue?: string): Promise<StatusAnswer> {
   const handle = client.workflow.getHandle(workflowId);
   const stop = new AbortController();
+  const deadline = Date.now() + timeoutMs;
   try {
     const answer = await Promise.race([
-      client.connection.withDeadline(Date.now() + timeoutMs, () => client.connection.withAbortSignal(stop.signal, () => handle.query(pipelineStatusQuery))).then((status) => ({ status })),
+      client.connection.withDeadline(deadline, () => client.connection.withAbortSignal(stop.signal, () => handle.query(pipelineStatusQuery))).then((status) => ({ status })),
       serverDown(client, stop.signal).then((problem) => ({ problem })),
     ]);
     return answer;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw err;
-    if ((err as { cause?: { code?: unknown } }).cause?.code === GRPC_DEADLINE_EXCEEDED) {
+    // Past the deadline the call ends as DEADLINE_EXCEEDED, or on a busy machine sometimes as CANCELLED ("Call
+    // cancelled"): either way nothing answered in time.
+    if ((err as { cause?: { code?: unknown } }).cause?.code === GRPC_DEADLINE_EXCEEDED || (!stop.signal.aborted && Date.now() >= deadline)) {
       return { problem: `no worker answered the pipeline_status query within ${timeoutMs / 1000} s: is a worker polling task queue ${taskQueue ?? 'gymflow'}?` };
     }
     return { problem: `the pipeline_status query failed: ${fullMessage(err)}` };
