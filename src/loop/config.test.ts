@@ -186,6 +186,11 @@ describe('pipeline configuration', () => {
     const p = await file('name: x\nenv: [unclosed\n');
     await expect(loadPipelineConfig(p)).rejects.toThrow(new RegExp(`${path.basename(p)}:\\d+: not valid YAML`));
   });
+
+  it('reports an alias with no anchor as invalid YAML with its line, not a crash', async () => {
+    const p = await file('name: x\nenv: *nowhere\n');
+    await expect(loadPipelineConfig(p)).rejects.toThrow(new RegExp(`${path.basename(p)}:2: not valid YAML: alias \\*nowhere has no anchor`));
+  });
 });
 
 describe('pass planning', () => {

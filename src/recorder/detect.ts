@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { parseDocument } from 'yaml';
+import { parseYamlText } from '../core/yaml.js';
 import type { LogAdapter, LogSample } from './adapter.js';
 import { DETECT_HEAD_BYTES } from './adapter.js';
 import { ADAPTERS } from './registry.js';
@@ -63,8 +63,8 @@ function parseFirstRecord(head: string, complete: boolean, path: string): unknow
     return undefined;
   }
   if (complete && /\.ya?ml$/i.test(path)) {
-    const doc = parseDocument(head);
-    return doc.errors.length === 0 ? (doc.toJS() as unknown) : undefined;
+    const parsed = parseYamlText(head);
+    return parsed.ok ? parsed.value : undefined;
   }
   return undefined;
 }

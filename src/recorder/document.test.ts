@@ -47,6 +47,10 @@ describe('whole-document reading', () => {
     const r = await readYamlDocument(bad, 'b.yaml');
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.problem.line).toBeGreaterThanOrEqual(2);
+    // An alias with no anchor made the YAML library throw out of the converter (found by tests/fuzz/recorder).
+    const alias = join(dir, 'c.json');
+    await writeFile(alias, '*\0');
+    expect(await readYamlDocument(alias, 'c.json')).toMatchObject({ ok: false, problem: { file: 'c.json', line: 1, message: expect.stringMatching(/^invalid YAML \(alias .* has no anchor/) as unknown } });
   });
 
   it('tells JSONL from a document by the name or by a first line that is a whole value with more after it', async () => {

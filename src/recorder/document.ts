@@ -1,6 +1,6 @@
 import { open, readFile } from 'node:fs/promises';
-import { parseDocument } from 'yaml';
 import { anyJson, streamJsonl } from '../core/jsonl-file.js';
+import { parseYamlText } from '../core/yaml.js';
 import type { ConversionItem, ConversionProblem, ConvertContext } from './adapter.js';
 import { isConversionProblem, problem } from './adapter.js';
 import { jsonlProblem } from './jsonl.js';
@@ -181,13 +181,9 @@ export async function readYamlDocument(path: string, file: string): Promise<Docu
   } catch (err) {
     return { ok: false, problem: problem(file, '$', `cannot read file (${(err as Error).message})`) };
   }
-  const doc = parseDocument(text);
-  const first = doc.errors[0];
-  if (first) {
-    const message = first.message.split('\n', 1)[0] ?? first.message;
-    return { ok: false, problem: problem(file, '$', `invalid YAML (${message})`, { line: first.linePos?.[0]?.line }) };
-  }
-  return { ok: true, value: doc.toJS({ maxAliasCount: 1000 }) as unknown };
+  const parsed = parseYamlText(text);
+  if (!parsed.ok) return { ok: false, problem: problem(file, '$', `invalid YAML (${parsed.message})`, { line: parsed.line }) };
+  return { ok: true, value: parsed.value };
 }
 
 /**

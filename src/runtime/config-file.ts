@@ -3,8 +3,9 @@
  * schema and its defaults are `src/loop/config.ts`, which workflows import; this part reads files.
  */
 import { readFile } from 'node:fs/promises';
-import { isMap, isScalar, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { isMap, isScalar, type Node as YamlNode } from 'yaml';
 import { ConfigError } from '../core/errors.js';
+import { parseYamlText } from '../core/yaml.js';
 import { KEY, parseSectionWithLines, parseWithLines, RewardSectionSchema, type PipelineConfig, type RewardSection } from '../loop/config.js';
 
 /**
@@ -41,13 +42,9 @@ async function readYamlFile(path: string, what: string): Promise<{ value: unknow
   } catch (err) {
     throw new ConfigError(`${path}: cannot read ${what}: ${(err as Error).message}`);
   }
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0];
-    const pos = first === undefined ? undefined : counter.linePos(first.pos[0]);
-    throw new ConfigError(`${path}${pos ? `:${pos.line}` : ''}: not valid YAML: ${first?.message ?? 'parse error'}`);
-  }
+  const parsed = parseYamlText(text);
+  if (!parsed.ok) throw new ConfigError(`${path}${parsed.line === undefined ? '' : `:${parsed.line}`}: not valid YAML: ${parsed.message}`);
+  const { doc, lines: counter } = parsed;
   const lineOf = (p: readonly PropertyKey[]): number | undefined => {
     if (p.at(-2) === KEY) {
       // The line of the key itself in the mapping at the path before it.
@@ -66,5 +63,5 @@ async function readYamlFile(path: string, what: string): Promise<{ value: unknow
     // No node on the path (an empty document): the document's first line, so the problem still has a line.
     return counter.linePos(doc.range[0]).line;
   };
-  return { value: doc.toJS() as unknown, lineOf };
+  return { value: parsed.value, lineOf };
 }
