@@ -53,7 +53,7 @@ compose.describe('docker-compose.yml', () => {
   it('parses, with every service of the topology', { timeout: 90_000 }, () => {
     const services = resolved();
     expect(Object.keys(services).sort()).toEqual(
-      ['object-store', 'postgresql', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'tensorboard', 'vllm', 'worker-cpu', 'worker-gpu'].sort(),
+      ['object-store', 'postgresql', 'temporal', 'temporal-namespace', 'temporal-schema', 'temporal-ui', 'tensorboard', 'vllm', 'worker-cpu', 'worker-gpu', 'worker-workflows'].sort(),
     );
     // The server starts after its schema is set up, which waits for the database.
     expect(services['temporal']?.depends_on).toMatchObject({ 'temporal-schema': { condition: 'service_completed_successfully' } });
@@ -79,11 +79,12 @@ compose.describe('docker-compose.yml', () => {
     const gpu = defaults['worker-gpu'] as Service;
     expect(gpu.deploy?.resources?.reservations?.devices).toEqual([{ driver: 'nvidia', count: 'all', capabilities: ['gpu'] }]);
     expect(gpu.command).toEqual(['node', 'dist/workers/gpu.js', '--task-queue', 'gymflow-gpu']);
-    expect(defaults['worker-cpu']?.command).toEqual(['node', 'dist/workers/cpu.js', '--task-queue', 'gymflow']);
+    expect(defaults['worker-cpu']?.command).toEqual(['node', 'dist/workers/cpu.js', '--task-queue', 'gymflow', '--role', 'activities']);
+    expect(defaults['worker-workflows']?.command).toEqual(['node', 'dist/workers/cpu.js', '--task-queue', 'gymflow', '--role', 'workflows']);
     expect(defaults['worker-cpu']?.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: 'default', GYMFLOW_STORE: 's3://gymflow/store', GYMFLOW_S3_ENDPOINT: 'http://object-store:8333' });
     // Temporal Cloud: the address, namespace and API key come from the environment, the same for both workers.
     const cloud = resolved({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'ns.acct', TEMPORAL_API_KEY: 'key', GYMFLOW_GPU_QUEUE: 'gpu-8x' });
-    for (const w of ['worker-cpu', 'worker-gpu']) {
+    for (const w of ['worker-workflows', 'worker-cpu', 'worker-gpu']) {
       expect(cloud[w]?.environment).toMatchObject({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'ns.acct', TEMPORAL_API_KEY: 'key' });
     }
     expect(cloud['worker-gpu']?.command).toContain('gpu-8x');

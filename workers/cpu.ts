@@ -3,7 +3,10 @@
  * checks, tasks, rollouts, reward, export, evaluation).
  *
  *   node dist/workers/cpu.js [--address host:port] [--namespace ns] [--task-queue q] [--store dir]
- *     [--work-dir dir] [--shutdown-grace seconds] [--max-concurrent-activities n]
+ *     [--work-dir dir] [--shutdown-grace seconds] [--max-concurrent-activities n] [--role all|workflows|activities]
+ *
+ * `--role workflows` and `--role activities` split it in two processes on the same queue (docs/operations.md,
+ * "Workflows in a process of their own"): queries answer from the workflow process whatever the activities do.
  *
  * SIGTERM/SIGINT shut it down gracefully: no new tasks, running activities get the grace period; sandbox
  * containers of activities still running after it are removed before the process exits.
@@ -38,9 +41,15 @@ function workflows(): Pick<SdkWorkerOptions, 'workflowBundle' | 'workflowsPath'>
 /** Runs the CPU worker until it shuts down. */
 export async function runWorker(options: WorkerOptions = {}): Promise<void> {
   const defaults = { store: options.store, workDir: options.workDir };
+  const role = options.role ?? 'all';
   await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.cpu, shutdownGraceMs: 30_000 }, () => ({
-    ...workflows(),
-    activities: cpuActivities(defaults),
+    ...(role === 'activities' ? {} : workflows()),
+    ...(role === 'workflows' ? {} : { activities: cpuActivities(defaults) }),
+    // A run's workflow tasks and queries go to the queue of the worker that has it cached ("sticky"). When that
+    // worker was killed, the server waits this long for it before handing them to any worker (default 10 s: a status
+    // query after a crash would time out). A process that runs only workflows takes its tasks within milliseconds,
+    // so 2 s is ample; a process whose event loop the activities share keeps the SDK's default.
+    ...(role === 'workflows' ? { stickyQueueScheduleToStartTimeout: '2s' } : {}),
   }));
 }
 

@@ -29,7 +29,9 @@ export async function runWorker(options: WorkerOptions = {}): Promise<void> {
 
 async function main(): Promise<void> {
   tolerateClosedOutput(); // started by `gymflow dev`, which may be gone before this worker is
-  await runWorker(parseWorkerArgs(process.argv.slice(2)));
+  const options = parseWorkerArgs(process.argv.slice(2));
+  if (options.role !== undefined) throw new Error(`--role is the CPU worker's option (the GPU worker runs activities only), got '--role ${options.role}'`);
+  await runWorker(options);
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -1,10 +1,12 @@
 /**
  * What the CPU and GPU workers share: connecting, creating the worker with a shutdown grace period, the
- * ready line, and the command line (`--address`, `--namespace`, `--task-queue`, `--store`, `--work-dir`).
+ * ready line, and the command line (`--address`, `--namespace`, `--task-queue`, `--store`, `--work-dir`, the CPU
+ * worker's `--role`).
  */
 import { parseArgs } from 'node:util';
 import { NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import { defined } from '../src/core/defined.js';
+import { WORKER_ROLES, type WorkerRole } from '../src/runtime/dev-server.js';
 import { connectionOptions, temporalTarget } from '../src/runtime/temporal-target.js';
 
 /** Options of a gymflow worker. */
@@ -37,7 +39,15 @@ export interface WorkerOptions {
   killGraceMs?: number;
   /** Where the ready line goes (default console.log). */
   log?: (line: string) => void;
+  /**
+   * What the CPU worker polls for (`--role`): `all` (default) the workflows and the CPU activities; `workflows`
+   * only the workflows (and so the queries: `pipeline_status`); `activities` only the activities. Running the
+   * workflows in a process of their own keeps a query's answer from waiting behind an activity that holds the
+   * event loop (an in-process evaluation, scoring a large set), and a crashed activity worker costs them no replay.
+   */
+  role?: WorkerRole;
 }
+
 
 /** The resolved address: option, `$TEMPORAL_ADDRESS`, 127.0.0.1:7233. */
 export function workerAddress(options: Pick<WorkerOptions, 'address'>): string {
@@ -48,7 +58,7 @@ export function workerAddress(options: Pick<WorkerOptions, 'address'>): string {
 export async function runGymflowWorker(
   options: WorkerOptions,
   defaults: { taskQueue: string; shutdownGraceMs: number },
-  build: (taskQueue: string) => Pick<SdkWorkerOptions, 'activities' | 'workflowsPath' | 'workflowBundle'>,
+  build: (taskQueue: string) => Pick<SdkWorkerOptions, 'activities' | 'workflowsPath' | 'workflowBundle' | 'stickyQueueScheduleToStartTimeout'>,
 ): Promise<void> {
   const target = temporalTarget(options);
   const address = target.address;
@@ -70,7 +80,8 @@ export async function runGymflowWorker(
     const stop = (): void => worker.shutdown();
     if (options.signal?.aborted) stop();
     options.signal?.addEventListener('abort', stop, { once: true });
-    (options.log ?? console.log)(`gymflow worker ready: queue=${taskQueue} address=${options.connection ? 'connection' : address}`);
+    const role = options.role === undefined || options.role === 'all' ? '' : ` role=${options.role}`;
+    (options.log ?? console.log)(`gymflow worker ready: queue=${taskQueue}${role} address=${options.connection ? 'connection' : address}`);
     try {
       await worker.run();
     } finally {
@@ -93,6 +104,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerOptions {
       'work-dir': { type: 'string' },
       'shutdown-grace': { type: 'string' },
       'max-concurrent-activities': { type: 'string' },
+      role: { type: 'string' },
     },
     strict: true,
   });
@@ -104,6 +116,8 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerOptions {
   };
   const grace = int(values['shutdown-grace'], 'shutdown-grace');
   const maxActivities = int(values['max-concurrent-activities'], 'max-concurrent-activities');
+  const role = values.role;
+  if (role !== undefined && !(WORKER_ROLES as readonly string[]).includes(role)) throw new Error(`--role must be one of ${WORKER_ROLES.join(', ')}, got '${role}'`);
   return {
     ...defined({
       address: values.address,
@@ -113,6 +127,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerOptions {
       workDir: values['work-dir'],
       shutdownGraceMs: grace === undefined ? undefined : grace * 1000,
       maxConcurrentActivities: maxActivities,
+      role: role as WorkerRole | undefined,
     }),
   };
 }

@@ -1,13 +1,13 @@
 /**
  * The soak's chaos driver: seeded, every `interval` (uniform between its bounds) it does one thing to the running
- * loop — kill a worker or the trainer, restart the Temporal server, kill a sandbox container, pause and resume,
+ * loop — kill a worker (the workflows', the CPU activities', the GPU's) or the trainer, restart the Temporal server, kill a sandbox container, pause and resume,
  * cancel and continue. An event whose target is absent at that moment (no trainer running, no container) is
  * recorded as skipped and another kind is drawn, so the count of events that happened is what the report shows.
  */
 import { Rng } from '../../src/core/rng.js';
 
 /** What the driver can do. */
-export const CHAOS_KINDS = ['kill-cpu-worker', 'kill-gpu-worker', 'kill-trainer', 'restart-server', 'kill-container', 'pause-resume', 'cancel-continue'] as const;
+export const CHAOS_KINDS = ['kill-workflow-worker', 'kill-cpu-worker', 'kill-gpu-worker', 'kill-trainer', 'restart-server', 'kill-container', 'pause-resume', 'cancel-continue'] as const;
 /** One of {@link CHAOS_KINDS}. */
 export type ChaosKind = (typeof CHAOS_KINDS)[number];
 

@@ -267,6 +267,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       return `continued from ${run.status}: ${next.summary}`;
     };
     const actions: Partial<Record<ChaosKind, ChaosAction>> = {
+      'kill-workflow-worker': () => s.killWorker('workflows'),
       'kill-cpu-worker': () => s.killWorker('cpu'),
       'kill-gpu-worker': () => s.killWorker('gpu'),
       'kill-trainer': async () => {

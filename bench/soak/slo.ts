@@ -142,7 +142,7 @@ export function formatReport(run: RunResult, baseline: RunResult | undefined, sl
   lines.push(
     '',
     `Wall clock: undisturbed ${s(f.baselineMs)}, under chaos ${s(f.chaosMs)}; time lost to faults ${s(f.timeLostMs)}${baseline && Number.isFinite(f.timeLostMs) ? ` (${((100 * f.timeLostMs) / baseline.wallMs).toFixed(0)}%)` : ''}.`,
-    `Status queries: ${f.statusQueries} (${f.statusUp.n} with everything up; ${f.statusServerDown.n} during a server outage; ${f.statusWorkerDown.n} while the CPU worker restarted or the server came back: ${f.statusWorkerDown.answered} answered, slowest ${f.statusWorkerDown.max.toFixed(0)} ms).`,
+    `Status queries: ${f.statusQueries} (${f.statusUp.n} with everything up; ${f.statusServerDown.n} during a server outage; ${f.statusWorkerDown.n} while the workflow worker restarted or the server came back: ${f.statusWorkerDown.answered} answered, slowest ${f.statusWorkerDown.max.toFixed(0)} ms).`,
     `Restarts: ${run.restarts.map((r) => `${r.what} ${(r.ms / 1000).toFixed(1)} s`).join(', ') || 'none'}.`,
   );
   return lines.join('\n');

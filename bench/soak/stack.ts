@@ -1,16 +1,20 @@
 /**
  * The soak's stack: a Temporal dev server (its state in a db file, so a restart keeps every run) or an external
- * Temporal (`--temporal-address`), and the CPU and GPU workers as child processes, each of which the chaos driver
- * may `kill -9` and start again. It knows at every moment what is up, which the status prober records with
- * every query.
+ * Temporal (`--temporal-address`), and the workers as child processes — the workflows (`--role workflows`), the CPU
+ * activities (`--role activities`) and the GPU activities, as a production deployment runs them — each of which the
+ * chaos driver may `kill -9` and start again. It knows at every moment what is up, which the status prober records
+ * with every query.
  */
 import { join } from 'node:path';
-import { builtWorkerProgram, freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerKind, type WorkerProcess } from '../../src/runtime/dev-server.js';
+import { builtWorkerProgram, freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerProcess } from '../../src/runtime/dev-server.js';
 import { SEARCH_ATTRIBUTES } from '../../src/loop/search-attributes.js';
 import { processesMentioning } from '../../tests/support/processes.js';
 
-/** What was up when something happened. */
-export type StackState = 'up' | 'server-down' | 'cpu-worker-down';
+/** What was up when something happened: a query needs the server and the workflow worker, not the activity workers. */
+export type StackState = 'up' | 'server-down' | 'workflow-worker-down';
+
+/** The soak's worker processes: the workflows, the CPU activities, the GPU activities. */
+export type SoakWorker = 'workflows' | 'cpu' | 'gpu';
 
 /** Options of {@link SoakStack.start}. */
 export interface StackOptions {
@@ -28,9 +32,9 @@ export interface StackOptions {
 export class SoakStack {
   server: DevServer | undefined;
   private serverOptions: DevServerOptions | undefined;
-  private readonly workers = new Map<WorkerKind, WorkerProcess>();
+  private readonly workers = new Map<SoakWorker, WorkerProcess>();
   private serverDown = false;
-  private cpuDown = false;
+  private workflowsDown = false;
   /** Seconds each restart took, by what was restarted. */
   readonly restarts: { what: string; ms: number }[] = [];
 
@@ -39,7 +43,7 @@ export class SoakStack {
     readonly address: string,
   ) {}
 
-  /** Starts the server (unless external) and both workers. */
+  /** Starts the server (unless external) and the three workers. */
   static async start(options: StackOptions): Promise<SoakStack> {
     let server: DevServer | undefined;
     let serverOptions: DevServerOptions | undefined;
@@ -51,7 +55,7 @@ export class SoakStack {
     stack.server = server;
     stack.serverOptions = serverOptions;
     try {
-      await Promise.all([stack.startWorker('cpu'), stack.startWorker('gpu')]);
+      await Promise.all([stack.startWorker('workflows'), stack.startWorker('cpu'), stack.startWorker('gpu')]);
     } catch (err) {
       await stack.stop();
       throw err;
@@ -67,37 +71,39 @@ export class SoakStack {
   /** What is up now. */
   state(): StackState {
     if (this.serverDown) return 'server-down';
-    if (this.cpuDown) return 'cpu-worker-down';
+    if (this.workflowsDown) return 'workflow-worker-down';
     return 'up';
   }
 
-  private async startWorker(kind: WorkerKind): Promise<WorkerProcess> {
+  private async startWorker(which: SoakWorker): Promise<WorkerProcess> {
+    const kind = which === 'gpu' ? 'gpu' : 'cpu';
     const w = await startWorkerProcess({
       kind,
+      ...(which === 'gpu' ? {} : { role: which === 'workflows' ? 'workflows' : 'activities' }),
       program: builtWorkerProgram(kind), // the build's: a restarted worker loads the prebuilt workflow bundle
       address: this.address,
       store: join(this.options.dir, 'store'),
-      logFile: join(this.options.dir, `${kind}.log`),
+      logFile: join(this.options.dir, `${which}.log`),
       env: { ...process.env, ...this.options.workerEnv, TMPDIR: this.options.tmpDir },
       readyTimeoutMs: 300_000,
     });
-    this.workers.set(kind, w);
+    this.workers.set(which, w);
     return w;
   }
 
   /** `kill -9` of a worker process (its children notice through their lifelines), then a new one. */
-  async killWorker(kind: WorkerKind): Promise<string> {
-    const w = this.workers.get(kind);
+  async killWorker(which: SoakWorker): Promise<string> {
+    const w = this.workers.get(which);
     const pid = w?.pid;
-    if (kind === 'cpu') this.cpuDown = true;
+    if (which === 'workflows') this.workflowsDown = true;
     await w?.kill();
     const started = Date.now();
     try {
-      await this.startWorker(kind);
+      await this.startWorker(which);
     } finally {
-      if (kind === 'cpu') this.cpuDown = false;
+      if (which === 'workflows') this.workflowsDown = false;
     }
-    this.restarts.push({ what: `${kind} worker`, ms: Date.now() - started });
+    this.restarts.push({ what: `${which === 'workflows' ? 'workflow' : which} worker`, ms: Date.now() - started });
     return `pid ${String(pid)} killed, new worker ready in ${((Date.now() - started) / 1000).toFixed(1)} s`;
   }
 

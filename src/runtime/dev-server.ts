@@ -467,6 +467,14 @@ export function claimDatabase(db: string): () => void {
 /** Which worker program: `workers/cpu.ts` (task queue `gymflow`) or `workers/gpu.ts` (`gymflow-gpu`). */
 export type WorkerKind = 'cpu' | 'gpu';
 
+/**
+ * What a CPU worker process polls for (`--role`): `all` the workflows and the CPU activities, or one of the two, so
+ * that queries are answered by a process no activity keeps busy (workers/worker.ts, `WorkerOptions.role`).
+ */
+export type WorkerRole = 'all' | 'workflows' | 'activities';
+
+export const WORKER_ROLES: readonly WorkerRole[] = ['all', 'workflows', 'activities'];
+
 /** Options of {@link startWorkerProcess}. */
 export interface WorkerProcessOptions {
   kind: WorkerKind;
@@ -477,6 +485,8 @@ export interface WorkerProcessOptions {
   namespace?: string;
   /** Overrides the worker's default task queue. */
   taskQueue?: string;
+  /** What a CPU worker polls for (`--role`; default `all`). */
+  role?: WorkerRole;
   /** Artifact store root the activities use. */
   store?: string;
   /** How long running activities may finish after SIGTERM (`--shutdown-grace`). Default: the worker's own. */
@@ -538,10 +548,10 @@ export function builtWorkerProgram(kind: WorkerKind): string {
 
 /**
  * The worker program of `options.kind` and the arguments of `node` that run it (`[--import tsx] PROGRAM
- * --address … [--namespace …] [--task-queue …] [--store …] [--shutdown-grace …]`).
+ * --address … [--namespace …] [--task-queue …] [--store …] [--shutdown-grace …] [--role …]`).
  */
 export function workerCommandLine(
-  options: Pick<WorkerProcessOptions, 'kind' | 'program' | 'address' | 'namespace' | 'taskQueue' | 'store' | 'shutdownGraceSeconds'>,
+  options: Pick<WorkerProcessOptions, 'kind' | 'program' | 'address' | 'namespace' | 'taskQueue' | 'store' | 'shutdownGraceSeconds' | 'role'>,
 ): { program: string; args: string[] } {
   const program = options.program ?? fileURLToPath(new URL(`../../workers/${options.kind}${MODULE_EXT}`, import.meta.url));
   const args = [
@@ -553,6 +563,7 @@ export function workerCommandLine(
     ...(options.taskQueue === undefined ? [] : ['--task-queue', options.taskQueue]),
     ...(options.store === undefined ? [] : ['--store', options.store]),
     ...(options.shutdownGraceSeconds === undefined ? [] : ['--shutdown-grace', String(options.shutdownGraceSeconds)]),
+    ...(options.role === undefined ? [] : ['--role', options.role]),
   ];
   return { program, args };
 }
@@ -570,7 +581,8 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   const { program, args } = workerCommandLine(options);
   let markReady: (queue: string) => void = () => undefined;
   const ready = new Promise<string>((resolve) => (markReady = resolve));
-  const child = spawnManaged(`${options.kind} worker`, process.execPath, args, {
+  const label = options.role === undefined || options.role === 'all' ? `${options.kind} worker` : `${options.kind} worker (${options.role})`;
+  const child = spawnManaged(label, process.execPath, args, {
     ...defined({ env: options.env, cwd: options.cwd, logFile: options.logFile }),
     onLine: (line) => {
       const m = WORKER_READY.exec(line);
