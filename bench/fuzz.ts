@@ -10,6 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import type { FuzzTarget } from '../tests/fuzz/harness.js';
+import { mcpTargets } from '../tests/fuzz/mcp.targets.js';
 import { openEnvTargets } from '../tests/fuzz/openenv.targets.js';
 import { parserTargets } from '../tests/fuzz/parsers.targets.js';
 import { recorderTargets } from '../tests/fuzz/recorder.targets.js';
@@ -41,7 +42,7 @@ function parseArgs(argv: readonly string[]): Args {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const all: FuzzTarget[] = [...recorderTargets(), ...parserTargets(), ...openEnvTargets()];
+  const all: FuzzTarget[] = [...recorderTargets(), ...parserTargets(), ...openEnvTargets(), ...mcpTargets()];
   const targets = all.filter((t) => args.target === undefined || t.name.startsWith(args.target));
   if (targets.length === 0) throw new Error(`no target matches ${args.target}; targets: ${all.map((t) => t.name).join(', ')}`);
   const results: { target: string; runs: number; seed: number; ms: number; failed: boolean; path?: string; counterexample?: string; error?: string }[] = [];
