@@ -2,17 +2,14 @@ import { ConfigError } from '../../core/errors.js';
 import { listEnvs, parseEnvId, register, spec, type EnvFactory } from '../../core/registry.js';
 import { OpenEnvEnv } from './env.js';
 import { parseOpenEnvOptions, type OpenEnvOptionsInput } from './options.js';
+import { OPENENV_VARIABLE } from './variable.js';
 import { describeOpenEnv, describeOpenEnvSync, openEnvUrls, type OpenEnvServerInfo } from './server-info.js';
 
 /** The id of the OpenEnv client environment: `make(OPENENV_ENV_ID, { kwargs: { url } })`. */
 export const OPENENV_ENV_ID = 'gymflow/openenv-v0';
 /** Its step limit (a gymflow server's own limit applies as well). */
 export const OPENENV_MAX_STEPS = 100;
-/**
- * The environment variable naming OpenEnv servers to register: `NAME=URL[,NAME=URL…]`, each as `openenv/NAME-v0`.
- * It reaches every gymflow process (the CLI, the pipeline's workers), where `make` needs no kwargs.
- */
-export const OPENENV_VARIABLE = 'GYMFLOW_OPENENV';
+export { OPENENV_VARIABLE };
 
 // Servers described in this process, by address: the description (tools, tasks) is read once, and a server
 // described asynchronously (`registerOpenEnv`) is not asked again synchronously.
