@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { isErrno } from '../../core/fs.js';
 import { listEnvs, make } from '../../core/registry.js';
@@ -58,21 +59,27 @@ export async function environmentRows(): Promise<EnvironmentRow[]> {
 export const ENV_LISTING_FILE = new URL('./envs-listing.json', import.meta.url);
 
 /**
- * The build's rows ({@link ENV_LISTING_FILE}), when they are what {@link environmentRows} would say in this process:
+ * The build's rows (`file`, default {@link ENV_LISTING_FILE}), when they are what {@link environmentRows} would say in this process:
  * there is a listing (a build) and {@link OPENENV_VARIABLE} names no server (its servers are registered and described only
  * at run time). Undefined otherwise.
  */
-export function builtListing(env: Record<string, string | undefined> = process.env): EnvironmentRow[] | undefined {
+export function builtListing(env: Record<string, string | undefined> = process.env, file: URL | string = ENV_LISTING_FILE): EnvironmentRow[] | undefined {
   if ((env[OPENENV_VARIABLE] ?? '').trim() !== '') return undefined;
+  const path = file instanceof URL ? fileURLToPath(file) : file;
   let text: string;
   try {
-    text = readFileSync(ENV_LISTING_FILE, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return undefined;
     throw err;
   }
-  const listing = JSON.parse(text) as { rows?: unknown };
-  if (!Array.isArray(listing.rows)) throw new Error(`${ENV_LISTING_FILE.pathname}: no rows: rebuild with \`npm run build\``);
+  let listing: { rows?: unknown } | null;
+  try {
+    listing = JSON.parse(text) as { rows?: unknown } | null;
+  } catch (err) {
+    throw new Error(`${path}: not JSON (${(err as Error).message}): rebuild with \`npm run build\``);
+  }
+  if (!Array.isArray(listing?.rows)) throw new Error(`${path}: $.rows: not an array of rows: rebuild with \`npm run build\``);
   return listing.rows as EnvironmentRow[];
 }
 
