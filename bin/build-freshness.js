@@ -4,7 +4,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The folders and files the build reads. */
-export const BUILD_INPUTS = ['src', 'workflows', 'activities', 'workers', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.sh'];
+export const BUILD_INPUTS = ['src', 'workflows', 'activities', 'workers', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.sh', 'scripts/env-listing.mjs'];
 
 /** The stamp scripts/build.sh writes last, marking a complete build. */
 export const BUILD_STAMP = 'dist/.build-stamp';

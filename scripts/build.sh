@@ -48,4 +48,6 @@ node_modules/.bin/tsc -p tsconfig.build.json
 (cd src && find . -type f ! -name '*.ts' ! -name '*.md' ! -path '*/__fixtures__/*' -exec cp --parents {} ../dist/src/ \;)
 # The workflow bundle the built CPU worker loads (workers/cpu.ts), so that it does not run webpack at every start.
 node scripts/bundle-workflows.mjs dist/workflows/index.js dist/workflows/bundle.js
+# The rows `gymflow envs` prints for the built-in environments, computed from this build's environments.
+node scripts/env-listing.mjs
 touch "$STAMP"

@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { environmentRows } from '../src/cli/commands/envs.js';
 import { parseTrajectory } from '../src/core/trajectory.js';
 import { PACKAGE_ROOT } from '../src/core/package-root.js';
-import { gymflowSync } from './support/cli.js';
+import { registerBuiltinEnvs } from '../src/envs/register.js';
+import { gymflowAsync, gymflowSync } from './support/cli.js';
 
 const gymflow = gymflowSync;
 
@@ -39,6 +41,26 @@ describe('gymflow CLI', { timeout: 240_000 }, () => {
     const math = envs.find((e) => e.id === 'gymflow/text-math-v0');
     expect(math?.agents).toEqual(['random', 'expert']);
     expect(math?.heldoutTasks).toBeGreaterThan(0);
+  });
+
+  it("lists the build's rows of the built-in environments: what the environments themselves say", async () => {
+    // `gymflow envs` prints the listing the build wrote (scripts/env-listing.mjs) without importing an environment.
+    expect(existsSync(join(PACKAGE_ROOT, 'dist', 'src', 'cli', 'commands', 'envs-listing.json'))).toBe(true);
+    registerBuiltinEnvs();
+    const live = await environmentRows();
+    const r = await gymflowAsync(['envs', '--json'], { env: { GYMFLOW_OPENENV: '' } });
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    expect(JSON.parse(r.stdout)).toEqual(live);
+    // A server named in GYMFLOW_OPENENV is registered and described at run time: listed beside the others (here
+    // unavailable: nothing listens on the port).
+    const withServer = await gymflowAsync(['envs', '--json'], { env: { GYMFLOW_OPENENV: 'down=http://127.0.0.1:9' } });
+    expect([withServer.status, withServer.stderr]).toEqual([0, '']);
+    const rows = JSON.parse(withServer.stdout) as { id: string; unavailable?: string }[];
+    expect(rows.filter((row) => row.id !== 'openenv/down-v0')).toEqual(live);
+    expect(rows.find((row) => row.id === 'openenv/down-v0')?.unavailable).toMatch(/127\.0\.0\.1:9/);
+    // The table: the same rows, one a line under its header.
+    const table = gymflow('envs').stdout.trim().split('\n').slice(2);
+    expect(table.map((line) => line.split(/\s+/).slice(0, 4))).toEqual(live.map((row) => [row.id, row.domain, String(row.maxSteps), `${row.trainTasks}/${row.heldoutTasks}`]));
   });
 
   it('runs an episode and writes a valid trajectory', () => {

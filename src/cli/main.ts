@@ -47,9 +47,10 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   const args = process.argv.slice(2);
-  // The built-in environments, for the commands (not for `--help`: loading them is a third of its start-up).
-  const name = commandName(args);
-  if (COMMANDS.some((c) => c.name === name)) (await import('../envs/register.js')).registerBuiltinEnvs();
+  // The built-in environments, for the commands (not for `--help`: loading them is a third of its start-up; not
+  // for `envs`, which lists them from the build's listing).
+  const entry = COMMANDS.find((c) => c.name === commandName(args));
+  if (entry !== undefined && entry.registersEnvs !== true) (await import('../envs/register.js')).registerBuiltinEnvs();
   await (await buildProgram(args)).parseAsync(process.argv);
 }
 

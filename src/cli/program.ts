@@ -22,11 +22,16 @@ export interface CommandEntry {
   readonly description: string;
   /** Imports its module; the function adds the command to a program. */
   readonly load: () => Promise<(program: Command) => unknown>;
+  /**
+   * The command registers the built-in environments itself, when it needs them (`envs` prints the build's listing
+   * of them instead); for the others `main` registers them before the command runs.
+   */
+  readonly registersEnvs?: true;
 }
 
 /** gymflow's commands, in `--help` order. `program.test.ts` checks each against its module. */
 export const COMMANDS: readonly CommandEntry[] = [
-  { name: 'envs', term: 'envs [options]', description: 'list the registered environments', load: async () => (await import('./commands/envs.js')).envsCommand },
+  { name: 'envs', term: 'envs [options]', description: 'list the registered environments', load: async () => (await import('./commands/envs.js')).envsCommand, registersEnvs: true },
   { name: 'run-episode', term: 'run-episode [options]', description: 'run one episode and print (or write) its trajectory', load: async () => (await import('./commands/run-episode.js')).runEpisodeCommand },
   {
     name: 'serve-env',

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CountdownEnv } from './__fixtures__/countdown-env.js';
 import { RegistryError, ResetNeededError } from './errors.js';
-import { listEnvs, make, parseEnvId, register, spec, unregister } from './registry.js';
+import { isRegistered, listEnvs, make, parseEnvId, register, spec, unregister } from './registry.js';
 import { findWrapper } from './wrappers/wrapper.js';
 import { MaxSteps } from './wrappers/max-steps.js';
 import { OrderEnforcing } from './wrappers/order-enforcing.js';
@@ -23,7 +23,9 @@ describe('registry', () => {
   });
 
   it('registers, lists, specs and makes with order enforcement and the step limit', async () => {
+    expect(isRegistered(ID)).toBe(false);
     register(ID, () => new CountdownEnv(), { domain: 'generic', description: 'count down', maxEpisodeSteps: 2 });
+    expect(isRegistered(ID)).toBe(true);
     expect(listEnvs().map((s) => s.id)).toContain(ID);
     expect(spec(ID)).toMatchObject({ id: ID, maxEpisodeSteps: 2, domain: 'generic' });
     const env = make(ID);

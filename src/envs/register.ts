@@ -1,5 +1,5 @@
 import { ConfigError } from '../core/errors.js';
-import { listEnvs, register } from '../core/registry.js';
+import { isRegistered, register } from '../core/registry.js';
 import { ADVISORY_ENV_ID, ADVISORY_MAX_STEPS, AdvisoryEnv } from './advisory/env.js';
 import { AdvisoryExpert } from './advisory/expert.js';
 import { CONVERSATION_ENV_ID, CONVERSATION_MAX_STEPS, RetailEnv } from './retail/env.js';
@@ -45,8 +45,7 @@ export const BUILTIN_ENV_IDS = [TEXT_MATH_ENV_ID, TOOL_USE_ENV_ID, TOOL_USE_RAND
  * ```
  */
 export function registerBuiltinEnvs(): void {
-  const registered = new Set(listEnvs().map((s) => s.id));
-  if (!registered.has(TEXT_MATH_ENV_ID)) {
+  if (!isRegistered(TEXT_MATH_ENV_ID)) {
     register(TEXT_MATH_ENV_ID, (kwargs) => {
       const unknown = Object.keys(kwargs);
       if (unknown.length > 0) throw new ConfigError(`${TEXT_MATH_ENV_ID}: takes no options, got ${unknown.map((k) => `'${k}'`).join(', ')}`);
@@ -58,7 +57,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new TextMathExpert() },
     });
   }
-  if (!registered.has(RECALL_ENV_ID)) {
+  if (!isRegistered(RECALL_ENV_ID)) {
     register(RECALL_ENV_ID, (kwargs) => {
       const unknown = Object.keys(kwargs);
       if (unknown.length > 0) throw new ConfigError(`${RECALL_ENV_ID}: takes no options, got ${unknown.map((k) => `'${k}'`).join(', ')}`);
@@ -70,7 +69,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new RecallExpert() },
     });
   }
-  if (!registered.has(TOOL_USE_ENV_ID)) {
+  if (!isRegistered(TOOL_USE_ENV_ID)) {
     register(TOOL_USE_ENV_ID, (kwargs) => new ToolUseEnv(kwargs), {
       domain: 'tool-use',
       description:
@@ -79,7 +78,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new ToolUseExpert() },
     });
   }
-  if (!registered.has(TOOL_USE_RANDOMIZED_ENV_ID)) {
+  if (!isRegistered(TOOL_USE_RANDOMIZED_ENV_ID)) {
     // The same tasks, tools and expert; each episode's numeric facts are redrawn (training data that cannot
     // be memorised). Evaluate on `gymflow/tool-use-v0`.
     register(TOOL_USE_RANDOMIZED_ENV_ID, (kwargs) => new ToolUseEnv({ randomizeValues: true, ...kwargs }), {
@@ -89,7 +88,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new ToolUseExpert() },
     });
   }
-  if (!registered.has(TOOL_USE_PYTHON_ENV_ID)) {
+  if (!isRegistered(TOOL_USE_PYTHON_ENV_ID)) {
     // The four tools of the Nano-SkyRL design (lookup, search, calculator, python) and the kinds that need python,
     // after the same base tasks. Needs a Docker engine only from its first `python` call.
     register(TOOL_USE_PYTHON_ENV_ID, (kwargs) => new ToolUseEnv({ python: true, ...kwargs }), {
@@ -100,7 +99,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new ToolUseExpert() },
     });
   }
-  if (!registered.has(HOUSEHOLD_ENV_ID)) {
+  if (!isRegistered(HOUSEHOLD_ENV_ID)) {
     register(HOUSEHOLD_ENV_ID, (kwargs) => new HouseholdEnv(kwargs), {
       domain: 'household',
       description:
@@ -110,7 +109,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new HouseholdExpert(), planner: () => new HouseholdPlanner() },
     });
   }
-  if (!registered.has(WEBSHOP_ENV_ID)) {
+  if (!isRegistered(WEBSHOP_ENV_ID)) {
     register(WEBSHOP_ENV_ID, (kwargs) => new WebshopEnv(kwargs), {
       domain: 'browser',
       description:
@@ -119,7 +118,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new WebshopExpert() },
     });
   }
-  if (!registered.has(CONVERSATION_ENV_ID)) {
+  if (!isRegistered(CONVERSATION_ENV_ID)) {
     register(CONVERSATION_ENV_ID, (kwargs) => new RetailEnv(kwargs), {
       domain: 'conversation',
       description:
@@ -128,7 +127,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new RetailExpert() },
     });
   }
-  if (!registered.has(DISCUSSION_ENV_ID)) {
+  if (!isRegistered(DISCUSSION_ENV_ID)) {
     register(DISCUSSION_ENV_ID, (kwargs) => new DiscussionEnv(kwargs), {
       domain: 'discussion',
       description:
@@ -137,7 +136,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new DiscussionExpert() },
     });
   }
-  if (!registered.has(ADVISORY_ENV_ID)) {
+  if (!isRegistered(ADVISORY_ENV_ID)) {
     register(ADVISORY_ENV_ID, (kwargs) => new AdvisoryEnv(kwargs), {
       domain: 'advisory',
       description:
@@ -146,7 +145,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new AdvisoryExpert() },
     });
   }
-  if (!registered.has(ENGINEERING_ENV_ID)) {
+  if (!isRegistered(ENGINEERING_ENV_ID)) {
     register(ENGINEERING_ENV_ID, (kwargs) => new EngineeringEnv(kwargs), {
       domain: 'engineering',
       description:
@@ -155,7 +154,7 @@ export function registerBuiltinEnvs(): void {
       agents: { expert: () => new EngineeringExpert() },
     });
   }
-  if (!registered.has(QA_ENV_ID)) {
+  if (!isRegistered(QA_ENV_ID)) {
     // Needs a question set (kwargs.questions); `gymflow envs` lists it as unavailable without one.
     register(QA_ENV_ID, (kwargs) => new QaEnv(kwargs), {
       domain: 'qa',

@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { isErrno } from '../../core/fs.js';
 import { listEnvs, make } from '../../core/registry.js';
+import { OPENENV_VARIABLE } from '../../envs/openenv/variable.js';
 import type { AgentEnv } from '../../core/types.js';
 import { printJson } from '../options.js';
 import { formatTable } from '../table.js';
@@ -46,6 +50,47 @@ export async function environmentRows(): Promise<EnvironmentRow[]> {
   return rows;
 }
 
+/**
+ * The rows of the built-in environments as the build computed them: `scripts/env-listing.mjs`, run by
+ * `scripts/build.sh`, registers them and writes {@link environmentRows} here, beside the built module (the sources
+ * have none). `gymflow envs` prints them without importing an environment (importing and making them all was most
+ * of its start-up: bench/cli-startup.ts); tests/cli.test.ts checks them against the environments themselves.
+ */
+export const ENV_LISTING_FILE = new URL('./envs-listing.json', import.meta.url);
+
+/**
+ * The build's rows (`file`, default {@link ENV_LISTING_FILE}), when they are what {@link environmentRows} would say in this process:
+ * there is a listing (a build) and {@link OPENENV_VARIABLE} names no server (its servers are registered and described only
+ * at run time). Undefined otherwise.
+ */
+export function builtListing(env: Record<string, string | undefined> = process.env, file: URL | string = ENV_LISTING_FILE): EnvironmentRow[] | undefined {
+  if ((env[OPENENV_VARIABLE] ?? '').trim() !== '') return undefined;
+  const path = file instanceof URL ? fileURLToPath(file) : file;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return undefined;
+    throw err;
+  }
+  let listing: { rows?: unknown } | null;
+  try {
+    listing = JSON.parse(text) as { rows?: unknown } | null;
+  } catch (err) {
+    throw new Error(`${path}: not JSON (${(err as Error).message}): rebuild with \`npm run build\``);
+  }
+  if (!Array.isArray(listing?.rows)) throw new Error(`${path}: $.rows: not an array of rows: rebuild with \`npm run build\``);
+  return listing.rows as EnvironmentRow[];
+}
+
+/** The registered environments of a `gymflow` process: the built-in ones and those of {@link OPENENV_VARIABLE}. */
+async function cliEnvironmentRows(): Promise<EnvironmentRow[]> {
+  const built = builtListing();
+  if (built !== undefined) return built;
+  (await import('../../envs/register.js')).registerBuiltinEnvs();
+  return environmentRows();
+}
+
 /** `gymflow envs`: the registered environments. */
 export function envsCommand(program: Command): void {
   program
@@ -53,7 +98,7 @@ export function envsCommand(program: Command): void {
     .description('list the registered environments')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      const rows = await environmentRows();
+      const rows = await cliEnvironmentRows();
       if (opts.json) return printJson(rows);
       console.log(
         formatTable(

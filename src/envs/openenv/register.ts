@@ -1,18 +1,15 @@
 import { ConfigError } from '../../core/errors.js';
-import { listEnvs, parseEnvId, register, spec, type EnvFactory } from '../../core/registry.js';
+import { isRegistered, parseEnvId, register, spec, type EnvFactory } from '../../core/registry.js';
 import { OpenEnvEnv } from './env.js';
 import { parseOpenEnvOptions, type OpenEnvOptionsInput } from './options.js';
+import { OPENENV_VARIABLE } from './variable.js';
 import { describeOpenEnv, describeOpenEnvSync, openEnvUrls, type OpenEnvServerInfo } from './server-info.js';
 
 /** The id of the OpenEnv client environment: `make(OPENENV_ENV_ID, { kwargs: { url } })`. */
 export const OPENENV_ENV_ID = 'gymflow/openenv-v0';
 /** Its step limit (a gymflow server's own limit applies as well). */
 export const OPENENV_MAX_STEPS = 100;
-/**
- * The environment variable naming OpenEnv servers to register: `NAME=URL[,NAME=URL…]`, each as `openenv/NAME-v0`.
- * It reaches every gymflow process (the CLI, the pipeline's workers), where `make` needs no kwargs.
- */
-export const OPENENV_VARIABLE = 'GYMFLOW_OPENENV';
+export { OPENENV_VARIABLE };
 
 // Servers described in this process, by address: the description (tools, tasks) is read once, and a server
 // described asynchronously (`registerOpenEnv`) is not asked again synchronously.
@@ -40,16 +37,16 @@ export function openEnvFactory(id: string): EnvFactory {
  * entry of `GYMFLOW_OPENENV` (`NAME=URL`, comma-separated). Idempotent. A malformed entry is a {@link ConfigError}.
  */
 export function registerOpenEnvEnvs(variables: Record<string, string | undefined> = process.env): void {
-  const registered = new Set(listEnvs().map((s) => s.id));
-  if (!registered.has(OPENENV_ENV_ID)) {
+  if (!isRegistered(OPENENV_ENV_ID)) {
     register(OPENENV_ENV_ID, openEnvFactory(OPENENV_ENV_ID), {
       domain: 'generic',
       description: 'An environment on an OpenEnv server (kwargs.url): tools from its action schema, episodes over its WebSocket session.',
       maxEpisodeSteps: OPENENV_MAX_STEPS,
     });
   }
-  for (const { id, url } of parseOpenEnvVariable(variables[OPENENV_VARIABLE])) {
-    if (registered.has(id)) continue;
+  // Those registered before this call are left as they are (an entry named twice is an error, as registering twice is).
+  const entries = parseOpenEnvVariable(variables[OPENENV_VARIABLE]).filter(({ id }) => !isRegistered(id));
+  for (const { id, url } of entries) {
     register(id, openEnvFactory(id), {
       domain: 'generic',
       description: `The OpenEnv server at ${url} (${OPENENV_VARIABLE}).`,
@@ -95,7 +92,7 @@ export async function registerOpenEnv(id: string, options: OpenEnvOptionsInput, 
   const parsed = parseOpenEnvOptions(options, id);
   const info = await describeOpenEnv(parsed.url, { timeoutMs: parsed.connectTimeoutMs });
   described.set(info.baseUrl, info);
-  const local = info.gymflow !== undefined && listEnvs().some((s) => s.id === info.gymflow?.env_id) ? spec(info.gymflow.env_id).agents : undefined;
+  const local = info.gymflow !== undefined && isRegistered(info.gymflow.env_id) ? spec(info.gymflow.env_id).agents : undefined;
   register(
     id,
     openEnvFactory(id),

@@ -1,4 +1,4 @@
-import { listEnvs, register } from '../../core/registry.js';
+import { isRegistered, register } from '../../core/registry.js';
 import { SANDBOX_ENV_ID, SANDBOX_MAX_STEPS, SandboxEnv } from './env.js';
 import { SandboxExpert } from './expert.js';
 
@@ -7,7 +7,7 @@ import { SandboxExpert } from './expert.js';
  * its first `reset` does (image `gymflow/sandbox:latest`, see `gymflow sandbox build-image`).
  */
 export function registerSandboxEnv(): void {
-  if (listEnvs().some((s) => s.id === SANDBOX_ENV_ID)) return;
+  if (isRegistered(SANDBOX_ENV_ID)) return;
   register(SANDBOX_ENV_ID, (kwargs) => new SandboxEnv(kwargs), {
     domain: 'coding',
     description: 'Fix small Python repositories in a hardened Docker sandbox; SWE-bench grading (FAIL_TO_PASS / PASS_TO_PASS).',

@@ -1,4 +1,4 @@
-import { listEnvs, register } from '../../core/registry.js';
+import { isRegistered, register } from '../../core/registry.js';
 import { SWE_ENV_ID, SWE_MAX_STEPS, SweEnv } from './env.js';
 import { SweExpert } from './expert.js';
 
@@ -8,7 +8,7 @@ import { SweExpert } from './expert.js';
  * instance's image when it is missing).
  */
 export function registerSweEnv(): void {
-  if (listEnvs().some((s) => s.id === SWE_ENV_ID)) return;
+  if (isRegistered(SWE_ENV_ID)) return;
   register(SWE_ENV_ID, (kwargs) => new SweEnv(kwargs), {
     domain: 'coding',
     description:

@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { ConfigError } from '../../core/errors.js';
 import { LOG_PARSER_NAMES, REPO_LOG_PARSERS, type LogParserName } from './log-parsers.js';
 import type { SweInstance } from './instances.js';
+
+// The YAML parser (~45 ms of CPU to load, in every command that registers the environments) is loaded on first use:
+// only a spec file needs it.
+const require = createRequire(import.meta.url);
 
 /** The default test command: pytest with its per-test report (`-rA`) and no cache files; the test files follow. */
 export const DEFAULT_TEST_CMD = 'python3 -m pytest -rA -p no:cacheprovider';
@@ -75,7 +79,7 @@ export function loadSpecs(specs: string | SpecTable): LoadedSpecs {
       throw new ConfigError(`${specs}: cannot read the spec file: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
     }
     try {
-      raw = parseYaml(text); // YAML is a superset of JSON
+      raw = (require('yaml') as typeof import('yaml')).parse(text); // YAML is a superset of JSON
     } catch (err) {
       throw new ConfigError(`${specs}: not YAML or JSON: ${(err as Error).message.split('\n')[0] ?? ''}`);
     }
