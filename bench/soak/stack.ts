@@ -13,6 +13,9 @@ import { processesMentioning } from '../../tests/support/processes.js';
 /** What was up when something happened: a query needs the server and the workflow worker, not the activity workers. */
 export type StackState = 'up' | 'server-down' | 'workflow-worker-down';
 
+/** The niceness of the soak's batch workers (and the trainers and policy servers they start). */
+export const BATCH_NICE = 10;
+
 /** The soak's worker processes: the workflows, the CPU activities, the GPU activities. */
 export type SoakWorker = 'workflows' | 'cpu' | 'gpu';
 
@@ -80,6 +83,9 @@ export class SoakStack {
     const w = await startWorkerProcess({
       kind,
       ...(which === 'gpu' ? {} : { role: which === 'workflows' ? 'workflows' : 'activities' }),
+      // One host runs the control plane (the server, the workflows process) and the batch work (activities, the
+      // trainers and policy servers the GPU worker starts): the batch work at nice 10, as a shared host should run it.
+      ...(which === 'workflows' ? {} : { nice: BATCH_NICE }),
       program: builtWorkerProgram(kind), // the build's: a restarted worker loads the prebuilt workflow bundle
       address: this.address,
       store: join(this.options.dir, 'store'),

@@ -11,6 +11,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
+import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -501,6 +502,11 @@ export interface WorkerProcessOptions {
   logFile?: string;
   /** How long to wait for the ready line. Default 120 s (the CPU worker bundles the workflows first). */
   readyTimeoutMs?: number;
+  /**
+   * The worker's scheduling niceness (0–19, `nice`): the processes it starts later (trainers, policy servers) inherit
+   * it. Batch work on a host shared with the control plane runs above 0 so that queries are not queued behind it.
+   */
+  nice?: number;
 }
 
 /** The line a worker prints once it polls its task queue (see `workers/cpu.ts`). */
@@ -590,6 +596,14 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
       options.onLine?.(line);
     },
   });
+  // Before the worker polls, so everything it starts inherits it.
+  if (options.nice !== undefined) {
+    try {
+      setPriority(child.pid, options.nice);
+    } catch (err) {
+      if (!isErrno(err, 'ESRCH')) throw err; // exited already: the wait below reports why
+    }
+  }
   const timeoutMs = options.readyTimeoutMs ?? 120_000;
   let timer: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
