@@ -1,14 +1,20 @@
 /**
  * The Temporal Web UI driven in a real browser (puppeteer-core and Debian's Chromium, no browser download): find a
  * gymflow run by its search attributes, check the summaries the UI shows, read `pipeline_status` in the Queries tab.
- * Any UI works — the dev server's (`gymflow dev`, tests/web-ui.test.ts) or a cluster's ui-server — since only its
- * base URL and namespace are needed.
+ * Any UI works — the dev server's (`gymflow dev`, tests/web-ui.test.ts) or a cluster's ui-server
+ * (tests/cluster.test.ts) — since only its base URL and namespace are needed. {@link holdAfterTraining} keeps a loop
+ * still while the browser reads it, and {@link checkRunInWebUi} is the whole check both tests make.
  *
  * Selectors go by role and accessible name or visible text (what a user reads), and every step waits for what it
  * needs to appear, never for a fixed time.
  */
+import { resolve } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
 import puppeteer, { type Browser, type Frame, type Page } from 'puppeteer-core';
+import type { PipelineStatus } from '../../src/loop/status.js';
+import { pauseSignal, pipelineStatusQuery } from '../../workflows/messages.js';
 import { chromiumPath } from './requires.js';
+import { until } from './until.js';
 
 /**
  * The little of the page's DOM the functions below use; they run in the browser, and the project compiles without
@@ -119,5 +125,70 @@ export async function runQueryInUi(page: Page, queryType: string, expected: stri
       const shown = await page.evaluate(() => document.body.innerText).catch(() => '(page unreadable)');
       throw new Error(`the Queries tab did not show ${expected} after running ${queryType} ${attempt} time(s); the page shows:\n${shown.slice(-3000)}`, { cause: err });
     }
+  }
+}
+
+/**
+ * Holds a running training loop still for the browser: waits until it reaches its train stage, signals `pause`,
+ * and resolves once the loop says `paused` with its training done (a paused loop is a running workflow that waits
+ * before its next stage, so what the UI shows does not race the loop). Throws when the loop fails or completes
+ * first. Resume it with `resumeSignal`.
+ */
+export async function holdAfterTraining(handle: WorkflowHandle, timeoutMs = 240_000): Promise<PipelineStatus> {
+  const status = (): Promise<PipelineStatus> => handle.query(pipelineStatusQuery);
+  const settled = (s: PipelineStatus): Error => new Error(`${handle.workflowId} ${s.state} at ${s.stage} before the browser could read it: ${JSON.stringify(s.lastError)}`);
+  // The query fails until the first workflow task ran: until() keeps polling through that.
+  await until(`${handle.workflowId} to reach its train stage`, timeoutMs, async () => {
+    const s = await status();
+    if (s.state === 'failed' || s.state === 'completed') throw settled(s);
+    return s.stage === 'train' ? s : undefined;
+  });
+  await handle.signal(pauseSignal);
+  return until(`${handle.workflowId} to pause after training`, timeoutMs, async () => {
+    const s = await status();
+    if (s.state === 'failed' || s.state === 'completed') throw settled(s);
+    return s.state === 'paused' && s.stages.train.state === 'done' ? s : undefined;
+  });
+}
+
+/** What {@link checkRunInWebUi} expects to see. */
+export interface WebUiExpectations {
+  /** Activity summaries the timeline shows. */
+  timeline: readonly string[];
+  /** The run's summary in the User Metadata tab. */
+  summary: string;
+  /** Strings the `pipeline_status` JSON in the Queries tab contains (the first is waited for). */
+  status: readonly [string, ...string[]];
+  /** A folder to write the docs' screenshots into (`web-ui-timeline.png`, `web-ui-pipeline-status.png`). */
+  screenshots?: string;
+}
+
+/**
+ * The browser's whole check of a run, in a new page: finds it in the workflow list by `GymflowExperiment`, opens it,
+ * waits for the timeline's summaries and the User Metadata tab's summary, runs `pipeline_status` in the Queries tab
+ * and checks its JSON. Throws naming what was not shown; returns the query panel's text.
+ */
+export async function checkRunInWebUi(browser: Browser, run: WebUiRun, expect: WebUiExpectations): Promise<string> {
+  const page = await browser.newPage();
+  try {
+    await page.setViewport({ width: 1400, height: 1000 });
+    await openRunByExperiment(page, run);
+    if (!page.url().includes(`/workflows/${run.workflowId}/`)) throw new Error(`the link to ${run.workflowId} opened ${page.url()}`);
+    await timelineShows(page, expect.timeline);
+    if (expect.screenshots !== undefined) {
+      // The page scrolls inside its own pane: bring the timeline's rows into view.
+      await (await page.$('::-p-text(iter 1 · tasks · plan)'))?.scrollIntoView();
+      await page.screenshot({ path: resolve(expect.screenshots, 'web-ui-timeline.png') });
+    }
+    const summary = await userMetadataSummary(page, expect.summary);
+    if (summary !== expect.summary) throw new Error(`the User Metadata tab shows ${JSON.stringify(summary)}, not ${JSON.stringify(expect.summary)}`);
+    const [first, ...rest] = expect.status;
+    const shown = await runQueryInUi(page, 'pipeline_status', first, 120_000);
+    const missing = rest.filter((t) => !shown.includes(t));
+    if (missing.length > 0) throw new Error(`pipeline_status in the Queries tab lacks ${JSON.stringify(missing)}; it shows:\n${shown}`);
+    if (expect.screenshots !== undefined) await page.screenshot({ path: resolve(expect.screenshots, 'web-ui-pipeline-status.png') });
+    return shown;
+  } finally {
+    await page.close();
   }
 }
