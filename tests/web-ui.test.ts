@@ -15,6 +15,7 @@
  * `default`; gymflow's search attributes must be registered there). The test's workers poll task queues of their own,
  * so workers already serving that server are not disturbed. `GYMFLOW_SCREENSHOT_DIR=docs/images` rewrites the
  * screenshots that docs/operations.md shows (the timeline, and the Queries tab with `pipeline_status`).
+ * tests/cluster.test.ts takes the same steps (tests/support/web-ui.ts) on the cluster's own ui-server.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
