@@ -21,6 +21,7 @@ import { getProfile } from '../src/core/profiles/index.js';
 import { make, spec } from '../src/core/registry.js';
 import { collect } from '../src/hub/collect.js';
 import { toSftRecord } from '../src/hub/export/sft.js';
+import { isS3Url } from '../src/hub/store/layout.js';
 import { putTree } from '../src/hub/store/tree.js';
 import { parsePipelineConfig, rulesEnabled, type PipelineConfig } from '../src/loop/config.js';
 import type { PolicyState } from '../src/loop/status.js';
@@ -81,6 +82,17 @@ async function writeExpertCorpus(envId: string, file: string): Promise<void> {
 /** Creates `dir` (a directory the configuration names) if needed; a configuration failure naming `field` if it cannot be one. */
 async function checkDirectory(dir: string | undefined, field: string): Promise<void> {
   if (dir === undefined) return;
+  if (field === '$.store' && isS3Url(dir)) {
+    // A bucket, not a directory of this host (making one here would leave a folder named `s3:` in the worker's
+    // working directory): check the URL's form; the bucket is reached when the first stage opens the store.
+    const { parseS3Url } = await import('../src/hub/store/s3.js');
+    try {
+      parseS3Url(dir);
+    } catch (err) {
+      throw configFailure(`pipeline config ${field}: ${(err as Error).message}`);
+    }
+    return;
+  }
   const problem = await mkdir(dir, { recursive: true }).then(
     async () => ((await stat(dir)).isDirectory() ? undefined : 'not a directory'),
     (err: NodeJS.ErrnoException) => (err.code === 'EEXIST' || err.code === 'ENOTDIR' ? 'it or a parent of it is a file, not a directory' : err.message),

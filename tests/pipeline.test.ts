@@ -600,6 +600,8 @@ temporal.describe('pipeline on Temporal', () => {
       writeFileSync(aFile, '');
       const badStore = { ...expertLoop(1), store: aFile };
       expect(await failure(badStore)).toMatch(new RegExp(`\\$\\.store: ${aFile}: it or a parent of it is a file, not a directory`));
+      // A bucket URL is checked as one (never made into a folder `s3:` of the worker's working directory).
+      expect(await failure({ ...expertLoop(1), store: 's3://Not_A_Bucket/runs' })).toMatch(/\$\.store: store URL 's3:\/\/Not_A_Bucket\/runs': bucket 'Not_A_Bucket' is not a valid bucket name/);
 
       // A raw, unvalidated document straight into the workflow: the checkConfig activity names the field.
       const raw = { name: 'raw', env: ENV, task_queues: { cpu: cpuQueue, gpu: gpuQueue }, policy: { init: { tiny: TINY } }, train: { command: 'sft' }, collect: { group_size: 0 }, max_iterations: 1 };

@@ -15,24 +15,23 @@
  * `default`; gymflow's search attributes must be registered there). The test's workers poll task queues of their own,
  * so workers already serving that server are not disturbed. `GYMFLOW_SCREENSHOT_DIR=docs/images` rewrites the
  * screenshots that docs/operations.md shows (the timeline, and the Queries tab with `pipeline_status`).
+ * tests/cluster.test.ts takes the same steps (tests/support/web-ui.ts) on the cluster's own ui-server.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { startPipeline } from '../src/cli/commands/pipeline.js';
+import { defined } from '../src/core/defined.js';
 import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
-import type { PipelineStatus } from '../src/loop/status.js';
 import { pipelineSummary } from '../src/loop/summaries.js';
 import { freePort, startDevServer, startWorkerProcess, type DevServer, type WorkerProcess } from '../src/runtime/dev-server.js';
-import { pauseSignal, pipelineStatusQuery } from '../workflows/messages.js';
 import { requires, skipMissing } from './support/requires.js';
 import { smallLoopConfig } from './support/small-loop.js';
-import { until } from './support/until.js';
-import { launchChromium, openRunByExperiment, runQueryInUi, timelineShows, userMetadataSummary } from './support/web-ui.js';
+import { checkRunInWebUi, holdAfterTraining, launchChromium } from './support/web-ui.js';
 
 const temporal = requires.temporal();
 const python = requires.python(['torch', 'gymflow_trainer']);
@@ -107,48 +106,18 @@ temporal.describe('the Web UI in a real browser', () => {
       };
       const started = await startPipeline(client, config);
       workflowId = started.workflowId;
-      const status = (): Promise<PipelineStatus> => started.handle.query(pipelineStatusQuery);
-      const failed = (s: PipelineStatus): Error => new Error(`${started.workflowId} ${s.state} at ${s.stage}: ${JSON.stringify(s.lastError)}`);
-      // Pause once training started (tasks, collect, reward and export are in the history): the status says
-      // `paused` at once; the training finishes, and the loop then waits before its evaluation, a running workflow
-      // whose status stays put while the browser reads it.
-      await until('the loop to reach its train stage', 240_000, async () => {
-        const s = await status();
-        if (s.state === 'failed' || s.state === 'completed') throw failed(s);
-        return s.stage === 'train' ? s : undefined;
-      });
-      await started.handle.signal(pauseSignal);
-      await until('the loop to pause after training', 240_000, async () => {
-        const s = await status();
-        if (s.state === 'failed' || s.state === 'completed') throw failed(s);
-        return s.state === 'paused' && s.stages.train.state === 'done' ? s : undefined;
-      });
+      // Paused once its training is done (tasks, collect, reward, export and train are in the history).
+      await holdAfterTraining(started.handle);
 
-      const page: Page = await (browser as Browser).newPage();
-      await page.setViewport({ width: 1400, height: 1000 });
-      const run = { uiUrl, namespace, experiment, workflowId: started.workflowId };
-      await openRunByExperiment(page, run);
-      expect(page.url()).toContain(`/workflows/${started.workflowId}/`);
-
-      await timelineShows(page, [`iter 1 · collect shard 1/2 · ${config.env}`, `iter 1 · collect shard 2/2 · ${config.env}`, `iter 1 · train sft · ${config.env}`]);
-      const shots = process.env['GYMFLOW_SCREENSHOT_DIR'];
-      if (shots !== undefined) {
-        // The page scrolls inside its own pane: bring the timeline's rows into view.
-        await (await page.$(`::-p-text(iter 1 · tasks · plan)`))?.scrollIntoView();
-        await page.screenshot({ path: resolve(shots, 'web-ui-timeline.png') });
-      }
       const summary = pipelineSummary('trainingLoop', config);
       expect(summary).toBe(`trainingLoop ${experiment} · gymflow/tool-use-v0 · 2 iterations`);
-      expect(await userMetadataSummary(page, summary)).toBe(summary);
-
-      const shown = await runQueryInUi(page, 'pipeline_status', `"experiment": "${experiment}"`, 120_000);
-      expect(shown).toContain('"workflow": "trainingLoop"');
-      expect(shown).toContain(`"env": "${config.env}"`);
+      const shown = await checkRunInWebUi(browser as Browser, { uiUrl, namespace, experiment, workflowId: started.workflowId }, {
+        timeline: [`iter 1 · collect shard 1/2 · ${config.env}`, `iter 1 · collect shard 2/2 · ${config.env}`, `iter 1 · train sft · ${config.env}`],
+        summary,
+        status: [`"experiment": "${experiment}"`, '"workflow": "trainingLoop"', `"env": "${config.env}"`, '"state": "paused"', '"stage": "train"', '"iteration": 1'],
+        ...defined({ screenshots: process.env['GYMFLOW_SCREENSHOT_DIR'] }),
+      });
       expect(shown).toContain('"state": "paused"');
-      expect(shown).toContain('"stage": "train"');
-      expect(shown).toContain('"iteration": 1');
-      if (shots !== undefined) await page.screenshot({ path: resolve(shots, 'web-ui-pipeline-status.png') });
-      await page.close();
     },
     600_000,
   );

@@ -40,7 +40,7 @@ const describeComponent: Record<Component, string> = {
   python: 'Python trainer environment',
   wasm: 'WebAssembly modules (scripts/build-wasm.sh, with clang and lld)',
   compose: 'docker compose (the Docker CLI plugin or docker-compose)',
-  cluster: 'gymflow cluster (PostgreSQL, and the Temporal server, SQL tool and Web UI from scripts/build-temporal-server.sh)',
+  cluster: 'gymflow cluster (PostgreSQL, the Temporal server, SQL tool and Web UI from scripts/build-temporal-server.sh, weed from scripts/build-seaweedfs.sh)',
   seaweedfs: 'SeaweedFS `weed` binary (scripts/build-seaweedfs.sh)',
   chromium: "Chromium (Debian's `chromium` package, for the Web UI's browser test)",
 };
@@ -183,12 +183,14 @@ export const requires = {
 function probeCluster(): string | undefined {
   if (postgresBinaries() === undefined) return 'no PostgreSQL server programs ($GYMFLOW_PG_BIN, /usr/lib/postgresql/*/bin, PATH; Debian: apt-get install postgresql)';
   if (missingClusterBinaries().length > 0) {
-    // A build under way holds this lock (flock in the script): wait for it to end, then look again.
-    const lock = join(gymflowCache(), 'bin', '.build-temporal.lock');
-    if (existsSync(lock)) spawnSync('flock', ['--wait', String(45 * 60), lock, 'true'], { stdio: 'ignore' });
+    // A build under way holds its lock (flock in the scripts): wait for it to end, then look again.
+    for (const name of ['.build-temporal.lock', '.build-seaweedfs.lock']) {
+      const lock = join(gymflowCache(), 'bin', name);
+      if (existsSync(lock)) spawnSync('flock', ['--wait', String(45 * 60), lock, 'true'], { stdio: 'ignore' });
+    }
   }
   const missing = missingClusterBinaries();
-  return missing.length === 0 ? undefined : `not built: ${missing.join(', ')} (run \`bash scripts/build-temporal-server.sh\`)`;
+  return missing.length === 0 ? undefined : `not built: ${missing.join(', ')} (run \`bash scripts/build-temporal-server.sh\` and \`bash scripts/build-seaweedfs.sh\`)`;
 }
 
 /** The Chromium the browser tests drive: `$GYMFLOW_CHROMIUM`, else Debian's `/usr/bin/chromium` (`npm run setup` installs it). */

@@ -518,6 +518,43 @@ async function followProgress(client: Client, workflowId: string, done: Promise<
   }
 }
 
+/** gRPC's status of a call the server did not take: no connection (`UNAVAILABLE`), or none within its deadline. */
+const GRPC_UNAVAILABLE = 14;
+
+/** Whether `err` says that the server did not answer (rather than that the run failed or does not exist). */
+export function serverUnreachable(err: unknown): boolean {
+  const codes = [(err as { code?: unknown }).code, (err as { cause?: { code?: unknown } }).cause?.code];
+  return codes.some((c) => c === GRPC_UNAVAILABLE || c === GRPC_DEADLINE_EXCEEDED);
+}
+
+/**
+ * `handle.result()` that outlasts the server being down (a restart of `gymflow cluster`'s server, a dev server
+ * started again on its database): the SDK gives up on a call the server does not take after its own retries, a few
+ * seconds, while the run lives on in the server's database. So when the server does not answer, this waits until its
+ * health check answers again (asking every `everyMs`) and asks for the result again. A run that failed, was
+ * cancelled or terminated, or does not exist ends the wait as `handle.result()` does.
+ */
+export async function resultThroughOutages(client: Client, handle: WorkflowHandle, everyMs = 1000): Promise<unknown> {
+  const connection = client.connection;
+  for (;;) {
+    try {
+      return await handle.result();
+    } catch (err) {
+      if (!serverUnreachable(err) || !(connection instanceof Connection)) throw err;
+    }
+    for (;;) {
+      const up = await connection
+        .withDeadline(Date.now() + everyMs, () => connection.healthService.check({}))
+        .then(
+          () => true,
+          () => false,
+        );
+      if (up) break;
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  }
+}
+
 /**
  * What `pipeline start` and `pipeline continue` print for a run they started; with `--wait`, its progress until it
  * ends, then its status (exit code 1 unless it completed).
@@ -537,7 +574,8 @@ async function reportStarted(
     return;
   }
   if (!opts.json) process.stderr.write(`started ${started.workflow} ${workflowId} (run ${runId}); waiting for it to finish\n`);
-  const result = handle.result();
+  // The run lives on the server: a server that goes away for a while (restarted) does not end the wait.
+  const result = resultThroughOutages(client, handle);
   if (!opts.json) await followProgress(client, workflowId, result, started.taskQueue);
   let failure: Error | undefined;
   try {

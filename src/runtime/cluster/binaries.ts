@@ -1,7 +1,8 @@
 /**
  * The programs `gymflow cluster` runs: the Temporal server, its SQL schema tool and the Web UI server, built
- * once by `scripts/build-temporal-server.sh` into a cache outside the clone, and PostgreSQL from the system's
- * package (Debian: `/usr/lib/postgresql/<major>/bin`).
+ * once by `scripts/build-temporal-server.sh` into a cache outside the clone, SeaweedFS's `weed` (the object
+ * store) built the same way by `scripts/build-seaweedfs.sh`, and PostgreSQL from the system's package (Debian:
+ * `/usr/lib/postgresql/<major>/bin`).
  */
 import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -13,6 +14,8 @@ import { isExecutable } from '../../core/fs.js';
 export const TEMPORAL_SERVER_VERSION = '1.32.2';
 /** The Web UI server release it builds (`github.com/temporalio/ui-server/v2`). */
 export const TEMPORAL_UI_VERSION = '2.58.1';
+/** The SeaweedFS version `scripts/build-seaweedfs.sh` builds (`github.com/seaweedfs/seaweedfs`, a Go pseudo-version). */
+export const SEAWEEDFS_VERSION = 'v0.0.0-20261109003541-7506e5f91cd6';
 
 /** The cache of downloads and builds kept outside the clone: `$GYMFLOW_CACHE`, else `~/.cache/gymflow`. */
 export function gymflowCache(env: NodeJS.ProcessEnv = process.env): string {
@@ -24,6 +27,8 @@ export interface ClusterBinaries {
   readonly temporalServer: string;
   readonly sqlTool: string;
   readonly uiServer: string;
+  /** SeaweedFS's `weed`: the object store. */
+  readonly weed: string;
 }
 
 /** Where the build script puts the binaries (they may not exist yet). */
@@ -33,6 +38,7 @@ export function clusterBinaryPaths(env: NodeJS.ProcessEnv = process.env): Cluste
     temporalServer: join(bin, `temporal-server-${TEMPORAL_SERVER_VERSION}`),
     sqlTool: join(bin, `temporal-sql-tool-${TEMPORAL_SERVER_VERSION}`),
     uiServer: join(bin, `temporal-ui-server-${TEMPORAL_UI_VERSION}`),
+    weed: join(bin, `weed-${SEAWEEDFS_VERSION}`),
   };
 }
 
@@ -45,7 +51,12 @@ export function missingClusterBinaries(env: NodeJS.ProcessEnv = process.env): st
 export function requireClusterBinaries(env: NodeJS.ProcessEnv = process.env): ClusterBinaries {
   const missing = missingClusterBinaries(env);
   if (missing.length > 0) {
-    throw new ConfigError(`not built: ${missing.join(', ')}; run \`bash scripts/build-temporal-server.sh\` (setup runs it; the first build takes minutes)`);
+    const weed = clusterBinaryPaths(env).weed;
+    const scripts = [
+      ...(missing.some((p) => p !== weed) ? ['`bash scripts/build-temporal-server.sh`'] : []),
+      ...(missing.includes(weed) ? ['`bash scripts/build-seaweedfs.sh`'] : []),
+    ];
+    throw new ConfigError(`not built: ${missing.join(', ')}; run ${scripts.join(' and ')} (setup runs them; a first build takes minutes)`);
   }
   return clusterBinaryPaths(env);
 }

@@ -1,16 +1,21 @@
 /**
  * `gymflow cluster`: the production topology on one machine, without containers — PostgreSQL (the system's
- * package) in a data directory under `.gymflow/cluster/`, the real Temporal server (not the dev server) with
- * its persistence and visibility in that PostgreSQL, the Temporal Web UI, and the gymflow CPU and GPU workers.
- * Each runs in the background ({@link startDaemon}); `up` starts whatever is not running, `down` stops them
- * (workers first, PostgreSQL last), `status` says what runs.
+ * package) in a data directory under `.gymflow/cluster/`, the object store (SeaweedFS's S3 gateway, its data
+ * beside PostgreSQL's), the real Temporal server (not the dev server) with its persistence and visibility in that
+ * PostgreSQL, the Temporal Web UI, and the gymflow CPU and GPU workers. The workers are set up as if on two hosts:
+ * each has a working directory and a store cache of its own, and they share only Temporal and the artifact store
+ * `s3://gymflow/store` on the object store. Each runs in the background ({@link startDaemon}); `up` starts
+ * whatever is not running, `down` stops them (workers first, PostgreSQL last), `status` says what runs.
  *
  * Layout of the cluster directory:
  *
  * ```
  * cluster.json          ports, namespace, workers, the schema version set up (fixed at creation)
  * postgres.password     the `temporal` role's password (0600), made at creation
+ * object-store.secret   the object store's S3 secret key (0600), made at creation; the access key is `gymflow`
  * postgres/             PostgreSQL's data directory (owned by the user PostgreSQL runs as)
+ * object-store/data/    SeaweedFS's data (master, volumes, filer); object-store/s3.json its identity (0600)
+ * workers/<kind>/       each worker's working directory: work/ (trainer runs, checkouts), store-cache/
  * temporal/             the server's configuration and dynamic configuration (rewritten at every start)
  * ui/config/            the Web UI server's configuration
  * logs/<component>.log  each component's output, appended
@@ -22,6 +27,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
@@ -34,6 +40,11 @@ import { requireClusterBinaries, requirePostgresBinaries, TEMPORAL_SERVER_VERSIO
 import {
   CLUSTER_HOST,
   CLUSTER_PORT_NAMES,
+  CLUSTER_STORE_URL,
+  OBJECT_STORE_ACCESS_KEY,
+  OBJECT_STORE_PORT_NAMES,
+  objectStoreArgs,
+  objectStoreIdentities,
   POSTGRES_USER,
   TEMPORAL_DATABASE,
   temporalDynamicConfig,
@@ -45,7 +56,7 @@ import {
 import { daemonAlive, readDaemon, startDaemon, stopDaemon, type DaemonRecord } from './daemon.js';
 
 /** The cluster's parts, in start order (`down` stops them in the reverse order). */
-export const CLUSTER_COMPONENTS = ['postgres', 'temporal', 'ui', 'worker-cpu', 'worker-gpu'] as const;
+export const CLUSTER_COMPONENTS = ['postgres', 'object-store', 'temporal', 'ui', 'worker-cpu', 'worker-gpu'] as const;
 /** One part of the cluster. */
 export type ClusterComponent = (typeof CLUSTER_COMPONENTS)[number];
 
@@ -53,17 +64,17 @@ export type ClusterComponent = (typeof CLUSTER_COMPONENTS)[number];
 export const DEFAULT_CLUSTER_DIR = join('.gymflow', 'cluster');
 
 /** The ports a user may choose (PostgreSQL off 5432, which a system PostgreSQL may hold); the others are picked free when the cluster is created. */
-export const DEFAULT_CLUSTER_PORTS = { postgres: 5433, frontend: 7233, ui: 8080 } as const;
+export const DEFAULT_CLUSTER_PORTS = { postgres: 5433, frontend: 7233, ui: 8080, s3: 8333 } as const;
 
 /** What `cluster.json` holds. */
 export interface ClusterState {
   readonly format: 1;
   readonly createdAt: string;
-  /** The workers' working directory (relative store paths resolve against it). */
+  /** The directory `up` first ran in (relative paths of `up`'s options resolved against it). */
   readonly projectDir: string;
   readonly namespace: string;
   readonly ports: ClusterPorts;
-  /** The artifact store root the workers get (`--store`); unset: theirs (`$GYMFLOW_STORE`, else `.gymflow/store`). */
+  /** The artifact store root the workers get (`--store`); unset: `s3://gymflow/store` on the cluster's object store. */
   readonly store?: string;
   /** The Temporal server version whose schema the databases have; unset until set up. */
   readonly schemaVersion?: string;
@@ -76,7 +87,7 @@ export interface ClusterUpOptions {
   /** Default the current directory. */
   readonly projectDir?: string;
   readonly namespace?: string;
-  readonly ports?: Partial<Pick<ClusterPorts, 'postgres' | 'frontend' | 'ui'>>;
+  readonly ports?: Partial<Pick<ClusterPorts, 'postgres' | 'frontend' | 'ui' | 's3'>>;
   readonly store?: string;
   /** Start only these (and what they need: PostgreSQL before the server, the server before the rest). */
   readonly only?: readonly ClusterComponent[];
@@ -107,6 +118,10 @@ export interface ClusterStatus {
   /** The Temporal frontend, for `--address` / `TEMPORAL_ADDRESS`. */
   readonly temporalAddress?: string;
   readonly uiUrl?: string;
+  /** The workers' artifact store: `s3://gymflow/store` on the object store, unless `--store` named another. */
+  readonly store?: string;
+  /** The object store's S3 endpoint (`GYMFLOW_S3_ENDPOINT`). */
+  readonly s3Endpoint?: string;
   readonly components: readonly ComponentStatus[];
 }
 
@@ -124,6 +139,11 @@ export function clusterPaths(dir: string) {
     state: join(dir, 'cluster.json'),
     password: join(dir, 'postgres.password'),
     pgData: join(dir, 'postgres'),
+    s3Secret: join(dir, 'object-store.secret'),
+    objectStore: join(dir, 'object-store'),
+    objectStoreData: join(dir, 'object-store', 'data'),
+    objectStoreIdentities: join(dir, 'object-store', 's3.json'),
+    worker: (kind: WorkerKind) => join(dir, 'workers', kind),
     temporalConfig: join(dir, 'temporal', 'config.yaml'),
     dynamicConfig: join(dir, 'temporal', 'dynamicconfig.yaml'),
     uiRoot: join(dir, 'ui'),
@@ -406,20 +426,111 @@ async function startUi(paths: ReturnType<typeof clusterPaths>, state: ClusterSta
   await waitFor('the Web UI server', daemon, () => httpAnswers(state.ports.ui), 60_000);
 }
 
+// ---------------------------------------------------------------- object store
+
+/** The object store's S3 secret key, made (random, 0600) on first use. */
+function objectStoreSecret(paths: ReturnType<typeof clusterPaths>): string {
+  if (!existsSync(paths.s3Secret)) writeFileSync(paths.s3Secret, randomBytes(24).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  return readFileSync(paths.s3Secret, 'utf8').trim();
+}
+
+/**
+ * What a process needs to use the cluster's artifact store: `GYMFLOW_STORE` and the object store's endpoint and
+ * credentials (`GYMFLOW_S3_*`, docs/store.md). When `--store` named a store of the user's, only `GYMFLOW_STORE`.
+ *
+ * @example
+ * ```ts
+ * const env = clusterStoreEnv(clusterDir());
+ * const store = await ArtifactStore.open({ root: env.GYMFLOW_STORE, env: { ...process.env, ...env } });
+ * ```
+ */
+export function clusterStoreEnv(dir: string): Record<string, string> {
+  const state = readClusterState(dir);
+  if (state === undefined) throw new ConfigError(`no cluster in ${dir} (gymflow cluster up creates one)`);
+  if (state.store !== undefined) return { GYMFLOW_STORE: state.store };
+  const ports = withObjectStorePorts(state).ports;
+  return {
+    GYMFLOW_STORE: CLUSTER_STORE_URL,
+    GYMFLOW_S3_ENDPOINT: `http://${CLUSTER_HOST}:${ports.s3}`,
+    GYMFLOW_S3_ACCESS_KEY: OBJECT_STORE_ACCESS_KEY,
+    GYMFLOW_S3_SECRET_KEY: objectStoreSecret(clusterPaths(dir)),
+  };
+}
+
+/**
+ * A folder for the object store's Unix sockets: the cluster's `run/`, unless its path is too long for a socket's
+ * (108 bytes on Linux, with the file name), then the temp folder (the names carry the S3 port, so clusters differ).
+ */
+function socketDir(paths: ReturnType<typeof clusterPaths>, port: number): string {
+  const run = dirname(paths.pid('object-store'));
+  if (Buffer.byteLength(join(run, 'filer.sock')) < 100) return run;
+  const dir = join(tmpdir(), `gymflow-object-store-${port}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+async function startObjectStore(paths: ReturnType<typeof clusterPaths>, state: ClusterState, bins: ClusterBinaries, log: (l: string) => void): Promise<void> {
+  for (const name of OBJECT_STORE_PORT_NAMES) await ensurePortFree(CLUSTER_HOST, state.ports[name], `object store (${name} port${name === 's3' ? ', --s3-port' : ''})`);
+  mkdirSync(paths.objectStoreData, { recursive: true, mode: 0o700 });
+  const secret = objectStoreSecret(paths);
+  writeFileSync(paths.objectStoreIdentities, JSON.stringify(objectStoreIdentities(secret)), { mode: 0o600 });
+  const run = socketDir(paths, state.ports.s3);
+  mkdirSync(run, { recursive: true });
+  const daemon = await startDaemon({
+    name: 'object-store',
+    command: bins.weed,
+    args: objectStoreArgs({ ports: state.ports, dataDir: paths.objectStoreData, socketDir: run, identitiesFile: paths.objectStoreIdentities }),
+    cwd: paths.objectStore,
+    pidFile: paths.pid('object-store'),
+    logFile: paths.log('object-store'),
+  });
+  const endpoint = `http://${CLUSTER_HOST}:${state.ports.s3}`;
+  log(`gymflow cluster: object store (SeaweedFS S3) starting on ${endpoint} (pid ${daemon.pid})`);
+  // Up once its S3 gateway answers an authenticated request, with the store's bucket made (so that a worker's
+  // first open finds it). The AWS SDK loads only here.
+  const { parseS3Url, s3ClientConfig, S3Bucket } = await import('../../hub/store/s3.js');
+  const env = { GYMFLOW_S3_ENDPOINT: endpoint, GYMFLOW_S3_ACCESS_KEY: OBJECT_STORE_ACCESS_KEY, GYMFLOW_S3_SECRET_KEY: secret };
+  const bucket = new S3Bucket(parseS3Url(CLUSTER_STORE_URL), { ...s3ClientConfig(env), maxAttempts: 1 });
+  try {
+    await waitFor(
+      'the object store',
+      daemon,
+      () =>
+        bucket.ensureBucket(true).then(
+          () => true,
+          () => false,
+        ),
+      120_000,
+    );
+  } finally {
+    bucket.destroy();
+  }
+}
+
 // ---------------------------------------------------------------- workers
 
+/**
+ * Starts a worker as it would run on a host of its own: its working directory `workers/<kind>/` (trainer runs and
+ * checkouts under `work/`, the store's object cache under `store-cache/`), the store and the server given by
+ * address. Nothing of one worker's directory is the other's: they exchange only refs through Temporal and objects
+ * through the store.
+ */
 async function startWorker(paths: ReturnType<typeof clusterPaths>, state: ClusterState, kind: WorkerKind, env: NodeJS.ProcessEnv, log: (l: string) => void): Promise<void> {
   const component: ClusterComponent = `worker-${kind}`;
   const address = `${CLUSTER_HOST}:${state.ports.frontend}`;
-  const { args } = workerCommandLine({ kind, address, namespace: state.namespace, ...(state.store === undefined ? {} : { store: state.store }) });
+  const home = paths.worker(kind);
+  mkdirSync(home, { recursive: true });
+  const storeEnv = clusterStoreEnv(paths.dir);
+  const { args } = workerCommandLine({ kind, address, namespace: state.namespace, store: storeEnv.GYMFLOW_STORE as string });
+  args.push('--work-dir', join(home, 'work'));
   const logFile = paths.log(component);
   const offset = existsSync(logFile) ? statSync(logFile).size : 0;
   const daemon = await startDaemon({
     name: component,
     command: process.execPath,
     args,
-    cwd: state.projectDir,
-    env: { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: state.namespace },
+    cwd: home,
+    env: { ...env, ...storeEnv, GYMFLOW_STORE_CACHE: join(home, 'store-cache'), TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: state.namespace },
     pidFile: paths.pid(component),
     logFile,
   });
@@ -471,11 +582,43 @@ async function createState(dir: string, options: ClusterUpOptions): Promise<Clus
     projectDir: resolve(options.projectDir ?? process.cwd()),
     namespace: options.namespace ?? 'default',
     ports,
-    ...(options.store === undefined ? {} : { store: resolve(options.projectDir ?? process.cwd(), options.store) }),
+    ...(options.store === undefined ? {} : { store: options.store.startsWith('s3://') ? options.store : resolve(options.projectDir ?? process.cwd(), options.store) }),
   };
   mkdirSync(dir, { recursive: true });
   writeClusterState(dir, state);
   return state;
+}
+
+/**
+ * The state with the object store's ports: a cluster made before the cluster ran an object store has none, and
+ * gets them (the S3 port's default, else a free one; the others free) the first time they are needed.
+ */
+function withObjectStorePorts(state: ClusterState): ClusterState {
+  if (OBJECT_STORE_PORT_NAMES.every((n) => typeof state.ports[n] === 'number')) return state;
+  throw new ClusterError(`the cluster's state has no object store ports (made before the cluster had an object store): run \`gymflow cluster up\` once to add them`);
+}
+
+async function addObjectStorePorts(dir: string, state: ClusterState, asked: number | undefined): Promise<ClusterState> {
+  if (OBJECT_STORE_PORT_NAMES.every((n) => typeof state.ports[n] === 'number')) return state;
+  const taken = new Set<number>(Object.values(state.ports));
+  const ports: Record<string, number> = { ...state.ports };
+  for (const name of OBJECT_STORE_PORT_NAMES) {
+    let port = name === 's3' ? (asked ?? DEFAULT_CLUSTER_PORTS.s3) : undefined;
+    if (port !== undefined && name === 's3' && asked === undefined) {
+      // The default S3 port may be taken on this machine: an older cluster never promised it.
+      try {
+        await ensurePortFree(CLUSTER_HOST, port, 'object store');
+      } catch {
+        port = undefined;
+      }
+    }
+    while (port === undefined || taken.has(port)) port = await freeInternalPort();
+    ports[name] = port;
+    taken.add(port);
+  }
+  const next: ClusterState = { ...state, ports: ports as unknown as ClusterPorts };
+  writeClusterState(dir, next);
+  return next;
 }
 
 /** Refuses options that contradict a cluster made earlier (its ports are in its database's membership table). */
@@ -484,18 +627,21 @@ function checkSameCluster(dir: string, state: ClusterState, options: ClusterUpOp
     throw new ConfigError(`${dir} holds a cluster made with ${what} ${String(was)}, not ${String(asked)}: drop the option, or give another --dir`);
   };
   for (const [name, asked] of Object.entries(options.ports ?? {}) as [keyof ClusterPorts, number | undefined][]) {
-    if (asked !== undefined && asked !== state.ports[name]) clash(`${name} port`, state.ports[name], asked);
+    if (asked !== undefined && state.ports[name] !== undefined && asked !== state.ports[name]) clash(`${name} port`, state.ports[name], asked);
   }
+  const store = options.store === undefined ? undefined : options.store.startsWith('s3://') ? options.store : resolve(options.projectDir ?? process.cwd(), options.store);
+  if (store !== undefined && store !== state.store) clash('store', state.store ?? CLUSTER_STORE_URL, store);
   if (options.namespace !== undefined && options.namespace !== state.namespace) clash('namespace', state.namespace, options.namespace);
 }
 
 /** Components that need `c` running first. */
 const NEEDS: Record<ClusterComponent, readonly ClusterComponent[]> = {
   postgres: [],
+  'object-store': [],
   temporal: ['postgres'],
   ui: ['temporal'],
-  'worker-cpu': ['temporal'],
-  'worker-gpu': ['temporal'],
+  'worker-cpu': ['temporal', 'object-store'],
+  'worker-gpu': ['temporal', 'object-store'],
 };
 
 function withPrerequisites(only: readonly ClusterComponent[]): Set<ClusterComponent> {
@@ -535,11 +681,13 @@ export async function clusterUp(options: ClusterUpOptions = {}): Promise<Cluster
   let state = readClusterState(dir);
   if (state === undefined) state = await createState(dir, options);
   else checkSameCluster(dir, state, options);
+  state = await addObjectStorePorts(dir, state, options.ports?.s3);
   const paths = clusterPaths(dir);
   const wanted = withPrerequisites(options.only ?? CLUSTER_COMPONENTS);
   const env = options.env ?? process.env;
 
   if (wanted.has('postgres') && !running(paths, 'postgres')) await startPostgres(paths, state, pg, runner, log);
+  if (wanted.has('object-store') && !running(paths, 'object-store')) await startObjectStore(paths, state, bins, log);
   if (wanted.has('temporal') && !running(paths, 'temporal')) {
     state = await setUpSchema(dir, state, bins, log);
     await startTemporal(paths, state, bins, log);
@@ -554,7 +702,8 @@ export async function clusterUp(options: ClusterUpOptions = {}): Promise<Cluster
 
 /**
  * Stops the cluster's components (all, or `only`), workers first (they finish or hand back their activities
- * within their grace), then the Web UI, the server, PostgreSQL (a fast shutdown: sessions end, data is kept).
+ * within their grace), then the Web UI, the server, the object store, PostgreSQL (a fast shutdown: sessions end,
+ * data is kept).
  * Resolves once no process of theirs is left; the cluster directory, and with it every run, stays.
  */
 export async function clusterDown(options: { dir?: string; projectDir?: string; only?: readonly ClusterComponent[]; log?: (line: string) => void } = {}): Promise<void> {
@@ -585,10 +734,16 @@ export function clusterStatus(options: { dir?: string; projectDir?: string } = {
   const dir = clusterDir(options);
   const paths = clusterPaths(dir);
   const state = readClusterState(dir);
+  const s3Endpoint = state?.ports.s3 === undefined ? undefined : `http://${CLUSTER_HOST}:${state.ports.s3}`;
   const address: Partial<Record<ClusterComponent, string>> =
     state === undefined
       ? {}
-      : { postgres: `${CLUSTER_HOST}:${state.ports.postgres}`, temporal: `${CLUSTER_HOST}:${state.ports.frontend}`, ui: `http://${CLUSTER_HOST}:${state.ports.ui}` };
+      : {
+          postgres: `${CLUSTER_HOST}:${state.ports.postgres}`,
+          ...(s3Endpoint === undefined ? {} : { 'object-store': s3Endpoint }),
+          temporal: `${CLUSTER_HOST}:${state.ports.frontend}`,
+          ui: `http://${CLUSTER_HOST}:${state.ports.ui}`,
+        };
   const components = CLUSTER_COMPONENTS.map((component): ComponentStatus => {
     const record = readDaemon(paths.pid(component));
     const base = { component, logFile: paths.log(component), ...(address[component] === undefined ? {} : { address: address[component] }) };
@@ -599,6 +754,14 @@ export function clusterStatus(options: { dir?: string; projectDir?: string } = {
     dir,
     created: state !== undefined,
     components,
-    ...(state === undefined ? {} : { namespace: state.namespace, temporalAddress: address.temporal as string, uiUrl: address.ui as string }),
+    ...(state === undefined
+      ? {}
+      : {
+          namespace: state.namespace,
+          temporalAddress: address.temporal as string,
+          uiUrl: address.ui as string,
+          store: state.store ?? CLUSTER_STORE_URL,
+          ...(s3Endpoint === undefined ? {} : { s3Endpoint }),
+        }),
   };
 }

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../core/package-root.js';
-import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from './binaries.js';
-import { CLUSTER_PORT_NAMES, temporalDynamicConfig, temporalServerConfig, uiServerConfig, type ClusterPorts } from './configs.js';
+import { SEAWEEDFS_VERSION, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from './binaries.js';
+import { CLUSTER_PORT_NAMES, OBJECT_STORE_PORT_NAMES, objectStoreArgs, objectStoreIdentities, temporalDynamicConfig, temporalServerConfig, uiServerConfig, type ClusterPorts } from './configs.js';
 
 const ports = Object.fromEntries(CLUSTER_PORT_NAMES.map((name, i) => [name, 20_000 + i])) as unknown as ClusterPorts;
 
@@ -38,5 +38,19 @@ describe('cluster configuration files', () => {
     const script = readFileSync(join(PACKAGE_ROOT, 'scripts', 'build-temporal-server.sh'), 'utf8');
     expect(script).toContain(`TEMPORAL_VERSION=${TEMPORAL_SERVER_VERSION}\n`);
     expect(script).toContain(`UI_VERSION=${TEMPORAL_UI_VERSION}\n`);
+    expect(readFileSync(join(PACKAGE_ROOT, 'scripts', 'build-seaweedfs.sh'), 'utf8')).toContain(`SEAWEEDFS_VERSION=${SEAWEEDFS_VERSION}\n`);
+  });
+
+  it('the object store binds 127.0.0.1 on the cluster\'s ports, keeps its data in the cluster and takes one identity', () => {
+    const args = objectStoreArgs({ ports, dataDir: '/c/object-store/data', socketDir: '/c/run', identitiesFile: '/c/object-store/s3.json' });
+    expect(args[0]).toBe('server');
+    expect(args).toEqual(expect.arrayContaining(['-ip=127.0.0.1', '-ip.bind=127.0.0.1', '-dir=/c/object-store/data', '-s3', '-filer', '-s3.config=/c/object-store/s3.json', '-master.telemetry=false']));
+    // Every listener on a port of the cluster's (none left to its default, which another SeaweedFS may hold), each once.
+    const numbers = args.flatMap((a) => (/^-[\w.]*port[\w.]*=(\d+)$/.exec(a)?.[1] ? [Number(/=(\d+)$/.exec(a)?.[1])] : []));
+    expect(numbers.filter((n) => n !== 0).sort()).toEqual(OBJECT_STORE_PORT_NAMES.map((n) => ports[n]).sort());
+    expect(args.filter((a) => a.endsWith('.sock')).every((a) => a.includes('=/c/run/'))).toBe(true);
+    expect(objectStoreIdentities('s3cret')).toEqual({
+      identities: [{ name: 'gymflow', credentials: [{ accessKey: 'gymflow', secretKey: 's3cret' }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }],
+    });
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The configuration files `gymflow cluster` writes for the Temporal server (static and dynamic configuration)
- * and the Web UI server. Pure: values in, objects out; `cluster.ts` writes them as YAML.
+ * and the Web UI server, and the object store's command line and S3 identity. Pure: values in, objects out;
+ * `cluster.ts` writes them as YAML or JSON.
  *
  * Everything binds 127.0.0.1. The server runs its four services (frontend, history, matching, worker) in one
  * process, each on its own gRPC and membership port; its persistence and visibility are two databases of the
@@ -22,6 +23,15 @@ export interface ClusterPorts {
   readonly workerMembership: number;
   /** The Web UI. */
   readonly ui: number;
+  /** The object store's S3 gateway (what workers connect to), and SeaweedFS's own listeners behind it. */
+  readonly s3: number;
+  readonly s3Grpc: number;
+  readonly weedMaster: number;
+  readonly weedMasterGrpc: number;
+  readonly weedVolume: number;
+  readonly weedVolumeGrpc: number;
+  readonly weedFiler: number;
+  readonly weedFilerGrpc: number;
 }
 
 /** The names of {@link ClusterPorts}, in the order they are allocated. */
@@ -37,7 +47,18 @@ export const CLUSTER_PORT_NAMES: readonly (keyof ClusterPorts)[] = [
   'worker',
   'workerMembership',
   'ui',
+  's3',
+  's3Grpc',
+  'weedMaster',
+  'weedMasterGrpc',
+  'weedVolume',
+  'weedVolumeGrpc',
+  'weedFiler',
+  'weedFilerGrpc',
 ];
+
+/** The object store's ports (a cluster made before the cluster had an object store gets them at its next `up`). */
+export const OBJECT_STORE_PORT_NAMES: readonly (keyof ClusterPorts)[] = ['s3', 's3Grpc', 'weedMaster', 'weedMasterGrpc', 'weedVolume', 'weedVolumeGrpc', 'weedFiler', 'weedFilerGrpc'];
 
 /** The interface every port binds to. */
 export const CLUSTER_HOST = '127.0.0.1';
@@ -148,4 +169,48 @@ export function uiServerConfig(input: { readonly ports: ClusterPorts; readonly n
     cors: { allowOrigins: [`http://${CLUSTER_HOST}:${input.ports.ui}`, `http://localhost:${input.ports.ui}`] },
     auth: { enabled: false },
   };
+}
+
+/** The S3 identity the cluster's object store accepts and its workers use: one access key, allowed everything. */
+export const OBJECT_STORE_ACCESS_KEY = 'gymflow';
+/** The bucket and prefix of the cluster's artifact store (the workers' `--store`), on its object store. */
+export const CLUSTER_STORE_URL = 's3://gymflow/store';
+
+/** The S3 gateway's identities file (`weed server -s3.config`). */
+export function objectStoreIdentities(secretKey: string): Record<string, unknown> {
+  return { identities: [{ name: 'gymflow', credentials: [{ accessKey: OBJECT_STORE_ACCESS_KEY, secretKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] };
+}
+
+/**
+ * The arguments of `weed server`: one process with SeaweedFS's master, a volume server, the filer and the S3
+ * gateway, every listener on 127.0.0.1 and a port of the cluster's, all data under `dataDir` (so it survives a
+ * restart), its local sockets in `socketDir`, no telemetry, no Iceberg or Lance gateway.
+ */
+export function objectStoreArgs(input: { readonly ports: ClusterPorts; readonly dataDir: string; readonly socketDir: string; readonly identitiesFile: string }): string[] {
+  const { ports } = input;
+  return [
+    'server',
+    `-ip=${CLUSTER_HOST}`,
+    `-ip.bind=${CLUSTER_HOST}`,
+    `-dir=${input.dataDir}`,
+    `-master.port=${ports.weedMaster}`,
+    `-master.port.grpc=${ports.weedMasterGrpc}`,
+    '-master.telemetry=false',
+    // Volumes of 1 GiB (the default 30 GiB preallocates more than a small disk holds); as many as the disk takes.
+    '-master.volumeSizeLimitMB=1024',
+    `-volume.port=${ports.weedVolume}`,
+    `-volume.port.grpc=${ports.weedVolumeGrpc}`,
+    '-volume.max=0',
+    '-filer',
+    `-filer.port=${ports.weedFiler}`,
+    `-filer.port.grpc=${ports.weedFilerGrpc}`,
+    `-filer.localSocket=${input.socketDir}/filer.sock`,
+    '-s3',
+    `-s3.port=${ports.s3}`,
+    `-s3.port.grpc=${ports.s3Grpc}`,
+    '-s3.port.iceberg=0',
+    '-s3.port.lance=0',
+    `-s3.localSocket=${input.socketDir}/s3.sock`,
+    `-s3.config=${input.identitiesFile}`,
+  ];
 }
