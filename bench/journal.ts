@@ -5,7 +5,10 @@
  * - `expert`: the scripted expert in-process, well under a millisecond per episode — the worst case, where the
  *   journal's write is a large part of an episode;
  * - `expert+10ms`: the same with 10 ms per decision, a stand-in for a model answering over the network (a fast
- *   one: real models take 100 ms to seconds per step).
+ *   one: real models take 100 ms to seconds per step);
+ * each `collect()` alone (the journal writes each trajectory as JSON, as an evaluation's does) and with a store, as a
+ * collection shard runs (`+ store`: the set is stored, and the journal writes the stored form `collect` makes once for
+ * both: the journal's part is then its writes).
  * Each configuration runs `--repeats` times (default 5; alternating with and without) for at least MIN_SECONDS;
  * medians are reported with the overhead. Target (issue 46): the journal costs ≤ 5% of episodes per second. Two
  * rates each: per second of wall-clock time, and per second of this process's CPU time (all its threads, so the
@@ -23,7 +26,10 @@ import { parseArgs } from 'node:util';
 import type { Agent, AgentResolver } from '../src/core/agent.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { collect } from '../src/hub/collect.js';
+import type { Trajectory } from '../src/core/trajectory.js';
 import { EpisodeJournal } from '../src/hub/store/journal.js';
+import { ArtifactStore } from '../src/hub/store/store.js';
+import type { StoredTrajectory } from '../src/hub/store/trajectory-set.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { formatTable } from '../src/cli/table.js';
 import { median, runBench, writeReport } from './report.js';
@@ -58,10 +64,11 @@ interface Rate {
   cpu: number;
 }
 
-/** The rates of one run of `n` episodes, journaled or not. */
-async function rate(n: number, delayMs: number, journaled: boolean): Promise<Rate> {
+/** The rates of one run of `n` episodes, journaled or not, stored or not. */
+async function rate(n: number, delayMs: number, journaled: boolean, stored: boolean): Promise<Rate> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'gymflow-bench-journal-'));
   const journal = journaled ? await EpisodeJournal.open(root, 'bench') : undefined;
+  const store = stored ? await ArtifactStore.open({ root }) : undefined;
   try {
     const t0 = process.hrtime.bigint();
     const c0 = process.cpuUsage();
@@ -72,7 +79,8 @@ async function rate(n: number, delayMs: number, journaled: boolean): Promise<Rat
       n,
       concurrency: CONCURRENCY,
       seed: 1,
-      ...(journal ? { onEpisode: (i: number, t: Parameters<EpisodeJournal['append']>[1]) => journal.append(i, t) } : {}),
+      ...(store ? { store } : {}),
+      ...(journal ? { onEpisode: (i: number, t: Trajectory, form: () => StoredTrajectory) => journal.append(i, t, store ? form() : undefined) } : {}),
     });
     await journal?.close();
     const cpu = process.cpuUsage(c0);
@@ -86,15 +94,16 @@ async function main(): Promise<void> {
   registerBuiltinEnvs();
   const rows: Record<string, unknown>[] = [];
   const load = [os.loadavg()[0]];
-  for (const [name, delayMs] of [['expert', 0], ['expert+10ms', 10]] as const) {
+  for (const [agent, delayMs, stored] of [['expert', 0, false], ['expert', 0, true], ['expert+10ms', 10, false], ['expert+10ms', 10, true]] as const) {
+    const name = stored ? `${agent} + store` : agent;
     // Sized so that a run lasts about MIN_SECONDS without the journal.
-    const probe = await rate(delayMs === 0 ? 2000 : 80, delayMs, false);
+    const probe = await rate(delayMs === 0 ? 2000 : 80, delayMs, false, stored);
     const n = Math.max(50, Math.round(probe.wall * MIN_SECONDS));
     const plain: Rate[] = [];
     const withJournal: Rate[] = [];
     for (let i = 0; i < REPEATS; i++) {
       // Alternating which goes first, so that a change of load between the two does not always favour one.
-      for (const journaled of i % 2 === 0 ? [false, true] : [true, false]) (journaled ? withJournal : plain).push(await rate(n, delayMs, journaled));
+      for (const journaled of i % 2 === 0 ? [false, true] : [true, false]) (journaled ? withJournal : plain).push(await rate(n, delayMs, journaled, stored));
     }
     const wall = [median(plain.map((r) => r.wall)), median(withJournal.map((r) => r.wall))] as const;
     const cpu = [median(plain.map((r) => r.cpu)), median(withJournal.map((r) => r.cpu))] as const;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTrajectory, type Trajectory } from '../../core/trajectory.js';
+import { storedTrajectory } from './trajectory-set.js';
 import { ABANDONED_JOURNAL_MS, EpisodeJournal, journalPath, removeAbandonedJournals, type JournalEntry } from './journal.js';
 
 function trajectory(i: number): Trajectory {
@@ -60,6 +61,20 @@ describe('EpisodeJournal', () => {
     await last;
     expect(indexes()).toEqual([5, 0, 2, 7]);
     expect((await EpisodeJournal.open(root, 'k')).finished.get(2)).toEqual(trajectory(2));
+  });
+
+  it('keeps an episode appended in its stored form (a collection\'s) as the same trajectory, beside the plain form', async () => {
+    const journal = await EpisodeJournal.open(root, 'k');
+    const t = trajectory(4);
+    await Promise.all([journal.append(4, t, storedTrajectory(t)), journal.append(1, trajectory(1))]);
+    await journal.close();
+    expect(readFileSync(journalPath(root, 'k'), 'utf8')).toMatch(/^\{"index":4,"id":"sha256:[0-9a-f]{64}","behaviour":\{/);
+    const reopened = await EpisodeJournal.open(root, 'k');
+    expect([...reopened.finished.keys()]).toEqual([4, 1]);
+    expect(reopened.finished.get(4)).toEqual(t);
+    // In the schema's key order, as the episode had it.
+    expect(JSON.stringify(reopened.finished.get(4))).toBe(JSON.stringify(t));
+    await reopened.close();
   });
 
   it('ignores a last line a crash cut short and a damaged line: those episodes run again', async () => {

@@ -4,6 +4,8 @@ import { open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/prom
 import path from 'node:path';
 import { ensureDir, isErrno } from '../../core/fs.js';
 import type { Trajectory } from '../../core/trajectory.js';
+import { fastParseTrajectory } from '../../core/trajectory-fast.js';
+import { joinTrajectory, type StoredTrajectory } from './trajectory-set.js';
 import { StoreError } from '../errors.js';
 
 /**
@@ -12,7 +14,12 @@ import { StoreError } from '../errors.js';
  *
  * ```
  * <root>/journals/<sha256 of the key>.jsonl   one line per finished episode: {"index": i, "trajectory": …}
+ *                                             or, from a collection, {"index": i, "id": …, "behaviour": …, "extra": …}
  * ```
+ *
+ * The second form is the trajectory as a trajectory set stores it (`storedTrajectory`): a collection serialises
+ * each episode once, and its set reuses that (`collect`'s `onEpisode`), so the journal adds a write, not a
+ * serialisation.
  *
  * A line is written (to the kernel) before the episode's worker takes its next episode, so a killed process loses
  * at most the episodes in flight (one per worker: {@link EpisodeJournal.append}); the file is made durable (`fdatasync`) at most {@link JOURNAL_SYNC_MS} after a
@@ -30,7 +37,7 @@ export const JOURNAL_SYNC_MS = 1_000;
 /** Journals older than this (by modification time) are abandoned: `gc` removes them. */
 export const ABANDONED_JOURNAL_MS = 7 * 24 * 3_600_000;
 
-/** One finished episode of a journal. */
+/** One finished episode of a journal, in the first form (see the module documentation). */
 export interface JournalEntry {
   /** The episode's position in its schedule. */
   index: number;
@@ -84,7 +91,8 @@ export class EpisodeJournal {
   }
 
   /**
-   * Appends a finished episode: when the promise resolves, the kernel has the line (it survives the process being
+   * Appends a finished episode — as its stored form when `stored` is given (`storedTrajectory` of this trajectory),
+   * else as JSON — : when the promise resolves, the kernel has the line (it survives the process being
    * killed); the file is made durable within `syncEveryMs` (with 0, before the promise resolves). The episode is
    * serialised at once (what is written is the trajectory as it was given); the lines of every episode appended
    * in the same turn of the event loop go to the kernel together, in call order, in one synchronous write at the
@@ -98,9 +106,14 @@ export class EpisodeJournal {
    * whose line is waiting — and a `kill -9` costs at most one episode per worker, the shard's concurrency, as when
    * every line had a write of its own (tests/pipeline-durability.test.ts counts the episodes run twice).
    */
-  append(index: number, trajectory: Trajectory): Promise<void> {
+  append(index: number, trajectory: Trajectory, stored?: StoredTrajectory): Promise<void> {
     if (this.closed) return Promise.reject(new StoreError(`journal ${this.file} is closed`));
-    this.batch.push(`${JSON.stringify({ index, trajectory } satisfies JournalEntry)}\n`);
+    if (!Number.isSafeInteger(index)) return Promise.reject(new StoreError(`journal ${this.file}: index must be an integer, got ${String(index)}`));
+    this.batch.push(
+      stored === undefined
+        ? `${JSON.stringify({ index, trajectory } satisfies JournalEntry)}\n`
+        : `{"index":${index},"id":${JSON.stringify(trajectory.id)},"behaviour":${stored.behaviour},"extra":${stored.extra}}\n`,
+    );
     this.flush ??= new Promise<void>((resolve, reject) => {
       setImmediate(() => {
         this.flush = undefined;
@@ -168,16 +181,27 @@ async function readJournal(file: string): Promise<{ finished: Map<number, Trajec
   const lines = text.split('\n');
   lines.pop(); // after the last newline
   for (const line of lines) {
-    let entry: Partial<JournalEntry> | null;
+    let entry: Record<string, unknown> | null;
     try {
-      entry = JSON.parse(line) as Partial<JournalEntry> | null;
+      entry = JSON.parse(line) as Record<string, unknown> | null;
     } catch {
       continue;
     }
-    if (entry === null || !Number.isInteger(entry.index) || typeof entry.trajectory !== 'object' || entry.trajectory === null) continue;
-    finished.set(entry.index as number, entry.trajectory);
+    if (typeof entry !== 'object' || entry === null || !Number.isInteger(entry.index)) continue;
+    const trajectory = entryTrajectory(entry);
+    if (trajectory !== undefined) finished.set(entry.index as number, trajectory);
   }
   return { finished, complete };
+}
+
+/** The trajectory of a journal line of either form, or `undefined` when the line holds none. */
+function entryTrajectory(entry: Record<string, unknown>): Trajectory | undefined {
+  const object = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (object(entry.trajectory)) return entry.trajectory as Trajectory;
+  if (typeof entry.id !== 'string' || !object(entry.behaviour) || !object(entry.extra)) return undefined;
+  const joined = joinTrajectory(entry.id, entry.behaviour, entry.extra);
+  // In the schema's key order, as the episode had it, when it is a valid trajectory (it is, unless damaged).
+  return fastParseTrajectory(joined) ?? (joined as Trajectory);
 }
 
 /** Removes the journals under the store at `root` not modified for `olderThanMs`; returns how many. */
