@@ -13,8 +13,10 @@
  * medians are reported with the overhead. Target (issue 46): the journal costs ≤ 5% of episodes per second. Two
  * rates each: per second of wall-clock time, and per second of this process's CPU time (all its threads, so the
  * journal's syncs count): on a machine shared with other work the wall-clock rate swings by a third from run to
- * run, more than the cost measured, while the CPU rate of the CPU-bound `expert` stays put (with the 10 ms agent
- * the process mostly waits, and only the wall-clock rate means anything). Prints a table and writes
+ * run, more than the cost measured, and the CPU rate of the CPU-bound `expert` less (with the 10 ms agent the
+ * process mostly waits, and only the wall-clock rate means anything). Then, steadier still, the journal's own CPU
+ * per append (the expert's trajectories appended as `collect` appends them), in each form, against an episode's CPU
+ * time without the journal. Prints the tables and writes
  * `bench/results/journal.json` (with every sample and the load average).
  *
  * Usage: `npx tsx bench/journal.ts [--repeats 5]`.
@@ -29,7 +31,7 @@ import { collect } from '../src/hub/collect.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { EpisodeJournal } from '../src/hub/store/journal.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
-import type { StoredTrajectory } from '../src/hub/store/trajectory-set.js';
+import { storedTrajectory, type StoredTrajectory } from '../src/hub/store/trajectory-set.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { formatTable } from '../src/cli/table.js';
 import { median, runBench, writeReport } from './report.js';
@@ -90,6 +92,30 @@ async function rate(n: number, delayMs: number, journaled: boolean, stored: bool
   }
 }
 
+/**
+ * The journal's own CPU per episode, in µs: appending `trajectories` (`CONCURRENCY` appenders, each awaiting its
+ * append before the next, as `collect` does) and closing the journal, in the stored form (made beforehand: `collect`
+ * makes it for the set anyway) or as JSON. Far steadier on a loaded machine than the difference of two rates.
+ */
+async function appendCost(trajectories: readonly Trajectory[], forms: readonly StoredTrajectory[] | undefined): Promise<number> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'gymflow-bench-journal-'));
+  try {
+    const journal = await EpisodeJournal.open(root, 'bench');
+    const c0 = process.cpuUsage();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let i = next++; i < trajectories.length; i = next++) await journal.append(i, trajectories[i] as Trajectory, forms?.[i]);
+      }),
+    );
+    await journal.close();
+    const cpu = process.cpuUsage(c0);
+    return (cpu.user + cpu.system) / trajectories.length;
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   registerBuiltinEnvs();
   const rows: Record<string, unknown>[] = [];
@@ -113,6 +139,20 @@ async function main(): Promise<void> {
     rows.push({ agent: name, episodes: n, plain: wall[0], journaled: wall[1], plainCpu: cpu[0], journaledCpu: cpu[1], overhead, judgedBy: delayMs === 0 ? 'cpu' : 'wall', target: judged <= TARGET_OVERHEAD ? `≤ 5% ok` : `> 5% MISSED`, samples: { plain, journaled: withJournal } });
     load.push(os.loadavg()[0]);
   }
+  // The journal's own cost against an episode's CPU time (from the rates above, without the journal).
+  const trajectories: Trajectory[] = [];
+  await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 2000, concurrency: CONCURRENCY, seed: 2, onEpisode: async (_i, t) => void trajectories.push(t) });
+  const forms = trajectories.map((t) => storedTrajectory(t));
+  const costs = { json: [] as number[], stored: [] as number[] };
+  for (let i = 0; i < Math.max(REPEATS, 5); i++) {
+    costs.json.push(await appendCost(trajectories, undefined));
+    costs.stored.push(await appendCost(trajectories, forms));
+  }
+  const episodeUs = (name: string): number => 1e6 / ((rows.find((r) => r.agent === name)?.plainCpu as number | undefined) ?? Number.NaN);
+  const appends = [
+    { form: 'JSON (an evaluation; collect() alone)', agent: 'expert', us: median(costs.json), samples: costs.json },
+    { form: 'stored form (a collection shard)', agent: 'expert + store', us: median(costs.stored), samples: costs.stored },
+  ].map((a) => ({ ...a, episodeUs: episodeUs(a.agent), share: median(a.samples) / episodeUs(a.agent) }));
   const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
   console.log(
     formatTable(
@@ -133,8 +173,15 @@ async function main(): Promise<void> {
       ],
     ),
   );
+  console.log(`\nThe journal's own CPU per episode (${trajectories.length} of the expert's trajectories appended, median of ${costs.json.length}), against an episode's CPU without it:\n`);
+  console.log(
+    formatTable(
+      appends.map((a) => ({ form: a.form, us: a.us.toFixed(1), episode: `${a.episodeUs.toFixed(0)} (${a.agent})`, share: pct(a.share) })),
+      [{ key: 'form', header: 'journal line' }, { key: 'us', header: 'µs CPU per append', align: 'right' }, { key: 'episode', header: 'µs CPU per episode', align: 'right' }, { key: 'share', header: 'share', align: 'right' }],
+    ),
+  );
   console.log(`\nload average (1 min) during the runs: ${load.map((l) => l?.toFixed(1)).join(' → ')}`);
-  console.log(`\nwrote ${await writeReport('journal', { concurrency: CONCURRENCY, repeats: REPEATS, loadDuringRuns: load, rows })}`);
+  console.log(`\nwrote ${await writeReport('journal', { concurrency: CONCURRENCY, repeats: REPEATS, loadDuringRuns: load, rows, appends })}`);
 }
 
 runBench(main);
