@@ -395,8 +395,9 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
             parents: [...o.parents, ...policyParents],
             signal: Context.current().cancellationSignal,
             resume: journal.finished,
-            onEpisode: async (index, t) => {
-              await journal.append(index, t);
+            // The journal writes the episode as the set will store it, serialised once for both.
+            onEpisode: async (index, t, stored) => {
+              await journal.append(index, t, stored());
               finished.push(index);
             },
             onProgress: (p) => {

@@ -1,7 +1,8 @@
 /**
  * `gymflow reward score` on a file: MB/s and steps/s of `scoreFile` (read, parse, check each line's schema and
  * content id, score with the rule layer, serialise, write) in one thread and with scoring threads
- * (`--workers`), on the same file.
+ * (`--workers`), on the same file; and `gymflow record validate` (`validateFile`: read, parse, check the schema and
+ * the content id) on it, in one thread.
  *
  * The file is synthetic coding trajectories of 50 steps (bench/synthetic-trajectories.ts) with their content
  * ids, ~`--mb` MB (default 40). Each setting runs `--repeats` times (default 3), alternating, in this process;
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { getProfile } from '../src/core/profiles/registry.js';
 import { trajectoryId } from '../src/core/trajectory.js';
+import { validateFile } from '../src/recorder/validate.js';
 import { scoreFile } from '../src/reward/score-file.js';
 import { median, runBench, writeReport } from './report.js';
 import { syntheticTrajectory } from './synthetic-trajectories.js';
@@ -51,28 +53,49 @@ async function main(): Promise<void> {
     const size = (await stat(input)).size;
     const steps = lines.length * STEPS;
     const profile = getProfile('coding');
-    const seconds = new Map<number, number[]>(WORKERS.map((w) => [w, []]));
+    const seconds = new Map<string, number[]>();
+    const cpuSeconds = new Map<string, number[]>();
+    /** Times `run` as setting `name`, in wall-clock and CPU seconds. */
+    const timed = async (name: string, run: () => Promise<void>): Promise<void> => {
+      const start = process.hrtime.bigint();
+      const c0 = process.cpuUsage();
+      await run();
+      const cpu = process.cpuUsage(c0);
+      seconds.set(name, [...(seconds.get(name) ?? []), Number(process.hrtime.bigint() - start) / 1e9]);
+      cpuSeconds.set(name, [...(cpuSeconds.get(name) ?? []), (cpu.user + cpu.system) / 1e6]);
+    };
+    const load = [os.loadavg()[0]];
     for (let r = 0; r < REPEATS; r++) {
       for (const workers of WORKERS) {
         const out = path.join(dir, `scored-${workers}.jsonl`);
-        const start = process.hrtime.bigint();
-        const summary = await scoreFile(input, out, { profile, workers });
-        const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-        if (summary.scored !== lines.length) throw new Error(`scored ${summary.scored} of ${lines.length} lines (workers ${workers}): ${summary.errors.slice(0, 3).join('; ')}`);
-        seconds.get(workers)?.push(elapsed);
+        await timed(`score ${workers}`, async () => {
+          const summary = await scoreFile(input, out, { profile, workers });
+          if (summary.scored !== lines.length) throw new Error(`scored ${summary.scored} of ${lines.length} lines (workers ${workers}): ${summary.errors.slice(0, 3).join('; ')}`);
+        });
         await rm(out);
       }
+      await timed('validate', async () => {
+        const report = await validateFile(input);
+        if (report.valid !== lines.length) throw new Error(`validated ${report.valid} of ${lines.length} lines: ${report.problems.slice(0, 3).map((p) => p.message).join('; ')}`);
+      });
+      load.push(os.loadavg()[0]);
     }
-    const base = median(seconds.get(WORKERS[0] as number) ?? []);
-    const rows = WORKERS.map((workers) => {
-      const s = median(seconds.get(workers) ?? []);
-      return { workers, seconds: s, mbPerSecond: size / 1e6 / s, stepsPerSecond: steps / s, speedup: base / s, samples: seconds.get(workers) };
-    });
-    console.log(`scoreFile on ${(size / 1e6).toFixed(1)} MB (${lines.length} trajectories of ${STEPS} steps), ${CORES} cores, median of ${REPEATS}\n`);
-    console.log('| workers | seconds | MB/s | steps/s | speed-up |');
-    console.log('| ---: | ---: | ---: | ---: | ---: |');
-    for (const r of rows) console.log(`| ${r.workers} | ${r.seconds.toFixed(2)} | ${r.mbPerSecond.toFixed(1)} | ${Math.round(r.stepsPerSecond).toLocaleString('en-US')} | ${r.speedup.toFixed(2)}× |`);
-    await writeReport('reward-file', { bytes: size, trajectories: lines.length, stepsPerTrajectory: STEPS, repeats: REPEATS, rows });
+    const base = median(seconds.get(`score ${WORKERS[0] as number}`) ?? []);
+    const row = (command: string, name: string, workers: number): Record<string, unknown> => {
+      const s = median(seconds.get(name) ?? []);
+      const cpu = median(cpuSeconds.get(name) ?? []);
+      return { command, workers, seconds: s, cpuSeconds: cpu, mbPerSecond: size / 1e6 / s, mbPerCpuSecond: size / 1e6 / cpu, stepsPerSecond: steps / s, speedup: base / s, samples: seconds.get(name), cpuSamples: cpuSeconds.get(name) };
+    };
+    const rows = [...WORKERS.map((workers) => row('reward score', `score ${workers}`, workers)), row('record validate', 'validate', 1)];
+    console.log(`scoreFile and validateFile on ${(size / 1e6).toFixed(1)} MB (${lines.length} trajectories of ${STEPS} steps), ${CORES} cores, median of ${REPEATS}\n`);
+    console.log('| command | workers | seconds | MB/s | CPU seconds | MB per CPU-s | steps/s | speed-up |');
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const r of rows) {
+      const n = (k: string): number => r[k] as number;
+      console.log(`| ${r.command as string} | ${n('workers')} | ${n('seconds').toFixed(2)} | ${n('mbPerSecond').toFixed(1)} | ${n('cpuSeconds').toFixed(2)} | ${n('mbPerCpuSecond').toFixed(1)} | ${Math.round(n('stepsPerSecond')).toLocaleString('en-US')} | ${r.command === 'reward score' ? `${n('speedup').toFixed(2)}×` : ''} |`);
+    }
+    console.log(`\nload average (1 min) during the runs: ${load.map((l) => l?.toFixed(1)).join(' → ')}`);
+    await writeReport('reward-file', { bytes: size, trajectories: lines.length, stepsPerTrajectory: STEPS, repeats: REPEATS, loadDuringRuns: load, rows });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -18,6 +18,20 @@ describe('AtomicFile', () => {
     expect(readdirSync(join(dir, 'new', 'deeper'))).toEqual(['out.jsonl']);
   });
 
+  it('writes every piece in order, whole, however the pieces fall across its chunks: multi-byte text, bytes, large pieces', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
+    const target = join(dir, 'mixed.txt');
+    const file = await AtomicFile.open(target);
+    const pieces: (string | Uint8Array)[] = [];
+    // Lines of ASCII, 2-, 3- and 4-byte characters and a lone surrogate, sized to end at every offset of a chunk.
+    for (let i = 0; i < 3000; i++) pieces.push(`${i} ${'aé€😀'.repeat(i % 97)}${i % 500 === 0 ? '\ud800' : ''}\n`);
+    pieces.splice(1000, 0, new TextEncoder().encode('raw bytes\n'), 'x'.repeat(1 << 20), 'é'.repeat(3 << 20), '\n');
+    for (const p of pieces) await file.write(p);
+    await file.commit();
+    const expected = Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+    expect(readFileSync(target).equals(expected)).toBe(true);
+  });
+
   it('keeps an existing target on abort and leaves no temporary file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gymflow-out-'));
     const target = join(dir, 'kept.jsonl');

@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../core/canonical.js';
 import { CountdownEnv } from '../core/__fixtures__/countdown-env.js';
 import type { Agent } from '../core/agent.js';
 import { GymflowError } from '../core/errors.js';
@@ -12,6 +13,7 @@ import type { Action, TimeStep } from '../core/types.js';
 import { registerBuiltinEnvs } from '../envs/index.js';
 import { collect, type CollectProgress } from './collect.js';
 import { resolveAgent } from '../policy/specs.js';
+import { EpisodeJournal } from './store/journal.js';
 import { ArtifactStore } from './store/store.js';
 import { loadTrajectories } from './store/trajectory-set.js';
 
@@ -186,6 +188,30 @@ describe('collect', () => {
     expect(appended.sort((a, b) => a - b)).toEqual([...Array(9).keys()].filter((i) => !kept.has(i)));
     expect(seeds).toHaveLength(1 + 9 - kept.size); // the agent spec's check, then one agent per episode run
     expect(resumed.summary).toMatchObject({ episodes: 9, successes: full.summary.successes, failures: full.summary.failures });
+  });
+
+  it('through a real journal in the stored form and a store: the resumed set is the uninterrupted one, byte for byte', async () => {
+    const store = await ArtifactStore.open({ root: await mkdtemp(path.join(tmpdir(), 'gymflow-collect-')) });
+    const options = { resolveAgent, envId: 'test/flaky-v0', agent: 'expert', n: 9, concurrency: 3, seed: 2, store } as const;
+    const journal = await EpisodeJournal.open(store.root, 'shard');
+    const full = await collect({ ...options, onEpisode: (i, t, stored) => journal.append(i, t, stored()) });
+    await journal.close();
+    // An attempt that died after some episodes: what its journal kept of them.
+    const lines = (await readFile(journal.file, 'utf8')).split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(9);
+    await writeFile(journal.file, `${lines.filter((_, k) => k % 2 === 0).join('\n')}\n`);
+    const again = await EpisodeJournal.open(store.root, 'shard');
+    const kept = [...again.finished.keys()];
+    expect(kept).toHaveLength(5);
+    const resumed = await collect({ ...options, resume: again.finished, onEpisode: (i, t, stored) => again.append(i, t, stored()) });
+    await again.remove();
+    // The same episodes; those the journal kept stored byte for byte as the first attempt stored them (the others ran
+    // again, at other times).
+    const manifest = async (ref: string | undefined): Promise<string[]> => (await readFile(await store.localObjectFile(ref as string), 'utf8')).split('\n').slice(1, -1);
+    const [first, second] = [await manifest(full.ref), await manifest(resumed.ref)];
+    expect(second.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(full.trajectories.map((t) => t.id));
+    for (const i of kept) expect(second[i]).toBe(first[i]);
+    expect(resumed.trajectories.map((t) => canonicalJson(t)).filter((_, i) => kept.includes(i))).toEqual(full.trajectories.map((t) => canonicalJson(t)).filter((_, i) => kept.includes(i)));
   });
 
   it('rejects bad options before running anything', async () => {

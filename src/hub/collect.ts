@@ -14,7 +14,7 @@ import { runSchedule, type ScheduleProgress } from './scheduler.js';
 import { planEpisodes, type EpisodePlan } from './seeds.js';
 import { isRef } from './store/layout.js';
 import type { ArtifactStore } from './store/store.js';
-import { putTrajectories } from './store/trajectory-set.js';
+import { putTrajectories, storedTrajectory, type StoredTrajectory } from './store/trajectory-set.js';
 import { defined } from '../core/defined.js';
 
 /**
@@ -85,8 +85,10 @@ export interface CollectOptions {
    * Called with every finished episode (scored, if `rewardFn` is given) and its schedule position, and awaited
    * before its worker starts another episode: where an episode journal records it. An episode whose agent stayed
    * unreachable ({@link AGENT_UNREACHABLE}) is not passed: it says nothing about the policy and runs again.
+   * `stored` gives the episode's stored form ({@link storedTrajectory}), made once: the set `store` gets reuses it, so
+   * a journal that writes it serialises nothing the collection would not have serialised anyway.
    */
-  onEpisode?: (index: number, trajectory: Trajectory) => Promise<void>;
+  onEpisode?: (index: number, trajectory: Trajectory, stored: () => StoredTrajectory) => Promise<void>;
 }
 
 /** Progress after an episode: the scheduler's, with the successes and failures so far. */
@@ -211,6 +213,18 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     failures++;
   };
 
+  // The stored form of each episode, made at most once (for the journal, then the set); the trajectories are not
+  // changed once their episode returns.
+  const storedForms = new WeakMap<Trajectory, StoredTrajectory>();
+  const storedOnce = (t: Trajectory): StoredTrajectory => {
+    let stored = storedForms.get(t);
+    if (stored === undefined) {
+      stored = storedTrajectory(t);
+      storedForms.set(t, stored);
+    }
+    return stored;
+  };
+
   // What an earlier attempt finished counts as it did then.
   const completed = new Map<number, { trajectory: Trajectory; failed: boolean }>();
   for (const [index, t] of options.resume ?? []) {
@@ -243,7 +257,10 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
         }
       }
       if (t.outcome.success) successes++;
-      if (kind !== AGENT_UNREACHABLE) await options.onEpisode?.(plan.index, t);
+      if (kind !== AGENT_UNREACHABLE && options.onEpisode !== undefined) {
+        const episode = t;
+        await options.onEpisode(plan.index, episode, () => storedOnce(episode));
+      }
       return { trajectory: t, failed: error !== undefined };
     },
     // The env may be mid-episode or broken: start the next episode on a fresh one.
@@ -262,6 +279,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
       { kind: 'task-set' },
     );
     const set = await putTrajectories(options.store, trajectories, {
+      stored: (t) => storedForms.get(t),
       kind: options.rewardFn ? 'scored-trajectories' : 'trajectories',
       parents: [taskSet.ref, ...parents],
       meta: { envId: options.envId, agent: options.agent, seed, groupSize: options.groupSize ?? 1, summary: { ...summary } },

@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { appendFile, mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTrajectory, type Trajectory } from '../../core/trajectory.js';
-import { ABANDONED_JOURNAL_MS, EpisodeJournal, journalPath, removeAbandonedJournals } from './journal.js';
+import { storedTrajectory } from './trajectory-set.js';
+import { ABANDONED_JOURNAL_MS, EpisodeJournal, journalPath, removeAbandonedJournals, type JournalEntry } from './journal.js';
 
 function trajectory(i: number): Trajectory {
   return makeTrajectory({
@@ -38,6 +40,41 @@ describe('EpisodeJournal', () => {
     await second.close();
     expect([...(await EpisodeJournal.open(root, 'wf/run/7')).finished.keys()]).toEqual([3, 0, 5, 1]);
     expect((await EpisodeJournal.open(root, 'wf/run/8')).finished.size).toBe(0);
+  });
+
+  it('writes the lines of one turn together, in call order, each append resolving once its line is in the file', async () => {
+    const journal = await EpisodeJournal.open(root, 'k');
+    const file = journalPath(root, 'k');
+    const indexes = (): number[] => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as JournalEntry).index);
+    const t2 = trajectory(2);
+    const appends = [5, 0, 2].map((i) => journal.append(i, i === 2 ? t2 : trajectory(i)));
+    // Serialised at once: a change made after the append is not what the journal keeps.
+    t2.metadata.changed = true;
+    // Nothing written yet: the write comes at the end of this turn of the event loop.
+    expect(indexes()).toEqual([]);
+    await appends[0];
+    expect(indexes()).toEqual([5, 0, 2]);
+    await Promise.all(appends);
+    // A close writes what is still waiting, and that append resolves.
+    const last = journal.append(7, trajectory(7));
+    await journal.close();
+    await last;
+    expect(indexes()).toEqual([5, 0, 2, 7]);
+    expect((await EpisodeJournal.open(root, 'k')).finished.get(2)).toEqual(trajectory(2));
+  });
+
+  it('keeps an episode appended in its stored form (a collection\'s) as the same trajectory, beside the plain form', async () => {
+    const journal = await EpisodeJournal.open(root, 'k');
+    const t = trajectory(4);
+    await Promise.all([journal.append(4, t, storedTrajectory(t)), journal.append(1, trajectory(1))]);
+    await journal.close();
+    expect(readFileSync(journalPath(root, 'k'), 'utf8')).toMatch(/^\{"index":4,"id":"sha256:[0-9a-f]{64}","behaviour":\{/);
+    const reopened = await EpisodeJournal.open(root, 'k');
+    expect([...reopened.finished.keys()]).toEqual([4, 1]);
+    expect(reopened.finished.get(4)).toEqual(t);
+    // In the schema's key order, as the episode had it.
+    expect(JSON.stringify(reopened.finished.get(4))).toBe(JSON.stringify(t));
+    await reopened.close();
   });
 
   it('ignores a last line a crash cut short and a damaged line: those episodes run again', async () => {

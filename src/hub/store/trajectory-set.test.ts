@@ -2,7 +2,8 @@ import { expect, it } from 'vitest';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
 import { fakeTrajectory } from '../__fixtures__/trajectories.js';
 import { eachBackend } from './__fixtures__/backends.js';
-import { joinTrajectory, loadTrajectories, putTrajectories, splitTrajectory } from './trajectory-set.js';
+import { readFile } from 'node:fs/promises';
+import { joinTrajectory, loadTrajectories, putTrajectories, splitTrajectory, storedTrajectory } from './trajectory-set.js';
 
 eachBackend('trajectory sets', (backend) => {
   it('split and join are exact inverses', () => {
@@ -35,6 +36,19 @@ eachBackend('trajectory sets', (backend) => {
     expect(s?.reward?.total).toBe(0.5);
     expect(s?.id).toBe(a1.id);
     expect((await store.stat(scored.ref)).kind).toBe('scored-trajectories');
+  });
+
+  it('writes each line as the canonical JSON of { id, extra, object }, the same set whether the stored forms are given or made', async () => {
+    const store = await backend.open();
+    const ts = [fakeTrajectory({ task: 'a', reward: 0.25, metadata: { z: 1, a: { y: [2, { d: 1, c: 0 }], b: 'é"\n' } } }), fakeTrajectory({ task: 'b', tokens: true })];
+    const made = await putTrajectories(store, ts);
+    const forms = new Map(ts.map((t) => [t, storedTrajectory(t)]));
+    const given = await putTrajectories(store, ts, { stored: (t) => forms.get(t) });
+    expect(given.ref).toBe(made.ref);
+    const lines = (await readFile(await store.localObjectFile(made.ref), 'utf8')).trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(line).toBe(canonicalJson(JSON.parse(line)));
+    expect((await loadTrajectories(store, given.ref)).map((t) => canonicalJson(t))).toEqual(ts.map((t) => canonicalJson(t)));
   });
 
   it('reads a plain JSONL bytes artifact too, with ref:line in errors', async () => {

@@ -69,10 +69,31 @@ export function joinTrajectory(id: string, behaviour: Record<string, unknown>, e
   return { ...behaviour, ...extra, id, steps };
 }
 
+/**
+ * A trajectory as a set stores it: the canonical JSON of its behaviour (the object the set's line points at) and of
+ * the rest (the line's `extra`).
+ */
+export interface StoredTrajectory {
+  behaviour: string;
+  extra: string;
+}
+
+/** The stored form of a trajectory ({@link StoredTrajectory}). */
+export function storedTrajectory(t: Trajectory): StoredTrajectory {
+  const { behaviour, extra } = splitTrajectory(t);
+  return { behaviour: canonicalJson(behaviour), extra: canonicalJson(extra) };
+}
+
 /** Options of {@link putTrajectories}. */
 export interface PutTrajectoriesOptions extends Omit<PutOptions, 'kind' | 'format'> {
   /** Default `trajectories`; `scored-trajectories` for scored ones. */
   kind?: TrajectorySetKind;
+  /**
+   * The stored form of a trajectory when the caller has it already ({@link storedTrajectory} of that very
+   * trajectory, unchanged since: `collect` serialises each episode once, for its journal and for the set), or
+   * `undefined` to have it made here.
+   */
+  stored?: (t: Trajectory) => StoredTrajectory | undefined;
 }
 
 const BATCH = 256;
@@ -97,25 +118,26 @@ export async function putTrajectories(
   const writer = await store.createWriter();
   const unique = new Set<string>();
   let count = 0;
-  let pending: { behaviour: string; line: Omit<TrajectorySetItem, 'object'> }[] = [];
+  let pending: { id: string; stored: StoredTrajectory }[] = [];
   const flush = async (): Promise<void> => {
     if (pending.length === 0) return;
     const batch = pending;
     pending = [];
-    const refs = await store.putObjects(batch.map((p) => p.behaviour));
+    const refs = await store.putObjects(batch.map((p) => p.stored.behaviour));
     let text = '';
     batch.forEach((p, i) => {
-      const item: TrajectorySetItem = { ...p.line, object: refs[i] as string };
-      unique.add(item.object);
-      text += `${canonicalJson(item)}\n`;
+      const object = refs[i] as string;
+      unique.add(object);
+      // `canonicalJson` of the line { id, extra, object }, its keys in sorted order, with `extra` already canonical.
+      text += `{"extra":${p.stored.extra},"id":${JSON.stringify(p.id)},"object":${JSON.stringify(object)}}\n`;
     });
     await writer.write(text);
   };
   try {
     await writer.write(`${canonicalJson({ format: TRAJECTORY_SET_FORMAT, version: 1, kind })}\n`);
     for await (const t of trajectories) {
-      const { behaviour, extra } = splitTrajectory(t);
-      pending.push({ behaviour: canonicalJson(behaviour), line: { id: t.id, extra } });
+      if (typeof t.id !== 'string') throw new StoreError(`putTrajectories: trajectory ${count} has no id`);
+      pending.push({ id: t.id, stored: options.stored?.(t) ?? storedTrajectory(t) });
       count++;
       if (pending.length >= BATCH) await flush();
     }
