@@ -4,6 +4,7 @@
  * long-lived connection. Every sample records what was up when it was sent and when it came back.
  */
 import { Client, Connection } from '@temporalio/client';
+import { clientConnectionOptions } from '../../src/runtime/temporal-target.js';
 import { askStatus } from '../../src/cli/commands/pipeline.js';
 import { fullMessage } from '../../src/cli/errors.js';
 import type { StackState } from './stack.js';
@@ -52,7 +53,7 @@ export class StatusProber {
     let ok = false;
     let error: string | undefined;
     try {
-      this.connection ??= await Connection.connect({ address: this.address(), connectTimeout: '5s' });
+      this.connection ??= await Connection.connect(clientConnectionOptions({ address: this.address(), namespace: 'default' }));
       const answer = await askStatus(new Client({ connection: this.connection }), this.workflowId, this.options.timeoutMs);
       ok = answer.status !== undefined;
       error = answer.problem;

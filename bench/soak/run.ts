@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { clientConnectionOptions } from '../../src/runtime/temporal-target.js';
 import { mixSeed, Rng } from '../../src/core/rng.js';
 import { parsePipelineConfig, type PipelineConfig } from '../../src/loop/config.js';
 import { continuation } from '../../src/loop/continuation.js';
@@ -245,7 +246,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     stack = s;
     /** A client on the current server (a restart closes the old connection's server side; reconnect lazily). */
     const client = async (): Promise<Client> => {
-      connection ??= await Connection.connect({ address: s.address, connectTimeout: '5s' });
+      connection ??= await Connection.connect(clientConnectionOptions({ address: s.address, namespace: 'default' }));
       return new Client({ connection });
     };
     const t0 = Date.now();

@@ -90,3 +90,16 @@ export function temporalTarget(options: { address?: string | undefined; namespac
 export function connectionOptions(target: TemporalTarget): { address: string; tls?: TLSConfig | true; apiKey?: string } {
   return { address: target.address, ...(target.tls === undefined ? {} : { tls: target.tls }), ...(target.apiKey === undefined ? {} : { apiKey: target.apiKey }) };
 }
+
+/**
+ * gRPC channel settings of gymflow's client connections (the CLI, `--wait`, the MCP server, the soak's prober): after
+ * the server was down, gRPC waits between reconnection attempts up to 120 s by default, growing from 1 s, so a status
+ * query just after a restart waited seconds for a server that was already back. At most 1 s between attempts costs one
+ * connection attempt a second while the server is down.
+ */
+export const CLIENT_CHANNEL_ARGS = { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 1000 } as const;
+
+/** {@link connectionOptions} for a client `Connection`: with {@link CLIENT_CHANNEL_ARGS} and a 5 s connect timeout. */
+export function clientConnectionOptions(target: TemporalTarget): ReturnType<typeof connectionOptions> & { channelArgs: Record<string, number>; connectTimeout: string } {
+  return { ...connectionOptions(target), channelArgs: { ...CLIENT_CHANNEL_ARGS }, connectTimeout: '5s' };
+}

@@ -11,7 +11,7 @@ import { SearchAttributeKeys } from '../../loop/search-attributes.js';
 import { continuation, parseRunInput, type ClosedRun } from '../../loop/continuation.js';
 import { forkRun, type ForkSource } from '../../loop/fork.js';
 import { pipelineSummary } from '../../loop/summaries.js';
-import { connectionOptions, temporalTarget } from '../../runtime/temporal-target.js';
+import { clientConnectionOptions, temporalTarget } from '../../runtime/temporal-target.js';
 import { formatMismatch, STAGES, type BenchmarkMetrics, type IterationMetrics, type LoopState, type PipelineStatus } from '../../loop/status.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../../../workflows/messages.js';
 import { fullMessage } from '../errors.js';
@@ -55,7 +55,7 @@ export async function withClient<T>(opts: ConnectOptions, fn: (client: Client, w
   const { address, namespace } = target;
   let connection: Connection;
   try {
-    connection = await Connection.connect({ ...connectionOptions(target), connectTimeout: '5s' });
+    connection = await Connection.connect(clientConnectionOptions(target));
   } catch (err) {
     throw new TemporalUnreachableError(address, err);
   }
