@@ -231,10 +231,21 @@ async function serverDown(client: Client, stop: AbortSignal): Promise<string> {
     stop.addEventListener('abort', () => clearTimeout(timer), { once: true });
   });
   if (stop.aborted) return never;
+  const { timeoutMs } = STATUS_REACHABILITY_CHECK;
+  // The client's retries of an unanswered call back off on their own clock, past the call's deadline: the check's
+  // answer is bounded by a timer instead, so a query during an outage fails within afterMs + timeoutMs.
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   try {
-    await connection.withDeadline(Date.now() + STATUS_REACHABILITY_CHECK.timeoutMs, () => connection.healthService.check({}));
+    const check = connection.withDeadline(Date.now() + timeoutMs, () => connection.withAbortSignal(stop, () => connection.healthService.check({})));
+    check.catch(() => undefined); // answered after the timer, or aborted with the query: nobody waits for it then
+    if ((await Promise.race([check.then(() => 'up' as const), timedOut])) === 'timeout' && !stop.aborted) {
+      return `the Temporal server at ${connection.options.address} is not answering (no answer to a health check within ${timeoutMs / 1000} s)`;
+    }
   } catch (err) {
     if (!stop.aborted) return `the Temporal server at ${connection.options.address} is not answering (${fullMessage(err)})`;
+  } finally {
+    clearTimeout(timer);
   }
   return never;
 }
