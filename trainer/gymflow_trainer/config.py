@@ -385,6 +385,12 @@ class RlConfig(CausalLoopConfig):
     advantages: Literal["group", "dataset"] = "group"
     #: DAPO dynamic sampling: drop groups whose rewards are all equal.
     drop_uniform_groups: bool = False
+    #: Never split a group between optimiser steps: each step takes whole shuffled groups while they fit in
+    #: ``batch_size × grad_accum`` samples. A group's advantages sum to zero, so on-policy the gradient of what its
+    #: members share (the tokens before their first difference, and every token those contexts did not sample)
+    #: cancels inside the step; a step holding part of a group pushes all of them up or down by chance
+    #: (docs/trainer.md, "RL that learns"). False: samples are shuffled one by one.
+    whole_groups: bool = False
     #: What a training sample is. "steps": one per step, from the rollout's own token ids (prompt + sampled
     #: completion), with the rollout's log-probs as the old log-probs (exact importance ratios); "conversation":
     #: one per member, the rendered conversation re-tokenised, old log-probs recomputed; "auto": steps when

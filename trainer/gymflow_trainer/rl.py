@@ -188,15 +188,31 @@ def piece_share(counts: list[int], piece: list[int], whole: list[int], mode: str
     return sum(counts[i] > 0 for i in piece) / max(sum(counts[i] > 0 for i in whole), 1)
 
 
-def schedule(n: int, cfg: RlConfig, members: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]], int]]:
+def schedule(n: int, cfg: RlConfig, members: Optional[list[list[int]]] = None,
+             groups: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]], int]]:
     """Every optimiser step as ``(epoch, micro-batches, inner)``: :func:`batching.batch_schedule` with each of its
     steps repeated ``ppo_epochs`` times (``inner`` counts the updates on one rollout batch), cut at ``max_steps``.
     With ``members`` (each member's step samples, in step order) whole members are shuffled and their steps stay
     together: PPO's GAE needs the values of a member's later steps, and a rollout batch that holds them needs no
-    pass over other samples (shuffled steps cost about K/2 extra passes per sample for members of K steps)."""
+    pass over other samples (shuffled steps cost about K/2 extra passes per sample for members of K steps).
+    With ``groups`` (each group's samples, its members' steps in order; ``whole_groups``) whole groups are
+    shuffled and no group is split between optimiser steps (:func:`group_units`)."""
+    if groups is not None:
+        uncut = batching.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), groups, whole_units=True)
+        steps = [(epoch, micro, inner) for epoch, micro in uncut for inner in range(cfg.ppo_epochs)]
+        return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
     uncut = batching.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), members)
     steps = [(epoch, micro, inner) for epoch, micro in uncut for inner in range(cfg.ppo_epochs)]
     return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
+
+
+def group_units(samples: list[RlSample], by_member: dict[str, list[int]]) -> list[list[int]]:
+    """Each group's samples, its members one after another and each member's steps in step order (the units of
+    ``whole_groups``), groups in order of first appearance."""
+    units: dict[str, list[int]] = {}
+    for idx in by_member.values():
+        units.setdefault(samples[idx[0]].group, []).extend(idx)
+    return list(units.values())
 
 
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
@@ -206,7 +222,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     dev, digest, resume, model, tok, samples = prepare.prepare_run(cfg, _data_loader(cfg, by_steps))
     chosen = choose_samples(samples, cfg, by_steps)
     t = _Training.build(cfg, model, tok, chosen, by_steps)
-    steps = schedule(len(t.samples), cfg, list(t.by_member.values()) if t.use_value and by_steps else None)
+    steps = schedule(len(t.samples), cfg, list(t.by_member.values()) if t.use_value and by_steps else None,
+                     group_units(t.samples, t.by_member) if cfg.whole_groups else None)
     if t.use_value:
         add_value_head(model, cfg.seed)
     model.to(dev)
