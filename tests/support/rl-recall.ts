@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 import { INVALID_TOOL_CALL } from '../../src/policy/tool-call-parsing.js';
+import { Rng } from '../../src/core/rng.js';
 import { TRAINER_ENV_DEFAULTS } from '../../src/runtime/trainer-process.js';
 
 /** The environment of the setting. */
@@ -43,6 +44,8 @@ export interface RlRecallOptions {
   concurrency?: number;
   /** Called with each stage's line of progress. */
   log?: (line: string) => void;
+  /** Share of the SFT demonstrations whose answer is written as a word (:func:`wordDemonstrations`; default 0). */
+  wordShare?: number;
   /** Start RL from this SFT model directory (a run's `final/` or a checkpoint) instead of training one. */
   sftModel?: string;
   /** Fields of the RL recipe to change (`loss` and `optim` are merged field by field). */
@@ -192,12 +195,47 @@ export function passAtK(trajectoriesFile: string, k: number): PassAtK {
   };
 }
 
-/** The SFT of the setting in `dir`: expert episodes of every training task, exported, then the short recipe. */
-export function sft(dir: string, store: string[]): string {
+/** The number words the word-writing demonstrator answers with (`wordDemonstrations`). */
+export const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'] as const;
+
+/**
+ * Turns an SFT file of the expert's recall episodes into a flawed demonstrator's, in place: in a seeded `share` of
+ * the records the answer is written as a word (`{"answer":"seven"}`), which the environment's exact match scores
+ * 0. Returns how many records were changed. The SFT policy then answers in words or digits by a learnt prior, and
+ * greedy decoding follows the majority; RL has to find, from the reward alone, that digits are what succeeds.
+ */
+export function wordDemonstrations(sftFile: string, share: number, seed = 0): number {
+  const rng = new Rng(seed);
+  let changed = 0;
+  const out: string[] = [];
+  for (const line of readFileSync(sftFile, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const rec = JSON.parse(line) as { messages: { role: string; content: string | null; tool_calls?: { function: { arguments: string } }[] | null }[] };
+    if (rng.next() < share) {
+      const answer = /"answer":"(\d)"/;
+      for (const m of rec.messages) {
+        if (m.role !== 'assistant') continue;
+        const word = (text: string): string => text.replace(answer, (_, d: string) => `"answer":"${NUMBER_WORDS[Number(d)] ?? d}"`);
+        if (m.content === null || !answer.test(m.content)) throw new Error(`${sftFile}: an assistant message without a one-digit answer: ${m.content ?? 'null'}`);
+        m.content = word(m.content);
+        for (const call of m.tool_calls ?? []) call.function.arguments = word(call.function.arguments);
+      }
+      changed++;
+    }
+    out.push(JSON.stringify(rec));
+  }
+  writeFileSync(sftFile, out.join('\n') + '\n');
+  return changed;
+}
+
+/** The SFT of the setting in `dir`: expert episodes of every training task, exported (with `wordShare` of their
+ * answers written as words, :func:`wordDemonstrations`), then the short recipe. */
+export function sft(dir: string, store: string[], wordShare = 0): string {
   const expert = join(dir, 'expert.jsonl');
   const sftData = join(dir, 'sft.jsonl');
   gymflow(['collect', '--env', RECALL_ENV, '--agent', 'expert', '-o', expert, '--no-progress', ...store], 'collect (expert)');
   gymflow(['export', '--format', 'sft', '--in', expert, '-o', sftData, ...store], 'export sft');
+  if (wordShare > 0) wordDemonstrations(sftData, wordShare);
   const sftRecipe = parseYaml(readFileSync(SFT_RECIPE, 'utf8')) as { model: { tiny: Record<string, unknown> } };
   return train(
     'sft',
@@ -219,7 +257,7 @@ export function runRlRecall(options: RlRecallOptions): RlRecallResult {
 
   // SFT: every training task's expert episode, then the short recipe.
   const tSft = Date.now();
-  let model = options.sftModel ?? sft(dir, store);
+  let model = options.sftModel ?? sft(dir, store, options.wordShare ?? 0);
   const sftS = seconds(tSft);
   log(`sft: ${sftS} s → ${model}`);
   let onnx = join(dir, 'policy-0');

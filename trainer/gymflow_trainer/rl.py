@@ -47,7 +47,7 @@ import torch
 
 from . import batching, checkpoints, distributed, memory, models, optim, prepare
 from .advantages import chained_gae, dynamic_sampling_filter, group_advantages, process_advantages
-from .config import RlConfig
+from .config import ModelConfig, RlConfig
 from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete, warn_stderr
 from .errors import ConfigError, DataError
 from .events import EventWriter
@@ -229,8 +229,8 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     model.to(dev)
     models.prepare_layout(model, cfg)
     t.fit = memory.fit_for(cfg, (memory.packed_size if cfg.packing else memory.padded_size)([len(x.tokens.input_ids) for x in t.samples]))
-    if cfg.loss.kl_beta > 0:  # the initial policy, before any checkpoint is loaded
-        t.ref = reference_logps(t, steps)
+    if cfg.loss.kl_beta > 0:  # the initial policy (or kl_reference), before any checkpoint is loaded
+        t.ref = reference_logps(t, steps, reference_model(cfg, model, dev))
     model.train()
     if cfg.compile:
         models.compile_layers(model)
@@ -377,10 +377,26 @@ class _Training:
                          trained_counts(chosen.samples), pg_mode)
 
 
-def reference_logps(t: _Training, steps: list[tuple[int, list[list[int]], int]]) -> list[Optional[torch.Tensor]]:
+def reference_model(cfg: RlConfig, model: Any, dev: Any) -> Any:
+    """The KL reference's model: ``kl_reference`` loaded (eval mode, on ``dev``), else None (the policy itself,
+    before any update). :class:`ConfigError` when its vocabulary is not the policy's."""
+    if cfg.kl_reference is None:
+        return None
+    ref, _ = models.load_model_and_tokenizer(ModelConfig(path=cfg.kl_reference, dtype=cfg.model.dtype), None)
+    mine, theirs = model.get_output_embeddings().weight.shape[0], ref.get_output_embeddings().weight.shape[0]
+    if mine != theirs:
+        raise ConfigError(f"kl_reference: {cfg.kl_reference} has a vocabulary of {theirs} tokens, the policy {mine}: "
+                          "the reference must share the policy's tokenizer")
+    return ref.to(dev).eval()
+
+
+def reference_logps(t: _Training, steps: list[tuple[int, list[list[int]], int]],
+                    ref_model: Any = None) -> list[Optional[torch.Tensor]]:
     """The KL reference: the initial policy's log-probs of the samples this rank will train (every sample with
-    one process), computed once, before any update and before a checkpoint is loaded."""
+    one process), computed once, before any update and before a checkpoint is loaded; with ``ref_model``
+    (``kl_reference``) that model's instead."""
     t.model.eval()
+    scorer = t.model if ref_model is None else ref_model
     ref: list[Optional[torch.Tensor]] = [None] * len(t.samples)
     mine = sorted(distributed.owned_indices([micro for _, micro, _ in steps]))  # all samples with one process
 
@@ -388,7 +404,7 @@ def reference_logps(t: _Training, steps: list[tuple[int, list[list[int]], int]])
         with torch.no_grad():
             for i in range(0, len(mine), t.cfg.batch_size):
                 for chunk in t.fit.chunks(mine[i : i + t.cfg.batch_size]):
-                    lp, _ = t.logps(t.model, [t.samples[k] for k in chunk])
+                    lp, _ = t.logps(scorer, [t.samples[k] for k in chunk])
                     for row, k in enumerate(chunk):
                         ref[k] = lp[row, : len(t.samples[k].tokens.input_ids) - 1].cpu()
 
