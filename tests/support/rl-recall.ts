@@ -44,6 +44,9 @@ export interface RlRecallOptions {
   concurrency?: number;
   /** Called with each stage's line of progress. */
   log?: (line: string) => void;
+  /** Seed of the run (default 0): the SFT's initialisation and data order, which answers are words, the training
+   * tasks each RL iteration draws (`seed × 1000 + iteration`) and the RL trainer's; the held-out episodes stay. */
+  seed?: number;
   /** Share of the SFT demonstrations whose answer is written as a word (:func:`wordDemonstrations`; default 0). */
   wordShare?: number;
   /** Start RL from this SFT model directory (a run's `final/` or a checkpoint) instead of training one. */
@@ -230,17 +233,17 @@ export function wordDemonstrations(sftFile: string, share: number, seed = 0): nu
 
 /** The SFT of the setting in `dir`: expert episodes of every training task, exported (with `wordShare` of their
  * answers written as words, :func:`wordDemonstrations`), then the short recipe. */
-export function sft(dir: string, store: string[], wordShare = 0): string {
+export function sft(dir: string, store: string[], wordShare = 0, seed = 0): string {
   const expert = join(dir, 'expert.jsonl');
   const sftData = join(dir, 'sft.jsonl');
   gymflow(['collect', '--env', RECALL_ENV, '--agent', 'expert', '-o', expert, '--no-progress', ...store], 'collect (expert)');
   gymflow(['export', '--format', 'sft', '--in', expert, '-o', sftData, ...store], 'export sft');
-  if (wordShare > 0) wordDemonstrations(sftData, wordShare);
+  if (wordShare > 0) wordDemonstrations(sftData, wordShare, seed);
   const sftRecipe = parseYaml(readFileSync(SFT_RECIPE, 'utf8')) as { model: { tiny: Record<string, unknown> } };
   return train(
     'sft',
     SFT_RECIPE,
-    { data: sftData, output_dir: join(dir, 'sft'), model: { tiny: { ...sftRecipe.model.tiny, bpe_corpus: [sftData] } } },
+    { data: sftData, output_dir: join(dir, 'sft'), seed, model: { tiny: { ...sftRecipe.model.tiny, bpe_corpus: [sftData], seed } } },
     join(dir, 'sft.json'),
   ).path;
 }
@@ -257,7 +260,8 @@ export function runRlRecall(options: RlRecallOptions): RlRecallResult {
 
   // SFT: every training task's expert episode, then the short recipe.
   const tSft = Date.now();
-  let model = options.sftModel ?? sft(dir, store, options.wordShare ?? 0);
+  const seed = options.seed ?? 0;
+  let model = options.sftModel ?? sft(dir, store, options.wordShare ?? 0, seed);
   const sftS = seconds(tSft);
   log(`sft: ${sftS} s → ${model}`);
   let onnx = join(dir, 'policy-0');
@@ -297,14 +301,14 @@ export function runRlRecall(options: RlRecallOptions): RlRecallResult {
     // Each iteration draws its own training tasks (the schedule's seed) and scores them with the domain's rules.
     const summary = JSON.parse(
       gymflow(
-        ['collect', '--env', RECALL_ENV, '--agent', policy(onnx, options.temperature ?? 1), '--split', 'train', '-n', String(options.tasksPerIteration), '--group-size', String(groupSize), '--seed', String(i), '--score', '--concurrency', concurrency, '-o', rollouts, '--no-progress', '--json', ...store],
+        ['collect', '--env', RECALL_ENV, '--agent', policy(onnx, options.temperature ?? 1), '--split', 'train', '-n', String(options.tasksPerIteration), '--group-size', String(groupSize), '--seed', String(seed * 1000 + i), '--score', '--concurrency', concurrency, '-o', rollouts, '--no-progress', '--json', ...store],
         `collect (iteration ${i})`,
       ),
     ) as { summary: { successRate: number } };
     const collectS = seconds(tCollect);
     gymflow(['export', '--format', 'rl', '--in', rollouts, '-o', rlData, ...store], `export rl (iteration ${i})`);
     const tTrain = Date.now();
-    const run = train('rl', RL_RECIPE, { ...options.rl, data: rlData, output_dir: join(dir, `rl-${i}`), model: { path: model } }, join(dir, `rl-${i}.json`));
+    const run = train('rl', RL_RECIPE, { seed, ...options.rl, data: rlData, output_dir: join(dir, `rl-${i}`), model: { path: model } }, join(dir, `rl-${i}.json`));
     model = run.path;
     const trainS = seconds(tTrain);
     onnx = join(dir, `policy-${i}`);
