@@ -6,8 +6,10 @@
  *
  *   npm run bench:rl-learning                    # the defaults below
  *   npm run bench:rl-learning -- --iterations 6  # more RL iterations
+ *   npm run bench:rl-learning -- --word-share 0  # SFT on the expert's own answers
  *
- * docs/trainer.md, "RL that learns", has what it measured (the setting does not reach issue 45's +0.15 yet).
+ * The SFT data is the expert's with `--word-share` of the answers written as words (a flawed demonstrator; RL
+ * learns from the reward that digits succeed). docs/trainer.md, "RL that learns", has what it measured.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ async function main(): Promise<void> {
       'group-size': { type: 'string', default: '8' },
       heldout: { type: 'string', default: '400' },
       'passk-tasks': { type: 'string', default: '200' },
+      'word-share': { type: 'string', default: '0.6' },
       keep: { type: 'boolean', default: false },
     },
   });
@@ -37,9 +40,11 @@ async function main(): Promise<void> {
   for (const [k, v] of Object.entries(size)) {
     if (!Number.isInteger(v) || v < 0) throw new Error(`--${k}: expected a whole number >= 0, got ${String(v)}`);
   }
+  const wordShare = Number(values['word-share']);
+  if (!(wordShare >= 0 && wordShare < 1)) throw new Error(`--word-share: expected a number in [0, 1), got ${String(values['word-share'])}`);
   const dir = mkdtempSync(join(tmpdir(), 'gymflow-bench-rl-'));
   try {
-    const r = runRlRecall({ dir, ...size, log: (line) => console.log(line) });
+    const r = runRlRecall({ dir, ...size, wordShare, log: (line) => console.log(line) });
     const rate = (s: { successes: number; n: number }): string => `${s.successes}/${s.n} = ${(s.successes / s.n).toFixed(3)}`;
     console.log('\n| | held-out success (greedy) | pass@1 (T=1) | pass@k (T=1) |');
     console.log('| --- | --- | --- | --- |');
@@ -51,7 +56,7 @@ async function main(): Promise<void> {
         `rollout success per iteration ${r.iterations.map((i) => i.rolloutSuccess.toFixed(3)).join(', ')}; ` +
         `sft ${r.seconds.sft} s, rl ${r.seconds.rl} s, total ${r.seconds.total} s`,
     );
-    await writeReport('rl-learning', { size, ...r });
+    await writeReport('rl-learning', { size, wordShare, ...r });
   } finally {
     if (values.keep) console.log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import { type KvCache, logitsRow } from './onnx-lm.js';
 import { type PolicyManifest, readPolicyManifest } from './onnx-manifest.js';
 import { checkSampling, logSoftmaxAt, sampleToken } from './sampling.js';
 import { invalidCall, parseToolCallText } from './tool-call-parsing.js';
-import { emptyUsage, stepSeed, type PolicyUsage } from './usage.js';
+import { emptyUsage, taskStepSeed, type PolicyUsage } from './usage.js';
 import { defined } from '../core/defined.js';
 
 /**
@@ -36,8 +36,9 @@ import { defined } from '../core/defined.js';
  * to get the logits of the next position. A new episode (`reset`, or `stepIndex` 0) starts from an empty
  * cache. Reuse gives the same ids as a cold prefill up to float rounding (the test checks it).
  *
- * Determinism: each step samples from `new Rng(stepSeed(seed, episodeSeed, stepIndex))`, so the same
- * seed, episode seed and model give the same episode.
+ * Determinism: each step samples from `new Rng(taskStepSeed(seed, episodeSeed, stepIndex, taskId))`, so the
+ * same seed, episode seed, task and model give the same episode, and the same seeds on other tasks draw other
+ * random numbers.
  */
 
 /** Options of {@link LocalPolicy}. */
@@ -100,6 +101,8 @@ export class LocalPolicy implements Agent {
   private notes: StepNote[] = [];
   private cache: KvCache | undefined;
   private episodeSeed: number | undefined;
+  /** The episode's task: its id goes into the sampling seed ({@link taskStepSeed}). */
+  private taskId = '';
 
   /**
    * Reads and checks the manifest now (a wrong directory fails before any episode); the model and the
@@ -138,10 +141,11 @@ export class LocalPolicy implements Agent {
   }
 
   /** Starts an episode: forgets the notes and the KV cache. */
-  reset(_task: TaskInfo, seed: number | undefined): void {
+  reset(task: TaskInfo, seed: number | undefined): void {
     this.notes = [];
     this.cache = undefined;
     this.episodeSeed = seed;
+    this.taskId = task.id;
   }
 
   /** The prompt text for a context (exposed for tests and debugging). */
@@ -183,7 +187,7 @@ export class LocalPolicy implements Agent {
     this.stats.prefillTokens += promptIds.length - keep;
     this.stats.cachedTokens += keep;
 
-    const rng = new Rng(stepSeed(this.seed, this.episodeSeed, ctx.stepIndex));
+    const rng = new Rng(taskStepSeed(this.seed, this.episodeSeed, ctx.stepIndex, this.taskId));
     const sampling = { temperature: this.temperature, topP: this.topP };
     const completion: number[] = [];
     const logprobs: number[] = [];

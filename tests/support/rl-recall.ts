@@ -15,6 +15,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
+import { INVALID_TOOL_CALL } from '../../src/policy/tool-call-parsing.js';
+import { Rng } from '../../src/core/rng.js';
 import { TRAINER_ENV_DEFAULTS } from '../../src/runtime/trainer-process.js';
 
 /** The environment of the setting. */
@@ -42,6 +44,34 @@ export interface RlRecallOptions {
   concurrency?: number;
   /** Called with each stage's line of progress. */
   log?: (line: string) => void;
+  /** Seed of the run (default 0): the SFT's initialisation and data order, which answers are words, the training
+   * tasks each RL iteration draws (`seed × 1000 + iteration`) and the RL trainer's; the held-out episodes stay. */
+  seed?: number;
+  /** Share of the SFT demonstrations whose answer is written as a word (:func:`wordDemonstrations`; default 0). */
+  wordShare?: number;
+  /** Start RL from this SFT model directory (a run's `final/` or a checkpoint) instead of training one. */
+  sftModel?: string;
+  /** Fields of the RL recipe to change (`loss` and `optim` are merged field by field). */
+  rl?: Record<string, unknown>;
+  /** Sampling temperature of the RL collection (default 1; pass@k is always measured at 1). */
+  temperature?: number;
+}
+
+/** What one RL iteration's trainer reported. */
+export interface TrainerTrace {
+  /** Optimizer steps. */
+  steps: number;
+  /** Step samples trained (after `drop_uniform_groups`) and dropped. */
+  samples: number;
+  dropped: number;
+  /** The first step's rollout-engine gap (step samples: the ONNX policy's log-probs against the trainer's). */
+  firstMismatchKl: number | null;
+  /** The first and last steps' `approx_kl` (the ratio against the behaviour policy) and the last `clip_frac`. */
+  firstApproxKl: number | null;
+  lastApproxKl: number | null;
+  lastClipFrac: number | null;
+  /** The last step's mean entropy at the trained tokens. */
+  lastEntropy: number | null;
 }
 
 /** pass@1 and pass@k at temperature 1 over held-out tasks. */
@@ -61,7 +91,7 @@ export interface RlRecallResult {
   /** `gymflow compare`'s comparison of the two evaluations (A = before, B = after). */
   mcnemar: { p: number; onlyBefore: number; onlyAfter: number; pairs: number };
   /** Per RL iteration: the rollouts' success (temperature 1) and the collect and train times. */
-  iterations: { rolloutSuccess: number; trainS: number; collectS: number }[];
+  iterations: { rolloutSuccess: number; invalidSteps: number; trainS: number; collectS: number; trainer: TrainerTrace }[];
   passBefore: PassAtK | null;
   passAfter: PassAtK | null;
   seconds: { sft: number; rl: number; total: number };
@@ -81,14 +111,62 @@ function trainer(args: string[], what: string): string {
   return r.stdout;
 }
 
-/** Runs a trainer command on a recipe with this run's fields, and returns its `done` event's model path. */
-function train(command: 'sft' | 'rl', recipe: string, fields: Record<string, unknown>, configFile: string): string {
-  const config = { ...(parseYaml(readFileSync(recipe, 'utf8')) as Record<string, unknown>), ...fields };
+/** A recipe with fields changed: `loss`, `optim` and `model` objects are merged field by field. */
+export function withFields(recipe: Record<string, unknown>, fields: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...recipe };
+  for (const [k, v] of Object.entries(fields)) {
+    const was = out[k];
+    const merge = ['loss', 'optim', 'model'].includes(k) && typeof was === 'object' && was !== null && typeof v === 'object' && v !== null;
+    out[k] = merge ? { ...(was as Record<string, unknown>), ...(v as Record<string, unknown>) } : v;
+  }
+  return out;
+}
+
+/** Runs a trainer command on a recipe with this run's fields; returns its `done` event's model path and its events. */
+function train(command: 'sft' | 'rl', recipe: string, fields: Record<string, unknown>, configFile: string): { path: string; events: Record<string, unknown>[] } {
+  const config = withFields(parseYaml(readFileSync(recipe, 'utf8')) as Record<string, unknown>, fields);
   writeFileSync(configFile, JSON.stringify(config));
   const out = trainer(['-m', 'gymflow_trainer', command, '--config', configFile], command);
-  const done = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { event?: string; path?: string };
+  const events = out.trim().split('\n').flatMap((l) => {
+    try {
+      return [JSON.parse(l) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+  const done = events.at(-1) ?? {};
   if (done.event !== 'done' || typeof done.path !== 'string') throw new Error(`${command} did not end with a done event:\n${out.slice(-2000)}`);
-  return done.path;
+  return { path: done.path, events };
+}
+
+/** The RL trainer's events summed up (:type:`TrainerTrace`). */
+function trace(events: Record<string, unknown>[]): TrainerTrace {
+  const num = (e: Record<string, unknown> | undefined, k: string): number | null => (typeof e?.[k] === 'number' ? (e[k] as number) : null);
+  const start = events.find((e) => e.event === 'start');
+  const progress = events.filter((e) => e.event === 'progress');
+  const first = progress[0];
+  const last = progress.at(-1);
+  return {
+    steps: num(last, 'step') ?? 0,
+    samples: num(start, 'samples') ?? 0,
+    dropped: num(start, 'dropped') ?? 0,
+    firstMismatchKl: num(first, 'mismatch_kl'),
+    firstApproxKl: num(first, 'approx_kl'),
+    lastApproxKl: num(last, 'approx_kl'),
+    lastClipFrac: num(last, 'clip_frac'),
+    lastEntropy: num(last, 'entropy'),
+  };
+}
+
+/** Steps of JSONL trajectories whose completion did not parse as a tool call (the policy's format broke). */
+export function invalidSteps(trajectoriesFile: string): number {
+  let n = 0;
+  for (const line of readFileSync(trajectoriesFile, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const t = JSON.parse(line) as { steps: { action: { tool: string } }[] };
+    n += t.steps.filter((s) => s.action.tool === INVALID_TOOL_CALL).length;
+  }
+  return n;
 }
 
 function exportOnnx(dir: string, checkpoint: string, output: string): void {
@@ -120,6 +198,56 @@ export function passAtK(trajectoriesFile: string, k: number): PassAtK {
   };
 }
 
+/** The number words the word-writing demonstrator answers with (`wordDemonstrations`). */
+export const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'] as const;
+
+/**
+ * Turns an SFT file of the expert's recall episodes into a flawed demonstrator's, in place: in a seeded `share` of
+ * the records the answer is written as a word (`{"answer":"seven"}`), which the environment's exact match scores
+ * 0. Returns how many records were changed. The SFT policy then answers in words or digits by a learnt prior, and
+ * greedy decoding follows the majority; RL has to find, from the reward alone, that digits are what succeeds.
+ */
+export function wordDemonstrations(sftFile: string, share: number, seed = 0): number {
+  const rng = new Rng(seed);
+  let changed = 0;
+  const out: string[] = [];
+  for (const line of readFileSync(sftFile, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const rec = JSON.parse(line) as { messages: { role: string; content: string | null; tool_calls?: { function: { arguments: string } }[] | null }[] };
+    if (rng.next() < share) {
+      const answer = /"answer":"(\d)"/;
+      for (const m of rec.messages) {
+        if (m.role !== 'assistant') continue;
+        const word = (text: string): string => text.replace(answer, (_, d: string) => `"answer":"${NUMBER_WORDS[Number(d)] ?? d}"`);
+        if (m.content === null || !answer.test(m.content)) throw new Error(`${sftFile}: an assistant message without a one-digit answer: ${m.content ?? 'null'}`);
+        m.content = word(m.content);
+        for (const call of m.tool_calls ?? []) call.function.arguments = word(call.function.arguments);
+      }
+      changed++;
+    }
+    out.push(JSON.stringify(rec));
+  }
+  writeFileSync(sftFile, out.join('\n') + '\n');
+  return changed;
+}
+
+/** The SFT of the setting in `dir`: expert episodes of every training task, exported (with `wordShare` of their
+ * answers written as words, :func:`wordDemonstrations`), then the short recipe. */
+export function sft(dir: string, store: string[], wordShare = 0, seed = 0): string {
+  const expert = join(dir, 'expert.jsonl');
+  const sftData = join(dir, 'sft.jsonl');
+  gymflow(['collect', '--env', RECALL_ENV, '--agent', 'expert', '-o', expert, '--no-progress', ...store], 'collect (expert)');
+  gymflow(['export', '--format', 'sft', '--in', expert, '-o', sftData, ...store], 'export sft');
+  if (wordShare > 0) wordDemonstrations(sftData, wordShare, seed);
+  const sftRecipe = parseYaml(readFileSync(SFT_RECIPE, 'utf8')) as { model: { tiny: Record<string, unknown> } };
+  return train(
+    'sft',
+    SFT_RECIPE,
+    { data: sftData, output_dir: join(dir, 'sft'), seed, model: { tiny: { ...sftRecipe.model.tiny, bpe_corpus: [sftData], seed } } },
+    join(dir, 'sft.json'),
+  ).path;
+}
+
 /** Runs the whole setting once; see the module documentation. */
 export function runRlRecall(options: RlRecallOptions): RlRecallResult {
   const { dir, groupSize } = options;
@@ -131,18 +259,9 @@ export function runRlRecall(options: RlRecallOptions): RlRecallResult {
   const seconds = (since: number): number => Math.round((Date.now() - since) / 100) / 10;
 
   // SFT: every training task's expert episode, then the short recipe.
-  const expert = join(dir, 'expert.jsonl');
-  const sftData = join(dir, 'sft.jsonl');
-  gymflow(['collect', '--env', RECALL_ENV, '--agent', 'expert', '-o', expert, '--no-progress', ...store], 'collect (expert)');
-  gymflow(['export', '--format', 'sft', '--in', expert, '-o', sftData, ...store], 'export sft');
   const tSft = Date.now();
-  const sftRecipe = parseYaml(readFileSync(SFT_RECIPE, 'utf8')) as { model: { tiny: Record<string, unknown> } };
-  let model = train(
-    'sft',
-    SFT_RECIPE,
-    { data: sftData, output_dir: join(dir, 'sft'), model: { ...sftRecipe.model, tiny: { ...sftRecipe.model.tiny, bpe_corpus: [sftData] } } },
-    join(dir, 'sft.json'),
-  );
+  const seed = options.seed ?? 0;
+  let model = options.sftModel ?? sft(dir, store, options.wordShare ?? 0, seed);
   const sftS = seconds(tSft);
   log(`sft: ${sftS} s → ${model}`);
   let onnx = join(dir, 'policy-0');
@@ -182,20 +301,28 @@ export function runRlRecall(options: RlRecallOptions): RlRecallResult {
     // Each iteration draws its own training tasks (the schedule's seed) and scores them with the domain's rules.
     const summary = JSON.parse(
       gymflow(
-        ['collect', '--env', RECALL_ENV, '--agent', policy(onnx, 1), '--split', 'train', '-n', String(options.tasksPerIteration), '--group-size', String(groupSize), '--seed', String(i), '--score', '--concurrency', concurrency, '-o', rollouts, '--no-progress', '--json', ...store],
+        ['collect', '--env', RECALL_ENV, '--agent', policy(onnx, options.temperature ?? 1), '--split', 'train', '-n', String(options.tasksPerIteration), '--group-size', String(groupSize), '--seed', String(seed * 1000 + i), '--score', '--concurrency', concurrency, '-o', rollouts, '--no-progress', '--json', ...store],
         `collect (iteration ${i})`,
       ),
     ) as { summary: { successRate: number } };
     const collectS = seconds(tCollect);
     gymflow(['export', '--format', 'rl', '--in', rollouts, '-o', rlData, ...store], `export rl (iteration ${i})`);
     const tTrain = Date.now();
-    model = train('rl', RL_RECIPE, { data: rlData, output_dir: join(dir, `rl-${i}`), model: { path: model } }, join(dir, `rl-${i}.json`));
+    const run = train('rl', RL_RECIPE, { seed, ...options.rl, data: rlData, output_dir: join(dir, `rl-${i}`), model: { path: model } }, join(dir, `rl-${i}.json`));
+    model = run.path;
     const trainS = seconds(tTrain);
     onnx = join(dir, `policy-${i}`);
     exportOnnx(dir, model, onnx);
     const rolloutSuccess = summary.summary.successRate;
-    iterations.push({ rolloutSuccess, trainS, collectS });
-    log(`iteration ${i}: rollout success ${rolloutSuccess.toFixed(3)} (collect ${collectS} s, train ${trainS} s)`);
+    const t = trace(run.events);
+    const invalid = invalidSteps(rollouts);
+    iterations.push({ rolloutSuccess, invalidSteps: invalid, trainS, collectS, trainer: t });
+    const f = (x: number | null): string => (x === null ? '—' : x.toExponential(1));
+    log(
+      `iteration ${i}: rollout success ${rolloutSuccess.toFixed(3)}, invalid steps ${invalid}; ${t.steps} steps on ${t.samples} samples ` +
+        `(${t.dropped} dropped), mismatch_kl ${f(t.firstMismatchKl)}, approx_kl ${f(t.firstApproxKl)} → ${f(t.lastApproxKl)}, ` +
+        `clip ${f(t.lastClipFrac)}, entropy ${f(t.lastEntropy)} (collect ${collectS} s, train ${trainS} s)`,
+    );
   }
   const rlS = seconds(tRl);
 

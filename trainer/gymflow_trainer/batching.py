@@ -165,11 +165,15 @@ def autocast_ctx(bf16: bool) -> Any:
     return torch.autocast(device_type=dev.type, dtype=torch.bfloat16)
 
 
-def batch_schedule(n: int, cfg: Any, units: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]]]]:
+def batch_schedule(n: int, cfg: Any, units: Optional[list[list[int]]] = None,
+                   whole_units: bool = False) -> list[tuple[int, list[list[int]]]]:
     """Every optimiser step of ``n`` examples as ``(epoch, micro-batches)``: a seeded shuffle per epoch,
     ``cfg.batch_size`` per micro-batch, ``cfg.grad_accum`` micro-batches per step, cut at ``cfg.max_steps``.
     With ``units`` (groups of example indices that cover all ``n``) the groups are shuffled instead, and each one's
-    examples follow one another in its order: PPO keeps a trajectory's step samples together this way."""
+    examples follow one another in its order: PPO keeps a trajectory's step samples together this way.
+    ``whole_units``: no unit is split between optimiser steps either — each step takes shuffled units while
+    they fit in ``batch_size × grad_accum`` examples (a larger unit is a step of its own) and is cut into
+    micro-batches of at most ``batch_size``: GRPO's ``whole_groups``, so a step holds every member of its groups."""
     steps = []
     for epoch in range(cfg.epochs):
         g = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
@@ -177,7 +181,30 @@ def batch_schedule(n: int, cfg: Any, units: Optional[list[list[int]]] = None) ->
             order = torch.randperm(n, generator=g).tolist()
         else:
             order = [i for u in torch.randperm(len(units), generator=g).tolist() for i in units[u]]
+        if whole_units and units is not None:
+            for step in _whole_unit_steps(order, units, cfg.batch_size * cfg.grad_accum):
+                steps.append((epoch, [step[i : i + cfg.batch_size] for i in range(0, len(step), cfg.batch_size)]))
+            continue
         micro = [order[i : i + cfg.batch_size] for i in range(0, n, cfg.batch_size)]
         for j in range(0, len(micro), cfg.grad_accum):
             steps.append((epoch, micro[j : j + cfg.grad_accum]))
     return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
+
+
+def _whole_unit_steps(order: list[int], units: list[list[int]], capacity: int) -> list[list[int]]:
+    """``order`` (whole units one after another) cut into steps at unit boundaries only: a step takes the next
+    units while its size stays within ``capacity``; a unit larger than ``capacity`` makes a step of its own."""
+    size = {u[0]: len(u) for u in units if u}
+    steps: list[list[int]] = []
+    cur: list[int] = []
+    pos = 0
+    while pos < len(order):
+        k = size[order[pos]]
+        if cur and len(cur) + k > capacity:
+            steps.append(cur)
+            cur = []
+        cur = cur + order[pos : pos + k]
+        pos += k
+    if cur:
+        steps.append(cur)
+    return steps

@@ -125,6 +125,9 @@ class OptimConfig:
     lr: float = 1e-4
     weight_decay: float = 0.0
     betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
+    #: AdamW's ε, added to √v before it divides: a weight whose gradients stay well below ε moves by about
+    #: lr·g/ε instead of lr (docs/trainer.md, "RL that learns": an RL step's zero-sum noise and AdamW's ε).
+    eps: float = 1e-8
     warmup_steps: int = 0
     scheduler: Literal["constant", "linear", "cosine"] = "constant"
     max_grad_norm: float = 1.0
@@ -143,6 +146,8 @@ class OptimConfig:
                               "and the next run trains a new one, so there is no state to carry")
         if self.lr <= 0:
             raise ConfigError(f"{where}.lr must be > 0")
+        if not (math.isfinite(self.eps) and self.eps > 0):
+            raise ConfigError(f"{where}.eps must be a finite number > 0, got {self.eps}")
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
             raise ConfigError(f"{where}.betas must be two numbers in [0, 1)")
         if self.warmup_steps < 0 or self.weight_decay < 0 or self.max_grad_norm < 0 or self.max_skipped_steps < 0:
@@ -385,6 +390,12 @@ class RlConfig(CausalLoopConfig):
     advantages: Literal["group", "dataset"] = "group"
     #: DAPO dynamic sampling: drop groups whose rewards are all equal.
     drop_uniform_groups: bool = False
+    #: Never split a group between optimiser steps: each step takes whole shuffled groups while they fit in
+    #: ``batch_size × grad_accum`` samples. A group's advantages sum to zero, so on-policy the gradient of what its
+    #: members share (the tokens before their first difference, and every token those contexts did not sample)
+    #: cancels inside the step; a step holding part of a group pushes all of them up or down by chance
+    #: (docs/trainer.md, "RL that learns"). False: samples are shuffled one by one.
+    whole_groups: bool = False
     #: What a training sample is. "steps": one per step, from the rollout's own token ids (prompt + sampled
     #: completion), with the rollout's log-probs as the old log-probs (exact importance ratios); "conversation":
     #: one per member, the rendered conversation re-tokenised, old log-probs recomputed; "auto": steps when
@@ -392,6 +403,11 @@ class RlConfig(CausalLoopConfig):
     samples: Literal["auto", "steps", "conversation"] = "auto"
     #: Optimisation epochs over each batch of rollouts (PPO-style reuse; 1 = on-policy).
     ppo_epochs: int = 1
+    #: With ``loss.kl_beta`` > 0: a model directory (same tokenizer) whose log-probs are the KL reference, instead
+    #: of this run's initial policy. In a loop that trains each iteration from the last one's model, the SFT
+    #: policy: the KL then holds the whole RL phase near it, where each run's own start would let the drift of
+    #: every iteration add up (docs/trainer.md, "RL that learns").
+    kl_reference: Optional[str] = None
     #: PPO (``loss.algorithm: ppo``) only: GAE discount and λ, value-loss weight and clip (null = unclipped),
     #: and whitening of the token advantages over each rollout batch.
     gamma: float = 1.0
@@ -419,6 +435,8 @@ class RlConfig(CausalLoopConfig):
         if self.lora is not None:
             self.lora.validate(f"{where}.lora")
         _positive(self, where, "ppo_epochs")
+        if self.kl_reference is not None and self.loss.kl_beta <= 0:
+            raise ConfigError(f"{where}.kl_reference: a KL reference needs loss.kl_beta > 0 (it is {self.loss.kl_beta})")
         if not (0 <= self.gamma <= 1 and 0 <= self.lam <= 1):
             raise ConfigError(f"{where}: gamma and lam must be in [0, 1]")
         if self.vf_coef < 0 or (self.vf_clip is not None and self.vf_clip <= 0):

@@ -25,7 +25,7 @@ def make_optimizer(model: Any, ocfg: OptimConfig) -> torch.optim.Optimizer:
     same update up to rounding, and its state dict is the same, so a checkpoint resumes either way)."""
     params = [p for _, p in trainable_parameters(model)]
     fused = bool(params) and all(p.is_cuda for p in params)
-    return torch.optim.AdamW(params, lr=ocfg.lr, betas=(ocfg.betas[0], ocfg.betas[1]), weight_decay=ocfg.weight_decay,
+    return torch.optim.AdamW(params, lr=ocfg.lr, betas=(ocfg.betas[0], ocfg.betas[1]), eps=ocfg.eps, weight_decay=ocfg.weight_decay,
                              fused=fused or None)
 
 

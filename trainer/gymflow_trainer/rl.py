@@ -47,7 +47,7 @@ import torch
 
 from . import batching, checkpoints, distributed, memory, models, optim, prepare
 from .advantages import chained_gae, dynamic_sampling_filter, group_advantages, process_advantages
-from .config import RlConfig
+from .config import ModelConfig, RlConfig
 from .data import IGNORE, RlSample, load_rl, load_rl_steps, rollout_tokens_complete, warn_stderr
 from .errors import ConfigError, DataError
 from .events import EventWriter
@@ -188,15 +188,31 @@ def piece_share(counts: list[int], piece: list[int], whole: list[int], mode: str
     return sum(counts[i] > 0 for i in piece) / max(sum(counts[i] > 0 for i in whole), 1)
 
 
-def schedule(n: int, cfg: RlConfig, members: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]], int]]:
+def schedule(n: int, cfg: RlConfig, members: Optional[list[list[int]]] = None,
+             groups: Optional[list[list[int]]] = None) -> list[tuple[int, list[list[int]], int]]:
     """Every optimiser step as ``(epoch, micro-batches, inner)``: :func:`batching.batch_schedule` with each of its
     steps repeated ``ppo_epochs`` times (``inner`` counts the updates on one rollout batch), cut at ``max_steps``.
     With ``members`` (each member's step samples, in step order) whole members are shuffled and their steps stay
     together: PPO's GAE needs the values of a member's later steps, and a rollout batch that holds them needs no
-    pass over other samples (shuffled steps cost about K/2 extra passes per sample for members of K steps)."""
+    pass over other samples (shuffled steps cost about K/2 extra passes per sample for members of K steps).
+    With ``groups`` (each group's samples, its members' steps in order; ``whole_groups``) whole groups are
+    shuffled and no group is split between optimiser steps (:func:`group_units`)."""
+    if groups is not None:
+        uncut = batching.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), groups, whole_units=True)
+        steps = [(epoch, micro, inner) for epoch, micro in uncut for inner in range(cfg.ppo_epochs)]
+        return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
     uncut = batching.batch_schedule(n, dataclasses.replace(cfg, max_steps=None), members)
     steps = [(epoch, micro, inner) for epoch, micro in uncut for inner in range(cfg.ppo_epochs)]
     return steps[: cfg.max_steps] if cfg.max_steps is not None else steps
+
+
+def group_units(samples: list[RlSample], by_member: dict[str, list[int]]) -> list[list[int]]:
+    """Each group's samples, its members one after another and each member's steps in step order (the units of
+    ``whole_groups``), groups in order of first appearance."""
+    units: dict[str, list[int]] = {}
+    for idx in by_member.values():
+        units.setdefault(samples[idx[0]].group, []).extend(idx)
+    return list(units.values())
 
 
 def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
@@ -206,14 +222,15 @@ def run(cfg: RlConfig, events: EventWriter) -> dict[str, Any]:
     dev, digest, resume, model, tok, samples = prepare.prepare_run(cfg, _data_loader(cfg, by_steps))
     chosen = choose_samples(samples, cfg, by_steps)
     t = _Training.build(cfg, model, tok, chosen, by_steps)
-    steps = schedule(len(t.samples), cfg, list(t.by_member.values()) if t.use_value and by_steps else None)
+    steps = schedule(len(t.samples), cfg, list(t.by_member.values()) if t.use_value and by_steps else None,
+                     group_units(t.samples, t.by_member) if cfg.whole_groups else None)
     if t.use_value:
         add_value_head(model, cfg.seed)
     model.to(dev)
     models.prepare_layout(model, cfg)
     t.fit = memory.fit_for(cfg, (memory.packed_size if cfg.packing else memory.padded_size)([len(x.tokens.input_ids) for x in t.samples]))
-    if cfg.loss.kl_beta > 0:  # the initial policy, before any checkpoint is loaded
-        t.ref = reference_logps(t, steps)
+    if cfg.loss.kl_beta > 0:  # the initial policy (or kl_reference), before any checkpoint is loaded
+        t.ref = reference_logps(t, steps, reference_model(cfg, model, dev))
     model.train()
     if cfg.compile:
         models.compile_layers(model)
@@ -360,10 +377,26 @@ class _Training:
                          trained_counts(chosen.samples), pg_mode)
 
 
-def reference_logps(t: _Training, steps: list[tuple[int, list[list[int]], int]]) -> list[Optional[torch.Tensor]]:
+def reference_model(cfg: RlConfig, model: Any, dev: Any) -> Any:
+    """The KL reference's model: ``kl_reference`` loaded (eval mode, on ``dev``), else None (the policy itself,
+    before any update). :class:`ConfigError` when its vocabulary is not the policy's."""
+    if cfg.kl_reference is None:
+        return None
+    ref, _ = models.load_model_and_tokenizer(ModelConfig(path=cfg.kl_reference, dtype=cfg.model.dtype), None)
+    mine, theirs = model.get_output_embeddings().weight.shape[0], ref.get_output_embeddings().weight.shape[0]
+    if mine != theirs:
+        raise ConfigError(f"kl_reference: {cfg.kl_reference} has a vocabulary of {theirs} tokens, the policy {mine}: "
+                          "the reference must share the policy's tokenizer")
+    return ref.to(dev).eval()
+
+
+def reference_logps(t: _Training, steps: list[tuple[int, list[list[int]], int]],
+                    ref_model: Any = None) -> list[Optional[torch.Tensor]]:
     """The KL reference: the initial policy's log-probs of the samples this rank will train (every sample with
-    one process), computed once, before any update and before a checkpoint is loaded."""
+    one process), computed once, before any update and before a checkpoint is loaded; with ``ref_model``
+    (``kl_reference``) that model's instead."""
     t.model.eval()
+    scorer = t.model if ref_model is None else ref_model
     ref: list[Optional[torch.Tensor]] = [None] * len(t.samples)
     mine = sorted(distributed.owned_indices([micro for _, micro, _ in steps]))  # all samples with one process
 
@@ -371,7 +404,7 @@ def reference_logps(t: _Training, steps: list[tuple[int, list[list[int]], int]])
         with torch.no_grad():
             for i in range(0, len(mine), t.cfg.batch_size):
                 for chunk in t.fit.chunks(mine[i : i + t.cfg.batch_size]):
-                    lp, _ = t.logps(t.model, [t.samples[k] for k in chunk])
+                    lp, _ = t.logps(scorer, [t.samples[k] for k in chunk])
                     for row, k in enumerate(chunk):
                         ref[k] = lp[row, : len(t.samples[k].tokens.input_ids) - 1].cpu()
 
