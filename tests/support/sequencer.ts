@@ -36,9 +36,10 @@ export const SLOW_FILES: readonly string[] = [
 /**
  * Files that start after all others (see the module documentation). The cluster test is first of them: on a
  * fresh CI machine it waits for the Temporal server's build, which setup starts in the background, so it
- * starts once the build had the whole run to finish; the learning test then starts last.
+ * starts once the build had the whole run to finish. The two learning tests train for minutes each: the RL one
+ * beside the cluster test (which mostly waits on its processes), the SFT one last.
  */
-export const LAST_FILES: readonly string[] = ['tests/cluster.test.ts', 'tests/learning.test.ts'];
+export const LAST_FILES: readonly string[] = ['tests/cluster.test.ts', 'tests/rl-learning.test.ts', 'tests/learning.test.ts'];
 
 /** Where a file goes: its place in `SLOW_FILES`, then every other file, then `LAST_FILES` in their order. */
 export function fileRank(file: string): number {
