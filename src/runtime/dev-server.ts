@@ -474,6 +474,7 @@ export type WorkerKind = 'cpu' | 'gpu';
  */
 export type WorkerRole = 'all' | 'workflows' | 'activities';
 
+/** Every {@link WorkerRole}, as `--role` accepts them. */
 export const WORKER_ROLES: readonly WorkerRole[] = ['all', 'workflows', 'activities'];
 
 /** Options of {@link startWorkerProcess}. */
