@@ -12,8 +12,8 @@ import { runRlRecall } from './support/rl-recall.js';
 // examples/learning/rl-recall.yaml → `export-onnx`) → the same held-out evaluation → `gymflow compare --test mcnemar`.
 // The RL phase alone must raise held-out success by ≥ 0.10 on 200 episodes with exact McNemar p < 0.01
 // (docs/trainer.md, "RL that learns": +0.26 at full size, 400 episodes; +0.185 from the same SFT with the RL's seeds
-// changed). Seed 0 throughout: the short SFT reaches the "copy a listed digit" level it needs at seed 0, not at every
-// seed (seed 1 had not by 1,500 steps). 187 s measured at load average 2.5 (SFT ~70 s, each RL iteration ~25 s, the
+// changed; +0.25 at seed 2, +0.085 at seed 1, whose short SFT had barely begun to copy a listed digit; p < 1e-4 at
+// every seed). Seed 0 throughout. 187 s measured at load average 2.5 (SFT ~70 s, each RL iteration ~25 s, the
 // evaluations ~10 s each); ~6-8 minutes on 2 loaded cores.
 
 const python = requires.python(['torch', 'transformers', 'onnx', 'onnxruntime', 'gymflow_trainer']);
