@@ -58,7 +58,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'cluster',
     term: 'cluster',
-    description: 'PostgreSQL, the Temporal server, its Web UI and the CPU and GPU workers as background processes on this machine (see docs/operations.md)',
+    description: 'PostgreSQL, the object store, the Temporal server, its Web UI and the CPU and GPU workers as background processes on this machine (see docs/operations.md)',
     load: async () => (await import('./commands/cluster.js')).clusterCommand,
   },
   { name: 'dev', term: 'dev [options]', description: 'run a local Temporal dev server (SQLite under .gymflow/, Web UI) and the CPU and GPU workers until Ctrl-C', load: async () => (await import('./commands/dev.js')).devCommand },

@@ -1,4 +1,4 @@
-/** `gymflow cluster`: PostgreSQL, the Temporal server, its Web UI and the workers as background processes on one machine. */
+/** `gymflow cluster`: PostgreSQL, the object store, the Temporal server, its Web UI and the workers as background processes on one machine. */
 export * from './binaries.js';
 export * from './cluster.js';
 export * from './configs.js';
