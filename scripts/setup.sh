@@ -40,6 +40,18 @@ summary=()
 log() { echo "setup: $*"; }
 warn() { echo "setup: WARNING: $*" >&2; }
 
+# Free space, in GB, of the file system that holds $1 (or its nearest existing parent).
+free_gb() {
+  local dir="$1"
+  while [[ ! -e "$dir" ]]; do dir="$(dirname "$dir")"; done
+  df -Pk "$dir" | awk 'NR == 2 { printf "%d", $4 / 1048576 }'
+}
+
+# A first install writes about this much (the venv ~6.5 GB, torch's CUDA libraries most of it; the wheelhouse
+# ~3 GB; node_modules, the Go builds and Docker's images the rest). A full disk fails pip and the tests in ways
+# that do not say so, so the shortfall is named up front.
+VENV_NEEDS_GB=10
+
 # ---------------------------------------------------------------- node modules
 setup_node() {
   if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
@@ -157,6 +169,11 @@ setup_python() {
       return 0
     fi
   fi
+  local free
+  free="$(free_gb "$VENV")"
+  if ((free < VENV_NEEDS_GB)); then
+    warn "only ${free} GB free on the file system of $VENV; installing the trainer's requirements needs about ${VENV_NEEDS_GB} GB"
+  fi
   if [[ ! -e "$VENV/bin/python" ]]; then
     log "creating .venv with $("$PYTHON" --version 2>&1)"
     if ! "$PYTHON" -m venv "$VENV"; then
@@ -173,7 +190,7 @@ setup_python() {
     summary+=(".venv installed ($(temporal_version))")
   else
     rm -f "$stamp"
-    py_missing "pip install failed"
+    py_missing "pip install failed ($(free_gb "$VENV") GB free on the file system of $VENV)"
   fi
 }
 
@@ -434,3 +451,12 @@ setup_seaweedfs
 
 summary_line="$(printf '%s, ' "${summary[@]}")"
 log "${summary_line%, } [$((SECONDS - started))s]"
+
+# CI needs every component (tests/support/skip-reporter.ts fails a run that skipped one), so a missing one ends
+# the run here, with its reason at the end of the log, rather than after half an hour of tests that cannot pass.
+if [[ -n "${CI:-}" && "${CI,,}" != 0 && "${CI,,}" != false && "$summary_line" == *MISSING* ]]; then
+  missing="$(printf '%s\n' "${summary[@]}" | grep MISSING | paste -sd, -)"
+  echo "setup: FAILED: CI requires every component and these are missing: ${missing//,/, }" >&2
+  echo "setup: the WARNING lines above say why; free space: $(free_gb "$ROOT") GB under $ROOT, $(free_gb "$CACHE") GB under $CACHE" >&2
+  exit 1
+fi
