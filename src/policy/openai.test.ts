@@ -12,6 +12,7 @@ import { ExpertOracle } from '../../tests/support/expert-oracle.js';
 import { OpenAIPolicy, type OpenAIPolicyOptions } from './openai.js';
 import { parseOpenAISpec, resolveAgent } from './specs.js';
 import { INVALID_TOOL_CALL } from './tool-call-parsing.js';
+import { taskStepSeed } from './usage.js';
 
 const ENV = 'gymflow/tool-use-v0';
 const SEED = 11;
@@ -117,8 +118,12 @@ describe('OpenAIPolicy against a loopback server', () => {
         expect(b.messages[3 + 2 * j]).toEqual({ role: 'tool', tool_call_id: `call_${j}`, content: step.observation });
       }
     });
-    // The seed differs per step but is reproducible.
-    expect(new Set(reqs.map((r) => body(r).seed)).size).toBe(reqs.length);
+    // The seed differs per step but is reproducible, and the task's id is in it: member g of one task's GRPO group
+    // (the same episode seed) draws differently from member g of another task's.
+    const seeds = reqs.map((r) => body(r).seed);
+    expect(seeds).toEqual(reqs.map((_r, k) => taskStepSeed(5, SEED, k, t.task.id)));
+    expect(new Set(seeds).size).toBe(reqs.length);
+    expect(seeds[0]).not.toBe(taskStepSeed(5, SEED, 0, `${t.task.id}-other`));
     expect(agent.usage).toMatchObject({ steps: t.steps.length, requests: t.steps.length, retries: 0, promptTokens: 50 * t.steps.length, completionTokens: 3 * t.steps.length, invalidCalls: 0 });
   });
 

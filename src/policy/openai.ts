@@ -8,7 +8,7 @@ import { classifySdkError, withDeadline } from '../core/retry.js';
 import { DEFAULT_RETRY_POLICY, type FailureInfo, RetriesExhaustedError, type RetryPolicy, withRetry } from '../core/retry.js';
 import { renderContext, type StepNote } from './chat-format.js';
 import { invalidCall, parseOpenAIMessage } from './tool-call-parsing.js';
-import { emptyUsage, stepSeed, type PolicyUsage } from './usage.js';
+import { emptyUsage, taskStepSeed, type PolicyUsage } from './usage.js';
 
 /**
  * An agent over any OpenAI-compatible chat-completions server (vLLM in production, also OpenAI,
@@ -52,7 +52,7 @@ export interface OpenAIPolicyOptions {
   mode?: 'text' | 'native';
   temperature?: number;
   topP?: number;
-  /** Base sampling seed; each request sends a seed derived from it, the episode seed and the step. */
+  /** Base sampling seed; each request sends a seed derived from it, the episode seed, the step and the task. */
   seed?: number;
   /** `max_tokens` of a completion (default 1024). */
   maxTokens?: number;
@@ -101,6 +101,8 @@ export class OpenAIPolicy implements Agent {
   private readonly mode: 'text' | 'native';
   private notes: StepNote[] = [];
   private episodeSeed: number | undefined;
+  /** The episode's task: its id goes into each request's seed ({@link taskStepSeed}). */
+  private taskId = '';
 
   constructor(options: OpenAIPolicyOptions) {
     this.options = options;
@@ -111,9 +113,10 @@ export class OpenAIPolicy implements Agent {
   }
 
   /** Forgets the previous episode's notes. */
-  reset(_task: TaskInfo, seed: number | undefined): void {
+  reset(task: TaskInfo, seed: number | undefined): void {
     this.notes = [];
     this.episodeSeed = seed;
+    this.taskId = task.id;
   }
 
   /** The chat messages for a context (exposed for tests and debugging). */
@@ -154,7 +157,7 @@ export class OpenAIPolicy implements Agent {
       max_tokens: o.maxTokens ?? 1024,
       ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
       ...(o.topP !== undefined ? { top_p: o.topP } : {}),
-      ...(o.seed !== undefined ? { seed: stepSeed(o.seed, this.episodeSeed, ctx.stepIndex) } : {}),
+      ...(o.seed !== undefined ? { seed: taskStepSeed(o.seed, this.episodeSeed, ctx.stepIndex, this.taskId) } : {}),
       ...((o.logprobs ?? true) ? { logprobs: true } : {}),
       ...(o.returnTokenIds ? { return_token_ids: true } : {}),
       ...(this.mode === 'native' ? { tools: ctx.tools.map((t): ChatCompletionTool => toolFunction(t)) } : {}),
