@@ -12,25 +12,18 @@
  *    training resumed from its checkpoint, with the steps of an uninterrupted one) and every planned episode is in
  *    the set it trained on, once.
  */
-import { readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, expect } from 'vitest';
-import type { TrainResult } from '../activities/train.js';
 import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
-import { freePort, startDevServer, startWorkerProcess, type DevServer, type WorkerProcess } from '../src/runtime/dev-server.js';
-import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
 import type { PipelineStatus } from '../src/loop/status.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
-import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal } from '../workflows/messages.js';
+import { cancelSignal, pauseSignal, resumeSignal } from '../workflows/messages.js';
 import { trainingLoop } from '../workflows/index.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
 import { until } from './support/until.js';
+import { newestCheckpoint, WorkerStack } from './support/worker-stack.js';
 import { TINY_POLICY } from './support/small-loop.js';
 
 const temporal = requires.temporal();
@@ -41,38 +34,9 @@ const EPISODES = 12;
 /** Optimizer steps of every RL training. */
 const STEPS = 12;
 
-/** Whether a complete `checkpoint-<step>` directory (it holds `trainer_state.pt`) of step ≥ `min` is under `root`. */
-function hasCheckpoint(root: string, min: number): boolean {
-  const walk = (d: string): boolean => {
-    let entries;
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      return false;
-    }
-    for (const e of entries) {
-      if (!e.isDirectory()) continue;
-      const m = /^checkpoint-(\d+)$/.exec(e.name);
-      if (m) {
-        if (Number(m[1]) >= min && readdirSync(join(d, e.name)).includes('trainer_state.pt')) return true;
-      } else if (walk(join(d, e.name))) return true;
-    }
-    return false;
-  };
-  return walk(root);
-}
-
 temporal.describe('asynchronous RL on a real dev server', () => {
+  let stack: WorkerStack;
   let dir = '';
-  let server: DevServer | undefined;
-  let cpu: WorkerProcess | undefined;
-  let gpu: WorkerProcess | undefined;
-  let connection: Connection | undefined;
-  let client: Client;
-
-  const startGpu = (): Promise<WorkerProcess> => startWorkerProcess({ kind: 'gpu', address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'gpu.log') });
-  const startCpu = (): Promise<WorkerProcess> => startWorkerProcess({ kind: 'cpu', address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'cpu.log') });
-  const statusOf = (id: string): Promise<PipelineStatus> => client.workflow.getHandle(id).query(pipelineStatusQuery);
 
   /** Three RL iterations from a tiny policy, asynchronous; short heartbeat timeouts so a lost worker is noticed in seconds. */
   const config = (name: string, iterations = 3): PipelineConfig =>
@@ -97,27 +61,6 @@ temporal.describe('asynchronous RL on a real dev server', () => {
       `async:${name}`,
     );
 
-  /** The `train` activity results of every run of loop `id`, in order (each run's history read). */
-  const trainResults = async (id: string): Promise<TrainResult[]> => {
-    const runs: string[] = [];
-    for await (const e of client.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(e.runId);
-    const results: { at: number; r: TrainResult }[] = [];
-    for (const runId of runs) {
-      const history = await client.workflow.getHandle(id, runId).fetchHistory();
-      const types = new Map<string, string>();
-      for (const e of history.events ?? []) {
-        const scheduled = e.activityTaskScheduledEventAttributes;
-        if (scheduled) types.set(String(e.eventId), scheduled.activityType?.name ?? '');
-        const completed = e.activityTaskCompletedEventAttributes;
-        if (completed && types.get(String(completed.scheduledEventId)) === 'train') {
-          const payload = completed.result?.payloads?.[0];
-          const at = Number(e.eventTime?.seconds ?? 0);
-          if (payload) results.push({ at, r: defaultPayloadConverter.fromPayload<TrainResult>(payload) });
-        }
-      }
-    }
-    return results.sort((a, b) => a.at - b.at).map((x) => x.r);
-  };
 
   /** What every iteration of a finished loop trained on: its scored set's trajectories. */
   const checkIterations = async (status: PipelineStatus, iterations: number): Promise<void> => {
@@ -141,39 +84,30 @@ temporal.describe('asynchronous RL on a real dev server', () => {
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gymflow-async-'));
-    server = await startDevServer({ dbFilename: join(dir, 'temporal.db'), port: await freePort(), headless: true, searchAttributes: SEARCH_ATTRIBUTES, logFile: join(dir, 'temporal.log') });
-    [cpu, gpu] = await Promise.all([startCpu(), startGpu()]);
-    connection = await Connection.connect({ address: server.address });
-    client = new Client({ connection });
+    stack = await WorkerStack.start('async');
+    dir = stack.dir;
   }, 180_000);
 
   afterAll(async () => {
-    await connection?.close();
-    await Promise.all([cpu?.stop(20_000), gpu?.stop(20_000)]);
-    await server?.stop();
-    const left = dir ? processesMentioning('gymflow_trainer', dir) : [];
-    for (const pid of left) process.kill(pid, 'SIGKILL');
-    if (dir && !process.env['GYMFLOW_KEEP_TEST_DIR']) await rm(dir, { recursive: true, force: true });
-    else if (dir) console.warn(`kept ${dir}`);
+    const left = await stack?.stop();
     expect(left, 'trainer processes left behind').toEqual([]);
   }, 120_000);
 
   python.it('collects the next iteration beside the training, one policy version behind, and says so in pipeline_status', async () => {
     const id = 'async-plain';
-    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('plain')] });
+    const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('plain')] });
     // Both stages at once: this iteration's training (GPU queue) and the next one's collection (CPU queue).
     const both = await until(`${id} to train and collect at once`, 240_000, async () => {
-      const s = await statusOf(id);
+      const s = await stack.statusOf(id);
       if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}`);
       return s.stages.train.state === 'running' && s.next?.stages.collect.state === 'running' ? s : undefined;
     });
     expect(both.next).toMatchObject({ iteration: both.iteration + 1, policyVersion: both.iteration - 1 });
     await handle.result();
-    const status = await statusOf(id);
+    const status = await stack.statusOf(id);
     expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations', run: 3 });
     await checkIterations(status, 3);
-    const train = await trainResults(id);
+    const train = await stack.trainResults(id);
     expect(train.map((t) => [t.attempt, t.resumedFrom])).toEqual([
       [1, null],
       [1, null],
@@ -183,30 +117,30 @@ temporal.describe('asynchronous RL on a real dev server', () => {
 
   python.it('pause holds both sides at their next stage; cancel with abort stops both and leaves no trainer', async () => {
     const id = 'async-cancel';
-    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('cancel')] });
+    const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('cancel')] });
     await until(`${id} to train and collect at once`, 240_000, async () => {
-      const s = await statusOf(id);
+      const s = await stack.statusOf(id);
       return s.stages.train.state === 'running' && s.next?.stages.collect.state === 'running' ? true : undefined;
     });
     await handle.signal(pauseSignal);
     // The running activities finish; neither side starts another: the pass stops before its policy export.
     const paused = await until(`${id} to hold`, 240_000, async () => {
-      const s = await statusOf(id);
+      const s = await stack.statusOf(id);
       return s.stages.train.state === 'done' && s.next?.stages.collect.state === 'done' ? s : undefined;
     });
     await new Promise((r) => setTimeout(r, 3000));
-    const held = await statusOf(id);
+    const held = await stack.statusOf(id);
     expect(held).toMatchObject({ state: 'paused', iteration: paused.iteration });
     expect(held.stages.policy.state).toBe('pending');
     await handle.signal(resumeSignal);
     await until(`${id} to train again`, 240_000, async () => {
-      const s = await statusOf(id);
+      const s = await stack.statusOf(id);
       return s.iteration === paused.iteration + 1 && s.stages.train.state === 'running' ? true : undefined;
     });
     await handle.signal(cancelSignal, { mode: 'abort', reason: 'test' });
     const result = await handle.result();
     expect(result.stopReason).toBe('cancelled');
-    const status = await statusOf(id);
+    const status = await stack.statusOf(id);
     expect(status).toMatchObject({ state: 'cancelled', cancel: { mode: 'abort', activity: 'cancelled', stage: 'train' } });
     await until('the cancelled trainer to exit', 30_000, async () => (processesMentioning('gymflow_trainer', join(dir, 'work', 'runs', id)).length === 0 ? true : undefined));
   }, 600_000);
@@ -214,33 +148,33 @@ temporal.describe('asynchronous RL on a real dev server', () => {
   python.it('kill -9 of the GPU worker mid-training and of the CPU worker mid-collection: nothing lost, nothing trained twice', async () => {
     const id = 'async-kills';
     // Four iterations: an overlapped collection (of iteration 2, 3 or 4) is left for the CPU worker's kill after the GPU worker's.
-    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('kills', 4)] });
+    const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('kills', 4)] });
     // The GPU worker, once a training with a collection beside it (iteration 1 or 2) has written a checkpoint past step 2.
     await until(`${id} to checkpoint beside a collection`, 300_000, async () => {
-      const s = await statusOf(id);
+      const s = await stack.statusOf(id);
       if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}`);
-      return s.stages.train.state === 'running' && s.next !== undefined && hasCheckpoint(join(dir, 'work', 'runs', id), 2) ? true : undefined;
+      return s.stages.train.state === 'running' && s.next !== undefined && newestCheckpoint(join(dir, 'work', 'runs', id), 2) !== undefined ? true : undefined;
     });
-    await gpu?.kill();
+    await stack.gpu?.kill();
     await until('the orphaned trainer to exit', 15_000, async () => (processesMentioning('gymflow_trainer', join(dir, 'work', 'runs', id)).length === 0 ? true : undefined));
-    gpu = await startGpu();
+    stack.gpu = await stack.startGpu();
     // The CPU worker (the workflow's and the shards'), once an overlapped collection has finished an episode.
     await until(`${id} to collect beside a training`, 300_000, async () => {
-      const s = await statusOf(id);
+      const s = await stack.statusOf(id);
       if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}`);
       const c = s.next?.stages.collect;
       // While the pass trains (on the GPU queue): no evaluation of the CPU worker's (5 minutes of heartbeat timeout) in flight.
       return s.stages.train.state === 'running' && c?.state === 'running' && (c.progress?.done ?? 0) >= 1 && (c.progress?.done ?? 0) < EPISODES ? true : undefined;
     });
-    await cpu?.kill();
-    cpu = await startCpu();
+    await stack.cpu?.kill();
+    stack.cpu = await stack.startCpu();
 
     await handle.result();
-    const status = await statusOf(id);
+    const status = await stack.statusOf(id);
     expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations', run: 4 });
     await checkIterations(status, 4);
     // One training per iteration; the one killed was retried once and resumed from a checkpoint.
-    const train = await trainResults(id);
+    const train = await stack.trainResults(id);
     expect(train.map((t) => t.steps)).toEqual([STEPS, STEPS, STEPS, STEPS]);
     const retried = train.filter((t) => t.attempt > 1);
     expect(retried).toHaveLength(1);

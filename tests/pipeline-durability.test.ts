@@ -21,19 +21,14 @@
  *    episodes it lacked; and a cancel mid-shard. Afterwards `docker ps -a` shows none of the run's containers.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { TrainResult } from '../activities/train.js';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { parsePipelineConfig, type PipelineConfig } from '../src/loop/config.js';
-import { builtWorkerProgram, freePort, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions, type WorkerProcess } from '../src/runtime/dev-server.js';
+import { freePort } from '../src/runtime/dev-server.js';
 import { STORED_RESULT_FILE } from '../src/runtime/run-dir.js';
-import { SEARCH_ATTRIBUTES } from '../src/loop/search-attributes.js';
 import type { PipelineStatus } from '../src/loop/status.js';
-import { cancelSignal, pipelineStatusQuery } from '../workflows/messages.js';
+import { cancelSignal } from '../workflows/messages.js';
 import { loadTrajectories } from '../src/hub/store/trajectory-set.js';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { ArtifactStore } from '../src/hub/store/store.js';
@@ -47,6 +42,7 @@ import { LABEL_WORKFLOW } from '../src/sandbox/scope.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
 import { until } from './support/until.js';
+import { newestCheckpoint, WorkerStack } from './support/worker-stack.js';
 import { smallLoopConfig, TINY_POLICY } from './support/small-loop.js';
 
 const temporal = requires.temporal();
@@ -62,29 +58,6 @@ async function workflowContainers(id: string): Promise<string[]> {
 /** Live trainer processes whose command line mentions `marker` (the test's scratch directory). */
 function trainerPids(marker: string): number[] {
   return processesMentioning('gymflow_trainer', marker);
-}
-
-/** The highest step of a complete `checkpoint-<step>` directory (it holds `trainer_state.pt`) under `root`, if ≥ `min`. */
-function newestCheckpoint(root: string, min: number): number | undefined {
-  let best: number | undefined;
-  const walk = (d: string): void => {
-    let entries;
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (!e.isDirectory()) continue;
-      const m = /^checkpoint-(\d+)$/.exec(e.name);
-      if (m && readdirSync(join(d, e.name)).includes('trainer_state.pt')) {
-        const step = Number(m[1]);
-        if (step >= min && (best === undefined || step > best)) best = step;
-      } else walk(join(d, e.name));
-    }
-  };
-  walk(root);
-  return best;
 }
 
 /** What train attempts left under `root` (a workflow's run directories): their result records and trainer outputs. */
@@ -116,22 +89,10 @@ async function countingModel(): Promise<{ api: LoopbackApi; started: () => numbe
 }
 
 temporal.describe('pipeline durability on a real dev server', () => {
+  let stack: WorkerStack;
   let dir = '';
-  let serverOptions: DevServerOptions;
-  let server: DevServer | undefined;
-  let cpu: WorkerProcess | undefined;
-  let gpu: WorkerProcess | undefined;
-  let connection: Connection | undefined;
-  let client: Client;
   /** The train result of the uninterrupted run (test 1), the reference of test 2. */
   let reference: TrainResult | undefined;
-
-  // The build's workers (the tests run against the build, as the CLI's do): a restarted worker is ready in seconds.
-  const startGpu = async (): Promise<WorkerProcess> =>
-    startWorkerProcess({ kind: 'gpu', program: builtWorkerProgram('gpu'), address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'gpu.log') });
-  /** The CPU worker, with a key for `openai:` agents (the loopback server takes any). */
-  const startCpu = async (): Promise<WorkerProcess> =>
-    startWorkerProcess({ kind: 'cpu', program: builtWorkerProgram('cpu'), address: server?.address ?? '', store: join(dir, 'store'), logFile: join(dir, 'cpu.log'), env: { ...process.env, OPENAI_API_KEY: 'EMPTY' } });
 
   /**
    * Long enough to be interrupted on an idle machine too (the trainer's progress reaches the workflow every
@@ -144,7 +105,6 @@ temporal.describe('pipeline durability on a real dev server', () => {
       max_iterations: 1,
     });
 
-  const statusOf = (id: string): Promise<PipelineStatus> => client.workflow.getHandle(id).query(pipelineStatusQuery);
   /**
    * `kill -9` of the CPU worker (then `afterKill`), a new one started; waits for run `id` to complete and returns
    * the scored rollouts of its last iteration.
@@ -156,81 +116,44 @@ temporal.describe('pipeline durability on a real dev server', () => {
   };
   /** {@link crashCpuWorkerAndFinish}, returning the completed run's status. */
   const crashCpuWorkerAndWait = async (id: string, afterKill?: () => void): Promise<PipelineStatus> => {
-    await cpu?.kill();
+    await stack.cpu?.kill();
     afterKill?.();
-    cpu = await startCpu();
-    await client.workflow.getHandle(id).result();
-    const status = await statusOf(id);
+    stack.cpu = await stack.startCpu();
+    await stack.client.workflow.getHandle(id).result();
+    const status = await stack.statusOf(id);
     expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
     return status;
   };
   /** Resolves once the run's trainer has reported at least `steps` steps. */
   const trainedAtLeast = (id: string, steps: number, timeoutMs = 120_000): Promise<PipelineStatus> =>
     until(`${id} to train ${steps} steps`, timeoutMs, async () => {
-      const s = await statusOf(id);
+      const s = await stack.statusOf(id);
       if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) before training ${steps} steps: ${JSON.stringify(s.lastError)}`);
       return s.stage === 'train' && (s.stages.train.progress?.done ?? 0) >= steps ? s : undefined;
     });
-  /**
-   * The results of the `train` activity in the workflow's history (the last run of the loop), in order. Read
-   * from the history rather than the store: a checkpoint's store entry (content-addressed) is the one of the
-   * first run that produced the same weights.
-   */
-  const trainResults = async (id: string): Promise<TrainResult[]> => {
-    const history = await client.workflow.getHandle(id).fetchHistory();
-    const types = new Map<string, string>();
-    const results: TrainResult[] = [];
-    for (const e of history.events ?? []) {
-      const scheduled = e.activityTaskScheduledEventAttributes;
-      if (scheduled) types.set(String(e.eventId), scheduled.activityType?.name ?? '');
-      const completed = e.activityTaskCompletedEventAttributes;
-      if (completed && types.get(String(completed.scheduledEventId)) === 'train') {
-        const payload = completed.result?.payloads?.[0];
-        if (payload) results.push(defaultPayloadConverter.fromPayload<TrainResult>(payload));
-      }
-    }
-    return results;
-  };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gymflow-durability-'));
-    serverOptions = { dbFilename: join(dir, 'temporal.db'), port: await freePort(), headless: true, searchAttributes: SEARCH_ATTRIBUTES, logFile: join(dir, 'temporal.log') };
-    server = await startDevServer(serverOptions);
-    [cpu, gpu] = await Promise.all([startCpu(), startGpu()]);
-    connection = await Connection.connect({ address: server.address });
-    client = new Client({ connection });
+    // The CPU worker has a key for `openai:` agents (the loopback server takes any).
+    stack = await WorkerStack.start('durability', { cpuEnv: { OPENAI_API_KEY: 'EMPTY' } });
+    dir = stack.dir;
   }, 180_000);
 
   afterAll(async () => {
-    await connection?.close();
-    await Promise.all([cpu?.stop(20_000), gpu?.stop(20_000)]);
-    await server?.stop();
-    const left = dir ? trainerPids(dir) : [];
-    for (const pid of left) process.kill(pid, 'SIGKILL');
-    // GYMFLOW_KEEP_TEST_DIR=1 keeps the scratch directory (worker and server logs, trainer runs) for a post-mortem.
-    if (dir && !process.env['GYMFLOW_KEEP_TEST_DIR']) await rm(dir, { recursive: true, force: true });
-    else if (dir) console.warn(`kept ${dir}`);
+    const left = await stack?.stop();
     expect(left, 'trainer processes left behind').toEqual([]);
   }, 120_000);
 
   python.it('a dev server restart mid-run (same db file): the run completes', async () => {
     const id = 'durable-server';
-    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('server')] });
+    const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('server')] });
     await trainedAtLeast(id, 2);
-    await connection?.close();
-    connection = undefined;
-    const stopped = await server?.stop();
-    expect(stopped?.code).toBe(0);
-    await new Promise((r) => setTimeout(r, 2000));
-    server = await startDevServer(serverOptions);
-    connection = await Connection.connect({ address: server.address });
-    client = new Client({ connection });
+    await stack.restartServer(2000);
 
-    const result = await client.workflow.getHandle(id, handle.firstExecutionRunId).result();
+    const result = await stack.client.workflow.getHandle(id, handle.firstExecutionRunId).result();
     expect(result).toBeDefined();
-    const status = await statusOf(id);
+    const status = await stack.statusOf(id);
     expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations', iteration: 1 });
-    const train = await trainResults(id);
+    const train = await stack.trainResults(id);
     expect(train).toHaveLength(1);
     expect(train[0]).toMatchObject({ attempt: 1, resumedFrom: null });
     reference = train[0];
@@ -244,20 +167,20 @@ temporal.describe('pipeline durability on a real dev server', () => {
   python.it('kill -9 of the GPU worker mid-training: the retry resumes from the last checkpoint and ends with the same steps', async () => {
     if (reference === undefined) throw new Error('needs the uninterrupted run of the previous test');
     const id = 'durable-gpu-crash';
-    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('crash')] });
+    const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('crash')] });
     // Kill as soon as the trainer has written a checkpoint past step 8 (read from disk: the trainer's progress
     // reaches the workflow only every few seconds, and this training takes seconds on an idle machine).
     const killedAt = await until(`${id} to checkpoint past step 8`, 120_000, () => Promise.resolve(newestCheckpoint(join(dir, 'work', 'runs', id), 8)));
-    await gpu?.kill();
+    await stack.gpu?.kill();
     expect(killedAt).toBeLessThan(reference.steps);
     // The dead worker's trainer stops at once (its lifeline reads end-of-file), freeing the GPU for the retry.
     await until('the orphaned trainer to exit', 15_000, async () => (trainerPids(dir).length === 0 ? true : undefined));
-    gpu = await startGpu();
+    stack.gpu = await stack.startGpu();
 
     await handle.result();
-    const status = await statusOf(id);
+    const status = await stack.statusOf(id);
     expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
-    const [train, ...more] = await trainResults(id);
+    const [train, ...more] = await stack.trainResults(id);
     expect(more).toEqual([]);
     // Retried after the heartbeat timeout, resumed from a checkpoint taken before the kill, not from step 0.
     expect(train?.attempt).toBe(2);
@@ -289,24 +212,24 @@ temporal.describe('pipeline durability on a real dev server', () => {
       },
       'durability:serve-crash',
     );
-    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
+    const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
     const servers = (): number[] => processesMentioning('gymflow_trainer\0serve', dir);
     const first = await until(`${id} to collect through its server`, 120_000, async () => {
-      const s = await statusOf(id);
+      const s = await stack.statusOf(id);
       const pids = servers();
       return s.stage === 'collect' && !(s.stages.collect.note ?? 'starting').startsWith('starting') && pids.length > 0 ? pids : undefined;
     });
-    await gpu?.kill();
-    gpu = await startGpu();
+    await stack.gpu?.kill();
+    stack.gpu = await stack.startGpu();
     // The server saw its parent die (its lifeline and its parent watchdog) and stopped; nothing else would
     // have freed the GPU and the port.
     await until('the dead worker’s server to exit', 30_000, async () => (servers().every((pid) => !first.includes(pid)) ? true : undefined));
 
     await handle.result();
-    const status = await statusOf(id);
+    const status = await stack.statusOf(id);
     expect(status).toMatchObject({ state: 'completed', stopReason: 'max_iterations' });
     // servePolicy was retried (the new worker took it after the heartbeat timeout), once.
-    const history = await client.workflow.getHandle(id).fetchHistory();
+    const history = await stack.client.workflow.getHandle(id).fetchHistory();
     const serveScheduled = new Set((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'servePolicy').map((e) => String(e.eventId)));
     const attempts = (history.events ?? []).filter((e) => serveScheduled.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId))).map((e) => e.activityTaskStartedEventAttributes?.attempt);
     expect(attempts).toEqual([2]); // a started event is recorded once the activity closes, with its last attempt
@@ -342,7 +265,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
         },
         'durability:collect-crash',
       );
-      await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
+      await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
       await until(`${id} to start 60 episodes`, 180_000, async () => (started() >= 60 ? true : undefined));
       const rollouts = await crashCpuWorkerAndFinish(id, () => {
         expect(started()).toBeLessThan(episodes - 2 * shards * concurrency); // the shards were far from done
@@ -383,7 +306,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
         },
         'durability:eval-crash',
       );
-      await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
+      await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
       await until(`${id} to start 60 evaluation episodes`, 240_000, async () => (started() >= 60 ? true : undefined));
       const status = await crashCpuWorkerAndWait(id, () => {
         expect(started()).toBeLessThan(episodes - 2 * concurrency); // the evaluation was far from done
@@ -420,7 +343,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
 
     python.it('kill -9 of the CPU worker mid-shard: the retry removes its predecessor\'s containers and runs only the episodes it lacked; no container is left', async () => {
       const id = 'durable-sandbox-crash';
-      await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [sandboxConfig('sandbox-crash')] });
+      await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [sandboxConfig('sandbox-crash')] });
       const atKill = await until(`${id} to run episodes in containers`, 180_000, async () => {
         const ids = await workflowContainers(id);
         return ids.length > 0 ? ids : undefined;
@@ -436,11 +359,11 @@ temporal.describe('pipeline durability on a real dev server', () => {
 
     python.it('cancel mid-shard leaves none of the run\'s containers', async () => {
       const id = 'durable-sandbox-cancel';
-      const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [sandboxConfig('sandbox-cancel')] });
+      const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [sandboxConfig('sandbox-cancel')] });
       await until(`${id} to run episodes in containers`, 180_000, async () => ((await workflowContainers(id)).length > 0 ? true : undefined));
       await handle.signal(cancelSignal, { mode: 'abort', reason: 'durability test' });
       await handle.result();
-      expect(await statusOf(id)).toMatchObject({ stopReason: 'cancelled', cancel: { mode: 'abort', stage: 'collect' } });
+      expect(await stack.statusOf(id)).toMatchObject({ stopReason: 'cancelled', cancel: { mode: 'abort', stage: 'collect' } });
       expect(await workflowContainers(id)).toEqual([]);
     }, 300_000);
   });
@@ -449,12 +372,12 @@ temporal.describe('pipeline durability on a real dev server', () => {
     const id = 'durable-cancel';
     // A training far longer than the cancellation takes to reach it (the trainer's first checkpoint, read from
     // disk, says it is running: the status lags on an idle machine).
-    const handle = await client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('cancel', 100)] });
+    const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [config('cancel', 100)] });
     await until(`${id} to checkpoint`, 120_000, () => Promise.resolve(newestCheckpoint(join(dir, 'work', 'runs', id), 2)));
     expect(trainerPids(dir).length).toBeGreaterThan(0);
     await handle.signal(cancelSignal, { mode: 'abort', reason: 'durability test' });
     await handle.result();
-    const status = await statusOf(id);
+    const status = await stack.statusOf(id);
     expect(status).toMatchObject({ stopReason: 'cancelled', cancel: { mode: 'abort', stage: 'train', activity: 'cancelled' } });
     expect(trainerPids(dir)).toEqual([]);
   }, 150_000);
