@@ -13,7 +13,7 @@ import { putTree } from '../src/hub/store/tree.js';
 import { releaseRunDir, type StoredTrainResult } from '../src/runtime/run-dir.js';
 import { openWorkspace } from '../src/runtime/workspace.js';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { TrainerOutcome } from '../src/runtime/trainer-process.js';
+import { initialHeartbeat, type TrainerOutcome } from '../src/runtime/trainer-process.js';
 import { NON_RETRYABLE_TYPES } from '../src/loop/failures.js';
 import { createTrainActivities, failWith, type TrainInputSchema } from './train.js';
 
@@ -56,6 +56,23 @@ describe('train, retried after it stored its checkpoint', () => {
     await releaseRunDir(runDir, path.join(runDir, 'output'), stored);
     const activities = createTrainActivities({});
     await expect(retry().run(activities.train, input())).resolves.toEqual(stored);
+  });
+
+  it('is not started again after three attempts in a row that ended without a newer checkpoint', async () => {
+    const activities = createTrainActivities({});
+    // Attempt 4: attempts 1-3 resumed from checkpoint-12 (on disk) and none got further.
+    const details = { ...initialHeartbeat(3), resumedStep: 12, attemptsWithoutProgress: 2 };
+    const fourth = new MockActivityEnvironment({ attempt: 4, heartbeatDetails: details, workflowExecution: { workflowId: 'loop/1', runId: 'run-1' } });
+    await writeFile(path.join(runDir, 'output', 'checkpoint-12', 'trainer_state.pt'), 'state');
+    const err = await fourth.run(activities.train, input()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'TRAINER_FAILED', nonRetryable: true });
+    expect((err as Error).message).toMatch(/trainer sft \(iteration 1, attempt 4\) not started: the 3 attempts before it ended without a newer checkpoint/);
+    // Had attempt 3 got further (checkpoint-14 on disk), attempt 4 would train: here it fails on the missing policy.
+    await mkdir(path.join(runDir, 'output', 'checkpoint-14'), { recursive: true });
+    await writeFile(path.join(runDir, 'output', 'checkpoint-14', 'trainer_state.pt'), 'state');
+    const again = new MockActivityEnvironment({ attempt: 4, heartbeatDetails: details, workflowExecution: { workflowId: 'loop/1', runId: 'run-1' } });
+    await expect(again.run(activities.train, input())).rejects.toThrow(missing);
   });
 
   it('trains again when the recorded checkpoint is gone from the store', async () => {

@@ -22,11 +22,15 @@ import { releaseRunDir, storedTrainResult, tensorboardRunDir, TRAINER_LOG, type 
 import { trainNumbers, type PolicyState } from '../src/loop/status.js';
 import { FAILURE_TYPES, type FailureType } from '../src/loop/failures.js';
 import {
+  attemptsWithoutProgress,
   buildTrainerLaunch,
+  checkpointStepOf,
   classifyTrainerRun,
   initialHeartbeat,
+  madeProgress,
   nextHeartbeat,
   resumeFrom,
+  TRAIN_ATTEMPTS_WITHOUT_PROGRESS,
   runTrainer,
   trainerProcessCount,
   visibleGpuCount,
@@ -134,6 +138,22 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         const stored = await storedTrainResult(runDir, ws.store);
         if (stored.result !== undefined) return stored.result;
         if (stored.problem !== undefined) ctx.log.warn(`training again: ${stored.problem}`);
+        // A retry resumes from the newer of the last heartbeat's checkpoint and the newest one in outputDir (the
+        // server's heartbeat is throttled, so rotation may have deleted the checkpoint it names).
+        const resume = info.attempt > 1 ? resumeFrom(info.heartbeatDetails, outputDir) : undefined;
+        // Retries go on while attempts get further; after TRAIN_ATTEMPTS_WITHOUT_PROGRESS in a row that did not, not.
+        const resumedStep = checkpointStepOf(resume);
+        const stalled = info.attempt > 1 ? attemptsWithoutProgress(info.heartbeatDetails, resumedStep) : 0;
+        const label = `trainer ${o.command} (iteration ${o.iteration}, attempt ${info.attempt})`;
+        if (stalled >= TRAIN_ATTEMPTS_WITHOUT_PROGRESS) {
+          throw ApplicationFailure.nonRetryable(
+            `${label} not started: the ${stalled} attempts before it ended without a newer checkpoint than they started from (their failures are in the workflow's history)`,
+            'TRAINER_FAILED',
+          );
+        }
+        // Recorded at once, so an attempt that fails before its trainer starts counts too.
+        let beat: TrainHeartbeat = { ...initialHeartbeat(info.attempt), ...defined({ checkpoint: resume }), resumedStep, attemptsWithoutProgress: stalled };
+        ctx.heartbeat(beat);
         await mkdir(runDir, { recursive: true });
         const model = { ...((o.config['model'] as Record<string, unknown> | undefined) ?? {}), path: await modelDir(ws, o.policy) };
         const configFile = path.join(runDir, `${o.command}.json`);
@@ -141,9 +161,6 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         const trainerConfig = { ...o.config, model, data: await ws.store.localObjectFile(o.datasetRef), output_dir: outputDir, ...defined({ tensorboard_dir: tensorboard }) };
         await writeFile(configFile, JSON.stringify(trainerConfig, null, 2));
 
-        // A retry resumes from the newer of the last heartbeat's checkpoint and the newest one in outputDir (the
-        // server's heartbeat is throttled, so rotation may have deleted the checkpoint it names).
-        const resume = info.attempt > 1 ? resumeFrom(info.heartbeatDetails, outputDir) : undefined;
         const processes = trainerProcessCount(o.processes, visibleGpuCount());
         const launch = buildTrainerLaunch({
           python: trainerPython(),
@@ -155,14 +172,12 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
           hasAccelerate: processes > 1 && o.launcher === 'auto' ? await hasAccelerate() : false,
         });
 
-        let beat: TrainHeartbeat = { ...initialHeartbeat(info.attempt), ...defined({ checkpoint: resume }) };
         // Where training really continued from: the trainer's `start` event says, when it had to skip an
         // unreadable checkpoint.
         let resumedFrom = resume ?? null;
         // With `optim.carry_state`: the model whose optimizer state the trainer continued (null: zero moments).
         let optimizerFrom: string | null | undefined;
         const report = progressReporter('train', 'steps');
-        ctx.heartbeat(beat);
         const idle = setInterval(() => ctx.heartbeat(beat), idleHeartbeatMs(info.heartbeatTimeoutMs));
         let run: TrainerRunResult;
         try {
@@ -192,7 +207,12 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
         } finally {
           clearInterval(idle);
         }
-        failOn(run, `trainer ${o.command} (iteration ${o.iteration}, attempt ${info.attempt})`);
+        try {
+          failOn(run, label);
+        } catch (err) {
+          if (!(err instanceof ApplicationFailure) || err.nonRetryable || madeProgress(beat) || stalled + 1 < TRAIN_ATTEMPTS_WITHOUT_PROGRESS) throw err;
+          throw ApplicationFailure.nonRetryable(`${err.message}; not retried: ${stalled + 1} attempts in a row ended without a newer checkpoint than they started from`, err.type);
+        }
         const finalDir = run.done?.path ?? path.join(outputDir, 'final');
         const parents = [o.datasetRef, ...(o.policy.checkpointRef === undefined ? [] : [o.policy.checkpointRef])];
         // what the trainer last reported: the checkpoint's metadata and the activity's result both carry it

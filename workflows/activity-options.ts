@@ -83,14 +83,16 @@ export const TRAIN_HEARTBEAT_TIMEOUT = '2 minutes';
  * activity heartbeats on every trainer event and at least every quarter of the heartbeat timeout besides
  * (the workers send one at most every 5 s), so `train.heartbeat_timeout` (default 2 minutes) without one
  * means the worker died: the retry resumes from the newest checkpoint (the heartbeat's or a newer one on
- * disk). Three attempts: a crash mid-run is worth resuming, a trainer that keeps failing is not.
+ * disk). Retried while attempts get further: `train` itself stops after three attempts in a row that ended
+ * without a newer checkpoint than they started from (`TRAIN_ATTEMPTS_WITHOUT_PROGRESS`), so a crash mid-run is
+ * resumed however often it happens and a trainer that keeps failing is not; 20 attempts are the server's ceiling.
  * Cancellation waits until the trainer's process group is gone, so the GPU is free when the workflow moves on.
  */
 export function trainOptions(startToCloseTimeout: string, heartbeatTimeout: string = TRAIN_HEARTBEAT_TIMEOUT): ActivityOptions {
   return {
     startToCloseTimeout,
     heartbeatTimeout,
-    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   };
 }

@@ -7,10 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { processesMentioning } from '../../tests/support/processes.js';
 import { requires } from '../../tests/support/requires.js';
 import {
+  attemptsWithoutProgress,
   buildTrainerLaunch,
+  checkpointStepOf,
   classifyTrainerRun,
   initialHeartbeat,
   isCompleteCheckpoint,
+  madeProgress,
   newestCheckpoint,
   nextHeartbeat,
   parseTrainerEvent,
@@ -63,6 +66,42 @@ describe('trainer command line', () => {
     expect(trainerProcessCount(undefined, 0)).toBe(1);
     expect(trainerProcessCount(undefined, 4)).toBe(4);
     expect(trainerProcessCount(2, 4)).toBe(2);
+  });
+});
+
+describe('retries while attempts get further', () => {
+  const beat = (attempt: number, resumedStep: number | null, stalled: number, checkpointStep: number | null = null): TrainHeartbeat => ({
+    ...initialHeartbeat(attempt),
+    resumedStep,
+    attemptsWithoutProgress: stalled,
+    checkpointStep,
+  });
+
+  it('counts the attempts in a row that ended without a newer checkpoint than they started from', () => {
+    expect(checkpointStepOf('/run/output/checkpoint-12')).toBe(12);
+    expect(checkpointStepOf('/run/output/final')).toBeNull();
+    expect(checkpointStepOf(undefined)).toBeNull();
+    // Attempt 1 started from the policy and left checkpoint 4: attempt 2 resumes from it, a fresh count.
+    expect(attemptsWithoutProgress(beat(1, null, 0, 4), 4)).toBe(0);
+    // Attempt 2 resumed from 4 and was killed before writing another: one attempt without progress.
+    expect(attemptsWithoutProgress(beat(2, 4, 0), 4)).toBe(1);
+    // … and attempt 3 too: two in a row; attempt 4 got to 6 (the server's copy of its heartbeat may be older than
+    // the disk: what counts is where the next attempt resumes): the count starts again.
+    expect(attemptsWithoutProgress(beat(3, 4, 1), 4)).toBe(2);
+    expect(attemptsWithoutProgress(beat(4, 4, 2), 6)).toBe(0);
+    // Never a checkpoint at all (a trainer that fails at start): every attempt counts.
+    expect(attemptsWithoutProgress(beat(1, null, 0), null)).toBe(1);
+    expect(attemptsWithoutProgress(beat(2, null, 1), null)).toBe(2);
+    // No details, or details from a worker before the count: as after a first attempt.
+    expect(attemptsWithoutProgress(undefined, null)).toBe(1);
+    expect(attemptsWithoutProgress({ checkpoint: '/x/checkpoint-2', checkpointStep: 2, attempt: 1 }, 2)).toBe(0);
+  });
+
+  it('an attempt made progress when the trainer reported a newer checkpoint than it resumed from', () => {
+    expect(madeProgress(beat(1, null, 0))).toBe(false);
+    expect(madeProgress(beat(1, null, 0, 2))).toBe(true);
+    expect(madeProgress(beat(2, 4, 0, 4))).toBe(false); // the trainer's start event names the checkpoint it resumed
+    expect(madeProgress(beat(2, 4, 0, 6))).toBe(true);
   });
 });
 

@@ -194,6 +194,10 @@ export interface TrainHeartbeat {
   checkpointStep: number | null;
   /** The attempt that wrote these details. */
   attempt: number;
+  /** The step of the checkpoint this attempt resumed from (null: it started from the policy). */
+  resumedStep: number | null;
+  /** The attempts in a row before this one that ended without a newer checkpoint ({@link attemptsWithoutProgress}). */
+  attemptsWithoutProgress: number;
 }
 
 /** The heartbeat details after `event` (pure: `prev` is not changed). */
@@ -241,7 +245,42 @@ export function initialHeartbeat(attempt: number): TrainHeartbeat {
     checkpoint: null,
     checkpointStep: null,
     attempt,
+    resumedStep: null,
+    attemptsWithoutProgress: 0,
   };
+}
+
+/**
+ * How many attempts in a row a training may end without a newer checkpoint than it started from before `train`
+ * stops retrying it. An attempt that got further (a `kill -9`, a lost worker, a preempted GPU mid-run) does not
+ * count: a long run survives any number of those, each resuming where the last one got to, while a trainer that
+ * fails the same way every time is given up on after three.
+ */
+export const TRAIN_ATTEMPTS_WITHOUT_PROGRESS = 3;
+
+/** The step of a `checkpoint-<step>` directory; null for none. */
+export function checkpointStepOf(dir: string | undefined): number | null {
+  const m = dir === undefined ? null : CHECKPOINT_NAME.exec(path.basename(dir));
+  return m === null ? null : Number(m[1]);
+}
+
+/**
+ * The attempts in a row, up to and including the previous one, that ended without a newer checkpoint than they
+ * started from: `previous` is the previous attempt's heartbeat details, `resumeStep` the step this attempt resumes
+ * from (the newest checkpoint there is now, from those details or on disk: {@link resumeFrom}). Details without the
+ * count (none, or from an older worker) count as a first attempt.
+ */
+export function attemptsWithoutProgress(previous: unknown, resumeStep: number | null): number {
+  const prev = typeof previous === 'object' && previous !== null ? (previous as { resumedStep?: unknown; attemptsWithoutProgress?: unknown }) : {};
+  const startedAt = typeof prev.resumedStep === 'number' ? prev.resumedStep : null;
+  const progressed = resumeStep !== null && (startedAt === null || resumeStep > startedAt);
+  const before = typeof prev.attemptsWithoutProgress === 'number' ? prev.attemptsWithoutProgress : 0;
+  return progressed ? 0 : before + 1;
+}
+
+/** Whether the attempt whose heartbeat is `beat` reported a newer checkpoint than it resumed from. */
+export function madeProgress(beat: TrainHeartbeat): boolean {
+  return beat.checkpointStep !== null && beat.checkpointStep > (beat.resumedStep ?? -1);
 }
 
 /** The file the trainer writes last into a checkpoint (trainer/gymflow_trainer/checkpoints.py `STATE_FILE`). */
