@@ -8,7 +8,6 @@ import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
 import { exportDataset } from '../src/hub/export/export.js';
-import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { LoopbackApi, openaiCompletion, verdict } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { createJudge } from '../src/reward/judge/config.js';
@@ -16,6 +15,7 @@ import { weightedJudgeRubrics } from '../src/reward/rubrics.js';
 import { scoreFile } from '../src/reward/score-file.js';
 import { STOP_TOKEN } from '../src/envs/conversation-kit/user.js';
 import { gymflowAsync, gymflowSync, registryTools } from './support/cli.js';
+import { collectHeldout, listedEnv, readSftRecords, rewardTotals, scoreWithRules } from './support/env-episodes.js';
 
 const ENV = 'gymflow/conversation-v0';
 
@@ -29,14 +29,13 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   let api: LoopbackApi | undefined;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'gymflow-conversation-'));
-    expert = (await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
-    random = (await collect({ resolveAgent, envId: ENV, agent: 'random', n: 6, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
+    expert = await collectHeldout(ENV, 'expert', 6);
+    random = await collectHeldout(ENV, 'random', 6);
   });
   afterAll(async () => api?.close());
 
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
-    const envs = JSON.parse(gymflowSync('envs', '--json').stdout) as { id: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
-    expect(envs.find((e) => e.id === ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 450, heldoutTasks: 90 });
+    expect(listedEnv(ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 450, heldoutTasks: 90 });
     const run = gymflowSync('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^gymflow\/conversation-v0 task=retail-train-\d{5} agent=conversation-expert steps=\d+ success=true score=1 return=1 reason=(user_stop|transferred)\n/);
@@ -50,7 +49,7 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
     const out = path.join(dir, 'sft.jsonl');
     const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools: registryTools });
     expect(report.records).toBe(6);
-    const rows = (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+    const rows = await readSftRecords(out);
     for (const [i, row] of rows.entries()) {
       const t = expert[i] as Trajectory;
       expect(row).toMatchObject({ env_id: ENV, domain: 'conversation', task_id: t.task.id, success: true, num_steps: t.steps.length });
@@ -74,19 +73,9 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   });
 
   it('`gymflow reward score --domain conversation` scores every step with the rule layer; the expert ranks above random', async () => {
-    const runs = path.join(dir, 'runs.jsonl');
-    await writeFile(runs, [...expert, ...random].map((t) => JSON.stringify(t)).join('\n') + '\n');
-    const scored = path.join(dir, 'scored.jsonl');
-    const r = gymflowSync('reward', 'score', runs, '--domain', 'conversation', '-o', scored, '--json');
-    expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ scored: 12, skipped: 0, judge: null });
-    const out = (await readFile(scored, 'utf8')).trim().split('\n').map((l, i) => parseTrajectory(JSON.parse(l), `scored.jsonl:${i + 1}`));
-    for (const t of out) {
-      expect(t.reward?.layers).toHaveProperty('rules');
-      for (const s of t.steps) expect(s.reward?.score).toBeGreaterThanOrEqual(0);
-    }
-    const totals = (name: string): number[] => out.filter((t) => t.agent.name === name).map((t) => t.reward?.total ?? 0);
-    expect(Math.min(...totals('conversation-expert'))).toBeGreaterThan(Math.max(...totals('random')));
+    const out = await scoreWithRules(dir, [...expert, ...random], 'conversation');
+    expect(out).toHaveLength(12);
+    expect(Math.min(...rewardTotals(out, 'conversation-expert'))).toBeGreaterThan(Math.max(...rewardTotals(out, 'random')));
     // The rules judged the expert's steps on the profile's rubrics (its weights; no judge asked).
     const first = (out[0] as Trajectory).steps[0];
     expect(first?.action.tool).toBe('respond');

@@ -1,0 +1,57 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { parseTrajectory, type Trajectory } from '../../src/core/trajectory.js';
+import { collect } from '../../src/hub/collect.js';
+import { SftRecordSchema, type SftRecord } from '../../src/hub/export/schemas.js';
+import { resolveAgent } from '../../src/policy/specs.js';
+import { gymflowSync } from './cli.js';
+
+/** An environment as `gymflow envs --json` lists it. */
+export interface ListedEnv {
+  id: string;
+  domain: string;
+  agents: string[];
+  trainTasks: number;
+  heldoutTasks: number;
+}
+
+/** The entry of `envId` in `gymflow envs --json` (the built CLI), or undefined when it is not listed. */
+export function listedEnv(envId: string): ListedEnv | undefined {
+  return (JSON.parse(gymflowSync('envs', '--json').stdout) as ListedEnv[]).find((e) => e.id === envId);
+}
+
+/** `n` episodes of `agent` on the held-out tasks of `envId` (2 at a time, seed 3): what the env tests export and score. */
+export async function collectHeldout(envId: string, agent: string, n: number): Promise<Trajectory[]> {
+  return (await collect({ resolveAgent, envId, agent, n, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
+}
+
+/** The records of an SFT export (`exportDataset({ format: 'sft' })`), one a line, each checked against the schema. */
+export async function readSftRecords(file: string): Promise<SftRecord[]> {
+  return (await readFile(file, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+}
+
+/**
+ * Scores `trajectories` with `gymflow reward score FILE --domain DOMAIN` (the built CLI, no judge configured), in
+ * `dir`: expects it to exit 0 having scored every one, each with the rule layer and a score ≥ 0 on every step, and
+ * returns them as scored.
+ */
+export async function scoreWithRules(dir: string, trajectories: readonly Trajectory[], domain: string): Promise<Trajectory[]> {
+  const runs = path.join(dir, 'runs.jsonl');
+  await writeFile(runs, trajectories.map((t) => JSON.stringify(t)).join('\n') + '\n');
+  const scored = path.join(dir, 'scored.jsonl');
+  const r = gymflowSync('reward', 'score', runs, '--domain', domain, '-o', scored, '--json');
+  expect(r.status, r.stderr).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ scored: trajectories.length, skipped: 0, judge: null });
+  const out = (await readFile(scored, 'utf8')).trim().split('\n').map((l, i) => parseTrajectory(JSON.parse(l), `scored.jsonl:${i + 1}`));
+  for (const t of out) {
+    expect(t.reward?.layers).toHaveProperty('rules');
+    for (const s of t.steps) expect(s.reward?.score).toBeGreaterThanOrEqual(0);
+  }
+  return out;
+}
+
+/** The reward totals of the trajectories played by agent `name` (0 where one has none). */
+export function rewardTotals(trajectories: readonly Trajectory[], name: string): number[] {
+  return trajectories.filter((t) => t.agent.name === name).map((t) => t.reward?.total ?? 0);
+}
