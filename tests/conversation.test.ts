@@ -14,8 +14,8 @@ import { createJudge } from '../src/reward/judge/config.js';
 import { weightedJudgeRubrics } from '../src/reward/rubrics.js';
 import { scoreFile } from '../src/reward/score-file.js';
 import { STOP_TOKEN } from '../src/envs/conversation-kit/user.js';
-import { gymflowAsync, gymflowSync, registryTools } from './support/cli.js';
-import { collectHeldout, listedEnv, readSftRecords, rewardTotals, scoreWithRules } from './support/env-episodes.js';
+import { gymflowAsync, registryTools } from './support/cli.js';
+import { listedEnv, readSftRecords, rewardTotals, runEpisodeCli, scoreWithRules, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/conversation-v0';
 
@@ -23,28 +23,18 @@ const ENV = 'gymflow/conversation-v0';
 beforeAll(() => registerBuiltinEnvs());
 
 describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward', { timeout: 120_000 }, () => {
-  let dir = '';
-  let expert: Trajectory[] = [];
-  let random: Trajectory[] = [];
   let api: LoopbackApi | undefined;
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'gymflow-conversation-'));
-    expert = await collectHeldout(ENV, 'expert', 6);
-    random = await collectHeldout(ENV, 'random', 6);
-  });
+  const episodes = useHeldoutEpisodes(ENV, { expert: 6, random: 6 });
   afterAll(async () => api?.close());
 
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
     expect(listedEnv(ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 450, heldoutTasks: 90 });
-    const run = gymflowSync('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
-    expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^gymflow\/conversation-v0 task=retail-train-\d{5} agent=conversation-expert steps=\d+ success=true score=1 return=1 reason=(user_stop|transferred)\n/);
-    const rand = gymflowSync('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
-    expect(rand.status).toBe(0);
-    expect(rand.stdout).toMatch(/agent=random steps=\d+ success=false/);
+    expect(runEpisodeCli(ENV, 'expert')).toMatch(/^gymflow\/conversation-v0 task=retail-train-\d{5} agent=conversation-expert steps=\d+ success=true score=1 return=1 reason=(user_stop|transferred)\n/);
+    expect(runEpisodeCli(ENV, 'random')).toMatch(/agent=random steps=\d+ success=false/);
   });
 
   it('collects expert conversations and exports them as SFT records whose tool results are the customer\'s replies', async () => {
+    const { dir, expert } = episodes();
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'conversation')).toBe(true);
     const out = path.join(dir, 'sft.jsonl');
     const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools: registryTools });
@@ -73,6 +63,7 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   });
 
   it('`gymflow reward score --domain conversation` scores every step with the rule layer; the expert ranks above random', async () => {
+    const { dir, expert, random } = episodes();
     const out = await scoreWithRules(dir, [...expert, ...random], 'conversation');
     expect(out).toHaveLength(12);
     expect(Math.min(...rewardTotals(out, 'conversation-expert'))).toBeGreaterThan(Math.max(...rewardTotals(out, 'random')));
@@ -83,6 +74,7 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   });
 
   it('adds the judge layer for the profile\'s judge rubrics (a loopback OpenAI-compatible judge)', async () => {
+    const { dir, expert } = episodes();
     const asked: string[][] = [];
     api = await LoopbackApi.start((req) => {
       const names = (req.body as { response_format: { json_schema: { schema: { required: string[] } } } }).response_format.json_schema.schema.required;

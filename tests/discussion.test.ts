@@ -1,5 +1,3 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../src/core/trajectory.js';
@@ -7,34 +5,24 @@ import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
 import { exportDataset } from '../src/hub/export/export.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { gymflowSync as gymflow, registryTools as tools } from './support/cli.js';
-import { collectHeldout, listedEnv, readSftRecords, rewardTotals, scoreWithRules } from './support/env-episodes.js';
+import { registryTools as tools } from './support/cli.js';
+import { listedEnv, readSftRecords, rewardTotals, runEpisodeCli, scoreWithRules, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/discussion-v0';
 
 beforeAll(() => registerBuiltinEnvs());
 
 describe('gymflow/discussion-v0 in the CLI, collect, export, eval and reward', { timeout: 120_000 }, () => {
-  let dir = '';
-  let expert: Trajectory[] = [];
-  let random: Trajectory[] = [];
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'gymflow-discussion-'));
-    expert = await collectHeldout(ENV, 'expert', 6);
-    random = await collectHeldout(ENV, 'random', 6);
-  });
+  const episodes = useHeldoutEpisodes(ENV, { expert: 6, random: 6 });
 
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
     expect(listedEnv(ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 240, heldoutTasks: 60 });
-    const run = gymflow('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
-    expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^gymflow\/discussion-v0 task=discussion-train-\d{5} agent=discussion-expert steps=\d+ success=true score=1 return=1 reason=decided\n/);
-    const rand = gymflow('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
-    expect(rand.status, rand.stderr).toBe(0);
-    expect(rand.stdout).toMatch(/agent=random steps=\d+ success=false/);
+    expect(runEpisodeCli(ENV, 'expert')).toMatch(/^gymflow\/discussion-v0 task=discussion-train-\d{5} agent=discussion-expert steps=\d+ success=true score=1 return=1 reason=decided\n/);
+    expect(runEpisodeCli(ENV, 'random')).toMatch(/agent=random steps=\d+ success=false/);
   });
 
   it('collects expert meetings and exports them as SFT records whose tool results are the members\' answers', async () => {
+    const { dir, expert } = episodes();
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'discussion')).toBe(true);
     const out = path.join(dir, 'sft.jsonl');
     const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools });
@@ -62,6 +50,7 @@ describe('gymflow/discussion-v0 in the CLI, collect, export, eval and reward', {
   });
 
   it('`gymflow reward score --domain discussion` scores every step with the rule layer; the expert ranks above random', async () => {
+    const { dir, expert, random } = episodes();
     const out = await scoreWithRules(dir, [...expert, ...random], 'discussion');
     expect(out).toHaveLength(12);
     expect(Math.min(...rewardTotals(out, 'discussion-expert'))).toBeGreaterThan(Math.max(...rewardTotals(out, 'random')));

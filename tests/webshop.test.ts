@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -6,9 +6,9 @@ import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
 import { exportDataset } from '../src/hub/export/export.js';
-import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { gymflowSync, registryTools } from './support/cli.js';
+import { registryTools } from './support/cli.js';
+import { listedEnv, readSftRecords, runEpisodeCli } from './support/env-episodes.js';
 
 const ENV = 'gymflow/webshop-v0';
 
@@ -16,19 +16,13 @@ const tools = registryTools;
 
 beforeAll(() => registerBuiltinEnvs());
 
-const gymflow = gymflowSync;
-
 describe('gymflow/webshop-v0 in the CLI, collect, export and eval', { timeout: 90_000 }, () => {
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
-    const envs = JSON.parse(gymflow('envs', '--json').stdout) as { id: string; domain: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
-    expect(envs.find((e) => e.id === ENV)).toMatchObject({ domain: 'browser', agents: ['random', 'expert'], trainTasks: 2400, heldoutTasks: 300 });
-    const expert = gymflow('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
-    expect(expert.status).toBe(0);
-    expect(expert.stdout).toMatch(/^gymflow\/webshop-v0 task=webshop-train-\d{5} agent=webshop-expert steps=\d+ success=true score=1 return=1 reason=purchased\n/);
-    expect(expert.stdout).toMatch(/\n {2}0\. search\(\{"query":"[^"]+"\}\) -> Search results for /);
-    const random = gymflow('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
-    expect(random.status).toBe(0);
-    expect(random.stdout).toMatch(/agent=random steps=\d+ success=false/);
+    expect(listedEnv(ENV)).toMatchObject({ domain: 'browser', agents: ['random', 'expert'], trainTasks: 2400, heldoutTasks: 300 });
+    const expert = runEpisodeCli(ENV, 'expert');
+    expect(expert).toMatch(/^gymflow\/webshop-v0 task=webshop-train-\d{5} agent=webshop-expert steps=\d+ success=true score=1 return=1 reason=purchased\n/);
+    expect(expert).toMatch(/\n {2}0\. search\(\{"query":"[^"]+"\}\) -> Search results for /);
+    expect(runEpisodeCli(ENV, 'random')).toMatch(/agent=random steps=\d+ success=false/);
   });
 
   it('collects expert episodes and exports them as SFT records with tool calls and pages', async () => {
@@ -38,7 +32,7 @@ describe('gymflow/webshop-v0 in the CLI, collect, export and eval', { timeout: 9
     const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-webshop-')), 'sft.jsonl');
     const report = await exportDataset({ format: 'sft', trajectories, out, tools });
     expect(report.records).toBe(6);
-    const rows = (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+    const rows = await readSftRecords(out);
     for (const [i, row] of rows.entries()) {
       const t = trajectories[i];
       expect(row).toMatchObject({ env_id: ENV, domain: 'browser', task_id: t?.task.id, success: true, num_steps: t?.steps.length, outcome_reason: 'purchased' });

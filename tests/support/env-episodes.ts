@@ -1,6 +1,7 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { parseTrajectory, type Trajectory } from '../../src/core/trajectory.js';
 import { collect } from '../../src/hub/collect.js';
 import { SftRecordSchema, type SftRecord } from '../../src/hub/export/schemas.js';
@@ -24,6 +25,43 @@ export function listedEnv(envId: string): ListedEnv | undefined {
 /** `n` episodes of `agent` on the held-out tasks of `envId` (2 at a time, seed 3): what the env tests export and score. */
 export async function collectHeldout(envId: string, agent: string, n: number): Promise<Trajectory[]> {
   return (await collect({ resolveAgent, envId, agent, n, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
+}
+
+/** What the CLI tests of an environment share: a scratch directory and held-out episodes ({@link useHeldoutEpisodes}). */
+export interface HeldoutEpisodes {
+  dir: string;
+  expert: Trajectory[];
+  random: Trajectory[];
+}
+
+/**
+ * For the tests of the enclosing `describe`: `beforeAll` makes a scratch directory and collects `counts.expert`
+ * expert and `counts.random` random episodes of `envId` ({@link collectHeldout}); `afterAll` removes the directory.
+ * Returns a getter for the tests, which throws if the collection did not finish.
+ */
+export function useHeldoutEpisodes(envId: string, counts: { expert: number; random: number }): () => HeldoutEpisodes {
+  let episodes: HeldoutEpisodes | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), `gymflow-${envId.replace(/^gymflow\//, '')}-`));
+    const expert = await collectHeldout(envId, 'expert', counts.expert);
+    const random = await collectHeldout(envId, 'random', counts.random);
+    episodes = { dir, expert, random };
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!episodes) throw new Error(`the held-out episodes of ${envId} were not collected`);
+    return episodes;
+  };
+}
+
+/** `gymflow run-episode --env ENV --agent AGENT --seed 3` (the built CLI): expects exit 0 and returns what it printed. */
+export function runEpisodeCli(envId: string, agent: string): string {
+  const r = gymflowSync('run-episode', '--env', envId, '--agent', agent, '--seed', '3');
+  expect(r.status, r.stderr).toBe(0);
+  return r.stdout;
 }
 
 /** The records of an SFT export (`exportDataset({ format: 'sft' })`), one a line, each checked against the schema. */
