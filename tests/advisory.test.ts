@@ -1,12 +1,9 @@
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
-import { exportDataset } from '../src/hub/export/export.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { registryTools as tools } from './support/cli.js';
-import { listedEnv, readSftRecords, rewardTotals, runEpisodeCli, scoreWithRules, useHeldoutEpisodes } from './support/env-episodes.js';
+import { calledTools, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/advisory-v0';
 
@@ -24,17 +21,15 @@ describe('gymflow/advisory-v0 in the CLI, collect, export, eval and reward', { t
   it('collects expert conversations and exports them as SFT records whose tool results are the client\'s replies and the searches', async () => {
     const { dir, expert } = episodes();
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'advisory')).toBe(true);
-    const out = path.join(dir, 'sft.jsonl');
-    const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools });
-    expect(report.records).toBe(6);
-    const rows = await readSftRecords(out);
+    const rows = await exportSft(dir, expert);
+    expect(rows).toHaveLength(6);
     for (const [i, row] of rows.entries()) {
       const t = expert[i] as Trajectory;
       expect(row).toMatchObject({ env_id: ENV, domain: 'advisory', task_id: t.task.id, success: true, num_steps: 14 });
       expect(row.messages.find((m) => m.role === 'user')?.content).toMatch(/^# Travel advisory brief[\s\S]*# The client's first message\n\nH/);
-      const calls = row.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+      const calls = calledTools(row);
       expect(calls).toEqual([...Array(7).fill('respond'), 'search_flights', 'search_flights', 'search_hotels', 'search_activities', 'price_plan', 'respond', 'recommend']);
-      const replies = row.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+      const replies = toolResults(row);
       expect(replies[0]).toMatch(/^I('m| will|'ll be) (flying|leaving) from /);
     }
   });

@@ -7,15 +7,14 @@ import { parseTrajectory, type Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
-import { exportDataset } from '../src/hub/export/export.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { LoopbackApi, openaiCompletion, verdict } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { createJudge } from '../src/reward/judge/config.js';
 import { weightedJudgeRubrics } from '../src/reward/rubrics.js';
 import { scoreFile } from '../src/reward/score-file.js';
 import { STOP_TOKEN } from '../src/envs/conversation-kit/user.js';
-import { gymflowAsync, registryTools } from './support/cli.js';
-import { listedEnv, readSftRecords, rewardTotals, runEpisodeCli, scoreWithRules, useHeldoutEpisodes } from './support/env-episodes.js';
+import { gymflowAsync } from './support/cli.js';
+import { calledTools, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/conversation-v0';
 
@@ -36,19 +35,17 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   it('collects expert conversations and exports them as SFT records whose tool results are the customer\'s replies', async () => {
     const { dir, expert } = episodes();
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'conversation')).toBe(true);
-    const out = path.join(dir, 'sft.jsonl');
-    const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools: registryTools });
-    expect(report.records).toBe(6);
-    const rows = await readSftRecords(out);
+    const rows = await exportSft(dir, expert);
+    expect(rows).toHaveLength(6);
     for (const [i, row] of rows.entries()) {
       const t = expert[i] as Trajectory;
       expect(row).toMatchObject({ env_id: ENV, domain: 'conversation', task_id: t.task.id, success: true, num_steps: t.steps.length });
       expect(row.messages.find((m) => m.role === 'user')?.content).toMatch(/^# Retail customer service policy[\s\S]*# The customer's first message\n\nHi! /);
-      const calls = row.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+      const calls = calledTools(row);
       expect(calls).toEqual(t.steps.map((s) => s.action.tool));
       expect(calls[0]).toBe('respond');
       // The customer's replies come back as the results of respond.
-      const replies = row.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+      const replies = toolResults(row);
       expect(replies).toEqual(t.steps.slice(0, -1).map((s) => s.observation));
       expect(replies[0]).toMatch(/@example\.com|my zip code is \d{5}/);
     }

@@ -1,12 +1,9 @@
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
-import { exportDataset } from '../src/hub/export/export.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { registryTools as tools } from './support/cli.js';
-import { listedEnv, readSftRecords, rewardTotals, runEpisodeCli, scoreWithRules, useHeldoutEpisodes } from './support/env-episodes.js';
+import { calledTools, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/engineering-v0';
 
@@ -24,18 +21,17 @@ describe('gymflow/engineering-v0 in the CLI, collect, export, eval and reward', 
   it("collects expert incidents and exports them as SFT records whose respond results are the commander's replies", async () => {
     const { dir, expert } = episodes();
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'engineering')).toBe(true);
-    const out = path.join(dir, 'sft.jsonl');
-    expect((await exportDataset({ format: 'sft', trajectories: expert, out, tools })).records).toBe(10);
-    const rows = await readSftRecords(out);
+    const rows = await exportSft(dir, expert);
+    expect(rows).toHaveLength(10);
     for (const [i, row] of rows.entries()) {
       const t = expert[i] as Trajectory;
       expect(row).toMatchObject({ env_id: ENV, domain: 'engineering', task_id: t.task.id, success: true, num_steps: t.steps.length });
       expect(row.messages.find((m) => m.role === 'user')?.content).toMatch(/^# Incident response runbook[\s\S]*# The incident commander's first message\n\n/);
-      const calls = row.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+      const calls = calledTools(row);
       expect(calls).toEqual(t.steps.map((s) => s.action.tool));
       expect(calls[0]).toBe('respond');
       expect(calls[calls.length - 1]).toBe('resolve');
-      const replies = row.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+      const replies = toolResults(row);
       expect(replies[0]).toMatch(/first alert fired|Alerts started/);
     }
   });

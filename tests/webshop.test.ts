@@ -5,14 +5,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
 import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
-import { exportDataset } from '../src/hub/export/export.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { registryTools } from './support/cli.js';
-import { listedEnv, readSftRecords, runEpisodeCli } from './support/env-episodes.js';
+import { calledTools, exportSft, listedEnv, runEpisodeCli, toolResults } from './support/env-episodes.js';
 
 const ENV = 'gymflow/webshop-v0';
-
-const tools = registryTools;
 
 beforeAll(() => registerBuiltinEnvs());
 
@@ -29,21 +25,19 @@ describe('gymflow/webshop-v0 in the CLI, collect, export and eval', { timeout: 9
     const { trajectories, summary } = await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 });
     expect(summary).toMatchObject({ episodes: 6, successes: 6 });
     expect(trajectories.every((t) => t.outcome.reason === 'purchased' && t.task.domain === 'browser')).toBe(true);
-    const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-webshop-')), 'sft.jsonl');
-    const report = await exportDataset({ format: 'sft', trajectories, out, tools });
-    expect(report.records).toBe(6);
-    const rows = await readSftRecords(out);
+    const rows = await exportSft(await mkdtemp(path.join(tmpdir(), 'gymflow-webshop-')), trajectories);
+    expect(rows).toHaveLength(6);
     for (const [i, row] of rows.entries()) {
       const t = trajectories[i];
       expect(row).toMatchObject({ env_id: ENV, domain: 'browser', task_id: t?.task.id, success: true, num_steps: t?.steps.length, outcome_reason: 'purchased' });
       expect(JSON.parse(row.tools).map((x: { function: { name: string } }) => x.function.name)).toEqual(['search', 'open', 'select', 'next_page', 'prev_page', 'back', 'buy']);
       expect(row.messages.find((m) => m.role === 'user')?.content).toBe(t?.task.instruction);
-      const calls = row.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+      const calls = calledTools(row);
       expect(calls).toEqual(t?.steps.map((s) => s.action.tool));
       expect(calls?.[0]).toBe('search');
       expect(calls?.[calls.length - 1]).toBe('buy');
       // Every observation but the last (the episode is over; see conversation.ts).
-      expect(row.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(t?.steps.slice(0, -1).map((s) => s.observation));
+      expect(toolResults(row)).toEqual(t?.steps.slice(0, -1).map((s) => s.observation));
     }
   });
 

@@ -4,9 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { parseTrajectory, type Trajectory } from '../../src/core/trajectory.js';
 import { collect } from '../../src/hub/collect.js';
+import { exportDataset } from '../../src/hub/export/export.js';
 import { SftRecordSchema, type SftRecord } from '../../src/hub/export/schemas.js';
 import { resolveAgent } from '../../src/policy/specs.js';
-import { gymflowSync } from './cli.js';
+import { gymflowSync, registryTools } from './cli.js';
 
 /** An environment as `gymflow envs --json` lists it. */
 export interface ListedEnv {
@@ -64,9 +65,24 @@ export function runEpisodeCli(envId: string, agent: string): string {
   return r.stdout;
 }
 
-/** The records of an SFT export (`exportDataset({ format: 'sft' })`), one a line, each checked against the schema. */
-export async function readSftRecords(file: string): Promise<SftRecord[]> {
-  return (await readFile(file, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+/**
+ * Exports `trajectories` as SFT records (`exportDataset`, with the registered environments' tools) to
+ * `dir/sft.jsonl`; expects one record a trajectory and returns the records, each checked against the schema.
+ */
+export async function exportSft(dir: string, trajectories: Trajectory[]): Promise<SftRecord[]> {
+  const out = path.join(dir, 'sft.jsonl');
+  expect((await exportDataset({ format: 'sft', trajectories, out, tools: registryTools })).records).toBe(trajectories.length);
+  return (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+}
+
+/** The tool each assistant message of an SFT record calls, in order. */
+export function calledTools(record: SftRecord): (string | undefined)[] {
+  return record.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+}
+
+/** The contents of an SFT record's tool messages (the observations), in order. */
+export function toolResults(record: SftRecord): (string | null)[] {
+  return record.messages.filter((m) => m.role === 'tool').map((m) => m.content);
 }
 
 /**
