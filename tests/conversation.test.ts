@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getProfile } from '../src/core/profiles/index.js';
 import { parseTrajectory, type Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
-import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { LoopbackApi, openaiCompletion, verdict } from '../src/reward/judge/__fixtures__/loopback-api.js';
@@ -14,7 +13,7 @@ import { weightedJudgeRubrics } from '../src/reward/rubrics.js';
 import { scoreFile } from '../src/reward/score-file.js';
 import { STOP_TOKEN } from '../src/envs/conversation-kit/user.js';
 import { gymflowAsync } from './support/cli.js';
-import { calledTools, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
+import { calledTools, evaluateExpertAndRandom, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/conversation-v0';
 
@@ -52,11 +51,10 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   });
 
   it('evaluates the expert and the random agent on held-out tasks', async () => {
-    const e = await evaluate({ envId: ENV, agent: 'expert', resolveAgent, n: 18, seed: 1 });
-    const r = await evaluate({ envId: ENV, agent: 'random', resolveAgent, n: 18, seed: 1 });
-    expect(e.episodes.every((x) => x.success)).toBe(true);
-    expect(r.episodes.filter((x) => x.success).length).toBeLessThanOrEqual(1);
-    expect(new Set(e.episodes.map((x) => x.taskId)).size).toBe(18);
+    const { expert, random } = await evaluateExpertAndRandom(ENV, 18);
+    expect(expert.every((x) => x.success)).toBe(true);
+    expect(random.filter((x) => x.success).length).toBeLessThanOrEqual(1);
+    expect(new Set(expert.map((x) => x.taskId)).size).toBe(18);
   });
 
   it('`gymflow reward score --domain conversation` scores every step with the rule layer; the expert ranks above random', async () => {

@@ -1,9 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
-import { evaluate } from '../src/eval/evaluate.js';
-import { resolveAgent } from '../src/policy/specs.js';
-import { calledTools, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
+import { calledTools, evaluateExpertAndRandom, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/engineering-v0';
 
@@ -37,10 +35,9 @@ describe('gymflow/engineering-v0 in the CLI, collect, export, eval and reward', 
   });
 
   it('evaluates the expert and the random agent on held-out tasks', async () => {
-    const e = await evaluate({ envId: ENV, agent: 'expert', resolveAgent, n: 15, seed: 1 });
-    const r = await evaluate({ envId: ENV, agent: 'random', resolveAgent, n: 15, seed: 1 });
-    expect(e.episodes.every((x) => x.success)).toBe(true);
-    expect(r.episodes.filter((x) => x.success)).toEqual([]);
+    const { expert, random } = await evaluateExpertAndRandom(ENV, 15);
+    expect(expert.every((x) => x.success)).toBe(true);
+    expect(random.filter((x) => x.success)).toEqual([]);
   });
 
   it('`gymflow reward score --domain engineering` scores every step with the rule layer; the expert ranks above random', async () => {

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
-import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { calledTools, exportSft, listedEnv, runEpisodeCli, toolResults } from './support/env-episodes.js';
+import { calledTools, evaluateExpertAndRandom, exportSft, listedEnv, runEpisodeCli, toolResults } from './support/env-episodes.js';
 
 const ENV = 'gymflow/webshop-v0';
 
@@ -42,11 +41,10 @@ describe('gymflow/webshop-v0 in the CLI, collect, export and eval', { timeout: 9
   });
 
   it('evaluates the expert and the random agent on held-out tasks', async () => {
-    const expert = await evaluate({ envId: ENV, agent: 'expert', resolveAgent, n: 24, seed: 1 });
-    const random = await evaluate({ envId: ENV, agent: 'random', resolveAgent, n: 24, seed: 1 });
-    expect(expert.episodes.filter((e) => e.success).length).toBeGreaterThanOrEqual(23);
-    expect(random.episodes.filter((e) => e.success).length).toBeLessThanOrEqual(3);
-    expect(new Set(expert.episodes.map((e) => e.taskId)).size).toBe(24);
-    expect(expert.episodes.every((e) => e.taskId.startsWith('webshop-heldout-'))).toBe(true);
+    const { expert, random } = await evaluateExpertAndRandom(ENV, 24);
+    expect(expert.filter((e) => e.success).length).toBeGreaterThanOrEqual(23);
+    expect(random.filter((e) => e.success).length).toBeLessThanOrEqual(3);
+    expect(new Set(expert.map((e) => e.taskId)).size).toBe(24);
+    expect(expert.every((e) => e.taskId.startsWith('webshop-heldout-'))).toBe(true);
   });
 });

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { parseTrajectory, type Trajectory } from '../../src/core/trajectory.js';
+import { evaluate } from '../../src/eval/evaluate.js';
+import type { EpisodeRecord } from '../../src/eval/metrics.js';
 import { collect } from '../../src/hub/collect.js';
 import { exportDataset } from '../../src/hub/export/export.js';
 import { SftRecordSchema, type SftRecord } from '../../src/hub/export/schemas.js';
@@ -56,6 +58,13 @@ export function useHeldoutEpisodes(envId: string, counts: { expert: number; rand
     if (!episodes) throw new Error(`the held-out episodes of ${envId} were not collected`);
     return episodes;
   };
+}
+
+/** The episodes of the expert and of the random agent on the same `n` held-out tasks of `envId` (`evaluate`, seed 1). */
+export async function evaluateExpertAndRandom(envId: string, n: number): Promise<{ expert: EpisodeRecord[]; random: EpisodeRecord[] }> {
+  const expert = await evaluate({ envId, agent: 'expert', resolveAgent, n, seed: 1 });
+  const random = await evaluate({ envId, agent: 'random', resolveAgent, n, seed: 1 });
+  return { expert: expert.episodes, random: random.episodes };
 }
 
 /** `gymflow run-episode --env ENV --agent AGENT --seed 3` (the built CLI): expects exit 0 and returns what it printed. */
