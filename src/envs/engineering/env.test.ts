@@ -163,21 +163,13 @@ describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatib
       return { body: openaiCompletion(turn.done || commander.currentGoal?.id === 'resolve' ? `${turn.text}\n${STOP_TOKEN}` : turn.text) };
     });
     const env = make(ENGINEERING_ENV_ID, { kwargs: { user: `openai:commander-sim@${api.url}/v1`, userApiKey: 'EMPTY' } });
-    const expert = new EngineeringExpert();
-    let ts = await env.reset({ task: deploy.id, seed: 4 });
-    expect(ts.info.user).toBe('openai:commander-sim');
-    const info = ts.info.task as TaskInfo;
-    const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-    while (!isDone(ts)) {
-      const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-      ts = await env.step(action);
-      history.push({ action, observation: ts.observation, info: ts.info });
-    }
+    const { timeSteps, steps, last: ts } = await playEpisode(env, new EngineeringExpert(), deploy.id, 4);
+    expect(timeSteps[0]?.info.user).toBe('openai:commander-sim');
     expect(ts).toMatchObject({ reward: 1, terminated: true, info: { reason: 'resolved', terms: { healthy: true, root_cause: true, no_harm: true } } });
-    const left = history[history.length - 2];
+    const left = steps[steps.length - 2];
     expect(left?.action.tool).toBe('respond');
-    expect(left?.observation).toMatch(/\n\n\(The incident commander has left the conversation\. /);
-    expect(left?.observation).not.toContain(STOP_TOKEN);
+    expect(left?.ts.observation).toMatch(/\n\n\(The incident commander has left the conversation\. /);
+    expect(left?.ts.observation).not.toContain(STOP_TOKEN);
     const transcript = ts.info.transcript as string[];
     expect(transcript[0]).toBe(`user: ${deploy.opening}`);
     expect(transcript.filter((l) => l.startsWith('user: ')).length).toBe(transcript.filter((l) => l.startsWith('agent: ')).length + 1);
@@ -207,15 +199,7 @@ describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatib
       return { body: anthropicText(commander.answer(text(messages[messages.length - 1]?.content)).text) };
     });
     const env = make(ENGINEERING_ENV_ID, { kwargs: { user: `anthropic:claude-commander@${api.url}`, userApiKey: 'sk-test' } });
-    const expert = new EngineeringExpert();
-    let ts = await env.reset({ task: deploy.id, seed: 2 });
-    const info = ts.info.task as TaskInfo;
-    const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-    while (!isDone(ts)) {
-      const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-      ts = await env.step(action);
-      history.push({ action, observation: ts.observation, info: ts.info });
-    }
+    const ts = (await playEpisode(env, new EngineeringExpert(), deploy.id, 2)).last;
     expect(ts).toMatchObject({ reward: 1, info: { reason: 'resolved' } });
     expect((api.requests[0]?.body as { system: unknown }).system).toEqual(modelUserPrompt(deploy.hidden));
     expect((ts.info.transcript as string[]).filter((l) => l.startsWith('user: '))).toHaveLength(4);

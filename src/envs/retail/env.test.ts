@@ -165,21 +165,8 @@ describe('RetailEnv with a model as the user (loopback OpenAI-compatible server)
       return { body: openaiCompletion(turn.done ? `${turn.text}\n${STOP_TOKEN}` : turn.text) };
     });
     const env = make(CONVERSATION_ENV_ID, { kwargs: { user: `openai:customer-sim@${api.url}/v1`, userApiKey: 'EMPTY' } });
-    const steps = await (async () => {
-      const expert = new RetailExpert();
-      let ts = await env.reset({ task: compound.id, seed: 4 });
-      expect(ts.info.user).toBe('openai:customer-sim');
-      const info = ts.info.task as TaskInfo;
-      const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-      const out = [ts];
-      while (!isDone(ts)) {
-        const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-        ts = await env.step(action);
-        history.push({ action, observation: ts.observation, info: ts.info });
-        out.push(ts);
-      }
-      return out;
-    })();
+    const steps = (await playEpisode(env, new RetailExpert(), compound.id, 4)).timeSteps;
+    expect(steps[0]?.info.user).toBe('openai:customer-sim');
     expect(lastOf(steps)).toMatchObject({ reward: 1, terminated: true, info: { reason: 'user_stop', terms: { db_match: true, outputs: true, policy: true } } });
     const transcript = lastOf(steps).info.transcript as string[];
     expect(transcript[0]).toBe(`user: ${compound.opening}`);
