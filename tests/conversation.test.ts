@@ -5,17 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getProfile } from '../src/core/profiles/index.js';
 import { parseTrajectory, type Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
-import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
-import { exportDataset } from '../src/hub/export/export.js';
-import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
 import { LoopbackApi, openaiCompletion, verdict } from '../src/reward/judge/__fixtures__/loopback-api.js';
 import { createJudge } from '../src/reward/judge/config.js';
 import { weightedJudgeRubrics } from '../src/reward/rubrics.js';
 import { scoreFile } from '../src/reward/score-file.js';
 import { STOP_TOKEN } from '../src/envs/conversation-kit/user.js';
-import { gymflowAsync, gymflowSync, registryTools } from './support/cli.js';
+import { gymflowAsync } from './support/cli.js';
+import { calledTools, evaluateExpertAndRandom, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/conversation-v0';
 
@@ -23,70 +21,47 @@ const ENV = 'gymflow/conversation-v0';
 beforeAll(() => registerBuiltinEnvs());
 
 describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward', { timeout: 120_000 }, () => {
-  let dir = '';
-  let expert: Trajectory[] = [];
-  let random: Trajectory[] = [];
   let api: LoopbackApi | undefined;
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'gymflow-conversation-'));
-    expert = (await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
-    random = (await collect({ resolveAgent, envId: ENV, agent: 'random', n: 6, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
-  });
+  const episodes = useHeldoutEpisodes(ENV, { expert: 6, random: 6 });
   afterAll(async () => api?.close());
 
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
-    const envs = JSON.parse(gymflowSync('envs', '--json').stdout) as { id: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
-    expect(envs.find((e) => e.id === ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 450, heldoutTasks: 90 });
-    const run = gymflowSync('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
-    expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^gymflow\/conversation-v0 task=retail-train-\d{5} agent=conversation-expert steps=\d+ success=true score=1 return=1 reason=(user_stop|transferred)\n/);
-    const rand = gymflowSync('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
-    expect(rand.status).toBe(0);
-    expect(rand.stdout).toMatch(/agent=random steps=\d+ success=false/);
+    expect(listedEnv(ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 450, heldoutTasks: 90 });
+    expect(runEpisodeCli(ENV, 'expert')).toMatch(/^gymflow\/conversation-v0 task=retail-train-\d{5} agent=conversation-expert steps=\d+ success=true score=1 return=1 reason=(user_stop|transferred)\n/);
+    expect(runEpisodeCli(ENV, 'random')).toMatch(/agent=random steps=\d+ success=false/);
   });
 
   it('collects expert conversations and exports them as SFT records whose tool results are the customer\'s replies', async () => {
+    const { dir, expert } = episodes();
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'conversation')).toBe(true);
-    const out = path.join(dir, 'sft.jsonl');
-    const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools: registryTools });
-    expect(report.records).toBe(6);
-    const rows = (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+    const rows = await exportSft(dir, expert);
+    expect(rows).toHaveLength(6);
     for (const [i, row] of rows.entries()) {
       const t = expert[i] as Trajectory;
       expect(row).toMatchObject({ env_id: ENV, domain: 'conversation', task_id: t.task.id, success: true, num_steps: t.steps.length });
       expect(row.messages.find((m) => m.role === 'user')?.content).toMatch(/^# Retail customer service policy[\s\S]*# The customer's first message\n\nHi! /);
-      const calls = row.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+      const calls = calledTools(row);
       expect(calls).toEqual(t.steps.map((s) => s.action.tool));
       expect(calls[0]).toBe('respond');
       // The customer's replies come back as the results of respond.
-      const replies = row.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+      const replies = toolResults(row);
       expect(replies).toEqual(t.steps.slice(0, -1).map((s) => s.observation));
       expect(replies[0]).toMatch(/@example\.com|my zip code is \d{5}/);
     }
   });
 
   it('evaluates the expert and the random agent on held-out tasks', async () => {
-    const e = await evaluate({ envId: ENV, agent: 'expert', resolveAgent, n: 18, seed: 1 });
-    const r = await evaluate({ envId: ENV, agent: 'random', resolveAgent, n: 18, seed: 1 });
-    expect(e.episodes.every((x) => x.success)).toBe(true);
-    expect(r.episodes.filter((x) => x.success).length).toBeLessThanOrEqual(1);
-    expect(new Set(e.episodes.map((x) => x.taskId)).size).toBe(18);
+    const { expert, random } = await evaluateExpertAndRandom(ENV, 18);
+    expect(expert.every((x) => x.success)).toBe(true);
+    expect(random.filter((x) => x.success).length).toBeLessThanOrEqual(1);
+    expect(new Set(expert.map((x) => x.taskId)).size).toBe(18);
   });
 
   it('`gymflow reward score --domain conversation` scores every step with the rule layer; the expert ranks above random', async () => {
-    const runs = path.join(dir, 'runs.jsonl');
-    await writeFile(runs, [...expert, ...random].map((t) => JSON.stringify(t)).join('\n') + '\n');
-    const scored = path.join(dir, 'scored.jsonl');
-    const r = gymflowSync('reward', 'score', runs, '--domain', 'conversation', '-o', scored, '--json');
-    expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ scored: 12, skipped: 0, judge: null });
-    const out = (await readFile(scored, 'utf8')).trim().split('\n').map((l, i) => parseTrajectory(JSON.parse(l), `scored.jsonl:${i + 1}`));
-    for (const t of out) {
-      expect(t.reward?.layers).toHaveProperty('rules');
-      for (const s of t.steps) expect(s.reward?.score).toBeGreaterThanOrEqual(0);
-    }
-    const totals = (name: string): number[] => out.filter((t) => t.agent.name === name).map((t) => t.reward?.total ?? 0);
-    expect(Math.min(...totals('conversation-expert'))).toBeGreaterThan(Math.max(...totals('random')));
+    const { dir, expert, random } = episodes();
+    const out = await scoreWithRules(dir, [...expert, ...random], 'conversation');
+    expect(out).toHaveLength(12);
+    expect(Math.min(...rewardTotals(out, 'conversation-expert'))).toBeGreaterThan(Math.max(...rewardTotals(out, 'random')));
     // The rules judged the expert's steps on the profile's rubrics (its weights; no judge asked).
     const first = (out[0] as Trajectory).steps[0];
     expect(first?.action.tool).toBe('respond');
@@ -94,6 +69,7 @@ describe('gymflow/conversation-v0 in the CLI, collect, export, eval and reward',
   });
 
   it('adds the judge layer for the profile\'s judge rubrics (a loopback OpenAI-compatible judge)', async () => {
+    const { dir, expert } = episodes();
     const asked: string[][] = [];
     api = await LoopbackApi.start((req) => {
       const names = (req.body as { response_format: { json_schema: { schema: { required: string[] } } } }).response_format.json_schema.schema.required;

@@ -1,97 +1,51 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ToolLookup } from '../src/core/chat/tool-lookup.js';
-import { make } from '../src/core/registry.js';
-import { parseTrajectory, type Trajectory } from '../src/core/trajectory.js';
+import type { Trajectory } from '../src/core/trajectory.js';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
-import { evaluate } from '../src/eval/evaluate.js';
-import { collect } from '../src/hub/collect.js';
-import { exportDataset } from '../src/hub/export/export.js';
-import { SftRecordSchema } from '../src/hub/export/schemas.js';
-import { resolveAgent } from '../src/policy/specs.js';
-import { PACKAGE_ROOT } from './support/temporal.js';
+import { calledTools, evaluateExpertAndRandom, exportSft, listedEnv, rewardTotals, runEpisodeCli, scoreWithRules, toolResults, useHeldoutEpisodes } from './support/env-episodes.js';
 
 const ENV = 'gymflow/discussion-v0';
 
-const tools: ToolLookup = (envId) => {
-  const env = make(envId);
-  const t = env.tools;
-  void env.close();
-  return t;
-};
-
 beforeAll(() => registerBuiltinEnvs());
 
-function gymflow(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'gymflow.js'), ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
 describe('gymflow/discussion-v0 in the CLI, collect, export, eval and reward', { timeout: 120_000 }, () => {
-  let dir = '';
-  let expert: Trajectory[] = [];
-  let random: Trajectory[] = [];
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'gymflow-discussion-'));
-    expert = (await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
-    random = (await collect({ resolveAgent, envId: ENV, agent: 'random', n: 6, split: 'heldout', concurrency: 2, seed: 3 })).trajectories;
-  });
+  const episodes = useHeldoutEpisodes(ENV, { expert: 6, random: 6 });
 
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
-    const envs = JSON.parse(gymflow('envs', '--json').stdout) as { id: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
-    expect(envs.find((e) => e.id === ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 240, heldoutTasks: 60 });
-    const run = gymflow('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
-    expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^gymflow\/discussion-v0 task=discussion-train-\d{5} agent=discussion-expert steps=\d+ success=true score=1 return=1 reason=decided\n/);
-    const rand = gymflow('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
-    expect(rand.status, rand.stderr).toBe(0);
-    expect(rand.stdout).toMatch(/agent=random steps=\d+ success=false/);
+    expect(listedEnv(ENV)).toMatchObject({ agents: ['random', 'expert'], trainTasks: 240, heldoutTasks: 60 });
+    expect(runEpisodeCli(ENV, 'expert')).toMatch(/^gymflow\/discussion-v0 task=discussion-train-\d{5} agent=discussion-expert steps=\d+ success=true score=1 return=1 reason=decided\n/);
+    expect(runEpisodeCli(ENV, 'random')).toMatch(/agent=random steps=\d+ success=false/);
   });
 
   it('collects expert meetings and exports them as SFT records whose tool results are the members\' answers', async () => {
+    const { dir, expert } = episodes();
     expect(expert.every((t) => t.outcome.success && t.task.domain === 'discussion')).toBe(true);
-    const out = path.join(dir, 'sft.jsonl');
-    const report = await exportDataset({ format: 'sft', trajectories: expert, out, tools });
-    expect(report.records).toBe(6);
-    const rows = (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+    const rows = await exportSft(dir, expert);
+    expect(rows).toHaveLength(6);
     for (const [i, row] of rows.entries()) {
       const t = expert[i] as Trajectory;
       expect(row).toMatchObject({ env_id: ENV, domain: 'discussion', task_id: t.task.id, success: true, num_steps: t.steps.length });
       expect(row.messages.find((m) => m.role === 'user')?.content).toMatch(/^You facilitate a committee meeting\.[\s\S]*The decision rule/);
-      const calls = row.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+      const calls = calledTools(row);
       expect(calls).toEqual(t.steps.map((s) => s.action.tool));
       expect(calls[0]).toBe('ask_group');
       expect(calls[calls.length - 1]).toBe('decide');
-      const replies = row.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+      const replies = toolResults(row);
       expect(replies).toEqual(t.steps.slice(0, -1).map((s) => s.observation));
     }
   });
 
   it('evaluates the expert and the random agent on held-out tasks', async () => {
-    const e = await evaluate({ envId: ENV, agent: 'expert', resolveAgent, n: 18, seed: 1 });
-    const r = await evaluate({ envId: ENV, agent: 'random', resolveAgent, n: 18, seed: 1 });
-    expect(e.episodes.every((x) => x.success)).toBe(true);
-    expect(r.episodes.filter((x) => x.success).length).toBeLessThanOrEqual(1);
-    expect(new Set(e.episodes.map((x) => x.taskId)).size).toBe(18);
+    const { expert, random } = await evaluateExpertAndRandom(ENV, 18);
+    expect(expert.every((x) => x.success)).toBe(true);
+    expect(random.filter((x) => x.success).length).toBeLessThanOrEqual(1);
+    expect(new Set(expert.map((x) => x.taskId)).size).toBe(18);
   });
 
   it('`gymflow reward score --domain discussion` scores every step with the rule layer; the expert ranks above random', async () => {
-    const runs = path.join(dir, 'runs.jsonl');
-    await writeFile(runs, [...expert, ...random].map((t) => JSON.stringify(t)).join('\n') + '\n');
-    const scored = path.join(dir, 'scored.jsonl');
-    const r = gymflow('reward', 'score', runs, '--domain', 'discussion', '-o', scored, '--json');
-    expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ scored: 12, skipped: 0, judge: null });
-    const out = (await readFile(scored, 'utf8')).trim().split('\n').map((l, i) => parseTrajectory(JSON.parse(l), `scored.jsonl:${i + 1}`));
-    for (const t of out) {
-      expect(t.reward?.layers).toHaveProperty('rules');
-      for (const s of t.steps) expect(s.reward?.score).toBeGreaterThanOrEqual(0);
-    }
-    const totals = (name: string): number[] => out.filter((t) => t.agent.name === name).map((t) => t.reward?.total ?? 0);
-    expect(Math.min(...totals('discussion-expert'))).toBeGreaterThan(Math.max(...totals('random')));
+    const { dir, expert, random } = episodes();
+    const out = await scoreWithRules(dir, [...expert, ...random], 'discussion');
+    expect(out).toHaveLength(12);
+    expect(Math.min(...rewardTotals(out, 'discussion-expert'))).toBeGreaterThan(Math.max(...rewardTotals(out, 'random')));
     const first = (out[0] as Trajectory).steps[0];
     expect(first?.action.tool).toBe('ask_group');
     expect(Object.keys(first?.reward?.rubrics ?? {})).toEqual(expect.arrayContaining(['redundancy', 'efficiency']));

@@ -1,61 +1,46 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
-import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
-import { exportDataset } from '../src/hub/export/export.js';
-import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { gymflowSync, registryTools } from './support/cli.js';
+import { calledTools, evaluateExpertAndRandom, exportSft, listedEnv, runEpisodeCli, toolResults } from './support/env-episodes.js';
 
 const ENV = 'gymflow/household-v0';
 
-const tools = registryTools;
-
 beforeAll(() => registerBuiltinEnvs());
-
-const gymflow = gymflowSync;
 
 describe('gymflow/household-v0 in the CLI, collect, export and eval', { timeout: 90_000 }, () => {
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
-    const envs = JSON.parse(gymflow('envs', '--json').stdout) as { id: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
-    expect(envs.find((e) => e.id === ENV)).toMatchObject({ agents: ['random', 'expert', 'planner'], heldoutTasks: 240 });
-    const expert = gymflow('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
-    expect(expert.status).toBe(0);
-    expect(expert.stdout).toMatch(/^gymflow\/household-v0 task=household-train-\d{5} agent=household-expert steps=\d+ success=true score=1 return=1 reason=goal_reached\n/);
-    const random = gymflow('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
-    expect(random.status).toBe(0);
-    expect(random.stdout).toMatch(/agent=random steps=\d+ success=false/);
+    expect(listedEnv(ENV)).toMatchObject({ agents: ['random', 'expert', 'planner'], heldoutTasks: 240 });
+    expect(runEpisodeCli(ENV, 'expert')).toMatch(/^gymflow\/household-v0 task=household-train-\d{5} agent=household-expert steps=\d+ success=true score=1 return=1 reason=goal_reached\n/);
+    expect(runEpisodeCli(ENV, 'random')).toMatch(/agent=random steps=\d+ success=false/);
   });
 
   it('collects expert episodes and exports them as SFT records with tool calls and observations', async () => {
     const { trajectories, summary } = await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 });
     expect(summary).toMatchObject({ episodes: 6, successes: 6 });
     expect(trajectories.every((t) => t.outcome.reason === 'goal_reached' && t.task.domain === 'household')).toBe(true);
-    const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-household-')), 'sft.jsonl');
-    const report = await exportDataset({ format: 'sft', trajectories, out, tools });
-    expect(report.records).toBe(6);
-    const rows = (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+    const rows = await exportSft(await mkdtemp(path.join(tmpdir(), 'gymflow-household-')), trajectories);
+    expect(rows).toHaveLength(6);
     for (const [i, row] of rows.entries()) {
       const t = trajectories[i];
       expect(row).toMatchObject({ env_id: ENV, domain: 'household', task_id: t?.task.id, success: true, num_steps: t?.steps.length, outcome_reason: 'goal_reached' });
       expect(JSON.parse(row.tools).map((x: { function: { name: string } }) => x.function.name)).toContain('put');
       expect(row.messages.find((m) => m.role === 'user')?.content).toContain('Your task is to: ');
-      const calls = row.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+      const calls = calledTools(row);
       expect(calls).toEqual(t?.steps.map((s) => s.action.tool));
       // Every observation but the last (the episode is over; see conversation.ts).
-      expect(row.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(t?.steps.slice(0, -1).map((s) => s.observation));
+      expect(toolResults(row)).toEqual(t?.steps.slice(0, -1).map((s) => s.observation));
       expect(row.messages.find((m) => m.role === 'user')?.content).toMatch(/^You are in the middle of a house\. The kitchen has a /);
     }
   });
 
   it('evaluates the expert and the random agent on held-out tasks', async () => {
-    const expert = await evaluate({ envId: ENV, agent: 'expert', resolveAgent, n: 24, seed: 1 });
-    const random = await evaluate({ envId: ENV, agent: 'random', resolveAgent, n: 24, seed: 1 });
-    expect(expert.episodes.every((e) => e.success)).toBe(true);
-    expect(random.episodes.filter((e) => e.success).length).toBeLessThanOrEqual(3);
-    expect(new Set(expert.episodes.map((e) => e.taskId)).size).toBe(24);
+    const { expert, random } = await evaluateExpertAndRandom(ENV, 24);
+    expect(expert.every((e) => e.success)).toBe(true);
+    expect(random.filter((e) => e.success).length).toBeLessThanOrEqual(3);
+    expect(new Set(expert.map((e) => e.taskId)).size).toBe(24);
   });
 });

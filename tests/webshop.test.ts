@@ -1,64 +1,50 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { registerBuiltinEnvs } from '../src/envs/index.js';
-import { evaluate } from '../src/eval/evaluate.js';
 import { collect } from '../src/hub/collect.js';
-import { exportDataset } from '../src/hub/export/export.js';
-import { SftRecordSchema } from '../src/hub/export/schemas.js';
 import { resolveAgent } from '../src/policy/specs.js';
-import { gymflowSync, registryTools } from './support/cli.js';
+import { calledTools, evaluateExpertAndRandom, exportSft, listedEnv, runEpisodeCli, toolResults } from './support/env-episodes.js';
 
 const ENV = 'gymflow/webshop-v0';
 
-const tools = registryTools;
-
 beforeAll(() => registerBuiltinEnvs());
-
-const gymflow = gymflowSync;
 
 describe('gymflow/webshop-v0 in the CLI, collect, export and eval', { timeout: 90_000 }, () => {
   it('is listed by `gymflow envs` and runs in `gymflow run-episode` with the expert and the random agent', () => {
-    const envs = JSON.parse(gymflow('envs', '--json').stdout) as { id: string; domain: string; agents: string[]; trainTasks: number; heldoutTasks: number }[];
-    expect(envs.find((e) => e.id === ENV)).toMatchObject({ domain: 'browser', agents: ['random', 'expert'], trainTasks: 2400, heldoutTasks: 300 });
-    const expert = gymflow('run-episode', '--env', ENV, '--agent', 'expert', '--seed', '3');
-    expect(expert.status).toBe(0);
-    expect(expert.stdout).toMatch(/^gymflow\/webshop-v0 task=webshop-train-\d{5} agent=webshop-expert steps=\d+ success=true score=1 return=1 reason=purchased\n/);
-    expect(expert.stdout).toMatch(/\n {2}0\. search\(\{"query":"[^"]+"\}\) -> Search results for /);
-    const random = gymflow('run-episode', '--env', ENV, '--agent', 'random', '--seed', '3');
-    expect(random.status).toBe(0);
-    expect(random.stdout).toMatch(/agent=random steps=\d+ success=false/);
+    expect(listedEnv(ENV)).toMatchObject({ domain: 'browser', agents: ['random', 'expert'], trainTasks: 2400, heldoutTasks: 300 });
+    const expert = runEpisodeCli(ENV, 'expert');
+    expect(expert).toMatch(/^gymflow\/webshop-v0 task=webshop-train-\d{5} agent=webshop-expert steps=\d+ success=true score=1 return=1 reason=purchased\n/);
+    expect(expert).toMatch(/\n {2}0\. search\(\{"query":"[^"]+"\}\) -> Search results for /);
+    expect(runEpisodeCli(ENV, 'random')).toMatch(/agent=random steps=\d+ success=false/);
   });
 
   it('collects expert episodes and exports them as SFT records with tool calls and pages', async () => {
     const { trajectories, summary } = await collect({ resolveAgent, envId: ENV, agent: 'expert', n: 6, split: 'heldout', concurrency: 2, seed: 3 });
     expect(summary).toMatchObject({ episodes: 6, successes: 6 });
     expect(trajectories.every((t) => t.outcome.reason === 'purchased' && t.task.domain === 'browser')).toBe(true);
-    const out = path.join(await mkdtemp(path.join(tmpdir(), 'gymflow-webshop-')), 'sft.jsonl');
-    const report = await exportDataset({ format: 'sft', trajectories, out, tools });
-    expect(report.records).toBe(6);
-    const rows = (await readFile(out, 'utf8')).trim().split('\n').map((line) => SftRecordSchema.parse(JSON.parse(line)));
+    const rows = await exportSft(await mkdtemp(path.join(tmpdir(), 'gymflow-webshop-')), trajectories);
+    expect(rows).toHaveLength(6);
     for (const [i, row] of rows.entries()) {
       const t = trajectories[i];
       expect(row).toMatchObject({ env_id: ENV, domain: 'browser', task_id: t?.task.id, success: true, num_steps: t?.steps.length, outcome_reason: 'purchased' });
       expect(JSON.parse(row.tools).map((x: { function: { name: string } }) => x.function.name)).toEqual(['search', 'open', 'select', 'next_page', 'prev_page', 'back', 'buy']);
       expect(row.messages.find((m) => m.role === 'user')?.content).toBe(t?.task.instruction);
-      const calls = row.messages.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.[0]?.function.name);
+      const calls = calledTools(row);
       expect(calls).toEqual(t?.steps.map((s) => s.action.tool));
       expect(calls?.[0]).toBe('search');
       expect(calls?.[calls.length - 1]).toBe('buy');
       // Every observation but the last (the episode is over; see conversation.ts).
-      expect(row.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(t?.steps.slice(0, -1).map((s) => s.observation));
+      expect(toolResults(row)).toEqual(t?.steps.slice(0, -1).map((s) => s.observation));
     }
   });
 
   it('evaluates the expert and the random agent on held-out tasks', async () => {
-    const expert = await evaluate({ envId: ENV, agent: 'expert', resolveAgent, n: 24, seed: 1 });
-    const random = await evaluate({ envId: ENV, agent: 'random', resolveAgent, n: 24, seed: 1 });
-    expect(expert.episodes.filter((e) => e.success).length).toBeGreaterThanOrEqual(23);
-    expect(random.episodes.filter((e) => e.success).length).toBeLessThanOrEqual(3);
-    expect(new Set(expert.episodes.map((e) => e.taskId)).size).toBe(24);
-    expect(expert.episodes.every((e) => e.taskId.startsWith('webshop-heldout-'))).toBe(true);
+    const { expert, random } = await evaluateExpertAndRandom(ENV, 24);
+    expect(expert.filter((e) => e.success).length).toBeGreaterThanOrEqual(23);
+    expect(random.filter((e) => e.success).length).toBeLessThanOrEqual(3);
+    expect(new Set(expert.map((e) => e.taskId)).size).toBe(24);
+    expect(expert.every((e) => e.taskId.startsWith('webshop-heldout-'))).toBe(true);
   });
 });

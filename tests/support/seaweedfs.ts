@@ -5,11 +5,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isExecutable } from '../../src/core/fs.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
+import { freePort } from '../../src/runtime/dev-server.js';
 
 /** The `weed` binary: `$GYMFLOW_WEED`, else the path `scripts/build-seaweedfs.sh --path` names; `undefined` when it is not there. */
 export function weedBinary(): string | undefined {
@@ -31,17 +31,6 @@ export interface Seaweed {
   stop(options?: { keepData?: boolean }): Promise<void>;
   /** Stops and starts it again on the same ports and data (an object store restart). */
   restart(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts SeaweedFS (`weed server -filer -s3`) and waits until its S3 gateway answers an authenticated request. */

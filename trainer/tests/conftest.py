@@ -1,6 +1,7 @@
 import json
 import os
 import sys
+from typing import NamedTuple
 
 import pytest
 
@@ -84,3 +85,53 @@ def assert_same_losses(got, expected):
     assert len(got) == len(expected) > 1
     for a, b in zip(got, expected):
         assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-6)
+
+
+class Run(NamedTuple):
+    """What a command run by :func:`run_command` gave: its result (the ``done`` event's fields) and its events."""
+
+    result: dict
+    events: list
+
+    @property
+    def start(self):
+        """The first event, the command's own start report (samples, resumed_from, optimizer_from, …)."""
+        return self.events[0]
+
+    @property
+    def progress(self):
+        return [e for e in self.events if e["event"] == "progress"]
+
+    @property
+    def losses(self):
+        """``{step: loss}`` of the ``progress`` events."""
+        return {e["step"]: e["loss"] for e in self.progress}
+
+
+def run_command(command, config):
+    """Runs trainer command ``command`` (``sft``, ``dpo``, ``rl``, ``rm``, ``export-onnx``) in this process, as the CLI
+    does once it has read its configuration: ``config`` is a configuration document (a dict, built and validated as
+    the command's configuration, like ``check-config`` does) or a configuration already built, run as it is.
+
+    Example: ``run_command("sft", {"data": data, "output_dir": out, "model": {"tiny": TINY}}).losses``
+    """
+    from gymflow_trainer import cli
+    from gymflow_trainer.config import COMMANDS, from_dict
+    from gymflow_trainer.events import EventWriter
+
+    if isinstance(config, dict):
+        config = from_dict(COMMANDS[command], config)
+        config.validate()
+    cap = Capture()
+    return Run(cli._dispatch(command, config, EventWriter(cap)), cap.lines)
+
+
+def run_cli(capsys, *argv):
+    """Runs ``python -m gymflow_trainer ARGV…`` in this process (``cli.main``: parsing, exit codes, error events);
+    returns its exit code, the events it printed on stdout and what it wrote on stderr."""
+    from gymflow_trainer import cli
+
+    capsys.readouterr()  # what came before is not this command's
+    rc = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return rc, [json.loads(x) for x in captured.out.splitlines() if x.strip()], captured.err

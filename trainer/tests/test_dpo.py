@@ -4,10 +4,7 @@ import math
 
 import pytest
 
-from conftest import Capture, TINY, conversation, write_jsonl
-from gymflow_trainer import dpo
-from gymflow_trainer.config import DpoConfig, from_dict
-from gymflow_trainer.events import EventWriter
+from conftest import TINY, conversation, run_command, write_jsonl
 
 
 
@@ -25,11 +22,8 @@ def pairs_file(tmp_path, n=4):
 def run(tmp_path, out, **kw):
     doc = {"data": pairs_file(tmp_path), "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 2}
     doc.update(kw)
-    cfg = from_dict(DpoConfig, doc)
-    cfg.validate()
-    cap = Capture()
-    res = dpo.run(cfg, EventWriter(cap))
-    return res, [e for e in cap.lines if e["event"] == "progress"]
+    res = run_command("dpo", doc)
+    return res.result, res.progress
 
 
 @pytest.mark.parametrize("reference", ["precompute", "model"])

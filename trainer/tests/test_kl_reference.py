@@ -2,11 +2,9 @@
 
 import pytest
 
-from conftest import Capture, TINY, conversation, write_jsonl
-from gymflow_trainer import rl
+from conftest import TINY, conversation, run_command, write_jsonl
 from gymflow_trainer.config import RlConfig, from_dict
 from gymflow_trainer.errors import ConfigError
-from gymflow_trainer.events import EventWriter
 from gymflow_trainer.models import load_model_and_tokenizer
 
 
@@ -22,11 +20,8 @@ def run(tmp_path, out, **kw):
     doc = {"data": data(tmp_path), "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2},
            "batch_size": 2, "loss": {"kl_beta": 0.1}}
     doc.update(kw)
-    cfg = from_dict(RlConfig, doc)
-    cfg.validate()
-    cap = Capture()
-    res = rl.run(cfg, EventWriter(cap))
-    return res, [e for e in cap.lines if e["event"] == "progress"]
+    res = run_command("rl", doc)
+    return res.result, res.progress
 
 
 def test_the_kl_is_taken_against_the_reference_model_not_the_runs_start(tmp_path):

@@ -8,13 +8,13 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import TINY
+from conftest import TINY, run_command
 from gymflow_trainer import batching, head, models
 from gymflow_trainer.config import SftConfig, TinyModelConfig, from_dict
 from gymflow_trainer.data import IGNORE
 from gymflow_trainer.errors import ConfigError
 from gymflow_trainer.tiny import build_tiny
-from test_sft import dataset, make_cfg, run as run_sft
+from test_sft import dataset, make_cfg
 
 CHUNK = 4  # smaller than the 15 trained positions below, and not a divisor of them: a short last chunk
 
@@ -118,10 +118,10 @@ def test_a_negative_chunk_is_refused():
 def test_sft_with_lora_and_checkpointing_trains_as_without_chunks(tmp_path):
     data = dataset(tmp_path)
     for i, kw in enumerate(({}, {"lora": {"r": 4, "alpha": 8}}, {"packing": True})):
-        a, _ = run_sft(make_cfg(tmp_path, data, out=f"a{i}", batch_size=3, max_steps=2, **kw))
-        b, _ = run_sft(make_cfg(tmp_path, data, out=f"b{i}", batch_size=3, max_steps=2, logits_chunk=CHUNK, **kw))
+        a, _ = run_command("sft", make_cfg(tmp_path, data, out=f"a{i}", batch_size=3, max_steps=2, **kw))
+        b, _ = run_command("sft", make_cfg(tmp_path, data, out=f"b{i}", batch_size=3, max_steps=2, logits_chunk=CHUNK, **kw))
         assert b["loss"] == pytest.approx(a["loss"], rel=1e-5)
     cfg = make_cfg(tmp_path, data, out="c", batch_size=3, max_steps=2, logits_chunk=CHUNK)
     cfg.model.gradient_checkpointing = True
-    c, _ = run_sft(cfg)
+    c, _ = run_command("sft", cfg)
     assert c["loss"] == pytest.approx(a["loss"], rel=1e-5)

@@ -12,11 +12,9 @@ import os
 import pytest
 import torch
 
-from conftest import Capture, TINY, conversation, sft_record, write_jsonl
-from gymflow_trainer import dpo, models, rl, rm, sft
-from gymflow_trainer.config import DpoConfig, RlConfig, RmConfig, SftConfig, from_dict
+from conftest import TINY, conversation, run_cli, run_command, sft_record, write_jsonl
+from gymflow_trainer import models, rm
 from gymflow_trainer.errors import OutOfMemory
-from gymflow_trainer.events import EventWriter
 from gymflow_trainer.memory import PieceFit, is_out_of_memory, padded_size
 
 
@@ -81,11 +79,7 @@ def sft_run(tmp_path, out, **kw):
     data = write_jsonl(tmp_path / "sft.jsonl", [sft_record(n_steps=2 + i % 3, reward=1.0) for i in range(8)])
     doc = {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2},
            "batch_size": 4, "epochs": 2, "keep_last": 1, **kw}
-    cfg = from_dict(SftConfig, doc)
-    cfg.validate()
-    cap = Capture()
-    sft.run(cfg, EventWriter(cap))
-    return [e for e in cap.lines if e["event"] == "progress"]
+    return run_command("sft", doc).progress
 
 
 def test_pieces_are_cut_in_order_to_the_limit():
@@ -141,13 +135,11 @@ def test_max_piece_tokens_cuts_pieces_up_front_without_changing_the_weights(tmp_
 
 
 def cli_sft(tmp_path, capsys, **kw):
-    from gymflow_trainer import cli
-
     data = write_jsonl(tmp_path / "sft.jsonl", [sft_record(n_steps=2, reward=1.0) for _ in range(4)])
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"data": data, "output_dir": str(tmp_path / "out"), "model": {"tiny": dict(TINY)}, "batch_size": 2, **kw}))
-    code = cli.main(["sft", "--config", str(cfg)])
-    return code, [json.loads(x) for x in capsys.readouterr().out.splitlines()][-1]
+    code, events, _ = run_cli(capsys, "sft", "--config", str(cfg))
+    return code, events[-1]
 
 
 def test_one_sequence_that_does_not_fit_stops_the_run_with_exit_6(tmp_path, monkeypatch, capsys):
@@ -189,13 +181,10 @@ def rl_data(tmp_path):
 def test_rl_steps_run_again_in_pieces_keep_their_weights(tmp_path, monkeypatch, algorithm):
     """The rollout batch's log-probs and values (no gradient) and the training passes are cut alike."""
     def run(out, limit):
-        cfg = from_dict(RlConfig, {"data": rl_data(tmp_path), "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)},
-                                   "optim": {"lr": 1e-2}, "batch_size": 9, "ppo_epochs": 2, "keep_last": 1, "loss": {"algorithm": algorithm}})
-        cfg.validate()
         memory = MemoryLimit(monkeypatch, limit)
-        cap = Capture()
-        rl.run(cfg, EventWriter(cap))
-        return memory, [e for e in cap.lines if e["event"] == "progress"]
+        return memory, run_command("rl", {"data": rl_data(tmp_path), "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)},
+                                          "optim": {"lr": 1e-2}, "batch_size": 9, "ppo_epochs": 2, "keep_last": 1,
+                                          "loss": {"algorithm": algorithm}}).progress
 
     reference, _ = run("ref", None)
     full = max(n for n, _ in reference.passes)
@@ -212,11 +201,9 @@ def test_dpo_counts_chosen_and_rejected_and_keeps_its_weights(tmp_path, monkeypa
     data = write_jsonl(tmp_path / "dpo.jsonl", recs)
 
     def run(out, limit, **kw):
-        cfg = from_dict(DpoConfig, {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2},
-                                    "batch_size": 4, "epochs": 2, "keep_last": 1, "reference": "model", **kw})
-        cfg.validate()
         memory = MemoryLimit(monkeypatch, limit)
-        dpo.run(cfg, EventWriter(Capture()))
+        run_command("dpo", {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2},
+                            "batch_size": 4, "epochs": 2, "keep_last": 1, "reference": "model", **kw})
         return memory
 
     reference = run("ref", None)
@@ -239,12 +226,10 @@ def test_reward_model_pairs_count_the_steps_of_both_sides(tmp_path, monkeypatch)
     data, pf = write_jsonl(tmp_path / "trajs.jsonl", trajs), write_jsonl(tmp_path / "pairs.jsonl", pairs)
 
     def run(out, **kw):
-        cfg = from_dict(RmConfig, {"data": data, "pairs": pf, "objective": "preference", "output_dir": str(tmp_path / out),
-                                   "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "epochs": 2, "keep_last": 1,
-                                   "max_length": 128, "eval_fraction": 0.0, **kw})
-        cfg.validate()
         memory = MemoryLimit(monkeypatch, None, rm, "load_reward_model")
-        rm.run(cfg, EventWriter(Capture()))
+        run_command("rm", {"data": data, "pairs": pf, "objective": "preference", "output_dir": str(tmp_path / out),
+                           "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "epochs": 2, "keep_last": 1,
+                           "max_length": 128, "eval_fraction": 0.0, **kw})
         return memory.training_passes()
 
     whole = run("ref")

@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import Capture, TINY, sft_record, write_jsonl
-from gymflow_trainer import cli, onnx_export, sft
+from conftest import TINY, run_cli, run_command, sft_record, write_jsonl
+from gymflow_trainer import onnx_export
 from gymflow_trainer.config import SftConfig, TinyModelConfig, from_dict
-from gymflow_trainer.events import EventWriter
 from gymflow_trainer.tiny import save_tiny
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,17 +33,9 @@ def write_cfg(root, name="export.json", **doc):
     return str(p)
 
 
-def run_cli(cfg_path, capsys):
-    rc = cli.main(["export-onnx", "--config", cfg_path])
-    return rc, [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
-
-
 def export(root, checkpoint, out="onnx", **kw):
     """In-process export (the CLI's dispatch without its argument parsing); returns the done fields."""
-    doc = {"checkpoint": checkpoint, "output_dir": str(root / out), **kw}
-    cfg = from_dict(onnx_export.ExportOnnxConfig, doc)
-    cfg.validate()
-    return onnx_export.run(cfg, EventWriter(Capture()))
+    return run_command("export-onnx", {"checkpoint": checkpoint, "output_dir": str(root / out), **kw}).result
 
 
 def load_torch(model_dir):
@@ -193,7 +184,7 @@ def test_lora_checkpoint_is_merged_and_run_dir_resolves_to_final(tmp_path):
            "lora": {"r": 4, "alpha": 8}, "max_steps": 2, "save_every": 1, "keep_last": 5}
     cfg = from_dict(SftConfig, doc)
     cfg.validate()
-    result = sft.run(cfg, EventWriter(Capture()))
+    result = run_command("sft", cfg).result
     ck = os.path.join(str(tmp_path / "run"), "checkpoint-2")
     assert os.path.isfile(os.path.join(ck, "model", "adapter_config.json"))
 
@@ -233,7 +224,7 @@ def test_config_errors_exit_2_and_name_the_field(tmp_path, capsys):
         ({"checkpoint": ck, "output_dir": ck}, "output_dir"),  # not empty and not an earlier export: never deleted
     ]
     for doc, field in cases:
-        rc, events = run_cli(write_cfg(tmp_path, **doc), capsys)
+        rc, events, _ = run_cli(capsys, "export-onnx", "--config", write_cfg(tmp_path, **doc))
         assert rc == 2, doc
         assert events[-1]["event"] == "error" and events[-1]["type"] == "ConfigError"
         assert field in events[-1]["message"] and "export.json" in events[-1]["message"], events[-1]["message"]
@@ -243,11 +234,11 @@ def test_config_errors_exit_2_and_name_the_field(tmp_path, capsys):
 def test_checkpoint_without_weights_exits_4(tmp_path, capsys):
     ck = tiny_dir(tmp_path)
     os.remove(os.path.join(ck, "model.safetensors"))
-    rc, events = run_cli(write_cfg(tmp_path, checkpoint=ck, output_dir=str(tmp_path / "o")), capsys)
+    rc, events, _ = run_cli(capsys, "export-onnx", "--config", write_cfg(tmp_path, checkpoint=ck, output_dir=str(tmp_path / "o")))
     assert rc == 4 and events[-1]["type"] == "CheckpointError" and "no weights" in events[-1]["message"]
     empty = tmp_path / "empty"
     empty.mkdir()
-    rc, events = run_cli(write_cfg(tmp_path, checkpoint=str(empty), output_dir=str(tmp_path / "o")), capsys)
+    rc, events, _ = run_cli(capsys, "export-onnx", "--config", write_cfg(tmp_path, checkpoint=str(empty), output_dir=str(tmp_path / "o")))
     assert rc == 4 and "no model" in events[-1]["message"]
     assert not os.path.exists(tmp_path / "o")
 
@@ -255,11 +246,11 @@ def test_checkpoint_without_weights_exits_4(tmp_path, capsys):
 def test_failed_check_writes_nothing_and_reexport_replaces(tmp_path, capsys, monkeypatch):
     ck = tiny_dir(tmp_path)
     out = tmp_path / "o"
-    rc, events = run_cli(write_cfg(tmp_path, checkpoint=ck, output_dir=str(out)), capsys)
+    rc, events, _ = run_cli(capsys, "export-onnx", "--config", write_cfg(tmp_path, checkpoint=ck, output_dir=str(out)))
     assert rc == 0
     first = json.load(open(out / "gymflow_policy.json"))
     monkeypatch.setattr(onnx_export, "CHECK_TOLERANCE", -1.0)  # any difference, even 0, now fails the check
-    rc, events = run_cli(write_cfg(tmp_path, checkpoint=ck, output_dir=str(out)), capsys)
+    rc, events, _ = run_cli(capsys, "export-onnx", "--config", write_cfg(tmp_path, checkpoint=ck, output_dir=str(out)))
     assert rc == 1 and events[-1]["type"] == "OnnxCheckError" and "differ from torch" in events[-1]["message"]
     assert json.load(open(out / "gymflow_policy.json")) == first  # the earlier export stands
     assert [p for p in os.listdir(tmp_path) if ".tmp-" in p] == []

@@ -5,11 +5,10 @@ per-token results come back in the padded layout, so every loss and update is th
 import pytest
 import torch
 
-from conftest import Capture, TINY, assert_same_losses
-from gymflow_trainer import batching, dpo, models, rl
+from conftest import TINY, assert_same_losses, run_command
+from gymflow_trainer import batching, models, rl
 from gymflow_trainer.config import RlConfig, TinyModelConfig, from_dict
 from gymflow_trainer.data import load_rl
-from gymflow_trainer.events import EventWriter
 from gymflow_trainer.tiny import build_tiny
 from test_dpo import run as run_dpo
 from test_rl import make as make_rl
@@ -17,9 +16,7 @@ from test_rl import rl_file
 
 
 def run_rl(tmp_path, out, **kw):
-    cap = Capture()
-    rl.run(make_rl(tmp_path, out, **kw), EventWriter(cap))
-    return [e for e in cap.lines if e["event"] == "progress"]
+    return run_command("rl", make_rl(tmp_path, out, **kw)).progress
 
 
 @pytest.mark.parametrize("packed", ["varlen", "mask"])

@@ -4,36 +4,27 @@ import os
 
 import pytest
 
-from conftest import Capture, TINY
-from gymflow_trainer import dpo, rl
-from gymflow_trainer.config import DpoConfig, RlConfig, from_dict
-from gymflow_trainer.events import EventWriter
+from conftest import TINY, run_command
 from test_dpo import pairs_file
 from test_rl import rl_file
 
 
-
-
 CASES = {
-    "dpo": (DpoConfig, dpo, pairs_file, {"batch_size": 1, "epochs": 2, "lora": {"r": 4, "alpha": 8, "dropout": 0.1}}),
-    "rl-grpo": (RlConfig, rl, rl_file, {"batch_size": 2, "epochs": 2, "ppo_epochs": 2, "loss": {"algorithm": "grpo", "kl_beta": 0.05}}),
-    "rl-ppo": (RlConfig, rl, rl_file, {"batch_size": 2, "epochs": 2, "ppo_epochs": 2, "loss": {"algorithm": "ppo"}}),
+    "dpo": ("dpo", pairs_file, {"batch_size": 1, "epochs": 2, "lora": {"r": 4, "alpha": 8, "dropout": 0.1}}),
+    "rl-grpo": ("rl", rl_file, {"batch_size": 2, "epochs": 2, "ppo_epochs": 2, "loss": {"algorithm": "grpo", "kl_beta": 0.05}}),
+    "rl-ppo": ("rl", rl_file, {"batch_size": 2, "epochs": 2, "ppo_epochs": 2, "loss": {"algorithm": "ppo"}}),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_resume_matches_uninterrupted(tmp_path, case):
-    cls, mod, data_fn, extra = CASES[case]
+    command, data_fn, extra = CASES[case]
     data = data_fn(tmp_path)
 
     def go(out, **kw):
-        doc = {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2, "scheduler": "linear"},
-               "save_every": 2, "keep_last": 10, **extra, **kw}
-        cfg = from_dict(cls, doc)
-        cfg.validate()
-        cap = Capture()
-        res = mod.run(cfg, EventWriter(cap))
-        return res, {e["step"]: e["loss"] for e in cap.lines if e["event"] == "progress"}, cap.lines[0]
+        run = run_command(command, {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)},
+                                    "optim": {"lr": 1e-2, "scheduler": "linear"}, "save_every": 2, "keep_last": 10, **extra, **kw})
+        return run.result, run.losses, run.start
 
     full, full_losses, _ = go("a")
     ck = os.path.join(str(tmp_path / "a"), "checkpoint-2")
@@ -47,16 +38,11 @@ def test_resume_matches_uninterrupted(tmp_path, case):
 
 def sft_run(tmp_path, out, **kw):
     from conftest import sft_record, write_jsonl
-    from gymflow_trainer import sft
-    from gymflow_trainer.config import SftConfig
 
     data = write_jsonl(tmp_path / "sft.jsonl", [sft_record(instruction=f"Echo the word hi {i}.") for i in range(8)])
-    cfg = from_dict(SftConfig, {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)},
-                                "optim": {"lr": 1e-2}, "batch_size": 2, "epochs": 2, "save_every": 2, "keep_last": 10, **kw})
-    cfg.validate()
-    cap = Capture()
-    sft.run(cfg, EventWriter(cap))
-    return {e["step"]: e["loss"] for e in cap.lines if e["event"] == "progress"}, cap.lines[0]
+    run = run_command("sft", {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)},
+                              "optim": {"lr": 1e-2}, "batch_size": 2, "epochs": 2, "save_every": 2, "keep_last": 10, **kw})
+    return run.losses, run.start
 
 
 def garble(path, keep=0.5):

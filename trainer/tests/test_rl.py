@@ -8,12 +8,11 @@ import pytest
 import torch
 import tempfile
 
-from conftest import Capture, TINY, conversation, write_jsonl
+from conftest import TINY, conversation, run_command, write_jsonl
 from gymflow_trainer import rl
 from gymflow_trainer.models import load_model_and_tokenizer
 from gymflow_trainer.config import RlConfig, from_dict
 from gymflow_trainer.data import load_rl
-from gymflow_trainer.events import EventWriter
 
 
 
@@ -54,19 +53,15 @@ def seq_logps(model_dir, tmp_path):
 
 @pytest.mark.parametrize("algorithm", ["grpo", "dr_grpo", "dapo", "gspo", "sapo"])
 def test_first_step_is_on_policy(tmp_path, algorithm):
-    cfg = make(tmp_path, algorithm, loss={"algorithm": algorithm}, max_steps=1)
-    cap = Capture()
-    rl.run(cfg, EventWriter(cap))
-    prog = [e for e in cap.lines if e["event"] == "progress"][0]
+    prog = run_command("rl", make(tmp_path, algorithm, loss={"algorithm": algorithm}, max_steps=1)).progress[0]
     assert prog["ratio_mean"] == pytest.approx(1.0, abs=1e-6) and prog["clip_frac"] == 0.0
 
 
 def test_grpo_moves_toward_the_better_member_and_drops_uniform_groups(tmp_path):
     cfg = make(tmp_path, "grpo", epochs=6, ppo_epochs=2, drop_uniform_groups=True, loss={"algorithm": "grpo", "kl_beta": 0.01})
-    cap = Capture()
-    res = rl.run(cfg, EventWriter(cap))
-    assert cap.lines[0]["dropped"] == 2 and cap.lines[0]["samples"] == 4
-    prog = [e for e in cap.lines if e["event"] == "progress"]
+    run = run_command("rl", cfg)
+    res, prog = run.result, run.progress
+    assert run.start["dropped"] == 2 and run.start["samples"] == 4
     assert any(p["ratio_mean"] != pytest.approx(1.0, abs=1e-9) for p in prog)  # reuse epochs are off-policy
     # the policy after training prefers the rewarded completion (per-token log-prob) more than before
     init_dir = str(tmp_path / "init")
@@ -84,10 +79,8 @@ def test_ppo_with_value_head(tmp_path):
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    cfg = make(tmp_path, "ppo", loss={"algorithm": "ppo"}, epochs=8, ppo_epochs=2, vf_coef=1.0, optim={"lr": 5e-3})
-    cap = Capture()
-    res = rl.run(cfg, EventWriter(cap))
-    prog = [e for e in cap.lines if e["event"] == "progress"]
+    run = run_command("rl", make(tmp_path, "ppo", loss={"algorithm": "ppo"}, epochs=8, ppo_epochs=2, vf_coef=1.0, optim={"lr": 5e-3}))
+    res, prog = run.result, run.progress
     assert prog[0]["ratio_mean"] == pytest.approx(1.0, abs=1e-6)
     assert {"vf_loss", "vf_clip_frac", "value_mean", "clip_frac"} <= set(prog[0])
     # the value head learns the (single) reward scale: value loss falls
@@ -133,11 +126,8 @@ def run_rollout(tmp_path, data, **kw):
     out = tempfile.mkdtemp(dir=tmp_path, prefix="out-")
     doc = {"data": data, "output_dir": out, "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 8, "max_steps": 1}
     doc.update(kw)
-    cfg = from_dict(RlConfig, doc)
-    cfg.validate()
-    cap = Capture()
-    rl.run(cfg, EventWriter(cap))
-    return cap.lines[0], [e for e in cap.lines if e["event"] == "progress"][0]
+    run = run_command("rl", doc)
+    return run.start, run.progress[0]
 
 
 def test_rollout_tokens_give_one_sample_per_step_and_the_behaviour_logprobs(tmp_path):
@@ -237,9 +227,7 @@ def test_rollout_correction_without_rollout_logprobs_fails_clearly(tmp_path):
 
 def test_the_first_step_is_always_reported(tmp_path):
     # its mismatch_kl is the rollout engine's gap before any update: the one reading that is not also drift
-    cap = Capture()
-    rl.run(make(tmp_path, "first", epochs=3, log_every=100), EventWriter(cap))
-    steps = [e["step"] for e in cap.lines if e["event"] == "progress"]
+    steps = [e["step"] for e in run_command("rl", make(tmp_path, "first", epochs=3, log_every=100)).progress]
     assert steps == [1, steps[-1]] and steps[-1] > 2
 
 
@@ -253,7 +241,7 @@ def test_a_step_cut_into_micro_batches_trains_as_one_batch(tmp_path, algorithm):
 
     def final(out, batch_size, grad_accum):
         cfg = make(tmp_path, out, loss={"algorithm": algorithm}, batch_size=batch_size, grad_accum=grad_accum, max_steps=1, keep_last=1)
-        rl.run(cfg, EventWriter(Capture()))
+        run_command("rl", cfg)
         return load_file(str(tmp_path / out / "checkpoint-1" / "trainable.safetensors"))
 
     whole = final("whole", 6, 1)
@@ -271,7 +259,7 @@ def test_dr_grpo_refuses_the_datasets_std_normalised_advantages(tmp_path):
 
 
 def test_lora_dropout_warns_that_the_first_update_is_off_policy(tmp_path, capsys):
-    rl.run(make(tmp_path, "lora", lora={"r": 4, "alpha": 8, "dropout": 0.1}, max_steps=1), EventWriter(Capture()))
+    run_command("rl", make(tmp_path, "lora", lora={"r": 4, "alpha": 8, "dropout": 0.1}, max_steps=1))
     assert "lora.dropout 0.1: the training passes drop out what the old log-probs kept" in capsys.readouterr().err
 
 
@@ -347,11 +335,8 @@ def trained_advantages(monkeypatch):
         doc = {"data": episode_file(tmp_path, scored=scored), "samples": "steps", "loss": {"algorithm": "ppo"}, "whiten_advantages": False,
                "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "log_every": 1,
                "output_dir": tempfile.mkdtemp(dir=tmp_path, prefix="out-"), **kw}
-        cfg = from_dict(RlConfig, doc)
-        cfg.validate()
-        cap = Capture()
-        rl.run(cfg, EventWriter(cap))
-        return list(passes), [e for e in cap.lines if e["event"] == "progress"]
+        progress = run_command("rl", doc).progress
+        return list(passes), progress
 
     return run
 
@@ -482,11 +467,11 @@ def test_step_rewards_are_validated_and_need_step_samples(tmp_path, capsys):
             from_dict(RlConfig, {**base, **bad}).validate()
     auto = from_dict(RlConfig, {**base, "data": rl_file(tmp_path)})  # no rollout tokens: auto chooses conversation samples
     with pytest.raises(ConfigError, match=r"step_reward_coef: .* \(samples: auto chose 'conversation'\)"):
-        rl.run(auto, EventWriter(Capture()))
+        run_command("rl", auto)
     unscored = from_dict(RlConfig, {**base, "data": episode_file(tmp_path, "unscored.jsonl")})
     unscored.validate()
     with pytest.raises(DataError, match=r"unscored.jsonl: no step carries a process reward"):
-        rl.run(unscored, EventWriter(Capture()))
+        run_command("rl", unscored)
     rec = first_record(episode_file(tmp_path, scored=True))
     for i, (scores, message) in enumerate([
         ([1.0, 1.5, 0.5], r":1 \$.group\[0\].step_rewards\[1\]: expected a process reward in \[0, 1\] or null, got '1.5'"),
@@ -496,7 +481,7 @@ def test_step_rewards_are_validated_and_need_step_samples(tmp_path, capsys):
         rec["group"][0]["step_rewards"] = scores
         broken = write_jsonl(tmp_path / f"broken{i}.jsonl", [rec])
         with pytest.raises(DataError, match=message):
-            rl.run(from_dict(RlConfig, {**base, "data": broken}), EventWriter(Capture()))
+            run_command("rl", from_dict(RlConfig, {**base, "data": broken}))
         assert [s.step_reward for s in load_rl_steps(broken, 4096)] == [None] * 4  # not read unless asked (β = 0, GRPO)
 
 
@@ -541,18 +526,15 @@ def test_grpo_with_step_rewards_trains_end_to_end_and_keeps_groups_the_steps_tel
            "drop_uniform_groups": True, "model": {"tiny": dict(TINY)}, "optim": {"lr": 1e-2}, "batch_size": 4, "epochs": 2,
            "log_every": 1, "output_dir": str(tmp_path / "out")}
     with pytest.raises(DataError, match="every group has equal rewards; nothing to learn"):
-        rl.run(from_dict(RlConfig, doc), EventWriter(Capture()))
+        run_command("rl", from_dict(RlConfig, doc))
     rec = first_record(doc["data"])
     # Three equal scores leave ~1e-11 of rounding after the std's ε: not a difference.
     rec["group"][0]["step_rewards"], rec["group"][1]["step_rewards"] = [0.1] * 3, [None]
     same = write_jsonl(tmp_path / "same-steps.jsonl", [rec])
     with pytest.raises(DataError, match="every group has equal rewards and step rewards; nothing to learn"):
-        rl.run(from_dict(RlConfig, {**doc, "data": same, "step_reward_coef": 0.5}), EventWriter(Capture()))
-    cfg = from_dict(RlConfig, {**doc, "step_reward_coef": 0.5})
-    cfg.validate()
-    cap = Capture()
-    rl.run(cfg, EventWriter(cap))
-    start, prog = cap.lines[0], [e for e in cap.lines if e["event"] == "progress"]
+        run_command("rl", from_dict(RlConfig, {**doc, "data": same, "step_reward_coef": 0.5}))
+    run = run_command("rl", {**doc, "step_reward_coef": 0.5})
+    start, prog = run.start, run.progress
     assert start["sample_kind"] == "steps" and start["dropped"] == 0 and len(prog) == 2
     assert all(math.isfinite(p["loss"]) for p in prog)
     stats = start["step_rewards"]
@@ -577,11 +559,8 @@ def test_ppo_with_step_samples_trains_end_to_end(tmp_path):
     doc = {"data": episode_file(tmp_path), "samples": "steps", "loss": {"algorithm": "ppo"}, "gamma": 0.9, "lam": 0.9,
            "model": {"tiny": dict(TINY)}, "optim": {"lr": 5e-3}, "batch_size": 2, "epochs": 6, "ppo_epochs": 2, "vf_coef": 1.0,
            "output_dir": str(tmp_path / "out"), "log_every": 1}
-    cfg = from_dict(RlConfig, doc)
-    cfg.validate()
-    cap = Capture()
-    rl.run(cfg, EventWriter(cap))
-    prog = [e for e in cap.lines if e["event"] == "progress"]
-    assert cap.lines[0]["sample_kind"] == "steps" and len(prog) == 24
+    run = run_command("rl", doc)
+    prog = run.progress
+    assert run.start["sample_kind"] == "steps" and len(prog) == 24
     assert all(math.isfinite(p["loss"]) for p in prog) and any(p["bootstrap_samples"] > 0 for p in prog)
     assert sum(p["vf_loss"] for p in prog[-4:]) < sum(p["vf_loss"] for p in prog[:4])

@@ -1,21 +1,17 @@
 """Learned step reward model: step rendering, losses, learning on synthetic data with a known rule, ONNX export."""
 
-import io
 import json
 import math
 import random
-from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import Capture, write_jsonl
+from conftest import run_cli, run_command, write_jsonl
 from gymflow_trainer import onnx_export, rm
-from gymflow_trainer.cli import main
 from gymflow_trainer.config import RmConfig, from_dict
 from gymflow_trainer.errors import CheckpointError
-from gymflow_trainer.events import EventWriter
 
 TINY = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2}
 TOOLS = ["search", "lookup", "calculator", "read_file"]
@@ -40,10 +36,7 @@ def synthetic(n, seed, p_error=0.5, force=None):
 def train(tmp_path, name, **kw):
     doc = {"output_dir": str(tmp_path / name), "model": {"tiny": dict(TINY)}, "optim": {"lr": 3e-3}, "batch_size": 16, "max_length": 128}
     doc.update(kw)
-    cfg = from_dict(RmConfig, doc)
-    cfg.validate()
-    cap = Capture()
-    return rm.run(cfg, EventWriter(cap)), cap.lines
+    return run_command("rm", doc)
 
 
 @pytest.fixture(scope="module")
@@ -153,27 +146,24 @@ def test_human_labels_with_a_scale(tmp_path):
         rm.load_step_labels(cfg, build_tokenizer(0))
 
 
-def test_cli_events_and_config_errors(tmp_path):
+def test_cli_events_and_config_errors(tmp_path, capsys):
     data = write_jsonl(tmp_path / "d.jsonl", synthetic(3, 7))
     cfg = tmp_path / "rm.json"
     cfg.write_text(json.dumps({"data": data, "output_dir": str(tmp_path / "o"), "model": {"tiny": dict(TINY)}, "max_steps": 1, "max_length": 128}))
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        assert main(["rm", "--config", str(cfg)]) == 0
-    kinds = [json.loads(x)["event"] for x in buf.getvalue().splitlines()]
+    rc, events, _ = run_cli(capsys, "rm", "--config", str(cfg))
+    assert rc == 0
+    kinds = [e["event"] for e in events]
     assert kinds[0] == "start" and kinds[-1] == "done" and "checkpoint" in kinds
     cfg.write_text(json.dumps({"data": data, "output_dir": str(tmp_path / "o"), "model": {"tiny": dict(TINY)}, "objective": "preference"}))
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        assert main(["rm", "--config", str(cfg)]) == 2
-    assert "pairs is required with objective 'preference'" in json.loads(buf.getvalue().splitlines()[-1])["message"]
+    rc, events, _ = run_cli(capsys, "rm", "--config", str(cfg))
+    assert rc == 2
+    assert "pairs is required with objective 'preference'" in events[-1]["message"]
     unscored = synthetic(1, 8)
     del unscored[0]["steps"][1]["reward"]
     cfg.write_text(json.dumps({"data": write_jsonl(tmp_path / "u.jsonl", unscored), "output_dir": str(tmp_path / "o2"), "model": {"tiny": dict(TINY)}}))
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        assert main(["rm", "--config", str(cfg)]) == 3
-    assert r"u.jsonl:1 $.steps[1].reward.score: missing" in json.loads(buf.getvalue().splitlines()[-1])["message"]
+    rc, events, _ = run_cli(capsys, "rm", "--config", str(cfg))
+    assert rc == 3
+    assert r"u.jsonl:1 $.steps[1].reward.score: missing" in events[-1]["message"]
 
 
 # -------------------------------------------------------------------------------------------------------- ONNX
@@ -253,13 +243,9 @@ def test_lora_trains_the_adapter_and_head_and_exports_from_final_and_a_step_chec
 
 
 def test_export_refuses_a_policy_lora_checkpoint(tmp_path):
-    from gymflow_trainer import sft
-    from gymflow_trainer.config import SftConfig
-
     data = write_jsonl(tmp_path / "sft.jsonl", [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}])
-    cfg = from_dict(SftConfig, {"data": data, "output_dir": str(tmp_path / "sft"), "model": {"tiny": dict(TINY)}, "lora": {"r": 4, "alpha": 8}, "max_steps": 1, "max_length": 64})
-    cfg.validate()
-    sft.run(cfg, EventWriter(Capture()))
+    run_command("sft", {"data": data, "output_dir": str(tmp_path / "sft"), "model": {"tiny": dict(TINY)}, "lora": {"r": 4, "alpha": 8},
+                        "max_steps": 1, "max_length": 64})
     with pytest.raises(CheckpointError, match=r"not a reward model \(a LoRA adapter for task 'CAUSAL_LM'\)"):
         onnx_export.export_reward_model(str(tmp_path / "sft" / "checkpoint-1"), str(tmp_path / "out"), 18, True)
 

@@ -11,12 +11,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import Capture, TINY, sft_record, write_jsonl
+from conftest import TINY, run_command, sft_record, write_jsonl
 from gymflow_trainer import sft
 from gymflow_trainer.config import from_dict, SftConfig
 from gymflow_trainer.data import IGNORE, load_sft
 from gymflow_trainer.errors import ConfigError
-from gymflow_trainer.events import EventWriter
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,12 +28,6 @@ def make_cfg(tmp_path, data, **kw):
     cfg = from_dict(SftConfig, doc)
     cfg.validate()
     return cfg
-
-
-def run(cfg):
-    cap = Capture()
-    result = sft.run(cfg, EventWriter(cap))
-    return result, cap.lines
 
 
 def dataset(tmp_path, n=4):
@@ -77,7 +70,7 @@ def test_training_reduces_loss_and_writes_loadable_final(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     cfg = make_cfg(tmp_path, dataset(tmp_path), epochs=4, batch_size=2)
-    result, lines = run(cfg)
+    result, lines = run_command("sft", cfg)
     prog = [e for e in lines if e["event"] == "progress"]
     assert prog[-1]["loss"] < prog[0]["loss"]
     assert all(set(e) >= {"step", "loss", "lr", "tokens_per_s"} for e in prog)
@@ -88,8 +81,8 @@ def test_training_reduces_loss_and_writes_loadable_final(tmp_path):
 
 def test_gradient_accumulation_matches_one_big_batch(tmp_path):
     data = dataset(tmp_path)
-    a, _ = run(make_cfg(tmp_path, data, out="a", batch_size=2, grad_accum=1, max_steps=1))
-    b, _ = run(make_cfg(tmp_path, data, out="b", batch_size=1, grad_accum=2, max_steps=1))
+    a, _ = run_command("sft", make_cfg(tmp_path, data, out="a", batch_size=2, grad_accum=1, max_steps=1))
+    b, _ = run_command("sft", make_cfg(tmp_path, data, out="b", batch_size=1, grad_accum=2, max_steps=1))
     assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
 
 
@@ -100,7 +93,7 @@ def test_lora_trains_only_the_adapter(tmp_path):
     model, _ = load_model_and_tokenizer(cfg.model, cfg.lora)
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
     assert trainable and all("lora_" in n for n in trainable)
-    result, lines = run(cfg)
+    result, lines = run_command("sft", cfg)
     assert lines[0]["trainable_params"] == sum(p.numel() for p in model.parameters() if p.requires_grad)
     assert os.path.isfile(os.path.join(result["checkpoint"], "model", "adapter_config.json"))
     assert os.path.isfile(os.path.join(result["path"], "config.json"))  # final = merged full model
@@ -108,14 +101,14 @@ def test_lora_trains_only_the_adapter(tmp_path):
 
 def test_gradient_checkpointing_gives_the_same_loss(tmp_path):
     data = dataset(tmp_path)
-    a, _ = run(make_cfg(tmp_path, data, out="a", max_steps=2))
+    a, _ = run_command("sft", make_cfg(tmp_path, data, out="a", max_steps=2))
     cfg = make_cfg(tmp_path, data, out="b", max_steps=2)
     cfg.model.gradient_checkpointing = True
     from gymflow_trainer.models import load_model_and_tokenizer
 
     m, _ = load_model_and_tokenizer(cfg.model, None)
     assert getattr(m, "is_activation_checkpointing", None) or m.is_gradient_checkpointing
-    b, _ = run(cfg)
+    b, _ = run_command("sft", cfg)
     assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
 
 
@@ -131,7 +124,7 @@ def test_curriculum_schedule_widens(tmp_path, tokenizer):
 
 
 def test_bf16_switch_runs(tmp_path):
-    result, _ = run(make_cfg(tmp_path, dataset(tmp_path), bf16=True, max_steps=1))
+    result, _ = run_command("sft", make_cfg(tmp_path, dataset(tmp_path), bf16=True, max_steps=1))
     assert result["loss"] == result["loss"]  # finite
 
 
@@ -185,11 +178,11 @@ def test_resume_on_other_data_is_refused(tmp_path):
     from gymflow_trainer.errors import CheckpointError
 
     cfg = make_cfg(tmp_path, dataset(tmp_path), max_steps=1)
-    result, _ = run(cfg)
+    result, _ = run_command("sft", cfg)
     other = write_jsonl(tmp_path / "other.jsonl", [sft_record(reward=0.3)])
     cfg2 = make_cfg(tmp_path, other, max_steps=1, resume_from=result["checkpoint"])
     with pytest.raises(CheckpointError, match="different dataset"):
-        run(cfg2)
+        run_command("sft", cfg2)
 
 
 def test_packing_gives_the_padded_loss_without_padding(tmp_path, tokenizer):
@@ -198,8 +191,8 @@ def test_packing_gives_the_padded_loss_without_padding(tmp_path, tokenizer):
     packed = sft.collate_packed(exs[:3], 0, torch.device("cpu"))
     padded = sft.collate(exs[:3], 0, torch.device("cpu"))
     assert packed["input_ids"].numel() == sum(len(e.input_ids) for e in exs[:3]) < padded["input_ids"].numel()
-    a, _ = run(make_cfg(tmp_path, data, out="a", batch_size=3, max_steps=2))
-    b, _ = run(make_cfg(tmp_path, data, out="b", batch_size=3, max_steps=2, packing=True))
+    a, _ = run_command("sft", make_cfg(tmp_path, data, out="a", batch_size=3, max_steps=2))
+    b, _ = run_command("sft", make_cfg(tmp_path, data, out="b", batch_size=3, max_steps=2, packing=True))
     assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
 
 
@@ -237,9 +230,9 @@ def test_length_pieces_keep_the_step_loss_and_cut_padding(tmp_path, tokenizer, m
         return collate(exs, *rest)
 
     monkeypatch.setattr(sft, "collate", recording)
-    a, _ = run(make_cfg(tmp_path, data, out="a", batch_size=6, epochs=2))
+    a, _ = run_command("sft", make_cfg(tmp_path, data, out="a", batch_size=6, epochs=2))
     whole, shapes[:] = list(shapes), []
-    b, _ = run(make_cfg(tmp_path, data, out="b", batch_size=6, epochs=2, length_pieces=3))
+    b, _ = run_command("sft", make_cfg(tmp_path, data, out="b", batch_size=6, epochs=2, length_pieces=3))
     assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
     assert len(whole) == 2 and len(shapes) > 2  # each step ran in pieces ...
     assert sum(n * t for n, t in shapes) < sum(n * t for n, t in whole)  # ... with less padding
@@ -249,7 +242,7 @@ def test_length_pieces_keep_the_step_loss_and_cut_padding(tmp_path, tokenizer, m
 
 def test_chunked_training_runs_on_more_shorter_examples(tmp_path):
     data = dataset(tmp_path)
-    _, lines = run(make_cfg(tmp_path, data, out="chunk", max_length=160, chunk_overlap=16, max_steps=2))
+    _, lines = run_command("sft", make_cfg(tmp_path, data, out="chunk", max_length=160, chunk_overlap=16, max_steps=2))
     assert lines[0]["examples"] > 4
     assert all(e["tokens"] <= 160 for e in lines if e["event"] == "progress")
 
@@ -286,7 +279,7 @@ def test_a_step_with_a_nonfinite_gradient_is_skipped_and_training_goes_on(tmp_pa
 
     monkeypatch.setattr(sft, "token_losses", sometimes_nan)
     cfg = make_cfg(tmp_path, dataset(tmp_path), epochs=2, batch_size=2, save_every=1, keep_last=10)
-    result, lines = run(cfg)
+    result, lines = run_command("sft", cfg)
     prog = {e["step"]: e for e in lines if e["event"] == "progress"}
     assert [prog[s]["grad_norm"] for s in (2, 3)] == [None, None]  # NaN is written as null
     assert "skipped_steps" not in prog[1] and prog[2]["skipped_steps"] == 1 and prog[4]["skipped_steps"] == 2

@@ -5,20 +5,15 @@ import json
 
 import pytest
 
-from conftest import Capture, TINY, sft_record, write_jsonl
-from gymflow_trainer import onnx_export, sft
-from gymflow_trainer.config import ExportOnnxConfig, SftConfig, from_dict
+from conftest import TINY, run_command, sft_record, write_jsonl
 from gymflow_trainer.data import load_sft
 from gymflow_trainer.errors import ConfigError
-from gymflow_trainer.events import EventWriter
 
 
 def run_sft(tmp_path, out, **kw):
     data = write_jsonl(tmp_path / "sft.jsonl", [sft_record() for _ in range(2)])
     doc = {"data": data, "output_dir": str(tmp_path / out), "model": {"tiny": dict(TINY)}, "max_steps": 1, **kw}
-    cfg = from_dict(SftConfig, doc)
-    cfg.validate()
-    return sft.run(cfg, EventWriter(Capture()))
+    return run_command("sft", doc).result
 
 
 def test_drop_leaves_the_system_message_out_of_the_tokens(tmp_path, tokenizer):
@@ -43,9 +38,7 @@ def test_the_format_is_recorded_followed_and_exported(tmp_path):
         assert json.load(fh)["gymflow_system_prompt"] == "drop"
     with pytest.raises(ConfigError, match="system_prompt: 'keep' contradicts the model"):
         run_sft(tmp_path, "keep", model={"path": res["path"]}, system_prompt="keep")
-    cfg = from_dict(ExportOnnxConfig, {"checkpoint": res["path"], "output_dir": str(tmp_path / "onnx")})
-    cfg.validate()
-    onnx_export.run(cfg, EventWriter(Capture()))
+    run_command("export-onnx", {"checkpoint": res["path"], "output_dir": str(tmp_path / "onnx")})
     with open(tmp_path / "onnx" / "gymflow_policy.json") as fh:
         assert json.load(fh)["system_prompt"] == "drop"
 

@@ -5,8 +5,7 @@ import os
 
 import pytest
 
-from conftest import TINY, sft_record, write_jsonl
-from gymflow_trainer import cli
+from conftest import TINY, run_cli, sft_record, write_jsonl
 from gymflow_trainer.errors import ConfigError
 
 
@@ -35,10 +34,7 @@ def run_sft(tmp_path, capsys, out="out", **kw):
            "batch_size": 2, "epochs": 1, "save_every": 2, "keep_last": 10, "tensorboard_dir": str(tmp_path / "tb"), **kw}
     path = tmp_path / "sft.json"
     path.write_text(json.dumps(cfg))
-    capsys.readouterr()
-    rc = cli.main(["sft", "--config", str(path)])
-    captured = capsys.readouterr()
-    return rc, [json.loads(x) for x in captured.out.splitlines() if x.strip()], captured.err
+    return run_cli(capsys, "sft", "--config", str(path))
 
 
 def test_every_progress_number_is_a_curve_at_its_step(tmp_path, capsys):

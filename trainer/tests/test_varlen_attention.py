@@ -8,13 +8,13 @@ import os
 import pytest
 import torch
 
-from conftest import TINY, sft_record, write_jsonl
+from conftest import TINY, run_command, sft_record, write_jsonl
 from gymflow_trainer import attention, models, sft
 from gymflow_trainer.config import TinyModelConfig
 from gymflow_trainer.data import load_sft
 from gymflow_trainer.errors import ConfigError
 from gymflow_trainer.tiny import build_tiny
-from test_sft import dataset, make_cfg, run
+from test_sft import dataset, make_cfg
 
 CPU = torch.device("cpu")
 
@@ -99,9 +99,9 @@ def test_a_model_whose_attention_ignores_the_switch_is_refused():
 
 def test_sft_with_varlen_packing_trains_as_padded_and_saves_a_plain_model(tmp_path, tokenizer):
     data = dataset(tmp_path)
-    padded, _ = run(make_cfg(tmp_path, data, out="padded", batch_size=3, max_steps=2))
-    varlen, _ = run(make_cfg(tmp_path, data, out="varlen", batch_size=3, max_steps=2, packing=True))
-    mask, _ = run(make_cfg(tmp_path, data, out="mask", batch_size=3, max_steps=2, packing=True, packed_attention="mask"))
+    padded, _ = run_command("sft", make_cfg(tmp_path, data, out="padded", batch_size=3, max_steps=2))
+    varlen, _ = run_command("sft", make_cfg(tmp_path, data, out="varlen", batch_size=3, max_steps=2, packing=True))
+    mask, _ = run_command("sft", make_cfg(tmp_path, data, out="mask", batch_size=3, max_steps=2, packing=True, packed_attention="mask"))
     assert varlen["loss"] == pytest.approx(padded["loss"], rel=1e-5)
     assert mask["loss"] == pytest.approx(padded["loss"], rel=1e-5)
     with open(os.path.join(varlen["path"], "config.json"), encoding="utf-8") as fh:
@@ -113,9 +113,9 @@ def test_compiled_layers_train_as_eager_ones(tmp_path):
     model = {"tiny": dict(TINY)}
     from torch._dynamo.utils import counters
 
-    eager, _ = run(make_cfg(tmp_path, data, out="eager", batch_size=3, max_steps=2, packing=True, model=model))
+    eager, _ = run_command("sft", make_cfg(tmp_path, data, out="eager", batch_size=3, max_steps=2, packing=True, model=model))
     counters.clear()
-    compiled, _ = run(make_cfg(tmp_path, data, out="compiled", batch_size=3, max_steps=2, packing=True, model=model,
+    compiled, _ = run_command("sft", make_cfg(tmp_path, data, out="compiled", batch_size=3, max_steps=2, packing=True, model=model,
                                compile=True))
     assert counters["stats"]["unique_graphs"] >= 1  # the layers did run compiled
     assert compiled["loss"] == pytest.approx(eager["loss"], rel=1e-4)

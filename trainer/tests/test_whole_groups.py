@@ -8,10 +8,9 @@ import json
 import pytest
 import torch
 
-from conftest import Capture, TINY, conversation, write_jsonl
+from conftest import TINY, conversation, run_command, write_jsonl
 from gymflow_trainer import batching, rl
 from gymflow_trainer.config import RlConfig, from_dict
-from gymflow_trainer.events import EventWriter
 from gymflow_trainer.models import load_model_and_tokenizer
 
 
@@ -78,10 +77,8 @@ def test_an_on_policy_step_on_whole_groups_leaves_unsampled_tokens_alone(tmp_pat
     used = {i for line in open(data) for m in json.loads(line)["group"] for i in m["tokens"][0]["prompt"] + m["tokens"][0]["completion"]}
     unused = [i for i in range(model.config.vocab_size) if i not in used]
     before = model.get_output_embeddings().weight.detach().clone()
-    cap = Capture()
-    res = rl.run(cfg, EventWriter(cap))
-    start = cap.lines[0]
-    prog = [e for e in cap.lines if e["event"] == "progress"][0]
+    run = run_command("rl", cfg)
+    res, start, prog = run.result, run.start, run.progress[0]
     assert start["sample_kind"] == "steps" and start["samples"] == 8
     assert prog["ratio_mean"] == pytest.approx(1.0, abs=1e-5)  # on-policy
     after, _ = load_model_and_tokenizer(from_dict(RlConfig, {"data": data, "model": {"path": res["path"]}}).model, None)

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../core/errors.js';
 import { make } from '../../core/registry.js';
+import { lastOf, playEpisode, replayActions } from '../../core/__fixtures__/play-episode.js';
 import { type Action, type AgentEnv, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
 import { LoopbackApi, openaiCompletion } from '../../reward/judge/__fixtures__/loopback-api.js';
 import { modelUserPrompt } from '../conversation-kit/model-user.js';
@@ -15,35 +16,12 @@ import { type AdvisoryTask, listAdvisoryTasks } from './tasks.js';
 
 beforeAll(() => registerBuiltinEnvs());
 
-type History = { action: Action; observation: string; info: Record<string, unknown> }[];
-
 /** Runs the expert on a task (any env, any user); returns every time step and the expert's actions. */
 async function runExpert(env: AgentEnv, task: AdvisoryTask, seed = 1): Promise<{ steps: TimeStep[]; actions: Action[] }> {
-  const expert = new AdvisoryExpert();
-  let ts = await env.reset({ task: task.id, seed });
-  const info = ts.info.task as TaskInfo;
-  const history: History = [];
-  const steps = [ts];
-  while (!isDone(ts)) {
-    const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-    steps.push(ts);
-  }
-  return { steps, actions: history.map((h) => h.action) };
+  const r = await playEpisode(env, new AdvisoryExpert(), task.id, seed);
+  return { steps: r.timeSteps, actions: r.steps.map((s) => s.action) };
 }
 
-/** Plays `actions` until the episode ends (or they run out); returns every time step. */
-async function play(env: AgentEnv, task: AdvisoryTask, actions: readonly Action[], seed = 1): Promise<TimeStep[]> {
-  const out = [await env.reset({ task: task.id, seed })];
-  for (const a of actions) {
-    if (isDone(out[out.length - 1] as TimeStep)) break;
-    out.push(await env.step(a));
-  }
-  return out;
-}
-
-const last = (steps: readonly TimeStep[]): TimeStep => steps[steps.length - 1] as TimeStep;
 const say = (content: string): Action => ({ tool: 'respond', params: { content } });
 const recommend = (p: TripPlan): Action => ({ tool: 'recommend', params: { outbound_flight: p.outbound, return_flight: p.return, hotel: p.hotel, activities: p.activities } });
 
@@ -80,7 +58,7 @@ describe('AdvisoryEnv', () => {
 
   it('scores the expert 1: asked everything, every check passed, the best value; ends with reason recommended', async () => {
     const { steps, actions } = await runExpert(new AdvisoryEnv(), task);
-    expect(last(steps)).toMatchObject({
+    expect(lastOf(steps)).toMatchObject({
       reward: 1,
       terminated: true,
       truncated: false,
@@ -90,7 +68,7 @@ describe('AdvisoryEnv', () => {
     expect(steps.slice(1, -1).every((s) => s.reward === 0 && !isDone(s))).toBe(true);
     expect(actions.filter((a) => a.tool === 'respond')).toHaveLength(8);
     // The client told each wish only when asked: its reply to the budget question names the budget and nothing else.
-    const transcript = last(steps).info.transcript as string[];
+    const transcript = lastOf(steps).info.transcript as string[];
     const budget = transcript[transcript.indexOf('agent: What is your total budget for the whole trip?') + 1] as string;
     expect(budget).toMatch(/^user: .*\$[\d,]+ /);
     expect(budget).not.toMatch(/hotel must|nonstop|activities,/i);
@@ -101,28 +79,28 @@ describe('AdvisoryEnv', () => {
     const asks = actions.slice(0, -1);
     // The best-rated plan, ignoring the budget: it breaks the budget alone.
     const top = solveTrip(task.request, task.world, true);
-    const over = last(await play(new AdvisoryEnv(), task, [...asks, recommend(top?.plan as TripPlan)]));
+    const over = lastOf(await replayActions(new AdvisoryEnv(), task.id, [...asks, recommend(top?.plan as TripPlan)]));
     expect(over).toMatchObject({ reward: 0, info: { success: false, terms: { elicited: true, constraints: false }, failed: ['budget'] } });
     expect((over.info.terms as { value: number }).value).toBeGreaterThan(1 - 1e-9);
     // The best plan in a hotel without an amenity the client insisted on.
     const lacking = task.world.hotels.find((h) => !task.request.hotel.amenities.every((a) => h.amenities.includes(a)));
-    const noAmenity = last(await play(new AdvisoryEnv(), task, [...asks, recommend({ ...task.best.plan, hotel: lacking?.id as string })]));
+    const noAmenity = lastOf(await replayActions(new AdvisoryEnv(), task.id, [...asks, recommend({ ...task.best.plan, hotel: lacking?.id as string })]));
     expect(noAmenity).toMatchObject({ reward: 0, info: { terms: { elicited: true, constraints: false } } });
     expect(noAmenity.info.failed).toContain('hotel_amenities');
     // A feasible but poor plan: value / best value, below the success threshold.
     const poor = worstFeasible(task);
-    const p = last(await play(new AdvisoryEnv(), task, [...asks, recommend(poor.plan)]));
+    const p = lastOf(await replayActions(new AdvisoryEnv(), task.id, [...asks, recommend(poor.plan)]));
     expect(p).toMatchObject({ info: { success: false, terms: { elicited: true, constraints: true }, failed: [] } });
     expect(p.reward).toBeCloseTo(poor.value / task.best.value, 4);
     expect(p.reward).toBeGreaterThan(0);
     expect(p.reward).toBeLessThan(0.9);
     // The best plan recommended without asking (or after asking about all but the activities): elicited fails.
-    const blind = last(await play(new AdvisoryEnv(), task, [recommend(task.best.plan)]));
+    const blind = lastOf(await replayActions(new AdvisoryEnv(), task.id, [recommend(task.best.plan)]));
     expect(blind).toMatchObject({ reward: 0, info: { success: false, terms: { elicited: false, constraints: true, value: 1 }, missing_topics: ['origin', 'dates', 'travellers', 'budget', 'hotel', 'flights', 'activities'] } });
-    const partial = last(await play(new AdvisoryEnv(), task, [...asks.slice(0, 6), ...asks.slice(7), recommend(task.best.plan)]));
+    const partial = lastOf(await replayActions(new AdvisoryEnv(), task.id, [...asks.slice(0, 6), ...asks.slice(7), recommend(task.best.plan)]));
     expect(partial).toMatchObject({ reward: 0, info: { terms: { elicited: false, constraints: true }, missing_topics: ['activities'] } });
     // No recommendation: the client gives up on an advisor that says nothing useful.
-    const silent = last(await play(new AdvisoryEnv(), task, [say('Hello.'), say('Hmm.'), say('Let me see.'), say('One moment.')]));
+    const silent = lastOf(await replayActions(new AdvisoryEnv(), task.id, [say('Hello.'), say('Hmm.'), say('Let me see.'), say('One moment.')]));
     expect(silent).toMatchObject({ reward: 0, terminated: true, info: { reason: 'user_gave_up', terms: { recommended: false } } });
   });
 
@@ -140,11 +118,11 @@ describe('AdvisoryEnv', () => {
 
   it('is deterministic for the same seed, across instances; the client\'s phrasing follows the seed', async () => {
     const { actions } = await runExpert(new AdvisoryEnv(), task);
-    const a = await play(new AdvisoryEnv(), task, actions, 11);
-    const b = await play(new AdvisoryEnv(), task, actions, 11);
+    const a = await replayActions(new AdvisoryEnv(), task.id, actions, 11);
+    const b = await replayActions(new AdvisoryEnv(), task.id, actions, 11);
     expect(b).toEqual(a);
     const texts = new Set<string>();
-    for (const seed of [1, 2, 3, 4, 5]) texts.add((await play(new AdvisoryEnv(), task, actions, seed)).map((s) => s.observation).join('\n'));
+    for (const seed of [1, 2, 3, 4, 5]) texts.add((await replayActions(new AdvisoryEnv(), task.id, actions, seed)).map((s) => s.observation).join('\n'));
     expect(texts.size).toBeGreaterThan(1);
     const r1 = await new AdvisoryEnv().reset({ seed: 5 });
     const r2 = await new AdvisoryEnv().reset({ seed: 5 });
@@ -184,8 +162,8 @@ describe('AdvisoryEnv with a model as the user (loopback OpenAI-compatible serve
     const env = make(ADVISORY_ENV_ID, { kwargs: { user: `openai:client-sim@${api.url}/v1`, userApiKey: 'EMPTY' } });
     const { steps } = await runExpert(env, task, 4);
     expect(steps[0]?.info.user).toBe('openai:client-sim');
-    expect(last(steps)).toMatchObject({ reward: 1, terminated: true, info: { reason: 'recommended', terms: { elicited: true, constraints: true, value: 1 } } });
-    const transcript = last(steps).info.transcript as string[];
+    expect(lastOf(steps)).toMatchObject({ reward: 1, terminated: true, info: { reason: 'recommended', terms: { elicited: true, constraints: true, value: 1 } } });
+    const transcript = lastOf(steps).info.transcript as string[];
     expect(transcript[0]).toBe(`user: ${task.opening}`);
     expect(transcript.filter((l) => l.startsWith('user: ')).length).toBe(transcript.filter((l) => l.startsWith('agent: ')).length + 1);
     expect(transcript.some((l) => l.startsWith('user: ') && l.includes(task.request.origin))).toBe(true);

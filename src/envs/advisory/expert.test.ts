@@ -1,32 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../core/agent.js';
+import { playEpisode } from '../../core/__fixtures__/play-episode.js';
 import { MaxSteps } from '../../core/wrappers/max-steps.js';
-import { type Action, type AgentEnv, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
 import { RandomAgent } from '../../policy/random.js';
 import { ADVISORY_MAX_STEPS, AdvisoryEnv } from './env.js';
 import { AdvisoryExpert } from './expert.js';
 import { listAdvisoryTasks } from './tasks.js';
-
-interface Episode {
-  success: boolean;
-  steps: { action: Action; ts: TimeStep }[];
-  last: TimeStep;
-}
-
-async function episode(env: AgentEnv, agent: Agent, taskId: string, seed: number): Promise<Episode> {
-  let ts = await env.reset({ task: taskId, seed });
-  const task = ts.info.task as TaskInfo;
-  await agent.reset?.(task, seed);
-  const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-  const steps: Episode['steps'] = [];
-  while (!isDone(ts)) {
-    const { action } = await agent.act({ task, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-    steps.push({ action, ts });
-  }
-  return { success: ts.info.success === true, steps, last: ts };
-}
 
 const HELDOUT = listAdvisoryTasks('heldout');
 
@@ -35,7 +13,7 @@ describe('AdvisoryExpert', () => {
     const env = new MaxSteps(new AdvisoryEnv(), ADVISORY_MAX_STEPS);
     let successes = 0;
     for (const [i, task] of HELDOUT.entries()) {
-      const r = await episode(env, new AdvisoryExpert(), task.id, i);
+      const r = await playEpisode(env, new AdvisoryExpert(), task.id, i);
       for (const s of r.steps) expect(s.ts.info.error, `${task.id} ${s.action.tool}`).toBeUndefined();
       const tools = r.steps.map((s) => s.action.tool);
       expect(tools.slice(0, 7).every((t) => t === 'respond')).toBe(true);
@@ -60,7 +38,7 @@ describe('the random agent', () => {
   it('succeeds on at most 5% of held-out tasks', async () => {
     const env = new MaxSteps(new AdvisoryEnv(), ADVISORY_MAX_STEPS);
     let successes = 0;
-    for (const [i, task] of HELDOUT.entries()) if ((await episode(env, new RandomAgent({ seed: i }), task.id, i)).success) successes += 1;
+    for (const [i, task] of HELDOUT.entries()) if ((await playEpisode(env, new RandomAgent({ seed: i }), task.id, i)).success) successes += 1;
     expect(successes / HELDOUT.length).toBeLessThanOrEqual(0.05);
   });
 });

@@ -1,7 +1,8 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, EpisodeEndedError } from '../../core/errors.js';
 import { make } from '../../core/registry.js';
-import { type Action, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
+import { lastOf, playEpisode, replayActions } from '../../core/__fixtures__/play-episode.js';
+import { type Action, type AgentEnv, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
 import { anthropicText, LoopbackApi, openaiCompletion } from '../../reward/judge/__fixtures__/loopback-api.js';
 import { modelUserPrompt } from '../conversation-kit/model-user.js';
 import { registerBuiltinEnvs } from '../register.js';
@@ -14,30 +15,13 @@ import { type DiscussionTask, listDiscussionTasks } from './tasks.js';
 beforeAll(() => registerBuiltinEnvs());
 
 /** Runs the expert on `env` and returns every time step (the first is the reset's) and its actions. */
-async function runExpert(env: { reset: DiscussionEnv['reset']; step: DiscussionEnv['step']; tools: DiscussionEnv['tools'] }, task: DiscussionTask, seed = 1): Promise<{ steps: TimeStep[]; actions: Action[] }> {
-  const expert = new DiscussionExpert();
-  let ts = await env.reset({ task: task.id, seed });
-  const info = ts.info.task as TaskInfo;
-  const steps = [ts];
-  const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-  while (!isDone(ts)) {
-    const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-    steps.push(ts);
-  }
-  return { steps, actions: history.map((h) => h.action) };
+async function runExpert(env: Pick<AgentEnv, 'reset' | 'step' | 'tools'>, task: DiscussionTask, seed = 1): Promise<{ steps: TimeStep[]; actions: Action[] }> {
+  const r = await playEpisode(env, new DiscussionExpert(), task.id, seed);
+  return { steps: r.timeSteps, actions: r.steps.map((s) => s.action) };
 }
 
-/** Plays `actions` from a fresh episode; returns every time step. */
-async function play(task: DiscussionTask, actions: readonly Action[], seed = 1): Promise<TimeStep[]> {
-  const env = new DiscussionEnv();
-  const out = [await env.reset({ task: task.id, seed })];
-  for (const a of actions) out.push(await env.step(a));
-  return out;
-}
-
-const last = (steps: readonly TimeStep[]): TimeStep => steps[steps.length - 1] as TimeStep;
+/** Plays `actions` in a fresh environment; returns every time step. */
+const play = (task: DiscussionTask, actions: readonly Action[], seed = 1): Promise<TimeStep[]> => replayActions(new DiscussionEnv(), task.id, actions, seed);
 const decide = (choice: string, rationale: string): Action => ({ tool: 'decide', params: { choice, rationale } });
 const quote = (task: DiscussionTask): string => task.decisive.map(factText).join('; ');
 
@@ -55,9 +39,9 @@ describe('DiscussionEnv', () => {
 
   it('scores the expert 1 with every term true, and shows each member\'s turns in the transcript', async () => {
     const { steps } = await runExpert(new DiscussionEnv(), mixed);
-    expect(last(steps)).toMatchObject({ reward: 1, terminated: true, truncated: false, info: { success: true, score: 1, reason: 'decided', terms: { decision: true, pooled: true, rationale: true }, choice: mixed.correct, unpooled: [], uncited: [] } });
+    expect(lastOf(steps)).toMatchObject({ reward: 1, terminated: true, truncated: false, info: { success: true, score: 1, reason: 'decided', terms: { decision: true, pooled: true, rationale: true }, choice: mixed.correct, unpooled: [], uncited: [] } });
     expect(steps.slice(1, -1).every((s) => s.reward === 0 && !isDone(s))).toBe(true);
-    const transcript = last(steps).info.transcript as string[];
+    const transcript = lastOf(steps).info.transcript as string[];
     for (const p of mixed.participants) expect(transcript.some((l) => l.startsWith(`${p.name}: `) && l.includes(p.facts[0]?.cue as string))).toBe(true);
     expect(transcript.some((l) => l.startsWith('agent to everyone: '))).toBe(true);
   });
@@ -66,19 +50,19 @@ describe('DiscussionEnv', () => {
     const { actions } = await runExpert(new DiscussionEnv(), mixed);
     const pooling = actions.slice(0, -1);
     // Deciding from the shared facts only, at once: every term fails.
-    expect(last(await play(mixed, [decide(mixed.favourite, `The briefing favours ${mixed.favourite}.`)]))).toMatchObject({ reward: 0, info: { terms: { decision: false, pooled: false, rationale: false } } });
+    expect(lastOf(await play(mixed, [decide(mixed.favourite, `The briefing favours ${mixed.favourite}.`)]))).toMatchObject({ reward: 0, info: { terms: { decision: false, pooled: false, rationale: false } } });
     // Everything heard and quoted, but the favourite chosen: only the decision fails.
-    expect(last(await play(mixed, [...pooling, decide(mixed.favourite, quote(mixed))]))).toMatchObject({ reward: 0, info: { success: false, terms: { decision: false, pooled: true, rationale: true }, correct: mixed.correct } });
+    expect(lastOf(await play(mixed, [...pooling, decide(mixed.favourite, quote(mixed))]))).toMatchObject({ reward: 0, info: { success: false, terms: { decision: false, pooled: true, rationale: true }, correct: mixed.correct } });
     // The right choice, with the right quotes, but without hearing the members: only pooling fails.
-    const guessed = last(await play(mixed, [decide(mixed.correct, quote(mixed))]));
+    const guessed = lastOf(await play(mixed, [decide(mixed.correct, quote(mixed))]));
     expect(guessed).toMatchObject({ reward: 0, info: { terms: { decision: true, pooled: false, rationale: true } } });
     expect((guessed.info.unpooled as { holder: string }[]).map((u) => u.holder)).toEqual(mixed.participants.map((p) => p.name));
     // Asking only the group leaves out the members who keep quiet there.
-    const groupOnly = last(await play(mixed, [actions[0] as Action, decide(mixed.correct, quote(mixed))]));
+    const groupOnly = lastOf(await play(mixed, [actions[0] as Action, decide(mixed.correct, quote(mixed))]));
     expect(groupOnly).toMatchObject({ reward: 0, info: { terms: { decision: true, pooled: false, rationale: true } } });
     expect((groupOnly.info.unpooled as { holder: string }[]).map((u) => u.holder)).toEqual(mixed.participants.filter((p) => p.trait !== 'open').map((p) => p.name));
     // Pooled and right, but the rationale quotes no fact: only the rationale fails.
-    const vague = last(await play(mixed, [...pooling, decide(mixed.correct, 'It has the highest total.')]));
+    const vague = lastOf(await play(mixed, [...pooling, decide(mixed.correct, 'It has the highest total.')]));
     expect(vague).toMatchObject({ reward: 0, info: { terms: { decision: true, pooled: true, rationale: false } } });
     expect(vague.info.uncited).toEqual(mixed.decisive.map(factText));
   });
@@ -155,11 +139,11 @@ describe('DiscussionEnv with models as the members (loopback servers)', () => {
       const env = make(DISCUSSION_ENV_ID, { kwargs: { user, userApiKey: 'EMPTY' } });
       const { steps } = await runExpert(env, mixed, 4);
       expect(steps[0]?.info.user).toBe(`${provider}:member-sim`);
-      expect(last(steps)).toMatchObject({ reward: 1, terminated: true, info: { reason: 'decided', terms: { decision: true, pooled: true, rationale: true } } });
-      const transcript = last(steps).info.transcript as string[];
+      expect(lastOf(steps)).toMatchObject({ reward: 1, terminated: true, info: { reason: 'decided', terms: { decision: true, pooled: true, rationale: true } } });
+      const transcript = lastOf(steps).info.transcript as string[];
       for (const p of mixed.participants) expect(transcript.filter((l) => l.startsWith(`${p.name}: `)).length, p.name).toBeGreaterThan(1);
       // One request per member for each group message, one per direct question.
-      const asked = last(steps).info.transcript as string[];
+      const asked = lastOf(steps).info.transcript as string[];
       const group = asked.filter((l) => l.startsWith('agent to everyone: ')).length;
       const direct = asked.filter((l) => l.startsWith('agent to ') && !l.startsWith('agent to everyone: ')).length;
       expect(api.requests).toHaveLength(group * mixed.participants.length + direct);

@@ -1,31 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../core/agent.js';
-import { type Action, type AgentEnv, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
+import { playEpisode } from '../../core/__fixtures__/play-episode.js';
 import { MaxSteps } from '../../core/wrappers/max-steps.js';
 import { RandomAgent } from '../../policy/random.js';
 import { DISCUSSION_MAX_STEPS, DiscussionEnv } from './env.js';
 import { DiscussionExpert } from './expert.js';
 import { listDiscussionTasks } from './tasks.js';
-
-interface Episode {
-  steps: { action: Action; ts: TimeStep }[];
-  last: TimeStep;
-}
-
-async function episode(env: AgentEnv, agent: Agent, taskId: string, seed: number): Promise<Episode> {
-  let ts = await env.reset({ task: taskId, seed });
-  const task = ts.info.task as TaskInfo;
-  await agent.reset?.(task, seed);
-  const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-  const steps: Episode['steps'] = [];
-  while (!isDone(ts)) {
-    const { action } = await agent.act({ task, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-    steps.push({ action, ts });
-  }
-  return { steps, last: ts };
-}
 
 const HELDOUT = listDiscussionTasks('heldout');
 
@@ -35,7 +14,7 @@ describe('DiscussionExpert', () => {
     let successes = 0;
     const traits = new Set<string>();
     for (const [i, task] of HELDOUT.entries()) {
-      const r = await episode(env, new DiscussionExpert(), task.id, i);
+      const r = await playEpisode(env, new DiscussionExpert(), task.id, i);
       for (const s of r.steps) expect(s.ts.info.error, `${task.id} ${s.action.tool}`).toBeUndefined();
       if (r.last.info.success !== true) continue;
       successes += 1;
@@ -49,7 +28,7 @@ describe('DiscussionExpert', () => {
 
   it('decides by the rule on what it heard: it asks a reticent member twice, and not an open one who spoke in the group', async () => {
     const task = HELDOUT.find((t) => t.participants.some((p) => p.trait === 'reticent') && t.participants.some((p) => p.trait === 'open')) as (typeof HELDOUT)[number];
-    const r = await episode(new DiscussionEnv(), new DiscussionExpert(), task.id, 2);
+    const r = await playEpisode(new DiscussionEnv(), new DiscussionExpert(), task.id, 2);
     const asked = (name: string): number => r.steps.filter((s) => s.action.tool === 'address' && s.action.params.participant === name).length;
     for (const p of task.participants) expect(asked(p.name), `${p.name} (${p.trait})`).toBe({ open: 0, opinionated: 1, reticent: 2 }[p.trait]);
     expect(r.last.info.success).toBe(true);
@@ -62,7 +41,7 @@ describe('the random agent', () => {
   it('succeeds on at most 5% of held-out tasks', async () => {
     const env = new MaxSteps(new DiscussionEnv(), DISCUSSION_MAX_STEPS);
     let successes = 0;
-    for (const [i, task] of HELDOUT.entries()) if ((await episode(env, new RandomAgent({ seed: i }), task.id, i)).last.info.success === true) successes += 1;
+    for (const [i, task] of HELDOUT.entries()) if ((await playEpisode(env, new RandomAgent({ seed: i }), task.id, i)).last.info.success === true) successes += 1;
     expect(successes / HELDOUT.length).toBeLessThanOrEqual(0.05);
   });
 });

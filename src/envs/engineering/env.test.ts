@@ -1,7 +1,8 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, EpisodeEndedError } from '../../core/errors.js';
 import { make } from '../../core/registry.js';
-import { type Action, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
+import { lastOf, playEpisode, replayActions } from '../../core/__fixtures__/play-episode.js';
+import { type Action, isDone, type TaskInfo } from '../../core/types.js';
 import { anthropicError, anthropicText, LoopbackApi, openaiCompletion } from '../../reward/judge/__fixtures__/loopback-api.js';
 import { modelUserPrompt } from '../conversation-kit/model-user.js';
 import { ScriptedUser } from '../conversation-kit/scripted-user.js';
@@ -15,32 +16,12 @@ beforeAll(() => registerBuiltinEnvs());
 
 /** The expert's calls on a task (they do not depend on the commander's phrasing, so on the seed). */
 async function expertActions(task: EngineeringTask): Promise<Action[]> {
-  const env = new EngineeringEnv();
-  const expert = new EngineeringExpert();
-  let ts = await env.reset({ task: task.id, seed: 1 });
-  const info = ts.info.task as TaskInfo;
-  const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-  while (!isDone(ts)) {
-    const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-  }
-  expect(ts.info.success, task.id).toBe(true);
-  return history.map((h) => h.action);
-}
-
-/** Plays `actions` until the episode ends; returns every time step. */
-async function play(env: EngineeringEnv, task: EngineeringTask, actions: readonly Action[], seed = 1): Promise<TimeStep[]> {
-  const out = [await env.reset({ task: task.id, seed })];
-  for (const a of actions) {
-    if (isDone(out[out.length - 1] as TimeStep)) break;
-    out.push(await env.step(a));
-  }
-  return out;
+  const r = await playEpisode(new EngineeringEnv(), new EngineeringExpert(), task.id, 1);
+  expect(r.success, task.id).toBe(true);
+  return r.steps.map((s) => s.action);
 }
 
 const say = (content: string): Action => ({ tool: 'respond', params: { content } });
-const last = (steps: readonly TimeStep[]): TimeStep => steps[steps.length - 1] as TimeStep;
 const isRemediation = (a: Action): boolean => ['rollback', 'restart', 'scale', 'edit_config'].includes(a.tool);
 
 const tasks = listEngineeringTasks('train');
@@ -57,16 +38,16 @@ describe('EngineeringEnv', () => {
   });
 
   it('scores the expert 1 with every term true; the transcript holds the commander\'s turns', async () => {
-    const steps = await play(new EngineeringEnv(), deploy, await expertActions(deploy));
-    expect(last(steps)).toMatchObject({
+    const steps = await replayActions(new EngineeringEnv(), deploy.id, await expertActions(deploy));
+    expect(lastOf(steps)).toMatchObject({
       reward: 1,
       terminated: true,
       truncated: false,
       info: { success: true, score: 1, reason: 'resolved', terms: { healthy: true, root_cause: true, no_harm: true }, unhealthy: [], harmful: [], refusals: [] },
     });
-    expect(last(steps).info.fault).toEqual({ kind: 'bad_deploy', service: deploy.incident.fault.service });
+    expect(lastOf(steps).info.fault).toEqual({ kind: 'bad_deploy', service: deploy.incident.fault.service });
     expect(steps.slice(1, -1).every((s) => s.reward === 0 && !isDone(s))).toBe(true);
-    const transcript = last(steps).info.transcript as string[];
+    const transcript = lastOf(steps).info.transcript as string[];
     expect(transcript[0]).toBe(`user: ${deploy.opening}`);
     expect(transcript.filter((l) => l.startsWith('user: ')).length).toBe(4);
     expect(transcript.some((l) => /^user: (Yes, go ahead|Approved, go ahead|OK, do it)\./.test(l))).toBe(true);
@@ -79,32 +60,32 @@ describe('EngineeringEnv', () => {
 
     // The right fix and root cause, plus an approved restart of a service the fault never reached.
     const harmful = [...before, say(`Shall I restart ${innocent} as well?`), { tool: 'restart', params: { service: innocent } }, resolve];
-    const s1 = await play(new EngineeringEnv(), deploy, harmful);
+    const s1 = await replayActions(new EngineeringEnv(), deploy.id, harmful);
     expect(s1[s1.length - 2]?.observation).toMatch(new RegExp(`^Restarted all \\d+ replicas of ${innocent}`));
-    expect(last(s1)).toMatchObject({ reward: 0, info: { success: false, terms: { healthy: true, root_cause: true, no_harm: false }, harmful: [{ tool: 'restart', service: innocent, step: harmful.length - 1 }] } });
+    expect(lastOf(s1)).toMatchObject({ reward: 0, info: { success: false, terms: { healthy: true, root_cause: true, no_harm: false }, harmful: [{ tool: 'restart', service: innocent, step: harmful.length - 1 }] } });
 
     // A healthy fleet, resolved with the victim the commander named as the cause.
     const victim = { ...resolve, params: { ...resolve.params, root_cause: `${deploy.incident.symptom}: bad_deploy` } };
-    expect(last(await play(new EngineeringEnv(), deploy, [...before, victim]))).toMatchObject({ reward: 0, info: { terms: { healthy: true, root_cause: false, no_harm: true }, stated_root_cause: `${deploy.incident.symptom}: bad_deploy` } });
+    expect(lastOf(await replayActions(new EngineeringEnv(), deploy.id, [...before, victim]))).toMatchObject({ reward: 0, info: { terms: { healthy: true, root_cause: false, no_harm: true }, stated_root_cause: `${deploy.incident.symptom}: bad_deploy` } });
     // … or with the right service and the wrong kind.
     const kind = { ...resolve, params: { ...resolve.params, root_cause: `${deploy.incident.fault.service}: config_change` } };
-    expect(last(await play(new EngineeringEnv(), deploy, [...before, kind]))).toMatchObject({ reward: 0, info: { terms: { healthy: true, root_cause: false, no_harm: true } } });
+    expect(lastOf(await replayActions(new EngineeringEnv(), deploy.id, [...before, kind]))).toMatchObject({ reward: 0, info: { terms: { healthy: true, root_cause: false, no_harm: true } } });
 
     // The right root cause without the rollback: the fleet is still degraded.
     const unfixed = actions.filter((a) => !isRemediation(a));
-    const s3 = await play(new EngineeringEnv(), deploy, unfixed);
-    expect(last(s3)).toMatchObject({ reward: 0, info: { terms: { healthy: false, root_cause: true, no_harm: true } } });
-    expect(last(s3).info.unhealthy).toContain(deploy.incident.fault.service);
+    const s3 = await replayActions(new EngineeringEnv(), deploy.id, unfixed);
+    expect(lastOf(s3)).toMatchObject({ reward: 0, info: { terms: { healthy: false, root_cause: true, no_harm: true } } });
+    expect(lastOf(s3).info.unhealthy).toContain(deploy.incident.fault.service);
   });
 
   it("refuses a change no approved request named, changing nothing", async () => {
     const actions = await expertActions(deploy);
     const fix = actions.findIndex(isRemediation);
     const unapproved = [...actions.slice(0, fix - 1), ...actions.slice(fix)];
-    const steps = await play(new EngineeringEnv(), deploy, unapproved);
+    const steps = await replayActions(new EngineeringEnv(), deploy.id, unapproved);
     expect(steps[fix]).toMatchObject({ reward: 0, info: { error: { code: 'policy_violation' } } });
     expect(steps[fix]?.observation).toMatch(/^Refused by policy: the incident commander has not approved a change to /);
-    expect(last(steps)).toMatchObject({ reward: 0, info: { terms: { healthy: false, root_cause: true, no_harm: true }, refusals: [{ tool: 'rollback', service: deploy.incident.fault.service, step: fix }] } });
+    expect(lastOf(steps)).toMatchObject({ reward: 0, info: { terms: { healthy: false, root_cause: true, no_harm: true }, refusals: [{ tool: 'rollback', service: deploy.incident.fault.service, step: fix }] } });
     // A yes to a request naming another service does not approve this one.
     const env = new EngineeringEnv();
     await env.reset({ task: deploy.id, seed: 1 });
@@ -114,8 +95,8 @@ describe('EngineeringEnv', () => {
   });
 
   it('ends with user_gave_up when the agent tells the commander nothing, and pings for an update after silent calls', async () => {
-    const gaveUp = await play(new EngineeringEnv(), deploy, [say('lorem'), say('ipsum'), say('dolor')]);
-    expect(last(gaveUp)).toMatchObject({ reward: 0, terminated: true, info: { reason: 'user_gave_up', terms: { root_cause: false } } });
+    const gaveUp = await replayActions(new EngineeringEnv(), deploy.id, [say('lorem'), say('ipsum'), say('dolor')]);
+    expect(lastOf(gaveUp)).toMatchObject({ reward: 0, terminated: true, info: { reason: 'user_gave_up', terms: { root_cause: false } } });
     const env = new EngineeringEnv();
     await env.reset({ task: deploy.id, seed: 1 });
     const obs: string[] = [];
@@ -139,10 +120,10 @@ describe('EngineeringEnv', () => {
 
   it("is deterministic for the same seed, across instances; the commander's phrasing follows the seed", async () => {
     const actions = [say('When did it start?'), { tool: 'list_services', params: {} }, { tool: 'read_logs', params: { service: deploy.incident.symptom } }, say('What are customers seeing?'), say('lorem')];
-    const a = await play(new EngineeringEnv(), deploy, actions, 11);
-    expect(await play(new EngineeringEnv(), deploy, actions, 11)).toEqual(a);
+    const a = await replayActions(new EngineeringEnv(), deploy.id, actions, 11);
+    expect(await replayActions(new EngineeringEnv(), deploy.id, actions, 11)).toEqual(a);
     const texts = new Set<string>();
-    for (const seed of [1, 2, 3, 4, 5, 6]) texts.add((await play(new EngineeringEnv(), deploy, actions, seed)).map((s) => s.observation).join('\n'));
+    for (const seed of [1, 2, 3, 4, 5, 6]) texts.add((await replayActions(new EngineeringEnv(), deploy.id, actions, seed)).map((s) => s.observation).join('\n'));
     expect(texts.size).toBeGreaterThan(1);
     const r1 = await new EngineeringEnv().reset({ seed: 5 });
     const r2 = await new EngineeringEnv().reset({ seed: 5 });
@@ -182,21 +163,13 @@ describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatib
       return { body: openaiCompletion(turn.done || commander.currentGoal?.id === 'resolve' ? `${turn.text}\n${STOP_TOKEN}` : turn.text) };
     });
     const env = make(ENGINEERING_ENV_ID, { kwargs: { user: `openai:commander-sim@${api.url}/v1`, userApiKey: 'EMPTY' } });
-    const expert = new EngineeringExpert();
-    let ts = await env.reset({ task: deploy.id, seed: 4 });
-    expect(ts.info.user).toBe('openai:commander-sim');
-    const info = ts.info.task as TaskInfo;
-    const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-    while (!isDone(ts)) {
-      const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-      ts = await env.step(action);
-      history.push({ action, observation: ts.observation, info: ts.info });
-    }
+    const { timeSteps, steps, last: ts } = await playEpisode(env, new EngineeringExpert(), deploy.id, 4);
+    expect(timeSteps[0]?.info.user).toBe('openai:commander-sim');
     expect(ts).toMatchObject({ reward: 1, terminated: true, info: { reason: 'resolved', terms: { healthy: true, root_cause: true, no_harm: true } } });
-    const left = history[history.length - 2];
+    const left = steps[steps.length - 2];
     expect(left?.action.tool).toBe('respond');
-    expect(left?.observation).toMatch(/\n\n\(The incident commander has left the conversation\. /);
-    expect(left?.observation).not.toContain(STOP_TOKEN);
+    expect(left?.ts.observation).toMatch(/\n\n\(The incident commander has left the conversation\. /);
+    expect(left?.ts.observation).not.toContain(STOP_TOKEN);
     const transcript = ts.info.transcript as string[];
     expect(transcript[0]).toBe(`user: ${deploy.opening}`);
     expect(transcript.filter((l) => l.startsWith('user: ')).length).toBe(transcript.filter((l) => l.startsWith('agent: ')).length + 1);
@@ -226,15 +199,7 @@ describe('EngineeringEnv with a model as the commander (loopback OpenAI-compatib
       return { body: anthropicText(commander.answer(text(messages[messages.length - 1]?.content)).text) };
     });
     const env = make(ENGINEERING_ENV_ID, { kwargs: { user: `anthropic:claude-commander@${api.url}`, userApiKey: 'sk-test' } });
-    const expert = new EngineeringExpert();
-    let ts = await env.reset({ task: deploy.id, seed: 2 });
-    const info = ts.info.task as TaskInfo;
-    const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-    while (!isDone(ts)) {
-      const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-      ts = await env.step(action);
-      history.push({ action, observation: ts.observation, info: ts.info });
-    }
+    const ts = (await playEpisode(env, new EngineeringExpert(), deploy.id, 2)).last;
     expect(ts).toMatchObject({ reward: 1, info: { reason: 'resolved' } });
     expect((api.requests[0]?.body as { system: unknown }).system).toEqual(modelUserPrompt(deploy.hidden));
     expect((ts.info.transcript as string[]).filter((l) => l.startsWith('user: '))).toHaveLength(4);

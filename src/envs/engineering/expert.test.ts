@@ -1,33 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../core/agent.js';
+import { playEpisode } from '../../core/__fixtures__/play-episode.js';
 import { MaxSteps } from '../../core/wrappers/max-steps.js';
-import { type Action, type AgentEnv, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
 import { RandomAgent } from '../../policy/random.js';
 import { ENGINEERING_MAX_STEPS, EngineeringEnv } from './env.js';
 import { EngineeringExpert } from './expert.js';
 import { FAULT_KINDS } from './fleet.js';
 import { listEngineeringTasks } from './tasks.js';
-
-interface Episode {
-  success: boolean;
-  steps: { action: Action; ts: TimeStep }[];
-  last: TimeStep;
-}
-
-async function episode(env: AgentEnv, agent: Agent, taskId: string, seed: number): Promise<Episode> {
-  let ts = await env.reset({ task: taskId, seed });
-  const task = ts.info.task as TaskInfo;
-  await agent.reset?.(task, seed);
-  const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-  const steps: Episode['steps'] = [];
-  while (!isDone(ts)) {
-    const { action } = await agent.act({ task, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-    steps.push({ action, ts });
-  }
-  return { success: ts.info.success === true, steps, last: ts };
-}
 
 const HELDOUT = listEngineeringTasks('heldout');
 
@@ -37,7 +15,7 @@ describe('EngineeringExpert', () => {
     const byKind = new Map<string, number>();
     let successes = 0;
     for (const [i, task] of HELDOUT.entries()) {
-      const r = await episode(env, new EngineeringExpert(), task.id, i);
+      const r = await playEpisode(env, new EngineeringExpert(), task.id, i);
       for (const s of r.steps) expect(s.ts.info.error, `${task.id} ${s.action.tool}`).toBeUndefined();
       if (!r.success) continue;
       successes += 1;
@@ -52,7 +30,7 @@ describe('EngineeringExpert', () => {
   it('names in its update and its resolve only what it read: the faulty service appears in an observation before', async () => {
     const env = new EngineeringEnv();
     for (const [i, task] of HELDOUT.slice(0, 20).entries()) {
-      const r = await episode(env, new EngineeringExpert(), task.id, 100 + i);
+      const r = await playEpisode(env, new EngineeringExpert(), task.id, 100 + i);
       const seen = r.steps.slice(0, r.steps.findIndex((s) => s.action.tool === 'respond' && /Shall I proceed/.test(String(s.action.params.content)))).map((s) => s.ts.observation).join('\n');
       expect(seen, task.id).toContain(task.incident.fault.service);
       expect(r.success, task.id).toBe(true);
@@ -69,7 +47,7 @@ describe('the random agent', () => {
   it('succeeds on at most 5% of held-out tasks', async () => {
     const env = new MaxSteps(new EngineeringEnv(), ENGINEERING_MAX_STEPS);
     let successes = 0;
-    for (const [i, task] of HELDOUT.entries()) if ((await episode(env, new RandomAgent({ seed: i }), task.id, i)).success) successes += 1;
+    for (const [i, task] of HELDOUT.entries()) if ((await playEpisode(env, new RandomAgent({ seed: i }), task.id, i)).success) successes += 1;
     expect(successes / HELDOUT.length).toBeLessThanOrEqual(0.05);
   });
 });

@@ -1,28 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../core/agent.js';
+import { playEpisode } from '../../core/__fixtures__/play-episode.js';
 import { Rng } from '../../core/rng.js';
 import { MaxSteps } from '../../core/wrappers/max-steps.js';
-import type { Action, AgentEnv, TaskInfo, TimeStep } from '../../core/types.js';
+import type { Action, TaskInfo } from '../../core/types.js';
 import { isDone } from '../../core/types.js';
 import { RandomAgent } from '../../policy/random.js';
 import { HOUSEHOLD_MAX_STEPS, HouseholdEnv } from './env.js';
 import { HouseholdExpert, parseSeen } from './expert.js';
 import { HouseholdPlanner, planTask } from './planner.js';
 import { getHouseholdTask, HOUSEHOLD_TASK_TYPES, listHouseholdTasks } from './tasks.js';
-
-/** Plays one episode; returns whether it succeeded. */
-async function episode(env: AgentEnv, agent: Agent, taskId: string, seed: number): Promise<{ success: boolean; steps: number; last: TimeStep }> {
-  let ts = await env.reset({ task: taskId, seed });
-  const task = ts.info.task as TaskInfo;
-  await agent.reset?.(task, seed);
-  const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-  while (!isDone(ts)) {
-    const { action } = await agent.act({ task, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-  }
-  return { success: ts.info.success === true, steps: history.length, last: ts };
-}
 
 // A deterministic sample: every 6-type block of the held-out split, 204 episodes.
 const HELDOUT_SAMPLE = listHouseholdTasks('heldout').slice(0, 204);
@@ -34,13 +20,13 @@ describe('HouseholdExpert', () => {
     const byType = new Map<string, number>();
     let successes = 0;
     for (const [i, task] of HELDOUT_SAMPLE.entries()) {
-      const r = await episode(env, expert, task.id, i);
+      const r = await playEpisode(env, expert, task.id, i);
       if (r.success) {
         successes += 1;
         byType.set(task.goal.type, (byType.get(task.goal.type) ?? 0) + 1);
         expect(r.last).toMatchObject({ reward: 1, terminated: true, info: { reason: 'goal_reached', score: 1 } });
       }
-      expect(r.steps).toBeLessThanOrEqual(40);
+      expect(r.steps.length).toBeLessThanOrEqual(40);
     }
     expect(successes / HELDOUT_SAMPLE.length).toBeGreaterThanOrEqual(0.95);
     for (const type of HOUSEHOLD_TASK_TYPES) expect(byType.get(type), type).toBeGreaterThan(0);
@@ -86,10 +72,10 @@ describe('HouseholdPlanner', () => {
     let planned = 0;
     let searched = 0;
     for (const [i, task] of HELDOUT_SAMPLE.entries()) {
-      const p = await episode(env, new HouseholdPlanner(), task.id, i);
+      const p = await playEpisode(env, new HouseholdPlanner(), task.id, i);
       expect(p.success, task.id).toBe(true);
-      planned += p.steps;
-      searched += (await episode(env, new HouseholdExpert(), task.id, i)).steps;
+      planned += p.steps.length;
+      searched += (await playEpisode(env, new HouseholdExpert(), task.id, i)).steps.length;
     }
     expect(planned).toBeLessThan(searched);
     expect(planTask(getHouseholdTask('household-train-00005')).filter((a) => a.tool === 'put')).toHaveLength(2);
@@ -100,7 +86,7 @@ describe('random agents', () => {
   it('the generic random agent succeeds on at most 15% of held-out episodes', async () => {
     const env = new MaxSteps(new HouseholdEnv(), HOUSEHOLD_MAX_STEPS);
     let successes = 0;
-    for (const [i, task] of HELDOUT_SAMPLE.entries()) if ((await episode(env, new RandomAgent({ seed: 1 }), task.id, i)).success) successes += 1;
+    for (const [i, task] of HELDOUT_SAMPLE.entries()) if ((await playEpisode(env, new RandomAgent({ seed: 1 }), task.id, i)).success) successes += 1;
     expect(successes / HELDOUT_SAMPLE.length).toBeLessThanOrEqual(0.15);
   });
 

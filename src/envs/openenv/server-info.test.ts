@@ -1,5 +1,5 @@
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort as closedPort } from '../../runtime/dev-server.js'; // a port just given back: nothing listens on it
 import { startScriptedServer, type ScriptedServer } from './__fixtures__/scripted-server.js';
 import { OpenEnvConnectionError, OpenEnvProtocolError, OpenEnvServerError } from './errors.js';
 import { describeOpenEnv, describeOpenEnvSync, openEnvUrls } from './server-info.js';
@@ -9,14 +9,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as { port: number };
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 describe('openEnvUrls', () => {
   it('takes http, https, ws, wss or host:port, and gives the HTTP base and the session endpoint', () => {

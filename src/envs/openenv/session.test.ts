@@ -1,5 +1,5 @@
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort as closedPort } from '../../runtime/dev-server.js'; // a port just given back: nothing listens on it
 import { startScriptedServer, type ScriptedServer } from './__fixtures__/scripted-server.js';
 import { OpenEnvConnectionError, OpenEnvProtocolError, OpenEnvServerError } from './errors.js';
 import { OpenEnvSession } from './session.js';
@@ -11,15 +11,6 @@ afterEach(async () => {
 });
 
 const wsUrl = (s: ScriptedServer): string => `${s.url.replace('http', 'ws')}/ws`;
-
-/** A port nothing listens on: one just given back. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as { port: number };
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 describe('OpenEnvSession', () => {
   it("sends a request and resolves with its answer's data", async () => {

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, EpisodeEndedError } from '../../core/errors.js';
 import { make } from '../../core/registry.js';
+import { lastOf, playEpisode, replayActions } from '../../core/__fixtures__/play-episode.js';
 import { type Action, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
 import { LoopbackApi, openaiCompletion } from '../../reward/judge/__fixtures__/loopback-api.js';
 import { modelUserPrompt } from '../conversation-kit/model-user.js';
@@ -16,34 +17,20 @@ beforeAll(() => registerBuiltinEnvs());
 
 /** The expert's calls on a task (they do not depend on the user's phrasing, so on the seed). */
 async function expertActions(task: RetailTask): Promise<Action[]> {
-  const env = new RetailEnv();
-  const expert = new RetailExpert();
-  let ts = await env.reset({ task: task.id, seed: 1 });
-  const info = ts.info.task as TaskInfo;
-  const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-  while (!isDone(ts)) {
-    const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-  }
-  expect(ts.info.success, task.id).toBe(true);
-  return history.map((h) => h.action);
+  const r = await playEpisode(new RetailEnv(), new RetailExpert(), task.id, 1);
+  expect(r.success, task.id).toBe(true);
+  return r.steps.map((s) => s.action);
 }
 
 const say = (content: string): Action => ({ tool: 'respond', params: { content } });
 
 /** Plays `actions`, then says goodbye until the user ends the conversation; returns every time step. */
 async function play(env: RetailEnv, task: RetailTask, actions: readonly Action[], seed = 1): Promise<TimeStep[]> {
-  const out = [await env.reset({ task: task.id, seed })];
-  for (const a of actions) {
-    if (isDone(out[out.length - 1] as TimeStep)) break;
-    out.push(await env.step(a));
-  }
-  while (!isDone(out[out.length - 1] as TimeStep)) out.push(await env.step(say('Goodbye.')));
+  const out = await replayActions(env, task.id, actions, seed);
+  while (!isDone(lastOf(out))) out.push(await env.step(say('Goodbye.')));
   return out;
 }
 
-const last = (steps: readonly TimeStep[]): TimeStep => steps[steps.length - 1] as TimeStep;
 const isWrite = (a: Action): boolean => /^(cancel|modify|return|exchange)_/.test(a.tool);
 
 const tasks = listRetailTasks('train');
@@ -63,8 +50,8 @@ describe('RetailEnv', () => {
 
   it('scores the expert 1 with every term true, and ends when the customer does', async () => {
     const steps = await play(new RetailEnv(), compound, await expertActions(compound));
-    expect(last(steps)).toMatchObject({ reward: 1, terminated: true, truncated: false, info: { success: true, score: 1, reason: 'user_stop', terms: { db_match: true, outputs: true, policy: true }, db_diff: [], violations: [] } });
-    expect((last(steps).info.outputs as { required: string[] }).required).toEqual(compound.outputs);
+    expect(lastOf(steps)).toMatchObject({ reward: 1, terminated: true, truncated: false, info: { success: true, score: 1, reason: 'user_stop', terms: { db_match: true, outputs: true, policy: true }, db_diff: [], violations: [] } });
+    expect((lastOf(steps).info.outputs as { required: string[] }).required).toEqual(compound.outputs);
     expect(steps.slice(1, -1).every((s) => s.reward === 0 && !isDone(s))).toBe(true);
   });
 
@@ -80,26 +67,26 @@ describe('RetailEnv', () => {
     const s1 = await play(new RetailEnv(), compound, snoop);
     expect(s1[auth + 2]).toMatchObject({ reward: 0, info: { error: { code: 'policy_violation' } } });
     expect(s1[auth + 2]?.observation).toMatch(/^Refused by policy: that belongs to another customer/);
-    expect(last(s1)).toMatchObject({ reward: 0, info: { success: false, terms: { db_match: true, outputs: true, policy: false }, violations: [{ rule: 'other_user', step: auth + 2 }] } });
+    expect(lastOf(s1)).toMatchObject({ reward: 0, info: { success: false, terms: { db_match: true, outputs: true, policy: false }, violations: [{ rule: 'other_user', step: auth + 2 }] } });
 
     // Reading the customer's own order before authenticating them.
     const early = [{ tool: 'get_user_details', params: { user_id: me.user_id } }, ...actions];
-    expect(last(await play(new RetailEnv(), compound, early))).toMatchObject({ reward: 0, info: { terms: { db_match: true, outputs: true, policy: false }, violations: [{ rule: 'unauthenticated', step: 1 }] } });
+    expect(lastOf(await play(new RetailEnv(), compound, early))).toMatchObject({ reward: 0, info: { terms: { db_match: true, outputs: true, policy: false }, violations: [{ rule: 'unauthenticated', step: 1 }] } });
 
     // The change without the confirmation exchange: refused, so the store is not changed either.
     const unconfirmed = [...actions.slice(0, write - 1), ...actions.slice(write)];
     const s3 = await play(new RetailEnv(), compound, unconfirmed);
     expect(s3[write]?.observation).toMatch(/^Refused by policy: the customer has not confirmed this change/);
-    expect(last(s3)).toMatchObject({ reward: 0, info: { terms: { db_match: false, policy: false }, violations: [{ rule: 'unconfirmed' }] } });
+    expect(lastOf(s3)).toMatchObject({ reward: 0, info: { terms: { db_match: false, policy: false }, violations: [{ rule: 'unconfirmed' }] } });
     // Asking for the yes afterwards and making the change still fails: the refused call stays on record.
     const late = [...actions.slice(0, write - 1), actions[write] as Action, ...actions.slice(write - 1)];
-    expect(last(await play(new RetailEnv(), compound, late))).toMatchObject({ reward: 0, info: { terms: { db_match: true, outputs: true, policy: false } } });
+    expect(lastOf(await play(new RetailEnv(), compound, late))).toMatchObject({ reward: 0, info: { terms: { db_match: true, outputs: true, policy: false } } });
 
     // The right change, but the customer's question is never answered: they give up.
     const answer = actions.findLastIndex((a) => a.tool === 'respond');
     const silent = [...actions.slice(0, answer), say("I'm afraid I can't tell you that.")];
     const s4 = await play(new RetailEnv(), compound, silent);
-    expect(last(s4)).toMatchObject({ reward: 0, info: { reason: 'user_gave_up', terms: { db_match: true, outputs: false, policy: true }, outputs: { missing: compound.outputs } } });
+    expect(lastOf(s4)).toMatchObject({ reward: 0, info: { reason: 'user_gave_up', terms: { db_match: true, outputs: false, policy: true }, outputs: { missing: compound.outputs } } });
   });
 
   it('fails db_match for the wrong change, naming the order that differs', async () => {
@@ -109,11 +96,11 @@ describe('RetailEnv', () => {
     const reason = right.params.reason === 'no longer needed' ? 'ordered by mistake' : 'no longer needed';
     const wrong = actions.map((a, i) => (i === write ? { ...a, params: { ...a.params, reason } } : a));
     const steps = await play(new RetailEnv(), simple, wrong);
-    expect(last(steps)).toMatchObject({ reward: 0, info: { terms: { db_match: false, outputs: true, policy: true }, db_diff: [`orders/${String(right.params.order_id)}`] } });
+    expect(lastOf(steps)).toMatchObject({ reward: 0, info: { terms: { db_match: false, outputs: true, policy: true }, db_diff: [`orders/${String(right.params.order_id)}`] } });
     // A transfer ends the episode at once; the store is right but the conversation should not have been handed over.
     const transferred = [...actions, { tool: 'transfer_to_human_agents', params: { summary: 'x' } }];
     const t = await play(new RetailEnv(), simple, [...transferred.slice(0, -2), transferred[transferred.length - 1] as Action]);
-    expect(last(t)).toMatchObject({ reward: 0, terminated: true, observation: 'Transfer successful.', info: { reason: 'transferred', terms: { db_match: false }, db_diff: ['transferred'] } });
+    expect(lastOf(t)).toMatchObject({ reward: 0, terminated: true, observation: 'Transfer successful.', info: { reason: 'transferred', terms: { db_match: false }, db_diff: ['transferred'] } });
   });
 
   it('answers store errors and invalid calls with info.error, changing nothing', async () => {
@@ -178,28 +165,15 @@ describe('RetailEnv with a model as the user (loopback OpenAI-compatible server)
       return { body: openaiCompletion(turn.done ? `${turn.text}\n${STOP_TOKEN}` : turn.text) };
     });
     const env = make(CONVERSATION_ENV_ID, { kwargs: { user: `openai:customer-sim@${api.url}/v1`, userApiKey: 'EMPTY' } });
-    const steps = await (async () => {
-      const expert = new RetailExpert();
-      let ts = await env.reset({ task: compound.id, seed: 4 });
-      expect(ts.info.user).toBe('openai:customer-sim');
-      const info = ts.info.task as TaskInfo;
-      const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-      const out = [ts];
-      while (!isDone(ts)) {
-        const { action } = await expert.act({ task: info, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-        ts = await env.step(action);
-        history.push({ action, observation: ts.observation, info: ts.info });
-        out.push(ts);
-      }
-      return out;
-    })();
-    expect(last(steps)).toMatchObject({ reward: 1, terminated: true, info: { reason: 'user_stop', terms: { db_match: true, outputs: true, policy: true } } });
-    const transcript = last(steps).info.transcript as string[];
+    const steps = (await playEpisode(env, new RetailExpert(), compound.id, 4)).timeSteps;
+    expect(steps[0]?.info.user).toBe('openai:customer-sim');
+    expect(lastOf(steps)).toMatchObject({ reward: 1, terminated: true, info: { reason: 'user_stop', terms: { db_match: true, outputs: true, policy: true } } });
+    const transcript = lastOf(steps).info.transcript as string[];
     expect(transcript[0]).toBe(`user: ${compound.opening}`);
     expect(transcript.filter((l) => l.startsWith('user: ')).length).toBe(transcript.filter((l) => l.startsWith('agent: ')).length + 1);
     const me = compound.db.users[compound.userId] as User;
     expect(transcript.some((l) => l.startsWith('user: ') && l.includes(me.email))).toBe(true);
-    expect(last(steps).observation).not.toContain(STOP_TOKEN);
+    expect(lastOf(steps).observation).not.toContain(STOP_TOKEN);
     const first = api.requests[0]?.body as { messages: { role: string; content: string }[] };
     expect(first.messages[0]).toEqual({ role: 'system', content: modelUserPrompt(compound.hidden) });
     expect(api.requests).toHaveLength(transcript.filter((l) => l.startsWith('agent: ')).length);

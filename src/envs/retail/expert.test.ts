@@ -1,32 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../core/agent.js';
+import { playEpisode } from '../../core/__fixtures__/play-episode.js';
 import { MaxSteps } from '../../core/wrappers/max-steps.js';
-import { type Action, type AgentEnv, isDone, type TaskInfo, type TimeStep } from '../../core/types.js';
 import { RandomAgent } from '../../policy/random.js';
 import { CONVERSATION_MAX_STEPS, RetailEnv } from './env.js';
 import { RetailExpert } from './expert.js';
 import { listRetailTasks, RETAIL_TASK_KINDS } from './tasks.js';
-
-interface Episode {
-  success: boolean;
-  steps: { action: Action; ts: TimeStep }[];
-  last: TimeStep;
-}
-
-async function episode(env: AgentEnv, agent: Agent, taskId: string, seed: number): Promise<Episode> {
-  let ts = await env.reset({ task: taskId, seed });
-  const task = ts.info.task as TaskInfo;
-  await agent.reset?.(task, seed);
-  const history: { action: Action; observation: string; info: Record<string, unknown> }[] = [];
-  const steps: Episode['steps'] = [];
-  while (!isDone(ts)) {
-    const { action } = await agent.act({ task, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-    steps.push({ action, ts });
-  }
-  return { success: ts.info.success === true, steps, last: ts };
-}
 
 const HELDOUT = listRetailTasks('heldout');
 
@@ -36,7 +14,7 @@ describe('RetailExpert', () => {
     const byKind = new Map<string, number>();
     let successes = 0;
     for (const [i, task] of HELDOUT.entries()) {
-      const r = await episode(env, new RetailExpert(), task.id, i);
+      const r = await playEpisode(env, new RetailExpert(), task.id, i);
       expect(r.last.info.violations, task.id).toEqual([]);
       for (const s of r.steps) expect(s.ts.info.error, `${task.id} ${s.action.tool}`).toBeUndefined();
       if (!r.success) continue;
@@ -52,7 +30,7 @@ describe('RetailExpert', () => {
   it('uses only what the conversation and the tools showed: every id it sends was said or read before', async () => {
     const env = new RetailEnv();
     for (const [i, task] of HELDOUT.slice(0, 45).entries()) {
-      const r = await episode(env, new RetailExpert(), task.id, 100 + i);
+      const r = await playEpisode(env, new RetailExpert(), task.id, 100 + i);
       let seen = `${task.instruction}\n`;
       for (const [k, s] of r.steps.entries()) {
         const ids = JSON.stringify(s.action.params).match(/#W\d{7}|\b(credit_card|paypal|gift_card)_\d{7}\b|\b\d{10}\b|@example\.com/g) ?? [];
@@ -66,7 +44,7 @@ describe('RetailExpert', () => {
   it('follows a customer who changes their mind, and gives up by transferring on a task it does not know', async () => {
     const task = HELDOUT.find((t) => t.goals[0]?.initially !== undefined);
     expect(task).toBeDefined();
-    const r = await episode(new RetailEnv(), new RetailExpert(), task?.id as string, 3);
+    const r = await playEpisode(new RetailEnv(), new RetailExpert(), task?.id as string, 3);
     expect(r.success).toBe(true);
     expect(r.steps.some((s) => /changed my mind|actually, no/i.test(s.ts.observation))).toBe(true);
     const writes = r.steps.filter((s) => /^(cancel|modify|return|exchange)_/.test(s.action.tool));
@@ -80,7 +58,7 @@ describe('the random agent', () => {
   it('succeeds on at most 5% of held-out tasks', async () => {
     const env = new MaxSteps(new RetailEnv(), CONVERSATION_MAX_STEPS);
     let successes = 0;
-    for (const [i, task] of HELDOUT.entries()) if ((await episode(env, new RandomAgent({ seed: i }), task.id, i)).success) successes += 1;
+    for (const [i, task] of HELDOUT.entries()) if ((await playEpisode(env, new RandomAgent({ seed: i }), task.id, i)).success) successes += 1;
     expect(successes / HELDOUT.length).toBeLessThanOrEqual(0.05);
   });
 });

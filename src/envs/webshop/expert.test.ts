@@ -1,34 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../core/agent.js';
+import { playEpisode } from '../../core/__fixtures__/play-episode.js';
 import { MaxSteps } from '../../core/wrappers/max-steps.js';
-import type { Action, AgentEnv, TaskInfo, TimeStep } from '../../core/types.js';
-import { isDone } from '../../core/types.js';
 import { RandomAgent } from '../../policy/random.js';
 import { WEBSHOP_MAX_STEPS, WebshopEnv } from './env.js';
 import { meetsGoal, WebshopExpert } from './expert.js';
 import { parseItemPage, parseResultsPage } from './pages.js';
 import { getWebshopTask, listWebshopTasks } from './tasks.js';
-
-interface Episode {
-  success: boolean;
-  steps: number;
-  last: TimeStep;
-  history: { action: Action; observation: string; info: Record<string, unknown> }[];
-}
-
-/** Plays one episode of `agent` on `taskId`. */
-async function episode(env: AgentEnv, agent: Agent, taskId: string, seed: number): Promise<Episode> {
-  let ts = await env.reset({ task: taskId, seed });
-  const task = ts.info.task as TaskInfo;
-  await agent.reset?.(task, seed);
-  const history: Episode['history'] = [];
-  while (!isDone(ts)) {
-    const { action } = await agent.act({ task, tools: env.tools, observation: ts.observation, history, stepIndex: history.length });
-    ts = await env.step(action);
-    history.push({ action, observation: ts.observation, info: ts.info });
-  }
-  return { success: ts.info.success === true, steps: history.length, last: ts, history };
-}
 
 // A deterministic sample: the first 200 held-out tasks (every product type four times).
 const HELDOUT_SAMPLE = listWebshopTasks('heldout').slice(0, 200);
@@ -41,13 +18,13 @@ describe('WebshopExpert', () => {
     let successes = 0;
     let steps = 0;
     for (const [i, task] of HELDOUT_SAMPLE.entries()) {
-      const r = await episode(env, expert, task.id, i);
-      steps += r.steps;
+      const r = await playEpisode(env, expert, task.id, i);
+      steps += r.steps.length;
       let shown = new Set<string>();
-      for (const [k, h] of r.history.entries()) {
-        expect(h.info.error, `${task.id} step ${k}`).toBeUndefined();
-        if (h.action.tool === 'open') expect(shown, `${task.id} opens ${String(h.action.params.item)}`).toContain(h.action.params.item);
-        const page = parseResultsPage(h.observation);
+      for (const [k, { action, ts }] of r.steps.entries()) {
+        expect(ts.info.error, `${task.id} step ${k}`).toBeUndefined();
+        if (action.tool === 'open') expect(shown, `${task.id} opens ${String(action.params.item)}`).toContain(action.params.item);
+        const page = parseResultsPage(ts.observation);
         if (page) shown = new Set(page.items.map((x) => x.asin));
       }
       expect(r.last).toMatchObject({ terminated: true, info: { reason: 'purchased' } });
@@ -82,13 +59,13 @@ describe('WebshopExpert', () => {
     const env = new MaxSteps(new WebshopEnv(), 4);
     let partial = 0;
     for (const [i, task] of HELDOUT_SAMPLE.slice(0, 60).entries()) {
-      const r = await episode(env, new WebshopExpert({ maxSteps: 4 }), task.id, i);
-      expect(r.steps).toBeLessThanOrEqual(4);
+      const r = await playEpisode(env, new WebshopExpert({ maxSteps: 4 }), task.id, i);
+      expect(r.steps.length).toBeLessThanOrEqual(4);
       if (r.last.truncated) continue;
       expect(r.last).toMatchObject({ terminated: true, info: { reason: 'purchased' } });
       if (!r.success) {
         partial += 1;
-        const item = parseItemPage(r.history[r.history.length - 2]?.observation ?? '');
+        const item = parseItemPage(r.steps[r.steps.length - 2]?.ts.observation ?? '');
         expect(item && meetsGoal(item, task.goal)).toBe(false);
         expect(r.last.reward).toBeGreaterThan(0);
       }
@@ -107,7 +84,7 @@ describe('the random agent', () => {
   it('succeeds on at most 15% of held-out episodes', async () => {
     const env = new MaxSteps(new WebshopEnv(), WEBSHOP_MAX_STEPS);
     let successes = 0;
-    for (const [i, task] of HELDOUT_SAMPLE.entries()) if ((await episode(env, new RandomAgent({ seed: 1 }), task.id, i)).success) successes += 1;
+    for (const [i, task] of HELDOUT_SAMPLE.entries()) if ((await playEpisode(env, new RandomAgent({ seed: 1 }), task.id, i)).success) successes += 1;
     expect(successes / HELDOUT_SAMPLE.length).toBeLessThanOrEqual(0.15);
   });
 });

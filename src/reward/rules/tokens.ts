@@ -12,6 +12,8 @@
  * and say nothing about where an action's content came from.
  */
 
+import { fmix32 } from './hash.js';
+
 // Class bits: a word character is LETTER, DIGIT or UNDERSCORE; JOIN may sit inside a token.
 const LETTER = 1;
 const DIGIT = 2;
@@ -37,15 +39,6 @@ CLASS[45] = JOIN; // -
 
 const P1 = 0x01000193;
 const P2 = 0x5bd1e995;
-
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h | 0;
-}
 
 /**
  * Receives each informative token: its 64-bit hash (two int32 lanes) and its place `[start, end)` in
