@@ -4,14 +4,14 @@
  * and wall clock), then the same configuration and seed under chaos; prints the SLO table and writes JSON.
  *
  *   npm run soak -- [--iterations 30] [--minutes 120] [--seed 0] [--config household|sandbox]
- *                   [--interval 20-60] [--temporal-address host:port] [--no-baseline] [--out FILE] [--keep]
+ *                   [--interval 20-60] [--temporal-address host:port] [--no-baseline | --baseline REPORT] [--out FILE] [--keep]
  *
  * Exit code 0 when every SLO check passed, 1 otherwise.
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { DEFAULT_FAULT_RATES, runOnce, SOAK_CONFIGS, type RunResult, type SoakConfigName } from './soak/run.js';
-import { checkSlo, DEFAULT_LIMITS, formatReport } from './soak/slo.js';
+import { checkSlo, DEFAULT_LIMITS, earlierBaseline, formatReport } from './soak/slo.js';
 
 function positiveInt(v: string, flag: string): number {
   const n = Number(v);
@@ -29,6 +29,7 @@ async function main(): Promise<void> {
       interval: { type: 'string', default: '20-60' },
       'temporal-address': { type: 'string' },
       'no-baseline': { type: 'boolean', default: false },
+      baseline: { type: 'string' },
       out: { type: 'string', default: 'soak-report.json' },
       keep: { type: 'boolean', default: false },
     },
@@ -49,7 +50,8 @@ async function main(): Promise<void> {
   // The deadline covers both runs: the baseline gets a third of it.
   const started = Date.now();
   let baseline: RunResult | undefined;
-  if (!values['no-baseline']) baseline = await runOnce({ ...common, label: 'baseline', deadlineMs: (minutes * 60_000) / 3 });
+  if (values.baseline !== undefined) baseline = await earlierBaseline(values.baseline, config, iterations, seed);
+  else if (!values['no-baseline']) baseline = await runOnce({ ...common, label: 'baseline', deadlineMs: (minutes * 60_000) / 3 });
   const run = await runOnce({ ...common, label: 'chaos', chaos: { intervalMs }, faults: DEFAULT_FAULT_RATES, deadlineMs: minutes * 60_000 - (Date.now() - started) });
   const slo = checkSlo(run, baseline, { ...DEFAULT_LIMITS, iterations, minChaosEvents: 1 });
   const report = formatReport(run, baseline, slo);

@@ -2,6 +2,7 @@
  * The soak's service-level objective (docs/operations.md "Soak"), checked on a chaos run against the undisturbed
  * run of the same configuration and seed, and the report's tables.
  */
+import { readFile } from 'node:fs/promises';
 import { percentile } from './prober.js';
 import type { RunResult } from './run.js';
 
@@ -146,4 +147,22 @@ export function formatReport(run: RunResult, baseline: RunResult | undefined, sl
     `Restarts: ${run.restarts.map((r) => `${r.what} ${(r.ms / 1000).toFixed(1)} s`).join(', ') || 'none'}.`,
   );
   return lines.join('\n');
+}
+
+/**
+ * The undisturbed run of an earlier report (`--out` of a soak of the same configuration, iterations and seed), so a
+ * chaos run can be measured again against it without running it again: its optimiser steps and wall clock.
+ */
+export async function earlierBaseline(file: string, config: string, iterations: number, seed: number): Promise<RunResult> {
+  let report: unknown;
+  try {
+    report = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`--baseline ${file}: cannot read it as a soak report (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const r = report as { config?: unknown; iterations?: unknown; seed?: unknown; baseline?: Omit<RunResult, 'samples'> | null };
+  if (r.baseline === undefined || r.baseline === null || !Array.isArray(r.baseline.history)) throw new Error(`--baseline ${file}: the report has no undisturbed run (field baseline)`);
+  const differs = [['config', r.config, config], ['iterations', r.iterations, iterations], ['seed', r.seed, seed]].filter(([, got, want]) => got !== want);
+  if (differs.length > 0) throw new Error(`--baseline ${file}: ${differs.map(([k, got, want]) => `${String(k)} ${JSON.stringify(got)} (this soak: ${JSON.stringify(want)})`).join(', ')}`);
+  return { ...r.baseline, samples: [] };
 }
