@@ -122,7 +122,11 @@ async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
       return 1;
     }
     const final = (await queryStatus(client, workflowId, 10_000)) ?? last;
-    const gains = await phaseGains(final?.history ?? [], join(dir, 'store'));
+    // The comparison is a report on a finished run: one that cannot be made (an evaluation of one episode) is said, not fatal.
+    const gains = await phaseGains(final?.history ?? [], join(dir, 'store')).catch((err: unknown) => {
+      log(`demo: no comparison of the phases: ${(err as Error).message}`);
+      return [];
+    });
     if (opts.json) printJson({ workflowId, result: outcome, wallSeconds: (Date.now() - t0) / 1000, gains: gains.map(gainJson) });
     else {
       if (final && final.history.length > shown) log(historyTable(final));
