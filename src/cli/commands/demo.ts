@@ -39,8 +39,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * per stage change and the per-iteration table (held-out success with its CI, reward, steps, train loss, RL
  * entropy and rollout mismatch, wall time) each time an iteration completes, and at the end each phase's gain
  * ({@link phaseGains}: SFT against the baseline, the last iteration against the SFT, McNemar on paired episodes);
- * stops the stack at the end unless `keep`. The run lives in the server's db: a demo interrupted and started again with the same `dir` finds it
- * in the Web UI.
+ * stops the stack at the end unless `keep`. The run lives in the server's db: a demo interrupted and started again
+ * with the same `dir` finds it in the Web UI.
  */
 async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
   const config = await loadPipelineConfig(opts.config);
@@ -124,7 +124,9 @@ async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
     const final = (await queryStatus(client, workflowId, 10_000)) ?? last;
     // The comparison is a report on a finished run: one that cannot be made (an evaluation of one episode) is said, not fatal.
     const gains = await phaseGains(final?.history ?? [], join(dir, 'store')).catch((err: unknown) => {
-      log(`demo: no comparison of the phases: ${(err as Error).message}`);
+      const line = `demo: no comparison of the phases: ${(err as Error).message}`;
+      if (opts.json) process.stderr.write(`${line}\n`);
+      else log(line);
       return [];
     });
     if (opts.json) printJson({ workflowId, result: outcome, wallSeconds: (Date.now() - t0) / 1000, gains: gains.map(gainJson) });
