@@ -50,4 +50,28 @@ python.describe('preparePolicy', () => {
       expect(Object.keys(plain).some((t) => t.endsWith(word))).toBe(false);
     }
   }, 180_000);
+
+  python.it('learns it from the episodes of the agent tokenizer_corpus names (recall-v0\'s flawed demonstrator writes number words)', async () => {
+    const activities = createSetupActivities({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
+    const tiny = { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, bpe_vocab_size: 512, bpe_split_numbers: true, system_prompt: 'drop' };
+    const env = new MockActivityEnvironment();
+    const { store } = await openWorkspace({ store: path.join(root, 'store'), workDir: path.join(root, 'work') });
+    const vocab = async (corpus: string): Promise<string[]> => {
+      const state: PolicyState = await env.run(activities.preparePolicy, { experiment: `recall-${corpus}`, env: 'gymflow/recall-v0', init: { tiny, tokenizer_corpus: corpus } });
+      if (state.checkpointRef === undefined) throw new Error('no checkpoint ref');
+      const dir = path.join(root, `recall-${corpus}`);
+      await checkoutTree(store, state.checkpointRef, dir);
+      const tok = JSON.parse(await readFile(path.join(dir, 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } };
+      return Object.keys(tok.model.vocab);
+    };
+    const flawed = await vocab('flawed');
+    const expert = await vocab('expert');
+    for (const word of ['seven', 'three', 'eight']) {
+      expect(flawed.some((t) => t.endsWith(word))).toBe(true);
+      expect(expert.some((t) => t.endsWith(word))).toBe(false);
+    }
+    // an agent the environment does not register is named with the field, before anything is built
+    const err = await env.run(activities.preparePolicy, { experiment: 'z', env: 'gymflow/recall-v0', init: { tiny, tokenizer_corpus: 'exprt' } }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe("pipeline config $.policy.init.tokenizer_corpus: gymflow/recall-v0 registers no agent 'exprt' to learn a tokenizer from (it registers: expert, flawed)");
+  }, 180_000);
 });

@@ -41,6 +41,17 @@ async function checkAgent(agentSpec: string, envId: string, field: string): Prom
   }
 }
 
+/**
+ * `policy.init.tokenizer_corpus` names an agent the environment registers (`expert`, …): the tokenizer learns from
+ * its episodes. A `ConfigError` naming the field and the agents there are otherwise.
+ */
+function checkTokenizerCorpus(envId: string, agent: string): void {
+  const known = Object.keys(spec(envId).agents ?? {});
+  if (!known.includes(agent)) {
+    throw new ConfigError(`pipeline config $.policy.init.tokenizer_corpus: ${envId} registers no agent '${agent}' to learn a tokenizer from (it registers: ${known.join(', ') || 'none'})`);
+  }
+}
+
 /** Where a section's `env_kwargs` came from: the top-level `env_kwargs` when they are those, else the section's own. */
 function kwargsField(config: PipelineConfig, kwargs: Record<string, unknown> | undefined, sectionField: string): string {
   return config.env_kwargs !== undefined && JSON.stringify(kwargs) === JSON.stringify(config.env_kwargs) ? '$.env_kwargs' : sectionField;
@@ -67,13 +78,12 @@ function checkSplit(envId: string, kwargs: Record<string, unknown> | undefined, 
 }
 
 /**
- * Writes the SFT records of one expert episode per training task of `envId` to `file` (JSONL): the text a
- * tiny tokenizer's BPE learns from (`policy.init.tokenizer_corpus: expert`).
+ * Writes the SFT records of one episode of the env's registered agent `agent` per training task of `envId` to
+ * `file` (JSONL): the text a tiny tokenizer's BPE learns from (`policy.init.tokenizer_corpus`).
  */
-async function writeExpertCorpus(envId: string, file: string): Promise<void> {
-  const expert = spec(envId).agents?.['expert'];
-  if (expert === undefined) throw configFailure(`pipeline config $.policy.init.tokenizer_corpus: ${envId} has no expert agent to learn a tokenizer from`);
-  const { trajectories } = await collect({ envId, agent: 'expert', resolveAgent, split: 'train', concurrency: 8, signal: Context.current().cancellationSignal });
+async function writeAgentCorpus(envId: string, agent: string, file: string): Promise<void> {
+  checkTokenizerCorpus(envId, agent);
+  const { trajectories } = await collect({ envId, agent, resolveAgent, split: 'train', concurrency: 8, signal: Context.current().cancellationSignal });
   const lookup = registryToolLookup();
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, trajectories.map((t) => JSON.stringify(toSftRecord(t, lookup))).join('\n') + '\n');
@@ -108,7 +118,7 @@ export const CheckTrainerConfigsInputSchema = z.object({
 /** The input of `preparePolicy` (parsed at run time; typed for the workflows that call it). */
 export const PreparePolicyInputSchema = z.object({
   experiment: z.string(),
-  init: z.union([z.object({ tiny: z.record(z.string(), z.unknown()), tokenizer_corpus: z.enum(['expert']).optional() }), z.object({ path: z.string() })]),
+  init: z.union([z.object({ tiny: z.record(z.string(), z.unknown()), tokenizer_corpus: z.string().min(1).optional() }), z.object({ path: z.string() })]),
   env: z.string(),
   store: z.string().optional(),
   workDir: z.string().optional(),
@@ -141,6 +151,7 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
         }
         if (config.eval.agent !== undefined) await checkAgent(config.eval.agent, config.env, '$.eval.agent');
         if (config.policy.agent !== undefined) await checkAgent(config.policy.agent, config.env, '$.policy.agent');
+        if ('tiny' in config.policy.init && config.policy.init.tokenizer_corpus !== undefined) checkTokenizerCorpus(config.env, config.policy.init.tokenizer_corpus);
         checkSplit(config.env, config.eval.env_kwargs, config.eval.split, '$.eval.split', kwargsField(config, config.eval.env_kwargs, '$.eval.env_kwargs'));
         for (const [i, b] of (config.eval.benchmarks ?? []).entries()) {
           const at = `$.eval.benchmarks[${i}]`;
@@ -212,15 +223,15 @@ export function createSetupActivities(defaults: WorkspaceDefaults) {
         }
         const ws = await openWorkspace({ store, workDir }, defaults);
         // The tiny model is a pure function of its config (seeded) and, with a tokenizer corpus, of the env's
-        // expert episodes (deterministic too): build it once per worker and reuse it.
+        // agent's episodes (deterministic too): build it once per worker and reuse it.
         const digest = createHash('sha256').update(JSON.stringify([init.tiny, init.tokenizer_corpus ?? null, env])).digest('hex').slice(0, 16);
         const dir = path.join(ws.workDir, 'init', `tiny-${digest}`);
         if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
           const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
           let tiny = init.tiny;
-          if (init.tokenizer_corpus === 'expert') {
+          if (init.tokenizer_corpus !== undefined) {
             const corpus = `${tmp}.corpus.jsonl`;
-            await writeExpertCorpus(env, corpus);
+            await writeAgentCorpus(env, init.tokenizer_corpus, corpus);
             tiny = { ...tiny, bpe_corpus: [corpus] };
           }
           try {

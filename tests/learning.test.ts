@@ -30,7 +30,7 @@ const HELDOUT_TASKS = 74;
 const BEFORE_EPISODES = 12;
 /** Greedy, and a completion limit above the longest expert call (~60 tokens with this tokenizer). */
 const AGENT_QUERY = 'temperature=0&max_new_tokens=96';
-/** Step limit (as examples/demo.yaml collects): expert episodes take at most 5 steps. */
+/** Step limit (as the tool-use demo collected until 2026-12-06): expert episodes take at most 5 steps. */
 const MAX_STEPS = 8;
 
 function gymflow(args: string[], what: string): void {

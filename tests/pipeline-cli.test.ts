@@ -143,8 +143,17 @@ describe('gymflow pipeline: pure parts', () => {
     expect(smoke.max_iterations).toBe(1);
     const demo = await loadPipelineConfig(join(PACKAGE_ROOT, 'examples', 'demo.yaml'));
     expect(demo.phases.map((p) => [p.name, p.train.command, p.collect.agent, p.collect.shard_execution])).toEqual([
-      ['sft', 'sft', 'expert', 'local'],
+      ['sft', 'sft', 'flawed', 'local'],
       ['rl', 'rl', 'policy', 'activity'],
+    ]);
+    // the demo's shape (docs/trainer.md, "RL that learns"): one SFT iteration on the flawed demonstrator, four RL
+    // iterations, every held-out task evaluated, the tokenizer learnt from what the SFT imitates
+    expect([demo.env, demo.max_iterations, demo.phases.map((p) => p.iterations), demo.eval.tasks, demo.policy.init]).toMatchObject([
+      'gymflow/recall-v0',
+      5,
+      [1, 4],
+      400,
+      { tokenizer_corpus: 'flawed' },
     ]);
   });
 });

@@ -588,6 +588,11 @@ temporal.describe('pipeline on Temporal', () => {
       (unknownAgent.phases[0] as { collect: { agent: string } }).collect.agent = 'exprt';
       expect(await failure(unknownAgent)).toMatch(/\$\.collect\.agent: unknown agent 'exprt'/);
 
+      // The tokenizer corpus names an agent the environment registers: caught at setup, before the tiny model is built.
+      const badCorpus = expertLoop(1);
+      badCorpus.policy.init = { tiny: TINY, tokenizer_corpus: 'flawed' };
+      expect(await failure(badCorpus)).toMatch(/\$\.policy\.init\.tokenizer_corpus: gymflow\/tool-use-v0 registers no agent 'flawed' to learn a tokenizer from \(it registers: expert\)/);
+
       const badTrainer = expertLoop(1);
       (badTrainer.phases[0] as { train: { config: Record<string, unknown> } }).train.config['bogus'] = 1;
       expect(await failure(badTrainer)).toMatch(/\$\.train\.config: trainer rejected the configuration: .*unknown key 'bogus'/);

@@ -14,7 +14,7 @@ import { HouseholdPlanner } from './household/planner.js';
 import { registerOpenEnvEnvs } from './openenv/register.js';
 import { QA_ENV_ID, QA_MAX_STEPS, QA_TOOLS, QaEnv } from './qa/env.js';
 import { RECALL_ENV_ID, RECALL_MAX_STEPS, RecallEnv } from './recall/env.js';
-import { RecallExpert } from './recall/expert.js';
+import { RecallExpert, RecallWordsDemonstrator } from './recall/expert.js';
 import { registerSandboxEnv } from './sandbox/register.js';
 import { registerSweEnv } from './swe/register.js';
 import { TEXT_MATH_ENV_ID, TEXT_MATH_MAX_STEPS, TextMathEnv } from './text-math/env.js';
@@ -66,7 +66,8 @@ export function registerBuiltinEnvs(): void {
       domain: 'recall',
       description: 'Associative recall in one tool call: four name=number pairs, submit the asked name\'s number (4,000 train, 400 held-out tasks). The CPU-sized RL setting.',
       maxEpisodeSteps: RECALL_MAX_STEPS,
-      agents: { expert: () => new RecallExpert() },
+      // `flawed`: the expert with 60% of its answers written as words (scored 0), the SFT data that leaves RL headroom.
+      agents: { expert: () => new RecallExpert(), flawed: () => new RecallWordsDemonstrator() },
     });
   }
   if (!isRegistered(TOOL_USE_ENV_ID)) {

@@ -98,6 +98,11 @@ describe('pipeline configuration', () => {
     expect(problems({ ...base, phases: [{ name: 'a', iterations: 1 }] })).toContain('inline $.phases[0].train.command');
     expect(problems({ ...base, train: { command: 'sft' } })).toContain('inline $.max_iterations: give max_iterations');
     expect(problems({ ...base, name: 'has space', train: { command: 'sft' }, max_iterations: 1 })).toContain('inline $.name:');
+    // The tokenizer corpus is an agent's name (the environment's registry is checked at setup, by checkConfig).
+    const corpus = (name: unknown): unknown => ({ ...base, policy: { init: { tiny: {}, tokenizer_corpus: name } }, train: { command: 'sft' }, max_iterations: 1 });
+    expect(problems(corpus('flawed'))).toBe('');
+    expect(problems(corpus('local:/m'))).toContain('inline $.policy.init.tokenizer_corpus: expected the name of an agent the environment registers, e.g. expert');
+    expect(problems(corpus(''))).toContain('inline $.policy.init.tokenizer_corpus:');
   });
 
   it('merges sections field by field: phase field > top-level field > schema default', () => {

@@ -48,11 +48,16 @@ export const PolicyInitSchema = z.union([
     .object({
       tiny: z.record(z.string(), z.unknown()),
       /**
-       * `expert`: the tiny model's BPE tokenizer (`tiny.bpe_vocab_size` > 0) learns its merges from the
-       * environment's own texts — one expert episode per training task, rendered as SFT records — so the
-       * env's names and numbers are few tokens. Without it the BPE learns from a small built-in corpus.
+       * An agent the environment registers (`expert`, or another such as recall-v0's `flawed`): the tiny model's
+       * BPE tokenizer (`tiny.bpe_vocab_size` > 0) learns its merges from the environment's own texts — one episode
+       * of that agent per training task, rendered as SFT records — so the env's names and numbers are few tokens.
+       * Name the agent the SFT phase imitates, so what it writes is in the vocabulary. Without it the BPE learns
+       * from a small built-in corpus.
        */
-      tokenizer_corpus: z.enum(['expert']).optional(),
+      tokenizer_corpus: z
+        .string()
+        .regex(/^[A-Za-z0-9][\w.-]*$/, 'expected the name of an agent the environment registers, e.g. expert')
+        .optional(),
     })
     .strict(),
   z.object({ path: z.string().min(1) }).strict(),

@@ -17,6 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 import { INVALID_TOOL_CALL } from '../../src/policy/tool-call-parsing.js';
 import { Rng } from '../../src/core/rng.js';
+import { NUMBER_WORDS } from '../../src/envs/recall/expert.js';
 import { TRAINER_ENV_DEFAULTS } from '../../src/runtime/trainer-process.js';
 
 /** The environment of the setting. */
@@ -198,8 +199,6 @@ export function passAtK(trajectoriesFile: string, k: number): PassAtK {
   };
 }
 
-/** The number words the word-writing demonstrator answers with (`wordDemonstrations`). */
-export const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'] as const;
 
 /**
  * Turns an SFT file of the expert's recall episodes into a flawed demonstrator's, in place: in a seeded `share` of

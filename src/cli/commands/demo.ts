@@ -15,6 +15,10 @@ import { requireTemporalBinary } from '../../runtime/temporal-cli.js';
 import { resolveAgent } from '../../policy/specs.js';
 import { parsePort, parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
+import { compare, type Comparison } from '../../eval/compare.js';
+import { formatDifferenceInterval, formatInterval, formatP } from '../../eval/format.js';
+import type { EvalResult } from '../../eval/result.js';
+import { loadEvalResult } from './compare.js';
 import { bestRefs, formatStatus, queryStatus, startPipeline } from './pipeline.js';
 
 /** Options of the closed-loop demo. */
@@ -33,9 +37,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * The closed loop, end to end on this machine: a Temporal dev server (SQLite under `dir`, Web UI), the CPU and
  * GPU workers as child processes, and `trainingLoop` on the demo configuration. Prints the Web UI link, a line
  * per stage change and the per-iteration table (held-out success with its CI, reward, steps, train loss, RL
- * entropy and rollout mismatch, wall time) each time an iteration completes; stops the stack at the end unless
- * `keep`. The run lives in the server's db: a demo interrupted and started again with the same `dir` finds it
- * in the Web UI.
+ * entropy and rollout mismatch, wall time) each time an iteration completes, and at the end each phase's gain
+ * ({@link phaseGains}: SFT against the baseline, the last iteration against the SFT, McNemar on paired episodes);
+ * stops the stack at the end unless `keep`. The run lives in the server's db: a demo interrupted and started again
+ * with the same `dir` finds it in the Web UI.
  */
 async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
   const config = await loadPipelineConfig(opts.config);
@@ -117,11 +122,19 @@ async function runLoopDemo(opts: LoopDemoOptions): Promise<number> {
       return 1;
     }
     const final = (await queryStatus(client, workflowId, 10_000)) ?? last;
-    if (opts.json) printJson({ workflowId, result: outcome, wallSeconds: (Date.now() - t0) / 1000 });
+    // The comparison is a report on a finished run: one that cannot be made (an evaluation of one episode) is said, not fatal.
+    const gains = await phaseGains(final?.history ?? [], join(dir, 'store')).catch((err: unknown) => {
+      const line = `demo: no comparison of the phases: ${(err as Error).message}`;
+      if (opts.json) process.stderr.write(`${line}\n`);
+      else log(line);
+      return [];
+    });
+    if (opts.json) printJson({ workflowId, result: outcome, wallSeconds: (Date.now() - t0) / 1000, gains: gains.map(gainJson) });
     else {
       if (final && final.history.length > shown) log(historyTable(final));
       log(`demo: done in ${((Date.now() - t0) / 60000).toFixed(1)} min: ${outcome.stopReason}, ${outcome.iterations} training iterations${formatBestSuccess(outcome.best, final?.history ?? [])}`);
       for (const line of bestArtifactLines(outcome.best, final?.history ?? [], join(dir, 'store'))) log(line);
+      for (const g of gains) log(formatPhaseGain(`the ${g.phase} phase's gain`, g.gain).join('\n'));
     }
     if (opts.keep) {
       log('demo: --keep: the dev server and workers stay up; Ctrl-C stops them.');
@@ -160,6 +173,90 @@ export function bestArtifactLines(best: { iteration: number } | undefined, histo
   if (refs.policy !== undefined) lines.push(`demo: its policy (ONNX; act with --agent local:best-policy): npx gymflow store checkout ${shortRef(refs.policy)} best-policy --store ${store}`);
   if (refs.checkpoint !== undefined) lines.push(`demo: its checkpoint (Hugging Face): npx gymflow store checkout ${shortRef(refs.checkpoint)} best-checkpoint --store ${store}`);
   return lines;
+}
+
+/** One side of a phase's gain: an iteration and its held-out evaluation. */
+export interface GainSide {
+  iteration: number;
+  /** `baseline`, or the iteration's phase name. */
+  label: string;
+  result: EvalResult;
+}
+
+/** What a phase added: `after` against `before` on the held-out episodes they share (`gymflow compare`'s numbers). */
+export interface PhaseGain {
+  before: GainSide;
+  after: GainSide;
+  /** `after` − `before` (A − B), with the exact McNemar test on the paired episodes. */
+  comparison: Comparison;
+}
+
+/**
+ * Compares two iterations' held-out evaluations as `gymflow compare --metric success --test mcnemar` does
+ * (src/eval/compare.ts): the success difference with its paired bootstrap interval and the exact McNemar test on
+ * the episodes both ran (same task, same seed: the loop evaluates the same episodes every iteration).
+ */
+export function phaseGain(before: GainSide, after: GainSide): PhaseGain {
+  const label = (s: GainSide): string => `iteration ${s.iteration} (${s.label})`;
+  const report = compare([after.result, before.result], {
+    metric: 'success',
+    mode: 'baseline',
+    primary: 'mcnemar',
+    labels: [label(after), label(before)],
+    confidence: after.result.confidence,
+  });
+  const comparison = report.comparisons[0];
+  if (comparison === undefined) throw new Error('compare returned no comparison for two results');
+  return { before, after, comparison };
+}
+
+/**
+ * The demo's closing lines for one phase's gain: both success rates with their Wilson intervals, the difference
+ * with its bootstrap interval, and the exact McNemar p over the paired episodes (newly solved / lost).
+ */
+export function formatPhaseGain(phase: string, g: PhaseGain): string[] {
+  const pct = Math.round(g.after.result.confidence * 100);
+  const rate = (s: GainSide): string => {
+    const m = s.result.metrics.success;
+    return `iteration ${s.iteration} (${s.label}): held-out success ${m.successes}/${m.n} = ${(m.mean ?? 0).toFixed(3)}, Wilson ${pct}% ${formatInterval(m.wilson)}`;
+  };
+  const c = g.comparison;
+  const sign = c.difference >= 0 ? '+' : '';
+  const test = c.mcnemar
+    ? `exact McNemar p = ${formatP(c.mcnemar.p)} over ${c.mcnemar.pairs} paired episodes (${c.mcnemar.onlyA} newly solved, ${c.mcnemar.onlyB} lost)`
+    : 'no paired episodes: no McNemar test';
+  return [
+    `demo: ${phase}: ${sign}${c.difference.toFixed(3)} (${pct}% CI ${formatDifferenceInterval(c)}), ${test}${c.significant ? '' : ' — not significant at 0.05'}`,
+    `  ${rate(g.before)}`,
+    `  ${rate(g.after)}`,
+  ];
+}
+
+/**
+ * The two comparisons the demo ends with, from the stored evaluations of its iterations: the SFT phase (its last
+ * iteration against the baseline) and the RL phase (the last iteration against the SFT phase's last). A phase the
+ * run did not reach is left out.
+ */
+export async function phaseGains(history: readonly IterationMetrics[], store: string): Promise<{ phase: string; gain: PhaseGain }[]> {
+  const baseline = history.find((h) => h.iteration === 0 && h.refs.eval !== undefined);
+  const sft = history.filter((h) => h.algorithm === 'sft' && h.refs.eval !== undefined).at(-1);
+  const last = history.filter((h) => h.algorithm !== 'baseline' && h.refs.eval !== undefined).at(-1);
+  const side = async (h: IterationMetrics): Promise<GainSide> => ({
+    iteration: h.iteration,
+    label: h.iteration === 0 ? 'baseline' : h.phase,
+    result: await loadEvalResult(h.refs.eval as string, store),
+  });
+  const gains: { phase: string; gain: PhaseGain }[] = [];
+  if (baseline && sft) gains.push({ phase: sft.phase, gain: phaseGain(await side(baseline), await side(sft)) });
+  if (sft && last && last.iteration > sft.iteration) gains.push({ phase: last.phase, gain: phaseGain(await side(sft), await side(last)) });
+  return gains;
+}
+
+/** A phase's gain as `--json` prints it: the counts, Wilson intervals, difference, its interval and McNemar's test. */
+function gainJson({ phase, gain }: { phase: string; gain: PhaseGain }): Record<string, unknown> {
+  const side = (s: GainSide): Record<string, unknown> => ({ iteration: s.iteration, successes: s.result.metrics.success.successes, n: s.result.metrics.success.n, wilson: s.result.metrics.success.wilson });
+  const c = gain.comparison;
+  return { phase, before: side(gain.before), after: side(gain.after), difference: c.difference, ci: c.bootstrap, mcnemar: c.mcnemar, significant: c.significant };
 }
 
 /** The per-iteration part of a status: the table `gymflow pipeline status` prints after its stage table. */
@@ -231,9 +328,10 @@ async function runEnvTour(episodes: number, json: boolean | undefined): Promise<
 }
 
 /**
- * `gymflow demo`: the closed training loop on Temporal with a tiny model (examples/demo.yaml): SFT from expert
- * trajectories, then RL iterations with the trained policy acting through onnxruntime-node. `--envs`: the quick
- * tour instead (every environment's expert and a random agent on a few held-out episodes).
+ * `gymflow demo`: the closed training loop on Temporal with a tiny model (examples/demo.yaml): on recall-v0, SFT on
+ * a flawed demonstrator's episodes, then RL iterations with the trained policy acting through onnxruntime-node;
+ * it ends with each phase's gain on the held-out episodes ({@link phaseGains}). `--envs`: the quick tour instead
+ * (every environment's expert and a random agent on a few held-out episodes).
  */
 export function demoCommand(program: Command): void {
   program

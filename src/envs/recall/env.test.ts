@@ -3,7 +3,7 @@ import { checkEnv } from '../../core/check-env.js';
 import { TaskError } from '../../core/errors.js';
 import type { TaskInfo } from '../../core/types.js';
 import { RecallEnv } from './env.js';
-import { RecallExpert } from './expert.js';
+import { answersInWords, FLAWED_WORD_SHARE, NUMBER_WORDS, RecallExpert, RecallWordsDemonstrator } from './expert.js';
 import { getRecallTask, listRecallTasks, RECALL_TASK_COUNTS, recallAnswer } from './tasks.js';
 
 describe('gymflow/recall-v0', () => {
@@ -48,6 +48,27 @@ describe('gymflow/recall-v0', () => {
       const decision = await expert.act({ task: start.info.task as TaskInfo, tools: env.tools, observation: start.observation, history: [], stepIndex: 0 });
       expect((await env.step(decision.action)).info.success).toBe(true);
     }
+  });
+
+  it('has a flawed demonstrator: the expert, with ~60% of the answers as words (scored 0), the same per task', async () => {
+    const flawed = new RecallWordsDemonstrator();
+    const env = new RecallEnv();
+    const tasks = listRecallTasks('train').slice(0, 500);
+    let words = 0;
+    for (const t of tasks) {
+      const start = await env.reset({ task: t.id });
+      const ctx = { task: start.info.task as TaskInfo, tools: env.tools, observation: start.observation, history: [], stepIndex: 0 };
+      const decision = await flawed.act(ctx);
+      const inWords = answersInWords(t.id, FLAWED_WORD_SHARE);
+      expect(decision.action.params.answer).toBe(inWords ? NUMBER_WORDS[Number(recallAnswer(t))] : recallAnswer(t));
+      expect((await env.step(decision.action)).info.success).toBe(!inWords);
+      expect((await new RecallWordsDemonstrator().act(ctx)).action).toEqual(decision.action);
+      words += inWords ? 1 : 0;
+    }
+    // 500 draws at 0.6: 300 ± 11 (sd)
+    expect(words).toBeGreaterThan(260);
+    expect(words).toBeLessThan(340);
+    expect(() => new RecallWordsDemonstrator({ share: 1.5 })).toThrow(/share must be in \[0, 1\], got 1.5/);
   });
 
   it('names a malformed or out-of-range task id', () => {
