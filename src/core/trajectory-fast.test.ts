@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { contentRef } from './canonical.js';
-import { parseTrajectory, trajectoryId, TrajectorySchema, type Trajectory } from './trajectory.js';
-import { fastParseTrajectory } from './trajectory-fast.js';
+import { checkTrajectory, checkTrajectoryJson, parseTrajectory, trajectoryId, TrajectorySchema, type Trajectory } from './trajectory.js';
+import { fastCheckTrajectory, fastParseTrajectory } from './trajectory-fast.js';
 
 /** A trajectory with every optional field set, as JSON gives it. */
 function full(): Record<string, unknown> {
@@ -175,5 +175,66 @@ describe('trajectoryId', () => {
     }
     steps[1]!.envReward = Number.NaN;
     expect(() => trajectoryId(t as unknown as Trajectory)).toThrow(/non-finite/);
+  });
+});
+
+describe('fastCheckTrajectory', () => {
+  it('returns the value itself when its keys are in the schema order, equal to what zod returns', () => {
+    const t = full();
+    expect(fastCheckTrajectory(t)).toBe(t);
+    expect(shape(t)).toBe(shape(zod(t)));
+    // A trajectory as gymflow writes it (JSON.stringify of a parsed one) is checked in place.
+    const written = JSON.parse(JSON.stringify(parseTrajectory(full(), 'x'))) as unknown;
+    expect(fastCheckTrajectory(written)).toBe(written);
+  });
+
+  it('declines keys out of the schema order, at any depth, which zod would reorder', () => {
+    const top = Object.fromEntries(Object.entries(full()).reverse());
+    expect(fastCheckTrajectory(top)).toBeUndefined();
+    expect(fastParseTrajectory(top)).toBeDefined();
+    for (const path of ['task', 'agent', 'outcome', 'reward'] as const) {
+      const t = full();
+      t[path] = Object.fromEntries(Object.entries(t[path] as object).reverse());
+      expect([path, fastCheckTrajectory(t)]).toEqual([path, undefined]);
+    }
+    const step = full();
+    const s0 = (step.steps as Record<string, unknown>[])[0] as Record<string, unknown>;
+    s0.action = { params: {}, tool: 'shell' };
+    expect(fastCheckTrajectory(step)).toBeUndefined();
+    const rubric = full();
+    const r0 = ((rubric.steps as Record<string, unknown>[])[0] as { reward: { rubrics: Record<string, unknown> } }).reward.rubrics;
+    r0.redundancy = { layer: 'rules', score: 1 };
+    expect(fastCheckTrajectory(rubric)).toBeUndefined();
+  });
+
+  it('on every mutant, either declines or returns the value as zod returns it', () => {
+    let accepted = 0;
+    for (const m of mutants(full())) {
+      const fast = fastCheckTrajectory(m.value);
+      if (fast === undefined) continue;
+      accepted++;
+      const slow = zod(m.value);
+      expect([m.path, fast === m.value, slow !== undefined]).toEqual([m.path, true, true]);
+      expect([m.path, shape(fast)]).toEqual([m.path, shape(slow)]);
+    }
+    expect(accepted).toBeGreaterThan(50);
+  });
+
+  it('checkTrajectoryJson answers as checkTrajectory: the same trajectory, the same errors', () => {
+    const good = parseTrajectory(full(), 'x');
+    const line = JSON.stringify({ ...good, id: trajectoryId(good) });
+    expect(shape(checkTrajectoryJson(JSON.parse(line), 'f:1'))).toBe(shape(checkTrajectory(JSON.parse(line), 'f:1')));
+    for (const m of mutants(JSON.parse(line))) {
+      const text = JSON.stringify(m.value) as string | undefined;
+      if (text === undefined) continue;
+      const run = (f: (v: unknown, p: string) => Trajectory): string => {
+        try {
+          return shape(f(JSON.parse(text), 'f:2'));
+        } catch (err) {
+          return String((err as Error).message);
+        }
+      };
+      expect([m.path, run(checkTrajectoryJson)]).toEqual([m.path, run(checkTrajectory)]);
+    }
   });
 });

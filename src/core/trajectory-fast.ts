@@ -236,3 +236,131 @@ export function fastParseTrajectory(value: unknown): Trajectory | undefined {
     throw err;
   }
 }
+
+/*
+ * Checking in place. A value fresh from `JSON.parse` that nothing else holds (a JSONL line's) need not be copied when
+ * its objects already have their keys in the schema's order: zod's result would be equal to it member for member and
+ * in the same order, so the value itself is that result. Reading a file of trajectories to keep them all (export)
+ * then builds each trajectory once instead of twice, and the collector has half as much to move.
+ */
+
+const TRAJECTORY_ORDER = [...TRAJECTORY_KEYS];
+const TASK_ORDER = [...TASK_KEYS];
+const AGENT_ORDER = [...AGENT_KEYS];
+const STEP_ORDER = [...STEP_KEYS];
+const ACTION_ORDER = [...ACTION_KEYS];
+const TOKENS_ORDER = [...TOKENS_KEYS];
+const ERROR_ORDER = [...ERROR_KEYS];
+const STEP_REWARD_ORDER = [...STEP_REWARD_KEYS];
+const RUBRIC_ORDER = [...RUBRIC_KEYS];
+const OUTCOME_ORDER = [...OUTCOME_KEYS];
+const REWARD_ORDER = [...REWARD_KEYS];
+
+/** `strict`, and the keys come in `order` (the schema's, which zod's result has), so a copy would equal `o`. */
+function inOrder(o: Record<string, unknown>, order: readonly string[]): Record<string, unknown> {
+  let i = 0;
+  for (const k in o) {
+    while (i < order.length && order[i] !== k) i++;
+    if (i === order.length || o[k] === undefined || !Object.prototype.hasOwnProperty.call(o, k)) giveUp();
+    i++;
+  }
+  return o;
+}
+
+function checkIntArray(v: unknown): void {
+  if (!Array.isArray(v)) giveUp();
+  for (let i = 0; i < v.length; i++) if (!Number.isSafeInteger(v[i])) giveUp();
+}
+
+function checkFiniteArray(v: unknown): void {
+  if (!Array.isArray(v)) giveUp();
+  for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'number' || !Number.isFinite(v[i])) giveUp();
+}
+
+function checkStep(v: unknown, datetime: RegExp): void {
+  const o = inOrder(plain(v), STEP_ORDER);
+  if (!Number.isSafeInteger(o.index) || (o.index as number) < 0) giveUp();
+  if (o.thought !== undefined) string(o.thought);
+  const a = inOrder(plain(o.action), ACTION_ORDER);
+  nonEmpty(a.tool);
+  plainRecord(a.params);
+  string(o.observation);
+  if (o.envReward !== undefined) finite(o.envReward);
+  if (o.tokens !== undefined) {
+    const t = inOrder(plain(o.tokens), TOKENS_ORDER);
+    if (t.prompt !== undefined) checkIntArray(t.prompt);
+    if (t.completion !== undefined) checkIntArray(t.completion);
+  }
+  if (o.logprobs !== undefined) checkFiniteArray(o.logprobs);
+  if (!datetime.test(string(o.startedAt))) giveUp();
+  if (!(finite(o.durationMs) >= 0)) giveUp();
+  if (o.policyVersion !== undefined && (!Number.isSafeInteger(o.policyVersion) || (o.policyVersion as number) < 0)) giveUp();
+  if (o.error !== undefined) {
+    const e = inOrder(plain(o.error), ERROR_ORDER);
+    string(e.code);
+    string(e.message);
+  }
+  if (o.reward !== undefined) {
+    const r = inOrder(plain(o.reward), STEP_REWARD_ORDER);
+    finite(r.score);
+    const rubrics = plainRecord(r.rubrics);
+    for (const name in rubrics) {
+      if (!Object.prototype.hasOwnProperty.call(rubrics, name)) giveUp();
+      const x = inOrder(plain(rubrics[name]), RUBRIC_ORDER);
+      finite(x.score);
+      if (typeof x.layer !== 'string' || !LAYERS.has(x.layer)) giveUp();
+      if (x.weight !== undefined) finite(x.weight);
+      if (x.rationale !== undefined) string(x.rationale);
+    }
+  }
+  if (o.metadata !== undefined) plainRecord(o.metadata);
+}
+
+/**
+ * `value` itself when it is a valid trajectory whose objects have their keys in the schema's order (what
+ * {@link fastParseTrajectory} would return, equal member for member and in order, without the copy); otherwise
+ * `undefined`. Only for a value nothing else holds or changes, such as one fresh from `JSON.parse`: the result shares
+ * its objects.
+ */
+export function fastCheckTrajectory(value: unknown): Trajectory | undefined {
+  const datetime = DATETIME;
+  if (datetime === undefined) return undefined;
+  try {
+    const o = inOrder(plain(value), TRAJECTORY_ORDER);
+    if (o.schemaVersion !== '1.0' || !ID.test(string(o.id))) giveUp();
+    const task = inOrder(plain(o.task), TASK_ORDER);
+    nonEmpty(task.id);
+    nonEmpty(task.domain);
+    string(task.instruction);
+    if (task.split !== undefined && task.split !== 'train' && task.split !== 'heldout') giveUp();
+    if (task.metadata !== undefined) plainRecord(task.metadata);
+    nonEmpty(o.envId);
+    const agent = inOrder(plain(o.agent), AGENT_ORDER);
+    nonEmpty(agent.name);
+    if (agent.model !== undefined) string(agent.model);
+    if (agent.checkpoint !== undefined) string(agent.checkpoint);
+    const steps = o.steps;
+    if (!Array.isArray(steps)) giveUp();
+    for (let i = 0; i < steps.length; i++) checkStep(steps[i], datetime);
+    const out = inOrder(plain(o.outcome), OUTCOME_ORDER);
+    boolean(out.success);
+    finite(out.score);
+    if (boolean(out.terminated) && boolean(out.truncated)) giveUp();
+    boolean(out.truncated);
+    string(out.reason);
+    if (o.reward !== undefined) {
+      const r = inOrder(plain(o.reward), REWARD_ORDER);
+      finite(r.total);
+      finite(r.outcome);
+      finite(r.process);
+      finite(r.efficiency);
+      const layers = plainRecord(r.layers);
+      for (const k in layers) finite(layers[k]);
+    }
+    plainRecord(o.metadata);
+    return value as Trajectory;
+  } catch (err) {
+    if (err === GIVE_UP) return undefined;
+    throw err;
+  }
+}

@@ -3,7 +3,7 @@ import { SchemaError } from '../../core/errors.js';
 import { isErrno } from '../../core/fs.js';
 import { streamJsonl } from '../../core/jsonl-file.js';
 import type { Trajectory } from '../../core/trajectory.js';
-import { checkTrajectory } from '../../core/trajectory.js';
+import { checkTrajectoryJson } from '../../core/trajectory.js';
 import type { ArtifactStore } from '../store/store.js';
 import { loadTrajectories } from '../store/trajectory-set.js';
 import { ExportError } from '../errors.js';
@@ -21,7 +21,7 @@ export async function readTrajectoryFile(file: string): Promise<Trajectory[]> {
   const issues: string[] = [];
   // Each line is parsed as it is read, so no line outlives its trajectory (holding every line first, then parsing,
   // kept the whole file's text alive beside the parsed trajectories: a quarter of the time went to the collector).
-  for await (const r of streamJsonl(file, file, checkTrajectory)) {
+  for await (const r of streamJsonl(file, file, checkTrajectoryJson)) {
     if (r.ok) out.push(r.value);
     else issues.push(...r.errors);
   }
