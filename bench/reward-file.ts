@@ -2,7 +2,8 @@
  * `gymflow reward score` on a file: MB/s and steps/s of `scoreFile` (read, parse, check each line's schema and
  * content id, score with the rule layer, serialise, write) in one thread and with scoring threads
  * (`--workers`), on the same file; and `gymflow record validate` (`validateFile`: read, parse, check the schema and
- * the content id) on it, in one thread.
+ * the content id) on it, in one thread; and export (`readTrajectoryFile` of the scored output, then `exportDataset` as
+ * SFT records to a file), in one thread.
  *
  * The file is synthetic coding trajectories of 50 steps (bench/synthetic-trajectories.ts) with their content
  * ids, ~`--mb` MB (default 40). Each setting runs `--repeats` times (default 3), alternating, in this process;
@@ -11,12 +12,14 @@
  *
  *     npx tsx bench/reward-file.ts [--mb 40] [--repeats 3] [--workers 1,2,4]
  */
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { getProfile } from '../src/core/profiles/registry.js';
 import { trajectoryId } from '../src/core/trajectory.js';
+import { exportDataset } from '../src/hub/export/export.js';
+import { readTrajectoryFile } from '../src/hub/export/input.js';
 import { validateFile } from '../src/recorder/validate.js';
 import { scoreFile } from '../src/reward/score-file.js';
 import { median, runBench, writeReport } from './report.js';
@@ -65,6 +68,8 @@ async function main(): Promise<void> {
       cpuSeconds.set(name, [...(cpuSeconds.get(name) ?? []), (cpu.user + cpu.system) / 1e6]);
     };
     const load = [os.loadavg()[0]];
+    const scored = path.join(dir, 'scored.jsonl');
+    let scoredSize = 0;
     for (let r = 0; r < REPEATS; r++) {
       for (const workers of WORKERS) {
         const out = path.join(dir, `scored-${workers}.jsonl`);
@@ -72,22 +77,33 @@ async function main(): Promise<void> {
           const summary = await scoreFile(input, out, { profile, workers });
           if (summary.scored !== lines.length) throw new Error(`scored ${summary.scored} of ${lines.length} lines (workers ${workers}): ${summary.errors.slice(0, 3).join('; ')}`);
         });
-        await rm(out);
+        if (r === 0 && workers === WORKERS[0]) {
+          await rename(out, scored);
+          scoredSize = (await stat(scored)).size;
+        } else await rm(out);
       }
       await timed('validate', async () => {
         const report = await validateFile(input);
         if (report.valid !== lines.length) throw new Error(`validated ${report.valid} of ${lines.length} lines: ${report.problems.slice(0, 3).map((p) => p.message).join('; ')}`);
       });
+      const exported = path.join(dir, 'sft.jsonl');
+      await timed('export', async () => {
+        const trajectories = await readTrajectoryFile(scored);
+        const report = await exportDataset({ format: 'sft', trajectories, out: exported });
+        if (report.records !== lines.length) throw new Error(`exported ${report.records} of ${lines.length} trajectories`);
+      });
+      await rm(exported);
       load.push(os.loadavg()[0]);
     }
     const base = median(seconds.get(`score ${WORKERS[0] as number}`) ?? []);
-    const row = (command: string, name: string, workers: number): Record<string, unknown> => {
+    // MB of the file each command reads: the input, or (export) the scored output.
+    const row = (command: string, name: string, workers: number, bytes = size): Record<string, unknown> => {
       const s = median(seconds.get(name) ?? []);
       const cpu = median(cpuSeconds.get(name) ?? []);
-      return { command, workers, seconds: s, cpuSeconds: cpu, mbPerSecond: size / 1e6 / s, mbPerCpuSecond: size / 1e6 / cpu, stepsPerSecond: steps / s, speedup: base / s, samples: seconds.get(name), cpuSamples: cpuSeconds.get(name) };
+      return { command, workers, bytes, seconds: s, cpuSeconds: cpu, mbPerSecond: bytes / 1e6 / s, mbPerCpuSecond: bytes / 1e6 / cpu, stepsPerSecond: steps / s, speedup: base / s, samples: seconds.get(name), cpuSamples: cpuSeconds.get(name) };
     };
-    const rows = [...WORKERS.map((workers) => row('reward score', `score ${workers}`, workers)), row('record validate', 'validate', 1)];
-    console.log(`scoreFile and validateFile on ${(size / 1e6).toFixed(1)} MB (${lines.length} trajectories of ${STEPS} steps), ${CORES} cores, median of ${REPEATS}\n`);
+    const rows = [...WORKERS.map((workers) => row('reward score', `score ${workers}`, workers)), row('record validate', 'validate', 1), row('export (sft, of the scored file)', 'export', 1, scoredSize)];
+    console.log(`scoreFile and validateFile on ${(size / 1e6).toFixed(1)} MB (${lines.length} trajectories of ${STEPS} steps), export on the scored ${(scoredSize / 1e6).toFixed(1)} MB, ${CORES} cores, median of ${REPEATS}\n`);
     console.log('| command | workers | seconds | MB/s | CPU seconds | MB per CPU-s | steps/s | speed-up |');
     console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const r of rows) {
@@ -95,7 +111,7 @@ async function main(): Promise<void> {
       console.log(`| ${r.command as string} | ${n('workers')} | ${n('seconds').toFixed(2)} | ${n('mbPerSecond').toFixed(1)} | ${n('cpuSeconds').toFixed(2)} | ${n('mbPerCpuSecond').toFixed(1)} | ${Math.round(n('stepsPerSecond')).toLocaleString('en-US')} | ${r.command === 'reward score' ? `${n('speedup').toFixed(2)}×` : ''} |`);
     }
     console.log(`\nload average (1 min) during the runs: ${load.map((l) => l?.toFixed(1)).join(' → ')}`);
-    await writeReport('reward-file', { bytes: size, trajectories: lines.length, stepsPerTrajectory: STEPS, repeats: REPEATS, loadDuringRuns: load, rows });
+    await writeReport('reward-file', { bytes: size, scoredBytes: scoredSize, trajectories: lines.length, stepsPerTrajectory: STEPS, repeats: REPEATS, loadDuringRuns: load, rows });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { contentRef } from './canonical.js';
-import { parseTrajectory, trajectoryId, TrajectorySchema, type Trajectory } from './trajectory.js';
-import { fastParseTrajectory } from './trajectory-fast.js';
+import { checkTrajectory, checkTrajectoryJson, parseTrajectory, trajectoryId, TrajectorySchema, type Trajectory } from './trajectory.js';
+import { fastCheckTrajectory, fastParseTrajectory } from './trajectory-fast.js';
 
 /** A trajectory with every optional field set, as JSON gives it. */
 function full(): Record<string, unknown> {
@@ -175,5 +175,79 @@ describe('trajectoryId', () => {
     }
     steps[1]!.envReward = Number.NaN;
     expect(() => trajectoryId(t as unknown as Trajectory)).toThrow(/non-finite/);
+  });
+});
+
+describe('fastCheckTrajectory', () => {
+  it('returns the value itself when its keys are in the schema order, equal to what zod returns', () => {
+    const t = full();
+    expect(fastCheckTrajectory(t)).toBe(t);
+    expect(shape(t)).toBe(shape(zod(t)));
+    // A trajectory as gymflow writes it (JSON.stringify of a parsed one) is checked in place.
+    const written = JSON.parse(JSON.stringify(parseTrajectory(full(), 'x'))) as unknown;
+    expect(fastCheckTrajectory(written)).toBe(written);
+  });
+
+  it('rebuilds only the objects whose keys are out of the schema order, at any depth, as zod orders them', () => {
+    const top = Object.fromEntries(Object.entries(full()).reverse());
+    const rebuilt = fastCheckTrajectory(top) as Trajectory;
+    expect(rebuilt).not.toBe(top);
+    expect(shape(rebuilt)).toBe(shape(zod(top)));
+    // Only the top object: its members that were in order are kept.
+    expect(rebuilt.steps).toBe(top.steps);
+    expect(rebuilt.task).toBe(top.task);
+    const reorder = (t: Record<string, unknown>, change: (t: Record<string, unknown>) => void): void => {
+      change(t);
+      const out = fastCheckTrajectory(t);
+      expect(out).not.toBe(t);
+      expect(shape(out)).toBe(shape(zod(t)));
+      expect(shape(out)).toBe(shape(fastParseTrajectory(t)));
+    };
+    for (const key of ['task', 'agent', 'outcome', 'reward'] as const) reorder(full(), (t) => (t[key] = Object.fromEntries(Object.entries(t[key] as object).reverse())));
+    const step0 = (t: Record<string, unknown>): Record<string, unknown> => (t.steps as Record<string, unknown>[])[0] as Record<string, unknown>;
+    reorder(full(), (t) => ((t.steps as unknown[])[0] = Object.fromEntries(Object.entries(step0(t)).reverse())));
+    reorder(full(), (t) => (step0(t).action = { params: {}, tool: 'shell' }));
+    reorder(full(), (t) => (step0(t).tokens = { completion: [1], prompt: [2] }));
+    reorder(full(), (t) => (step0(t).error = { message: 'm', code: 'c' }));
+    reorder(full(), (t) => (step0(t).reward = { rubrics: {}, score: 1 }));
+    reorder(full(), (t) => (((step0(t).reward as { rubrics: Record<string, unknown> }).rubrics.redundancy = { layer: 'rules', score: 1 })));
+    // A scored file's line: `reward score` appends the trajectory's reward after its metadata.
+    const scored = full();
+    const { reward, ...rest } = scored;
+    const line: Record<string, unknown> = { ...rest, reward };
+    const out = fastCheckTrajectory(line) as Trajectory;
+    expect(Object.keys(out)).toEqual(Object.keys(zod(line) as object));
+    expect(out.steps).toBe(line.steps);
+  });
+
+  it('on every mutant, either declines or returns what zod returns', () => {
+    let accepted = 0;
+    for (const m of mutants(full())) {
+      const fast = fastCheckTrajectory(m.value);
+      if (fast === undefined) continue;
+      accepted++;
+      const slow = zod(m.value);
+      expect([m.path, slow !== undefined]).toEqual([m.path, true]);
+      expect([m.path, shape(fast)]).toEqual([m.path, shape(slow)]);
+    }
+    expect(accepted).toBeGreaterThan(50);
+  });
+
+  it('checkTrajectoryJson answers as checkTrajectory: the same trajectory, the same errors', () => {
+    const good = parseTrajectory(full(), 'x');
+    const line = JSON.stringify({ ...good, id: trajectoryId(good) });
+    expect(shape(checkTrajectoryJson(JSON.parse(line), 'f:1'))).toBe(shape(checkTrajectory(JSON.parse(line), 'f:1')));
+    for (const m of mutants(JSON.parse(line))) {
+      const text = JSON.stringify(m.value) as string | undefined;
+      if (text === undefined) continue;
+      const run = (f: (v: unknown, p: string) => Trajectory): string => {
+        try {
+          return shape(f(JSON.parse(text), 'f:2'));
+        } catch (err) {
+          return String((err as Error).message);
+        }
+      };
+      expect([m.path, run(checkTrajectoryJson)]).toEqual([m.path, run(checkTrajectory)]);
+    }
   });
 });

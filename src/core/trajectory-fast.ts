@@ -236,3 +236,193 @@ export function fastParseTrajectory(value: unknown): Trajectory | undefined {
     throw err;
   }
 }
+
+/*
+ * Checking in place. A value fresh from `JSON.parse` that nothing else holds (a JSONL line's) need not be copied:
+ * an object whose keys already come in the schema's order is what zod would return for it, member for member and in
+ * order, so it is kept; only an object out of order is rebuilt, in order, around its (kept) members. A file gymflow
+ * wrote rebuilds at most the top object of a scored trajectory (`reward score` appends `reward`). Reading a file of
+ * trajectories to keep them all (export) then builds each trajectory once instead of twice.
+ */
+
+const TRAJECTORY_ORDER = [...TRAJECTORY_KEYS];
+const TASK_ORDER = [...TASK_KEYS];
+const AGENT_ORDER = [...AGENT_KEYS];
+const STEP_ORDER = [...STEP_KEYS];
+const ACTION_ORDER = [...ACTION_KEYS];
+const TOKENS_ORDER = [...TOKENS_KEYS];
+const ERROR_ORDER = [...ERROR_KEYS];
+const STEP_REWARD_ORDER = [...STEP_REWARD_KEYS];
+const RUBRIC_ORDER = [...RUBRIC_KEYS];
+const OUTCOME_ORDER = [...OUTCOME_KEYS];
+const REWARD_ORDER = [...REWARD_KEYS];
+
+/** `strict` (every key known, own and defined); answers whether the keys come in `order`, the schema's. */
+function inOrder(o: Record<string, unknown>, order: readonly string[]): boolean {
+  let i = 0;
+  let ordered = true;
+  for (const k in o) {
+    if (o[k] === undefined || !Object.prototype.hasOwnProperty.call(o, k)) giveUp();
+    while (i < order.length && order[i] !== k) i++;
+    if (i === order.length) {
+      // Known but out of order, or unknown.
+      if (!order.includes(k)) giveUp();
+      ordered = false;
+      i = 0;
+      continue;
+    }
+    i++;
+  }
+  return ordered;
+}
+
+/**
+ * `o` when nothing changed (`same`), else a copy in the schema's `order` with `set`'s members replacing its own (the
+ * members checked and possibly rebuilt below it).
+ */
+function kept(o: Record<string, unknown>, order: readonly string[], same: boolean, set?: Record<string, unknown>): Record<string, unknown> {
+  if (same) return o;
+  const out: Record<string, unknown> = {};
+  for (const k of order) {
+    const v = set !== undefined && k in set ? set[k] : o[k];
+    if (v !== undefined && Object.prototype.hasOwnProperty.call(o, k)) out[k] = v;
+  }
+  return out;
+}
+
+function checkIntArray(v: unknown): void {
+  if (!Array.isArray(v)) giveUp();
+  for (let i = 0; i < v.length; i++) if (!Number.isSafeInteger(v[i])) giveUp();
+}
+
+function checkFiniteArray(v: unknown): void {
+  if (!Array.isArray(v)) giveUp();
+  for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'number' || !Number.isFinite(v[i])) giveUp();
+}
+
+function checkStep(v: unknown, datetime: RegExp): unknown {
+  const o = plain(v);
+  const ordered = inOrder(o, STEP_ORDER);
+  if (!Number.isSafeInteger(o.index) || (o.index as number) < 0) giveUp();
+  if (o.thought !== undefined) string(o.thought);
+  const a = plain(o.action);
+  const actionOrdered = inOrder(a, ACTION_ORDER);
+  nonEmpty(a.tool);
+  plainRecord(a.params);
+  const action = kept(a, ACTION_ORDER, actionOrdered);
+  string(o.observation);
+  if (o.envReward !== undefined) finite(o.envReward);
+  let tokens = o.tokens;
+  if (tokens !== undefined) {
+    const t = plain(tokens);
+    const tokensOrdered = inOrder(t, TOKENS_ORDER);
+    if (t.prompt !== undefined) checkIntArray(t.prompt);
+    if (t.completion !== undefined) checkIntArray(t.completion);
+    tokens = kept(t, TOKENS_ORDER, tokensOrdered);
+  }
+  if (o.logprobs !== undefined) checkFiniteArray(o.logprobs);
+  if (!datetime.test(string(o.startedAt))) giveUp();
+  if (!(finite(o.durationMs) >= 0)) giveUp();
+  if (o.policyVersion !== undefined && (!Number.isSafeInteger(o.policyVersion) || (o.policyVersion as number) < 0)) giveUp();
+  let error = o.error;
+  if (error !== undefined) {
+    const e = plain(error);
+    const errorOrdered = inOrder(e, ERROR_ORDER);
+    string(e.code);
+    string(e.message);
+    error = kept(e, ERROR_ORDER, errorOrdered);
+  }
+  let reward = o.reward;
+  if (reward !== undefined) {
+    const r = plain(reward);
+    const rewardOrdered = inOrder(r, STEP_REWARD_ORDER);
+    finite(r.score);
+    const rubrics = plainRecord(r.rubrics);
+    let rubricsSame = true;
+    const checked: Record<string, unknown> = {};
+    for (const name in rubrics) {
+      if (!Object.prototype.hasOwnProperty.call(rubrics, name)) giveUp();
+      const x = plain(rubrics[name]);
+      const rubricOrdered = inOrder(x, RUBRIC_ORDER);
+      finite(x.score);
+      if (typeof x.layer !== 'string' || !LAYERS.has(x.layer)) giveUp();
+      if (x.weight !== undefined) finite(x.weight);
+      if (x.rationale !== undefined) string(x.rationale);
+      const rubric = kept(x, RUBRIC_ORDER, rubricOrdered);
+      if (rubric !== x) rubricsSame = false;
+      checked[name] = rubric;
+    }
+    const rubricsOut = rubricsSame ? rubrics : checked;
+    reward = kept(r, STEP_REWARD_ORDER, rewardOrdered && rubricsSame, { rubrics: rubricsOut });
+  }
+  if (o.metadata !== undefined) plainRecord(o.metadata);
+  const same = ordered && action === o.action && tokens === o.tokens && error === o.error && reward === o.reward;
+  return kept(o, STEP_ORDER, same, { action, tokens, error, reward });
+}
+
+/**
+ * What {@link fastParseTrajectory} would return for `value` (equal member for member, keys in the same order), built
+ * from `value` itself: its objects whose keys are in the schema's order are kept, and only those out of order are
+ * rebuilt; `undefined` where the fast path would decline. Only for a value nothing else holds or changes, such as one
+ * fresh from `JSON.parse`: the result shares its objects.
+ */
+export function fastCheckTrajectory(value: unknown): Trajectory | undefined {
+  const datetime = DATETIME;
+  if (datetime === undefined) return undefined;
+  try {
+    const o = plain(value);
+    const ordered = inOrder(o, TRAJECTORY_ORDER);
+    if (o.schemaVersion !== '1.0' || !ID.test(string(o.id))) giveUp();
+    const t = plain(o.task);
+    const taskOrdered = inOrder(t, TASK_ORDER);
+    nonEmpty(t.id);
+    nonEmpty(t.domain);
+    string(t.instruction);
+    if (t.split !== undefined && t.split !== 'train' && t.split !== 'heldout') giveUp();
+    if (t.metadata !== undefined) plainRecord(t.metadata);
+    const task = kept(t, TASK_ORDER, taskOrdered);
+    nonEmpty(o.envId);
+    const a = plain(o.agent);
+    const agentOrdered = inOrder(a, AGENT_ORDER);
+    nonEmpty(a.name);
+    if (a.model !== undefined) string(a.model);
+    if (a.checkpoint !== undefined) string(a.checkpoint);
+    const agent = kept(a, AGENT_ORDER, agentOrdered);
+    const steps = o.steps;
+    if (!Array.isArray(steps)) giveUp();
+    let stepsOut: unknown[] = steps;
+    for (let i = 0; i < steps.length; i++) {
+      const step = checkStep(steps[i], datetime);
+      if (step !== steps[i]) {
+        if (stepsOut === steps) stepsOut = steps.slice();
+        stepsOut[i] = step;
+      }
+    }
+    const oc = plain(o.outcome);
+    const outcomeOrdered = inOrder(oc, OUTCOME_ORDER);
+    boolean(oc.success);
+    finite(oc.score);
+    if (boolean(oc.terminated) && boolean(oc.truncated)) giveUp();
+    boolean(oc.truncated);
+    string(oc.reason);
+    const outcome = kept(oc, OUTCOME_ORDER, outcomeOrdered);
+    let reward = o.reward;
+    if (reward !== undefined) {
+      const r = plain(reward);
+      const rewardOrdered = inOrder(r, REWARD_ORDER);
+      finite(r.total);
+      finite(r.outcome);
+      finite(r.process);
+      finite(r.efficiency);
+      const layers = plainRecord(r.layers);
+      for (const k in layers) finite(layers[k]);
+      reward = kept(r, REWARD_ORDER, rewardOrdered);
+    }
+    plainRecord(o.metadata);
+    const same = ordered && task === o.task && agent === o.agent && stepsOut === steps && outcome === o.outcome && reward === o.reward;
+    return kept(o, TRAJECTORY_ORDER, same, { task, agent, steps: stepsOut, outcome, reward }) as Trajectory;
+  } catch (err) {
+    if (err === GIVE_UP) return undefined;
+    throw err;
+  }
+}

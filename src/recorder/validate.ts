@@ -5,7 +5,7 @@ import { convertPath } from './convert.js';
 import { detectFormat } from './detect.js';
 import { GymflowError } from '../core/errors.js';
 import { defined } from '../core/defined.js';
-import { checkTrajectory } from '../core/trajectory.js';
+import { checkTrajectoryJson } from '../core/trajectory.js';
 import { streamJsonl } from '../core/jsonl-file.js';
 import { jsonlProblem } from './jsonl.js';
 
@@ -35,7 +35,7 @@ export interface ValidationReport {
 export async function validateFile(path: string, options: { onProblem?: (problem: ConversionProblem) => void } = {}): Promise<ValidationReport> {
   const report: ValidationReport = { file: path, records: 0, valid: 0, problems: [] };
   try {
-    for await (const record of streamJsonl(path, path, checkTrajectory)) {
+    for await (const record of streamJsonl(path, path, checkTrajectoryJson)) {
       report.records += 1;
       if (record.ok) {
         report.valid += 1;

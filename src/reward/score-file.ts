@@ -2,7 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { ConfigError } from '../core/errors.js';
 import { lineBreaks, streamJsonl } from '../core/jsonl-file.js';
 import { openOutput, realPathOf, type OutputSink } from '../core/output-file.js';
-import { checkTrajectory, type Trajectory } from '../core/trajectory.js';
+import { checkTrajectoryJson, type Trajectory } from '../core/trajectory.js';
 import { IsotonicCalibration } from './calibration/isotonic.js';
 import { resolveWorkers, ScorePool, type ScoredBatch, type ScoreWorkerData } from './score-pool.js';
 import { scoreTrajectory } from './score.js';
@@ -116,7 +116,7 @@ async function scoreHere(inPath: string, label: string, options: ScoreOptions, c
     summary.scored++;
   };
   try {
-    const records = streamJsonl(inPath, label, checkTrajectory);
+    const records = streamJsonl(inPath, label, checkTrajectoryJson);
     for await (const record of readable(records, label)) {
       if (!record.ok) {
         summary.skipped++;

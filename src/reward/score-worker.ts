@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { GymflowError } from '../core/errors.js';
 import { splitLines } from '../core/jsonl-file.js';
-import { checkTrajectory, parseJsonlLines } from '../core/trajectory.js';
+import { checkTrajectoryJson, parseJsonlLines } from '../core/trajectory.js';
 import { IsotonicCalibration } from './calibration/isotonic.js';
 import type { FailedBatch, ScoreBatch, ScoredBatch, ScoreWorkerData } from './score-pool.js';
 import { scoreTrajectory } from './score.js';
@@ -23,7 +23,7 @@ async function score(batch: ScoreBatch): Promise<ScoredBatch> {
   let skipped = 0;
   const errors: string[] = [];
   const lines = splitLines(batch.bytes, batch.firstLine === 1);
-  for (const record of parseJsonlLines(lines, data.label, checkTrajectory, batch.firstLine)) {
+  for (const record of parseJsonlLines(lines, data.label, checkTrajectoryJson, batch.firstLine)) {
     if (!record.ok) {
       skipped++;
       errors.push(...record.errors);

@@ -11,7 +11,7 @@ import { parse as yamlParse } from 'yaml';
 import { ConfigError, SchemaError } from '../../src/core/errors.js';
 import { PACKAGE_ROOT } from '../../src/core/package-root.js';
 import { ToolValidator } from '../../src/core/tool-validator.js';
-import { checkTrajectory, parseJsonlLines, parseTrajectory, type Trajectory } from '../../src/core/trajectory.js';
+import { checkTrajectory, checkTrajectoryJson, parseJsonlLines, parseTrajectory, type Trajectory } from '../../src/core/trajectory.js';
 import type { Action, JsonSchema } from '../../src/core/types.js';
 import { sandboxTools } from '../../src/envs/sandbox/env.js';
 import { GIT_SUBCOMMANDS } from '../../src/envs/sandbox/tools.js';
@@ -41,7 +41,35 @@ function trajectoryTargets(): FuzzTarget[] {
       for (const issue of err.issues) if (!issue.startsWith(`${place} $`)) throw new Error(`an issue does not start with the place and a JSON path: ${issue}`);
     }
   };
+  /** What a check answers: the result's members in order (undefined and -0 visible), or the error's issues. */
+  const answer = (f: () => unknown): string => {
+    try {
+      return `ok ${JSON.stringify(f(), (_k, v: unknown) => (v === undefined ? '<undefined>' : typeof v === 'number' && Object.is(v, -0) ? '<-0>' : v))}`;
+    } catch (err) {
+      return `error ${err instanceof SchemaError ? err.issues.join('\n') : String(err)}`;
+    }
+  };
+  /** `checkTrajectoryJson` (in place when it can) answers exactly as `checkTrajectory` on a JSONL line's value. */
+  const sameInPlace = (line: string): void => {
+    const slow = answer(() => checkTrajectory(JSON.parse(line), 'f.jsonl:2'));
+    const fast = answer(() => checkTrajectoryJson(JSON.parse(line), 'f.jsonl:2'));
+    if (fast !== slow) throw new Error(`checkTrajectoryJson differs from checkTrajectory:\n${fast.slice(0, 400)}\n${slow.slice(0, 400)}`);
+  };
   return [
+    {
+      name: 'trajectory/in-place',
+      setup,
+      property: () =>
+        fc.property(fc.nat(), jsonMutations(TRAJECTORY_KEYS), fc.boolean(), (pick, mutations, shuffle) => {
+          const t = valid[pick % valid.length] as Trajectory;
+          const m = mutateJson(t, mutations);
+          const line = JSON.stringify(m) as string | undefined;
+          if (line === undefined) return;
+          sameInPlace(line);
+          // The same members in another order: zod's result has the schema's order, so no check is in place.
+          if (shuffle && m !== null && typeof m === 'object' && !Array.isArray(m)) sameInPlace(JSON.stringify(Object.fromEntries(Object.entries(m).reverse())));
+        }),
+    },
     {
       name: 'trajectory/arbitrary',
       property: () => fc.property(jsonValue(TRAJECTORY_KEYS, 5), (v) => check(v, 'fuzz.jsonl:7')),

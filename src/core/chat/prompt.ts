@@ -33,17 +33,21 @@ export function toolsJson(tools: readonly PromptTool[]): string {
   return JSON.stringify(tools.map(toolFunction));
 }
 
-/** `<tool_call>\n{"name":…,"arguments":…}\n</tool_call>` for an action. */
-export function toolCallText(tool: string, params: Record<string, unknown>): string {
-  return `${TOOL_CALL_OPEN}\n{"name":${JSON.stringify(tool)},"arguments":${canonicalJson(params)}}\n${TOOL_CALL_CLOSE}`;
+/**
+ * `<tool_call>\n{"name":…,"arguments":…}\n</tool_call>` for an action. `args` is `canonicalJson(params)` when the
+ * caller has it already (export writes it into `tool_calls` too).
+ */
+export function toolCallText(tool: string, params: Record<string, unknown>, args: string = canonicalJson(params)): string {
+  return `${TOOL_CALL_OPEN}\n{"name":${JSON.stringify(tool)},"arguments":${args}}\n${TOOL_CALL_CLOSE}`;
 }
 
 /**
  * An assistant turn in text form: the thought, a blank line, then the call — or the call alone when the
- * thought is empty. `thought` must already be trimmed (every renderer trims it the same way).
+ * thought is empty. `thought` must already be trimmed (every renderer trims it the same way). `args`: as
+ * {@link toolCallText}'s.
  */
-export function assistantText(thought: string, tool: string, params: Record<string, unknown>): string {
-  const call = toolCallText(tool, params);
+export function assistantText(thought: string, tool: string, params: Record<string, unknown>, args?: string): string {
+  const call = toolCallText(tool, params, args);
   return thought ? `${thought}\n\n${call}` : call;
 }
 

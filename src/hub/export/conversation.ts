@@ -39,11 +39,12 @@ export function renderConversation(t: Trajectory, lookup: ToolLookup | undefined
   const prompt: TrainMessage[] = [blank('system', systemPrompt(t.envId, t.task.domain, tools), false), blank('user', t.task.instruction, false)];
   const turns: TrainMessage[] = [];
   t.steps.forEach((s, i) => {
-    const call: ToolCall = { id: callId(s.index), type: 'function', function: { name: s.action.tool, arguments: canonicalJson(s.action.params) } };
+    const args = canonicalJson(s.action.params);
+    const call: ToolCall = { id: callId(s.index), type: 'function', function: { name: s.action.tool, arguments: args } };
     const thought = s.thought?.trim() ?? '';
     turns.push({
       role: 'assistant',
-      content: assistantText(thought, s.action.tool, s.action.params),
+      content: assistantText(thought, s.action.tool, s.action.params, args),
       tool_calls: [call],
       thought,
       name: null,

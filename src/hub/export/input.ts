@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { SchemaError } from '../../core/errors.js';
 import { isErrno } from '../../core/fs.js';
-import { readLines } from '../../core/jsonl-file.js';
+import { streamJsonl } from '../../core/jsonl-file.js';
 import type { Trajectory } from '../../core/trajectory.js';
-import { checkTrajectory, parseJsonlLines } from '../../core/trajectory.js';
+import { checkTrajectoryJson } from '../../core/trajectory.js';
 import type { ArtifactStore } from '../store/store.js';
 import { loadTrajectories } from '../store/trajectory-set.js';
 import { ExportError } from '../errors.js';
@@ -17,11 +17,11 @@ export type TrajectorySource = { kind: 'file'; path: string } | { kind: 'ref'; r
  * the first 20 in the message, all in `issues`) and nothing is returned when any line is invalid.
  */
 export async function readTrajectoryFile(file: string): Promise<Trajectory[]> {
-  const lines: string[] = [];
-  for await (const line of readLines(file)) lines.push(line);
   const out: Trajectory[] = [];
   const issues: string[] = [];
-  for (const r of parseJsonlLines(lines, file, checkTrajectory)) {
+  // Each line is parsed as it is read, so no line outlives its trajectory (holding every line first, then parsing,
+  // kept the whole file's text alive beside the parsed trajectories: a quarter of the time went to the collector).
+  for await (const r of streamJsonl(file, file, checkTrajectoryJson)) {
     if (r.ok) out.push(r.value);
     else issues.push(...r.errors);
   }
