@@ -3,7 +3,7 @@
  * loop — the policy acting through its server behind a proxy that fails 5% of requests, the judge failing 30% with
  * 429, 500 and timeouts — on a real dev server with real workers and the real trainer, while the seeded chaos
  * driver kills the workers and the trainer, restarts the server, pauses and resumes, cancels and continues, every
- * 20–35 s. The SLO holds: no aborted run, every iteration's lineage complete and without duplicates, the
+ * 12–22 s. The SLO holds: no aborted run, every iteration's lineage complete and without duplicates, the
  * optimiser steps of an undisturbed run, `pipeline_status` fast while up and failing fast while the server is
  * down, short histories, nothing left behind.
  *
@@ -11,7 +11,9 @@
  * is known without a second run) and the expert as the evaluation's agent (one policy server per iteration, not two).
  * The issue asks for ≤ 6 minutes; on the shared 2-core development machine (2026-12-06, another suite running beside
  * it) an undisturbed iteration took ~50 s and each worker restart 7–25 s, and a first try reached iteration 3 after
- * 6 minutes and 9 events: the deadline here is 12 minutes.
+ * 6 minutes and 9 events: the deadline here is 12 minutes. On an idle machine the loop is much faster (5 iterations
+ * in 109 s, 2026-12-06), and chaos every 20–35 s gave only 3 events; every 8–15 s gave 17 events in 323 s and a p99 of 166 ms (more queries near a restart).
+ * 12–22 s is between them.
  */
 import { expect } from 'vitest';
 import { DEFAULT_FAULT_RATES, runOnce } from '../bench/soak/run.js';
@@ -30,7 +32,7 @@ temporal.describe('soak (CI version)', () => {
       config: 'household',
       iterations,
       seed: 1,
-      chaos: { intervalMs: [20_000, 35_000] },
+      chaos: { intervalMs: [12_000, 22_000] },
       faults: DEFAULT_FAULT_RATES,
       quick: { maxSteps },
       deadlineMs: 12 * 60_000,
