@@ -130,18 +130,25 @@ function activityIds(): { workflowId: string; runId: string; activityId: string 
  * Runs `work` in a sandbox scope (src/sandbox/scope.ts) labelled with the activity's workflow, run, activity id and
  * attempt: every container its environments make carries them, and its warm pool ends with it. A retry first removes
  * what its predecessor left (a worker killed mid-shard leaves its containers running); without a Docker engine
- * there is nothing to remove.
+ * there is nothing to remove. Heartbeats `details()` throughout (`keepAlive`), the end of the scope included: a
+ * cancelled activity is waited for until it reports the cancellation, and that comes only once its sandboxes are
+ * removed, which must not be taken for a lost worker.
  */
-async function inSandboxScope<T>(work: () => Promise<T>): Promise<T> {
-  const { workflowId, runId, activityId } = activityIds();
-  const owner: ScopeLabels = { [LABEL_WORKFLOW]: workflowId, [LABEL_RUN]: runId, [LABEL_ACTIVITY]: activityId };
-  const attempt = Context.current().info.attempt;
-  if (attempt > 1) {
-    await removeScopeSandboxes(owner).catch((err: unknown) => {
-      if (!isErrno(err, 'ENOENT') && !isErrno(err, 'ECONNREFUSED')) throw err;
-    });
+async function inSandboxScope<T>(details: () => unknown, work: () => Promise<T>): Promise<T> {
+  const stopKeepAlive = keepAlive(details);
+  try {
+    const { workflowId, runId, activityId } = activityIds();
+    const owner: ScopeLabels = { [LABEL_WORKFLOW]: workflowId, [LABEL_RUN]: runId, [LABEL_ACTIVITY]: activityId };
+    const attempt = Context.current().info.attempt;
+    if (attempt > 1) {
+      await removeScopeSandboxes(owner).catch((err: unknown) => {
+        if (!isErrno(err, 'ENOENT') && !isErrno(err, 'ECONNREFUSED')) throw err;
+      });
+    }
+    return await runInSandboxScope({ ...owner, [LABEL_ATTEMPT]: String(attempt) }, work);
+  } finally {
+    stopKeepAlive();
   }
-  return runInSandboxScope({ ...owner, [LABEL_ATTEMPT]: String(attempt) }, work);
 }
 
 /**
@@ -375,11 +382,11 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         await awaitServed(c.agent, o.served);
         const report = progressReporter('collect', 'episodes', ROLLOUT_PROGRESS);
         const policyParents = [o.policy.onnxRef, o.policy.checkpointRef].filter((r): r is string => r !== undefined && c.agent === 'policy');
-        return inSandboxScope(() => withJournal(ws, async (journal) => {
-          // The schedule positions of the finished episodes, journaled: in the heartbeat details beside the progress.
+        // The schedule positions of the finished episodes, journaled: in the heartbeat details beside the progress.
+        let details: Record<string, unknown> = {};
+        return inSandboxScope(() => details, () => withJournal(ws, async (journal) => {
           const finished = [...journal.finished.keys()];
-          let details: Record<string, unknown> = { done: finished.length, total: o.tasks.length * c.group_size, finished };
-          const stopKeepAlive = keepAlive(() => details);
+          details = { done: finished.length, total: o.tasks.length * c.group_size, finished };
           const result = await collect({
             envId: o.envId,
             ...defined({ envKwargs: c.env_kwargs }),
@@ -404,7 +411,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
               details = { done: p.done, total: p.total, successes: p.successes, finished };
               report(p.done, p.total, details);
             },
-          }).finally(stopKeepAlive);
+          });
           throwIfCancelled();
           // Episodes whose model API stayed unreachable say nothing about the policy: collect the shard again (same
           // seeds) rather than train on them as failures.
@@ -532,10 +539,11 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
         const n = tasks * ev.repeats;
         const report = progressReporter('eval', 'episodes', ROLLOUT_PROGRESS);
         const signal = Context.current().cancellationSignal;
-        const { result, entry } = await inSandboxScope(() => withJournal(ws, async (journal) => {
-          const finished = [...journal.finished.keys()];
-          let done = finished.length;
-          const stopKeepAlive = keepAlive(() => ({ done, total: n, finished }));
+        let finished: number[] = [];
+        let done = 0;
+        const { result, entry } = await inSandboxScope(() => ({ done, total: n, finished }), () => withJournal(ws, async (journal) => {
+          finished = [...journal.finished.keys()];
+          done = finished.length;
           const evaluation = evaluate({
             envId: o.envId,
             ...defined({ envKwargs: ev.env_kwargs, calibrationBinSize: ev.calibration_bins }),
@@ -556,7 +564,7 @@ export function createRolloutActivities(defaults: WorkspaceDefaults) {
               if (signal.aborted) throw new Error('cancelled');
             },
           });
-          const result = await evaluation.finally(stopKeepAlive).catch((err: unknown) => {
+          const result = await evaluation.catch((err: unknown) => {
             throwIfCancelled();
             throw err;
           });

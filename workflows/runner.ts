@@ -75,6 +75,7 @@ import {
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal, type CancelRequest, type StageProgress } from './messages.js';
 import { defined } from '../src/core/defined.js';
 import { activitySummary, plural } from '../src/loop/summaries.js';
+import { allOrNone } from './all-or-none.js';
 import { summarised } from './summarised.js';
 
 /**
@@ -794,27 +795,27 @@ export class PipelineRunner {
     const collectShard = c.shard_execution === 'local' ? a.collectShardLocally : a.collectShard;
     const episodes = plan.tasks.length * c.group_size;
     let shardsDone = 0;
+    const collectOne = (served: ServedPolicy | undefined) => async (shard: (typeof shards)[number], i: number) => {
+      const r = await summarised(collectShard, this.summary(`collect shard ${i + 1}/${shards.length}`, iteration, envId))({
+        envId,
+        policy,
+        collect: c,
+        tasks: shard.tasks,
+        seed: shard.seed,
+        ...defined({ served }),
+        parents: [plan.ref],
+        ...this.where(),
+      });
+      shardsDone++;
+      stages().collect.note = `${shardsDone}/${shards.length} shards`;
+      return r;
+    };
     const collected = await this.stage(
       'collect',
       () =>
         this.withServedPolicy('collect', policy, c.agent === 'policy', (served) =>
-          Promise.all(
-            shards.map(async (shard, i) => {
-              const r = await summarised(collectShard, this.summary(`collect shard ${i + 1}/${shards.length}`, iteration, envId))({
-                envId,
-                policy,
-                collect: c,
-                tasks: shard.tasks,
-                seed: shard.seed,
-                ...defined({ served }),
-                parents: [plan.ref],
-                ...this.where(),
-              });
-              shardsDone++;
-              stages().collect.note = `${shardsDone}/${shards.length} shards`;
-              return r;
-            }),
-          ),
+          // Histories recorded before the patch ended the stage at the first shard's failure, the others still running.
+          patched('shards-end-together') ? allOrNone(shards, collectOne(served)) : Promise.all(shards.map(collectOne(served))),
         ),
       { total: episodes, unit: 'episodes' },
       lane,
@@ -833,3 +834,4 @@ export class PipelineRunner {
     return [reuse.ref];
   }
 }
+
