@@ -4,7 +4,7 @@
  * and wall clock), then the same configuration and seed under chaos; prints the SLO table and writes JSON.
  *
  *   npm run soak -- [--iterations 30] [--minutes 120] [--seed 0] [--config household|sandbox]
- *                   [--interval 20-60] [--temporal-address host:port] [--no-baseline | --baseline REPORT] [--out FILE] [--keep]
+ *                   [--interval 20-60] [--min-events N] [--temporal-address host:port] [--no-baseline | --baseline REPORT] [--out FILE] [--keep]
  *
  * Exit code 0 when every SLO check passed, 1 otherwise.
  */
@@ -27,6 +27,7 @@ async function main(): Promise<void> {
       seed: { type: 'string', default: '0' },
       config: { type: 'string', default: 'household' },
       interval: { type: 'string', default: '20-60' },
+      'min-events': { type: 'string', default: '1' },
       'temporal-address': { type: 'string' },
       'no-baseline': { type: 'boolean', default: false },
       baseline: { type: 'string' },
@@ -44,6 +45,8 @@ async function main(): Promise<void> {
   const m = /^(\d+)-(\d+)$/.exec(values.interval);
   if (!m || Number(m[1]) > Number(m[2]) || Number(m[1]) < 1) throw new Error(`--interval: expected MIN-MAX seconds like 20-60, got '${values.interval}'`);
   const intervalMs = [Number(m[1]) * 1000, Number(m[2]) * 1000] as const;
+  // At least this many events, kept up with the loop's progress (bench/soak/chaos.ts), and checked by the SLO.
+  const minEvents = positiveInt(values['min-events'], 'min-events');
   const log = (line: string): void => console.error(`${new Date().toISOString().slice(11, 19)} ${line}`);
   const common = { config, iterations, seed, log, keep: values.keep, ...(values['temporal-address'] === undefined ? {} : { temporalAddress: values['temporal-address'] }) };
 
@@ -52,8 +55,8 @@ async function main(): Promise<void> {
   let baseline: RunResult | undefined;
   if (values.baseline !== undefined) baseline = await earlierBaseline(values.baseline, config, iterations, seed);
   else if (!values['no-baseline']) baseline = await runOnce({ ...common, label: 'baseline', deadlineMs: (minutes * 60_000) / 3 });
-  const run = await runOnce({ ...common, label: 'chaos', chaos: { intervalMs }, faults: DEFAULT_FAULT_RATES, deadlineMs: minutes * 60_000 - (Date.now() - started) });
-  const slo = checkSlo(run, baseline, { ...DEFAULT_LIMITS, iterations, minChaosEvents: 1 });
+  const run = await runOnce({ ...common, label: 'chaos', chaos: { intervalMs, minEvents }, faults: DEFAULT_FAULT_RATES, deadlineMs: minutes * 60_000 - (Date.now() - started) });
+  const slo = checkSlo(run, baseline, { ...DEFAULT_LIMITS, iterations, minChaosEvents: minEvents });
   const report = formatReport(run, baseline, slo);
   console.log(`\nSoak: ${iterations} iterations of ${config}, seed ${seed}, chaos every ${values.interval} s, ${((Date.now() - started) / 60_000).toFixed(1)} minutes in all\n`);
   console.log(report);

@@ -3,6 +3,11 @@
  * loop — kill a worker (the workflows', the CPU activities', the GPU's) or the trainer, restart the Temporal server, kill a sandbox container, pause and resume,
  * cancel and continue. An event whose target is absent at that moment (no trainer running, no container) is
  * recorded as skipped and another kind is drawn, so the count of events that happened is what the report shows.
+ *
+ * Paced (`pace`), it also keeps up with the loop: once `iterationsDone()` of the run's iterations are done, at least
+ * `minEvents × done / (iterations − 1)` events have happened (all of them by the start of the last iteration), firing
+ * early — a quarter of the shortest interval after the last event — when the loop runs ahead of the draws. The count
+ * of events then depends on the loop's progress, not on how fast the machine runs it.
  */
 import { Rng } from '../../src/core/rng.js';
 
@@ -29,6 +34,20 @@ export interface ChaosEvent {
 /** An action: resolves with what it did, or `undefined` when its target is absent. */
 export type ChaosAction = () => Promise<string | undefined>;
 
+/** How the driver keeps up with the loop (see the module's comment). */
+export interface ChaosPace {
+  minEvents: number;
+  iterations: number;
+  /** Iterations the loop has finished so far. */
+  iterationsDone: () => number;
+}
+
+/** Events due once `done` of `iterations` are finished: `minEvents` spread evenly, all due before the last one. */
+export function eventsDue(pace: Pick<ChaosPace, 'minEvents' | 'iterations'>, done: number): number {
+  if (pace.iterations <= 1) return 0;
+  return Math.min(pace.minEvents, Math.ceil((pace.minEvents * done) / (pace.iterations - 1)));
+}
+
 /** Runs chaos until `done()` says the loop has ended. */
 export class ChaosDriver {
   readonly events: ChaosEvent[] = [];
@@ -40,6 +59,7 @@ export class ChaosDriver {
     private readonly intervalMs: readonly [number, number],
     private readonly t0: number,
     private readonly log: (line: string) => void = () => undefined,
+    private readonly pace?: ChaosPace,
   ) {
     this.rng = new Rng(seed);
     if (Object.keys(actions).length === 0) throw new Error('chaos: no event kinds to draw from');
@@ -50,15 +70,27 @@ export class ChaosDriver {
     return CHAOS_KINDS.filter((k) => this.actions[k] !== undefined);
   }
 
-  private async sleep(ms: number, done: () => boolean): Promise<void> {
+  private async sleep(ms: number, wake: () => boolean): Promise<void> {
     const until = Date.now() + ms;
-    while (!done() && Date.now() < until) await new Promise((r) => setTimeout(r, Math.min(500, until - Date.now())));
+    while (!wake() && Date.now() < until) await new Promise((r) => setTimeout(r, Math.min(500, until - Date.now())));
+  }
+
+  /** Events that happened (not skipped, not failed). */
+  get happened(): number {
+    return this.events.filter((e) => !e.skipped && e.error === undefined).length;
+  }
+
+  /** True when the loop has run ahead of the events: fewer have happened than its progress makes due. */
+  private behind(): boolean {
+    return this.pace !== undefined && this.happened < eventsDue(this.pace, this.pace.iterationsDone());
   }
 
   async run(done: () => boolean): Promise<void> {
     const kinds = this.kinds;
+    let lastEvent = Date.now();
+    const catchUpGapMs = this.intervalMs[0] / 4;
     while (!done()) {
-      await this.sleep(this.rng.int(this.intervalMs[0], this.intervalMs[1]), done);
+      await this.sleep(this.rng.int(this.intervalMs[0], this.intervalMs[1]), () => done() || (Date.now() - lastEvent >= catchUpGapMs && this.behind()));
       // Up to three draws: an absent target (no trainer running now) gives another kind its turn.
       for (let attempt = 0; attempt < 3 && !done(); attempt++) {
         const kind = kinds[this.rng.int(0, kinds.length - 1)] as ChaosKind;
@@ -75,6 +107,7 @@ export class ChaosDriver {
           break;
         }
       }
+      lastEvent = Date.now();
     }
   }
 

@@ -25,6 +25,8 @@ export interface ProbeSample {
 /** Asks `workflowId` for its status every `everyMs`, until stopped. */
 export class StatusProber {
   readonly samples: ProbeSample[] = [];
+  /** Training iterations the loop had finished at the last answer (0 before any). */
+  iterationsDone = 0;
   private connection: Connection | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -57,6 +59,8 @@ export class StatusProber {
       const answer = await askStatus(new Client({ connection: this.connection }), this.workflowId, this.options.timeoutMs);
       ok = answer.status !== undefined;
       error = answer.problem;
+      // The iteration running, or at the end the last one; 0 is the baseline evaluation.
+      if (answer.status !== undefined) this.iterationsDone = answer.status.stage === 'done' ? answer.status.iteration : Math.max(0, answer.status.iteration - 1);
     } catch (err) {
       error = fullMessage(err);
     }

@@ -54,8 +54,11 @@ export interface RunOptions {
   config: SoakConfigName;
   iterations: number;
   seed: number;
-  /** Chaos between events, in ms; none: an undisturbed run. */
-  chaos?: { intervalMs: readonly [number, number]; kinds?: readonly ChaosKind[] };
+  /**
+   * Chaos between events, in ms; none: an undisturbed run. `minEvents`: at least that many, kept up with the loop's
+   * progress (chaos.ts, `ChaosPace`) however fast the machine runs it.
+   */
+  chaos?: { intervalMs: readonly [number, number]; kinds?: readonly ChaosKind[]; minEvents?: number };
   /** Fault rates; none: no injected faults. */
   faults?: FaultRates;
   /**
@@ -317,7 +320,11 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       };
     }
     const chosen: readonly string[] = o.chaos?.kinds ?? Object.keys(actions);
-    const driver = o.chaos ? new ChaosDriver(mixSeed(o.seed, 1), Object.fromEntries(Object.entries(actions).filter(([k]) => chosen.includes(k))), o.chaos.intervalMs, t0, (line) => o.log(`[${o.label}] ${line}`)) : undefined;
+    const probe = prober;
+    const pace = o.chaos?.minEvents === undefined ? undefined : { minEvents: o.chaos.minEvents, iterations: o.iterations, iterationsDone: () => probe.iterationsDone };
+    const driver = o.chaos
+      ? new ChaosDriver(mixSeed(o.seed, 1), Object.fromEntries(Object.entries(actions).filter(([k]) => chosen.includes(k))), o.chaos.intervalMs, t0, (line) => o.log(`[${o.label}] ${line}`), pace)
+      : undefined;
     const chaos = driver?.run(() => finished);
 
     // Wait for the loop's end: a completed run that went all the way. A run that failed or was terminated is an
