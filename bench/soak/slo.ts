@@ -79,7 +79,13 @@ export function checkSlo(run: RunResult, baseline: RunResult | undefined, limits
   const serverDown = samples.filter((s) => s.after === 'server-down');
   const workerDown = samples.filter((s) => s.after !== 'server-down' && (s.before !== 'up' || s.after !== 'up'));
   const statusUp = { n: clean.length, p50: percentile(upMs, 50), p99: percentile(upMs, 99), max: Math.max(0, ...upMs), failed: clean.filter((s) => !s.ok).length };
-  add('pipeline_status p99 < 100 ms while up', clean.length > 0 && statusUp.p99 < limits.statusP99Ms, `${clean.length} queries: p50 ${statusUp.p50.toFixed(1)} ms, p99 ${statusUp.p99.toFixed(1)} ms, max ${statusUp.max.toFixed(0)} ms, ${statusUp.failed} failed`);
+  // The slowest, with when they were sent: to be read beside the chaos events' times.
+  const slowest = [...clean].sort((a, b) => b.ms - a.ms).slice(0, 3).map((s) => `${s.ms.toFixed(0)} ms at ${s.at.toFixed(0)} s`);
+  add(
+    'pipeline_status p99 < 100 ms while up',
+    clean.length > 0 && statusUp.p99 < limits.statusP99Ms,
+    `${clean.length} queries: p50 ${statusUp.p50.toFixed(1)} ms, p99 ${statusUp.p99.toFixed(1)} ms, max ${statusUp.max.toFixed(0)} ms, ${statusUp.failed} failed; slowest ${slowest.join(', ')}`,
+  );
   const failedFast = serverDown.filter((s) => s.ok || (s.ms <= limits.outageFailMs && (s.error ?? '') !== ''));
   const statusServerDown = { n: serverDown.length, failedFast: failedFast.length, maxMs: Math.max(0, ...serverDown.map((s) => s.ms)), ...defined1('example', serverDown.find((s) => !s.ok)?.error) };
   add(
