@@ -283,29 +283,34 @@ temporal.describe('pipeline durability on a real dev server', () => {
     }
   }, 420_000);
 
+  /**
+   * One SFT iteration whose evaluation runs `episodes` episodes through `apiUrl` (task i is split[i mod 74] of the 74
+   * held-out tasks); a dead worker's evaluation is noticed `heartbeatTimeout` after its last heartbeat.
+   */
+  const evaluationConfig = (name: string, apiUrl: string, episodes: number, concurrency: number, heartbeatTimeout = '10s'): PipelineConfig =>
+    parsePipelineConfig(
+      {
+        name,
+        env: 'gymflow/tool-use-v0',
+        store: join(dir, 'store'),
+        work_dir: join(dir, 'work'),
+        policy: { init: { tiny: TINY_POLICY } },
+        collect: { agent: 'expert', tasks: 2, group_size: 1, shard_size: 2 },
+        export: { success_only: false },
+        train: { command: 'sft', config: { max_steps: 1, max_length: 512 } },
+        eval: { agent: `openai:loopback@${apiUrl}/v1`, tasks: episodes, concurrency, max_steps: 2, baseline: false, heartbeat_timeout: heartbeatTimeout },
+        max_iterations: 1,
+      },
+      `durability:${name}`,
+    );
+
   python.it('kill -9 of the CPU worker mid-evaluation of 200 episodes: the evaluation has every episode once, and at most its concurrency ran twice', async () => {
     const id = 'durable-eval-crash';
     const episodes = 200;
     const concurrency = 4;
     const { api, started } = await countingModel();
     try {
-      const c = parsePipelineConfig(
-        {
-          name: 'eval-crash',
-          env: 'gymflow/tool-use-v0',
-          store: join(dir, 'store'),
-          work_dir: join(dir, 'work'),
-          policy: { init: { tiny: TINY_POLICY } },
-          collect: { agent: 'expert', tasks: 2, group_size: 1, shard_size: 2 },
-          export: { success_only: false },
-          train: { command: 'sft', config: { max_steps: 1, max_length: 512 } },
-          // 200 episodes over the 74 held-out tasks (task i is split[i mod 74]); the dead worker's evaluation is
-          // noticed 10 s after its last heartbeat.
-          eval: { agent: `openai:loopback@${api.url}/v1`, tasks: episodes, concurrency, max_steps: 2, baseline: false, heartbeat_timeout: '10s' },
-          max_iterations: 1,
-        },
-        'durability:eval-crash',
-      );
+      const c = evaluationConfig('eval-crash', api.url, episodes, concurrency);
       await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [c] });
       await until(`${id} to start 60 evaluation episodes`, 240_000, async () => (started() >= 60 ? true : undefined));
       const status = await crashCpuWorkerAndWait(id, () => {
@@ -317,6 +322,27 @@ temporal.describe('pipeline durability on a real dev server', () => {
       expect(new Set(result.episodes.map((e) => e.index)).size).toBe(episodes);
       expect(started() - episodes).toBeLessThanOrEqual(concurrency);
       expect(readdirSync(join(dir, 'store', 'journals'))).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  }, 420_000);
+
+  python.it('abort while the CPU worker is dead mid-evaluation: the run ends cancelled when the attempt times out, not failed', async () => {
+    const id = 'durable-eval-abort-dead';
+    const { api, started } = await countingModel();
+    try {
+      const handle = await stack.client.workflow.start(trainingLoop, { taskQueue: 'gymflow', workflowId: id, args: [evaluationConfig('eval-abort-dead', api.url, 200, 4, '30s')] });
+      await until(`${id} to start 20 evaluation episodes`, 240_000, async () => (started() >= 20 ? true : undefined));
+      // The worker running the evaluation dies, and a new one (which runs the workflow) takes the cancel within the 30 s
+      // heartbeat timeout: no worker can report the dead attempt's cancellation, so it ends by timing out, not retried.
+      await stack.cpu?.kill();
+      await handle.signal(cancelSignal, { mode: 'abort', reason: 'durability test' });
+      stack.cpu = await stack.startCpu();
+      await handle.result();
+      const status = await stack.statusOf(id);
+      expect(status).toMatchObject({ state: 'cancelled', stopReason: 'cancelled', cancel: { mode: 'abort', stage: 'eval', activity: 'cancelled' } });
+      expect(status.stages.eval).toMatchObject({ state: 'cancelled' });
+      expect(status.stages.eval.note).toMatch(/^cancelled; its activity ended with: .*[Hh]eartbeat/);
     } finally {
       await api.close();
     }

@@ -9,6 +9,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   condition,
   isCancellation,
   log,
@@ -319,10 +320,12 @@ export class PipelineRunner {
       this.nextShardProgress.clear();
     }
     const started = Date.now();
+    let scope: CancellationScope | undefined;
     try {
       const result = await CancellationScope.cancellable(async () => {
-        if (next === undefined) this.scope = CancellationScope.current();
-        else this.nextScope = CancellationScope.current();
+        scope = CancellationScope.current();
+        if (next === undefined) this.scope = scope;
+        else this.nextScope = scope;
         return fn();
       });
       st.state = 'done';
@@ -331,14 +334,19 @@ export class PipelineRunner {
       return result;
     } catch (err) {
       st.durationMs = Date.now() - started;
-      if (isCancellation(err)) {
+      // A stage cancelled while its activity's worker was gone ends when that attempt times out (no worker could report
+      // the cancellation, and the server retries nothing once a cancel is requested): cancelled all the same, the
+      // timeout kept in its note. Before the patch such a run failed.
+      const abortedAnyway = !isCancellation(err) && scope?.consideredCancelled === true && patched('cancelled-stage-ends-cancelled');
+      if (abortedAnyway) st.note = `cancelled; its activity ended with: ${describeFailure(err).message}`;
+      if (isCancellation(err) || abortedAnyway) {
         st.state = 'cancelled';
         if (this.status.cancel) {
           this.status.cancel.activity = 'cancelled';
           throw new PipelineStopped();
         }
         if (next === undefined) this.status.state = 'cancelled';
-        throw err;
+        throw abortedAnyway ? new CancelledFailure(`stage ${name} cancelled`, [], err instanceof Error ? err : undefined) : err;
       }
       st.state = 'failed';
       const failure = describeFailure(err);

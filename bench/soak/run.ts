@@ -300,6 +300,8 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
             return d && d.status.name !== 'RUNNING' ? d.status.name : undefined;
           });
           if (closed === undefined) throw new Error('the cancelled run did not close within 5 minutes');
+          // A cancel closes the run as completed (stop reason `cancelled`); anything else is an aborted run.
+          if (closed !== 'COMPLETED') result.aborted.push({ status: `${closed} (after a cancel, ${mode})`, at: (Date.now() - t0) / 1000 });
           return `cancel (${mode}) closed the run (${closed}); ${await continueRun()}`;
         } finally {
           continuing = false;
