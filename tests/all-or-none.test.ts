@@ -6,15 +6,14 @@
  * stage then left containers behind for a moment after the run had ended.
  */
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { expect, it } from 'vitest';
 import { shardsWorkflow, type ShardActivities, type ShardPlan } from './support/all-or-none-workflow.js';
 import { requires } from './support/requires.js';
-import { useLocalTemporal } from './support/temporal.js';
+import { testWorker, useLocalTemporal } from './support/temporal.js';
 import { until } from './support/until.js';
 
 const temporal = requires.temporal();
@@ -65,14 +64,7 @@ temporal.describe('allOrNone on a Temporal dev server', () => {
 
   it('returns every result in order; on a failure or a cancel, the workflow ends only after every shard has stopped', { timeout: 240_000 }, async () => {
     const { env } = local();
-    const taskQueue = `all-or-none-${randomUUID()}`;
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      taskQueue,
-      workflowsPath: fileURLToPath(new URL('./support/all-or-none-workflow.ts', import.meta.url)),
-      activities,
-    });
+    const { worker, taskQueue } = await testWorker(env, 'all-or-none', new URL('./support/all-or-none-workflow.ts', import.meta.url), activities);
     const run = (plan: ShardPlan[], fanOut: 'allOrNone' | 'Promise.all') =>
       env.client.workflow.start(shardsWorkflow, { taskQueue, workflowId: `all-or-none-${randomUUID()}`, args: [plan, fanOut] });
     const failure = async (result: Promise<unknown>): Promise<unknown> => {

@@ -6,13 +6,12 @@
  * never finished.
  */
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { expect, it } from 'vitest';
 import { progressReporter } from '../activities/common.js';
 import { progressWorkflow, type ProgressActivities } from './support/progress-workflow.js';
 import { requires } from './support/requires.js';
-import { useLocalTemporal } from './support/temporal.js';
+import { testWorker, useLocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
 
@@ -39,14 +38,7 @@ temporal.describe('progressReporter on a Temporal dev server', () => {
 
   it('signals from an activity, and a local activity completes without signals or failed workflow tasks', { timeout: 240_000 }, async () => {
     const { env } = local();
-    const taskQueue = `progress-${randomUUID()}`;
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      taskQueue,
-      workflowsPath: fileURLToPath(new URL('./support/progress-workflow.ts', import.meta.url)),
-      activities,
-    });
+    const { worker, taskQueue } = await testWorker(env, 'progress', new URL('./support/progress-workflow.ts', import.meta.url), activities);
     await worker.runUntil(async () => {
       const remote = await env.client.workflow.execute(progressWorkflow, { taskQueue, workflowId: `progress-${randomUUID()}`, args: ['activity', 5] });
       // the first unit's and the last one's (the others fall within 2 s of the first)

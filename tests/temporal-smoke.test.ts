@@ -3,14 +3,13 @@
  * `tests/support/smoke-workflow.ts`, runs it, answers `pipeline_status`, takes an update and a signal, runs an activity.
  */
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { expect, it } from 'vitest';
 import { requires } from './support/requires.js';
 import * as activities from './support/smoke-activities.js';
 import { finishSignal, setNoteUpdate, smokeStatusQuery, smokeWorkflow } from './support/smoke-workflow.js';
-import { useLocalTemporal } from './support/temporal.js';
+import { testWorker, useLocalTemporal } from './support/temporal.js';
 
 const temporal = requires.temporal();
 
@@ -28,14 +27,7 @@ temporal.describe('Temporal dev server smoke', () => {
   it('runs a workflow with query, update, signal and activity', { timeout: 90_000 }, async () => {
     const { env } = local();
     const client = env.client;
-    const taskQueue = `smoke-${randomUUID()}`;
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      taskQueue,
-      workflowsPath: fileURLToPath(new URL('./support/smoke-workflow.ts', import.meta.url)),
-      activities,
-    });
+    const { worker, taskQueue } = await testWorker(env, 'smoke', new URL('./support/smoke-workflow.ts', import.meta.url), activities);
 
     const result = await worker.runUntil(async () => {
       const handle = await client.workflow.start(smokeWorkflow, {

@@ -3,10 +3,13 @@
  * installed into `.venv/` by `scripts/setup.sh`), the repository root, a free TCP port for a dev server, and
  * a test environment on a dev server of its own. The implementations are the ones `gymflow dev` uses.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll } from 'vitest';
 import { freePort, startDevServer, type DevServer } from '../../src/runtime/dev-server.js';
 import type { SearchAttributeSpec } from '../../src/runtime/temporal-cli.js';
@@ -66,4 +69,14 @@ export function useLocalTemporal(prefix: string): () => LocalTemporal {
     if (!local) throw new Error('test environment did not start');
     return local;
   };
+}
+
+/**
+ * A worker on a task queue of its own (`<name>-<uuid>`) in `env`, running the workflows of the module at `workflows` (a
+ * file URL, bundled by the SDK) and `activities`.
+ */
+export async function testWorker(env: TestWorkflowEnvironment, name: string, workflows: URL, activities: object): Promise<{ worker: Worker; taskQueue: string }> {
+  const taskQueue = `${name}-${randomUUID()}`;
+  const worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowsPath: fileURLToPath(workflows), activities });
+  return { worker, taskQueue };
 }
