@@ -72,8 +72,9 @@ eachBackend('file trees', (backend) => {
         await checkoutTree(store, ref, out);
       });
       // Reading the file whole (the old readFile/get path) grows RSS by at least its size; streaming
-      // holds a few 1 MiB buffers.
-      expect(growth).toBeLessThan(BIG / 4);
+      // holds a few 1 MiB buffers. Half its size leaves room for the s3 backend's HTTP buffers and a collector that
+      // runs late on a busy machine (16.4 MiB measured through SeaweedFS with one core held by another process).
+      expect(growth).toBeLessThan(BIG / 2);
 
       const manifest = await readTree(store, ref);
       expect(manifest.files).toEqual([
