@@ -34,6 +34,18 @@ export interface ChaosEvent {
 /** An action: resolves with what it did, or `undefined` when its target is absent. */
 export type ChaosAction = () => Promise<string | undefined>;
 
+/** Whether an event took place: not skipped for want of a target, and its action did not fail. */
+export function tookPlace(e: ChaosEvent): boolean {
+  return e.skipped !== true && e.error === undefined;
+}
+
+/** The events that took place, by kind (what the soak's report counts). */
+export function eventCounts(events: readonly ChaosEvent[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of events) if (tookPlace(e)) out[e.kind] = (out[e.kind] ?? 0) + 1;
+  return out;
+}
+
 /** How the driver keeps up with the loop (see the module's comment). */
 export interface ChaosPace {
   minEvents: number;
@@ -75,9 +87,9 @@ export class ChaosDriver {
     while (!wake() && Date.now() < until) await new Promise((r) => setTimeout(r, Math.min(500, until - Date.now())));
   }
 
-  /** Events that happened (not skipped, not failed). */
+  /** Events that took place. */
   get happened(): number {
-    return this.events.filter((e) => !e.skipped && e.error === undefined).length;
+    return this.events.filter(tookPlace).length;
   }
 
   /** True when the loop has run ahead of the events: fewer have happened than its progress makes due. */
@@ -109,12 +121,5 @@ export class ChaosDriver {
       }
       lastEvent = Date.now();
     }
-  }
-
-  /** Events that happened (not skipped), by kind. */
-  counts(): Partial<Record<ChaosKind, number>> {
-    const out: Partial<Record<ChaosKind, number>> = {};
-    for (const e of this.events) if (!e.skipped && e.error === undefined) out[e.kind] = (out[e.kind] ?? 0) + 1;
-    return out;
   }
 }

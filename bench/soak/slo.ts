@@ -3,6 +3,7 @@
  * run of the same configuration and seed, and the report's tables.
  */
 import { readFile } from 'node:fs/promises';
+import { eventCounts } from './chaos.js';
 import { percentile } from './prober.js';
 import type { RunResult } from './run.js';
 
@@ -105,8 +106,7 @@ export function checkSlo(run: RunResult, baseline: RunResult | undefined, limits
     nothingLeft,
     nothingLeft ? 'none' : `processes [${left.processes.join(', ')}], containers [${left.containers.join(', ')}], tmp [${left.tmpFiles.slice(0, 5).join(', ')}], scratch dir removed: ${left.scratchDirRemoved}`,
   );
-  const chaosEvents: Record<string, number> = {};
-  for (const e of run.events) if (!e.skipped && e.error === undefined) chaosEvents[e.kind] = (chaosEvents[e.kind] ?? 0) + 1;
+  const chaosEvents = eventCounts(run.events);
   const happened = Object.values(chaosEvents).reduce((a, b) => a + b, 0);
   const failedActions = run.events.filter((e) => e.error !== undefined);
   add(`at least ${limits.minChaosEvents} chaos events`, happened >= limits.minChaosEvents && failedActions.length === 0, `${happened} events${failedActions.length > 0 ? `; actions that failed: ${failedActions.map((e) => `${e.kind}: ${e.error ?? ''}`).join('; ')}` : ''}`);
