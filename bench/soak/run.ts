@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { clientConnectionOptions } from '../../src/runtime/temporal-target.js';
 import { mixSeed, Rng } from '../../src/core/rng.js';
 import { parsePipelineConfig, type PipelineConfig } from '../../src/loop/config.js';
@@ -210,6 +210,20 @@ async function checkLineage(store: ArtifactStore, history: readonly IterationMet
   return { problems, trajectories, duplicates, injectedExecFaults };
 }
 
+/**
+ * Sends a signal with `send`; false when no run of the workflow is open to take it — the loop closed a moment before
+ * (its last iteration done), so a chaos event has no target then, rather than failing.
+ */
+async function signalOpenRun(send: () => Promise<void>): Promise<boolean> {
+  try {
+    await send();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError || /workflow execution already completed/i.test(fullMessage(err))) return false;
+    throw err;
+  }
+}
+
 /** Runs the loop once (see the module comment). */
 export async function runOnce(o: RunOptions): Promise<RunResult> {
   const dir = await mkdtemp(join(tmpdir(), `gymflow-soak-${o.label}-`));
@@ -283,18 +297,18 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       },
       'pause-resume': async () => {
         const handle = (await client()).workflow.getHandle(workflowId);
-        await handle.signal(pauseSignal);
+        if (!(await signalOpenRun(() => handle.signal(pauseSignal)))) return undefined;
         const pausedMs = choices.int(3_000, 10_000);
         await new Promise((r) => setTimeout(r, pausedMs));
-        await handle.signal(resumeSignal);
-        return `paused for ${(pausedMs / 1000).toFixed(1)} s`;
+        const resumed = await signalOpenRun(() => handle.signal(resumeSignal));
+        return `paused for ${(pausedMs / 1000).toFixed(1)} s${resumed ? '' : '; the run had closed before the resume'}`;
       },
       'cancel-continue': async () => {
         continuing = true;
         try {
           const handle = (await client()).workflow.getHandle(workflowId);
           const mode = choices.int(0, 1) === 0 ? 'finish' : 'abort';
-          await handle.signal(cancelSignal, { mode, reason: 'soak chaos' });
+          if (!(await signalOpenRun(() => handle.signal(cancelSignal, { mode, reason: 'soak chaos' })))) return undefined;
           const closed = await poll(300_000, async () => {
             const d = await handle.describe().catch(() => undefined);
             return d && d.status.name !== 'RUNNING' ? d.status.name : undefined;
