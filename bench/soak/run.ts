@@ -224,6 +224,12 @@ async function signalOpenRun(send: () => Promise<void>): Promise<boolean> {
   }
 }
 
+/** Whether a Docker call failed because its container is gone or no longer running (404, 409). */
+function containerGone(err: unknown): boolean {
+  const code = (err as { statusCode?: unknown }).statusCode;
+  return code === 404 || code === 409;
+}
+
 /** Runs the loop once (see the module comment). */
 export async function runOnce(o: RunOptions): Promise<RunResult> {
   const dir = await mkdtemp(join(tmpdir(), `gymflow-soak-${o.label}-`));
@@ -325,14 +331,20 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     if (s.ownsServer) actions['restart-server'] = () => s.restartServer(choices.int(2_000, 8_000));
     if (o.config === 'sandbox') {
       actions['kill-container'] = async () => {
-        const running = await poll(15_000, async () => {
-          const list = (await workflowContainers(workflowId)).filter((c) => c.State === 'running');
-          return list.length > 0 ? list : undefined;
+        // A container listed as running can end (its episode done) or be removed before the kill reaches it: it is
+        // then no target, and the kill goes to the next one; with none left the event is skipped.
+        const killed = await poll(15_000, async () => {
+          for (const c of (await workflowContainers(workflowId)).filter((c) => c.State === 'running')) {
+            try {
+              await dockerClient().getContainer(c.Id).kill();
+              return c.Id;
+            } catch (err) {
+              if (!containerGone(err)) throw err;
+            }
+          }
+          return undefined;
         });
-        const victim = running?.[0];
-        if (victim === undefined) return undefined;
-        await dockerClient().getContainer(victim.Id).kill();
-        return `container ${victim.Id.slice(0, 12)} killed mid-episode`;
+        return killed === undefined ? undefined : `container ${killed.slice(0, 12)} killed mid-episode`;
       };
     }
     const chosen: readonly string[] = o.chaos?.kinds ?? Object.keys(actions);
