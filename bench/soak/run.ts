@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { clientConnectionOptions } from '../../src/runtime/temporal-target.js';
 import { mixSeed, Rng } from '../../src/core/rng.js';
+import { defined } from '../../src/core/defined.js';
 import { parsePipelineConfig, type PipelineConfig } from '../../src/loop/config.js';
 import { continuation } from '../../src/loop/continuation.js';
 import type { IterationMetrics } from '../../src/loop/status.js';
@@ -88,7 +89,15 @@ export interface RunResult {
   /** Seconds from the start to the loop's close (status queries after it ask a closed run: not counted). */
   closedAtS: number;
   /** Problems with the lineage (empty when complete), and what it holds. */
-  lineage: { problems: string[]; trajectories: number; duplicates: number; injectedExecFaults: number };
+  lineage: {
+    problems: string[];
+    trajectories: number;
+    duplicates: number;
+    injectedExecFaults: number;
+    /** Each iteration's dataset size (its store entry's `records`), and the optimiser steps of an undisturbed training on it, where known ({@link undisturbedSteps}). */
+    datasetRecords?: (number | undefined)[];
+    undisturbedSteps?: (number | undefined)[];
+  };
   /** History length of every execution of the workflow id (continue-as-new runs and continuations). */
   runs: { runId: string; status: string; events: number }[];
   samples: ProbeSample[];
@@ -149,6 +158,29 @@ export function soakConfig(name: SoakConfigName, o: { dir: string; iterations: n
   );
 }
 
+/**
+ * An undisturbed training's optimiser steps on a dataset of `records` examples — the reference where the chaos
+ * changes the data (the sandbox configuration: refused execs and killed containers are in its episodes, so its
+ * datasets differ from the undisturbed run's) — or `undefined` where no such count is known (RL: the undisturbed run's
+ * own counts are the reference). SFT's schedule
+ * (trainer/gymflow_trainer/sft.py `build_schedule`): per epoch, micro-batches of `batch_size`, `grad_accum` to a step,
+ * the last short one a step too; at most `max_steps`.
+ */
+export function undisturbedSteps(config: PipelineConfig): ((records: number) => number) | undefined {
+  const train = config.phases[0]?.train;
+  if (train === undefined || train.command !== 'sft') return undefined;
+  const num = (key: string, fallback: number): number => {
+    const v = train.config[key];
+    return typeof v === 'number' ? v : fallback;
+  };
+  const [epochs, batch, accum] = [num('epochs', 1), num('batch_size', 1), num('grad_accum', 1)];
+  const maxSteps = train.config['max_steps'];
+  return (records) => {
+    const steps = epochs * Math.ceil(Math.ceil(records / batch) / accum);
+    return typeof maxSteps === 'number' ? Math.min(steps, maxSteps) : steps;
+  };
+}
+
 /** Polls `probe` every 300 ms until it returns a value or `timeoutMs` passes (then `undefined`). */
 async function poll<T>(timeoutMs: number, probe: () => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs;
@@ -176,6 +208,7 @@ async function checkLineage(store: ArtifactStore, history: readonly IterationMet
   let trajectories = 0;
   let duplicates = 0;
   let injectedExecFaults = 0;
+  const datasetRecords: (number | undefined)[] = [];
   const collect = config.phases[0]?.collect;
   if (collect === undefined) throw new Error('the soak configuration has no phase');
   const perSet = collect.tasks * collect.group_size;
@@ -189,6 +222,8 @@ async function checkLineage(store: ArtifactStore, history: readonly IterationMet
       const entry = await store.stat(ref).catch((err: unknown) => (problems.push(`iteration ${h.iteration}: ${field} ${ref} not in the store (${fullMessage(err)})`), undefined));
       if (entry && entry.kind !== kind) problems.push(`iteration ${h.iteration}: ${field} ${ref} is a ${entry.kind}, expected a ${kind}`);
     }
+    const records = h.refs.dataset === undefined ? undefined : (await store.stat(h.refs.dataset).catch(() => undefined))?.meta?.['records'];
+    datasetRecords.push(typeof records === 'number' ? records : undefined);
     if (h.refs.scored === undefined) continue;
     const parents = await Promise.all((await store.stat(h.refs.scored)).parents.map((p) => store.stat(p).then((e) => e.kind, () => 'missing')));
     if (!parents.includes('trajectories')) problems.push(`iteration ${h.iteration}: the scored set's parents are [${parents.join(', ')}], no collected trajectories`);
@@ -202,12 +237,16 @@ async function checkLineage(store: ArtifactStore, history: readonly IterationMet
     for (const t of set) {
       // The sandbox's observation of an exec the hook refused (src/sandbox/sandbox.ts `exec`).
       injectedExecFaults += t.steps.filter((step) => step.observation.includes('injected fault at sandbox.exec')).length;
-      if (seen.has(t.id)) duplicates++;
-      seen.add(t.id);
+      // One episode is its content and its place in the plan (index, group, member, seed): a deterministic agent on a
+      // task drawn again in another iteration acts the same (the same content id) in an episode of its own.
+      const episode = `${t.id} ${JSON.stringify(t.metadata['collect'] ?? null)}`;
+      if (seen.has(episode)) duplicates++;
+      seen.add(episode);
     }
   }
   if (duplicates > 0) problems.push(`${duplicates} trajectories appear more than once across the iterations' scored sets`);
-  return { problems, trajectories, duplicates, injectedExecFaults };
+  const stepsFor = undisturbedSteps(config);
+  return { problems, trajectories, duplicates, injectedExecFaults, datasetRecords, ...defined({ undisturbedSteps: stepsFor && datasetRecords.map((n) => (n === undefined ? undefined : stepsFor(n))) }) };
 }
 
 /**
