@@ -5,7 +5,7 @@
  * trajectories in a fresh store, so no verdict comes from the cache.
  *
  * Prints a table and writes `bench/results/judge-stage.json`. Usage:
- * `npx tsx bench/judge-stage.ts [--latency-ms 50] [--steps 192]`.
+ * `npm run bench:judge-stage -- [--latency-ms 50] [--steps 192]`.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
