@@ -198,6 +198,10 @@ temporal.describe('pipeline on Temporal', () => {
       expect(status.stages.collect.note).toBe('2/2 shards');
       expect(status.stages.collect.progress).toEqual({ done: 4, total: 4, unit: 'episodes' });
       expect(status.history).toHaveLength(3);
+      // The Web UI's current details (the workflow metadata query) follow every run, this third one too, which
+      // carries no summary (continue-as-new takes none).
+      const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+      expect(metadata.currentDetails).toMatch(/^\*\*iteration 2 of 2\*\* · completed: max iterations · run 3\n\n- last evaluated: iteration 2, success \d\.\d{3} \[/);
       const rl = status.history[2];
       expect(rl?.success).toMatchObject({ n: 2 });
       expect(rl?.success?.low).toBeLessThanOrEqual(rl?.success?.value ?? -1);
@@ -495,6 +499,7 @@ temporal.describe('pipeline on Temporal', () => {
       const paused = await waitFor(handle, 'paused', (s) => s.state === 'paused');
       expect(paused.paused).toBe(true);
       expect(paused.stages.tasks.state).toBe('pending');
+      expect((await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata')).currentDetails).toBe('**one pass (iteration 1)** · paused before the next stage · run 1');
       await new Promise((r) => setTimeout(r, 1500));
       const still = await handle.query(pipelineStatusQuery);
       expect(still.state).toBe('paused');

@@ -7,7 +7,7 @@ import { allHandlersFinished, condition } from '@temporalio/workflow';
 import type { PipelineConfig } from '../src/loop/config.js';
 import { phaseOf } from '../src/loop/plan.js';
 import type { IterationMetrics, PolicyState, StopReason } from '../src/loop/status.js';
-import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
+import { followCurrentDetails, PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
 
 /** Optional start point of a pass. */
 export interface PassInput {
@@ -37,6 +37,7 @@ export async function pipeline(config: PipelineConfig, given: PassInput | null =
     run: 1,
     loopStartedAt: new Date().toISOString(),
   });
+  followCurrentDetails(() => runner.status);
   try {
     let validated: PipelineConfig;
     try {

@@ -16,6 +16,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -75,9 +76,26 @@ import {
 } from './activity-options.js';
 import { cancelSignal, pauseSignal, pipelineStatusQuery, resumeSignal, stageProgressSignal, type CancelRequest, type StageProgress } from './messages.js';
 import { defined } from '../src/core/defined.js';
-import { activitySummary, plural } from '../src/loop/summaries.js';
+import { activitySummary, currentDetails, plural } from '../src/loop/summaries.js';
 import { allOrNone } from './all-or-none.js';
 import { summarised } from './summarised.js';
+
+/**
+ * Keeps the run's current details (`currentDetails`, src/loop/summaries.ts), which the Web UI shows, in step with the
+ * status `status` returns: the workflow's runner of the moment, which setup replaces. Setting them writes nothing to
+ * the history (the UI reads them with a query), so replay is unaffected and no patch is needed. It waits outside any
+ * cancellation (a cancelled run still says so) and never ends: the workflow's end drops it.
+ */
+export function followCurrentDetails(status: () => PipelineStatus): void {
+  const render = (): string => currentDetails(status());
+  void CancellationScope.nonCancellable(async () => {
+    for (;;) {
+      const shown = render();
+      setCurrentDetails(shown);
+      await condition(() => render() !== shown);
+    }
+  });
+}
 
 /**
  * Fails the run at once, without retries, when its input is not a configuration object (`temporal workflow

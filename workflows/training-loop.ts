@@ -12,7 +12,7 @@ import { allHandlersFinished, condition, continueAsNew, patched } from '@tempora
 import type { PipelineConfig } from '../src/loop/config.js';
 import { phaseOf, tensorboardDirOf } from '../src/loop/plan.js';
 import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PendingRollouts, type PolicyState, type StopReason } from '../src/loop/status.js';
-import { PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
+import { followCurrentDetails, PipelineRunner, PipelineStopped, requireConfigObject } from './runner.js';
 
 /** What a finished loop returns. */
 export interface LoopResult {
@@ -53,6 +53,7 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
   };
   // The runner (and so the query and signal handlers) exists before the first activity.
   let runner = new PipelineRunner('trainingLoop', config, { ...provisional, run: provisional.runs + 1 });
+  followCurrentDetails(() => runner.status);
   const finish = async (stopReason: StopReason, s: LoopState): Promise<LoopResult> => {
     runner.status.stopReason = stopReason;
     runner.status.state = stopReason === 'cancelled' ? 'cancelled' : 'completed';

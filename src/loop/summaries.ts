@@ -5,7 +5,7 @@
  * environment — without opening a payload. Summaries are user metadata: replay does not compare them, so changing
  * their wording breaks no recorded history. Pure module: imported by workflows and by the CLI.
  */
-import type { ForkedFrom } from './status.js';
+import { STAGES, type ForkedFrom, type PipelineStatus, type StageName, type StageStatus } from './status.js';
 
 /** The separator between a summary's parts. */
 const SEP = ' · ';
@@ -64,4 +64,71 @@ export interface ActivityPlace {
  */
 export function activitySummary(place: ActivityPlace): string {
   return oneLine([`iter ${place.iteration}`, place.what, place.env].join(SEP));
+}
+
+/** The longest error message the current details quote (the rest is in `pipeline_status`). */
+const DETAILS_ERROR_CHARS = 200;
+
+/** A stage with its progress: `collect (5/8 episodes)`. */
+function stageWithProgress(name: string, st: StageStatus | undefined): string {
+  const p = st?.progress;
+  return p === undefined ? name : `${name} (${p.done}/${p.total} ${p.unit})`;
+}
+
+function isStageName(stage: string): stage is StageName {
+  return (STAGES as readonly string[]).includes(stage);
+}
+
+/** What the run is doing now, in a few words: `train (12/40 steps)`, `paused before the next stage`, `failed in train: …`. */
+function runState(s: PipelineStatus): string {
+  const stage = isStageName(s.stage) ? stageWithProgress(s.stage, s.stages[s.stage]) : s.stage;
+  switch (s.state) {
+    case 'running':
+    case 'starting':
+      return stage === 'setup' ? 'setting up' : stage;
+    case 'paused':
+      // A pause waits at the next stage's start: a stage already running goes on to its end.
+      return isStageName(s.stage) && s.stages[s.stage].state === 'running' ? `paused once ${stage} ends` : 'paused before the next stage';
+    case 'cancelling':
+      return `cancelling (${s.cancel?.mode ?? 'finish'}), at ${stage}`;
+    case 'cancelled':
+      return 'cancelled';
+    case 'completed':
+      return s.stopReason === undefined ? 'completed' : `completed: ${s.stopReason.replace('_', ' ')}`;
+    case 'failed': {
+      const e = s.lastError;
+      if (e === undefined) return 'failed';
+      const message = oneLine(e.message);
+      return `failed in ${e.stage}: ${message.length > DETAILS_ERROR_CHARS ? `${message.slice(0, DETAILS_ERROR_CHARS)}…` : message}`;
+    }
+  }
+}
+
+/**
+ * A run's *current details*, which the Temporal Web UI shows beside the summary (and `temporal workflow metadata`
+ * prints), as Markdown: the iteration and what the run is doing, then the overlapped collection (asynchronous RL),
+ * the last evaluated iteration and the best. Unlike the summary, which only the run a client started carries, they
+ * follow every run of a loop, those after continue-as-new included. Workflows keep them up to date
+ * (`followCurrentDetails` in workflows/runner.ts).
+ *
+ * @example
+ * currentDetails(status)
+ * // '**iteration 2 of 3** · train (12/40 steps) · run 3\n\n- last evaluated: iteration 1, success 0.625 [0.306, 0.863]'
+ */
+export function currentDetails(s: PipelineStatus): string {
+  const where = s.iteration === 0 ? 'baseline evaluation' : s.workflow === 'pipeline' ? `one pass (iteration ${s.iteration})` : `iteration ${s.iteration} of ${s.maxIterations}`;
+  const lines: string[] = [];
+  if (s.next !== undefined) {
+    const running = (['collect', 'tasks'] as const).find((n) => s.next?.stages[n].state === 'running');
+    const what = s.next.error !== undefined ? `failed: ${oneLine(s.next.error)}` : running === undefined ? 'waiting' : stageWithProgress(running, s.next.stages[running]);
+    lines.push(`- beside it, iteration ${s.next.iteration}'s collection by policy version ${s.next.policyVersion}: ${what}`);
+  }
+  const last = s.history.at(-1);
+  if (last?.success !== undefined) {
+    const { value, low, high } = last.success;
+    lines.push(`- last evaluated: iteration ${last.iteration}, success ${value.toFixed(3)} [${low.toFixed(3)}, ${high.toFixed(3)}]`);
+  }
+  if (s.best !== undefined && s.best.iteration !== last?.iteration) lines.push(`- best: iteration ${s.best.iteration}, success ${s.best.success.toFixed(3)}`);
+  const head = `**${where}** · ${runState(s)} · run ${s.run}`;
+  return lines.length === 0 ? head : `${head}\n\n${lines.join('\n')}`;
 }
