@@ -25,6 +25,7 @@ import { openWorkspace, type Workspace, type WorkspaceDefaults } from '../src/ru
 import { parseInput, progressReporter, withFailureMapping } from './common.js';
 import { storeRef as ref } from './schemas.js';
 import { scoreWithRewardSection } from './score-set.js';
+import { defined } from '../src/core/defined.js';
 
 const Where = { store: z.string().optional() };
 
@@ -122,9 +123,9 @@ export function createIngestActivities(defaults: WorkspaceDefaults) {
         let converted = 0;
         for (const [i, file] of files.entries()) {
           let got = 0;
-          for await (const item of convertFile(file.path, o.format === undefined ? {} : { format: o.format })) {
+          for await (const item of convertFile(file.path, defined({ format: o.format }))) {
             if (isConversionProblem(item)) {
-              problems.push({ file: item.file, path: item.path, message: item.message, ...(item.line === undefined ? {} : { line: item.line }) });
+              problems.push({ file: item.file, path: item.path, message: item.message, ...defined({ line: item.line }) });
               continue;
             }
             try {
@@ -146,13 +147,13 @@ export function createIngestActivities(defaults: WorkspaceDefaults) {
             ? undefined
             : await putTrajectories(ws.store, trajectories, { kind: 'trajectories', parents: [o.files], meta: { ingest: o.name, files: converted }, name: ingestRefName(o.name, 'trajectories') });
         return {
-          ...(set === undefined ? {} : { ref: set.ref }),
+          ...defined({ ref: set?.ref }),
           files: converted,
           trajectories: trajectories.length,
           rejected,
           problems: problems.length,
           first: problems.slice(0, FIRST_PROBLEMS),
-          ...(problemsRef === undefined ? {} : { problemsRef }),
+          ...defined({ problemsRef }),
         };
       });
     },

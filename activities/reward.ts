@@ -40,6 +40,7 @@ import type { ScoreOptions, StepJudgement } from '../src/reward/types.js';
 import { openWorkspace, type WorkspaceDefaults } from '../src/runtime/workspace.js';
 import { configFailure, parseInput, progressReporter, throwIfCancelled, withFailureMapping } from './common.js';
 import { storeRef as ref } from './schemas.js';
+import { defined } from '../src/core/defined.js';
 
 const Where = { store: z.string().optional(), workDir: z.string().optional() };
 
@@ -152,7 +153,7 @@ export function createRewardActivities(defaults: WorkspaceDefaults) {
         const config: JudgeConfigInput = {
           provider: j.provider,
           model: j.model,
-          ...(j.base_url !== undefined ? { baseURL: j.base_url } : {}),
+          ...defined({ baseURL: j.base_url }),
           apiKeyEnv: keyEnv,
           concurrency: j.concurrency,
           timeoutMs: durationMs(j.timeout),
@@ -160,7 +161,7 @@ export function createRewardActivities(defaults: WorkspaceDefaults) {
           temperature: j.temperature,
           maxTokens: j.max_tokens,
           cachePath: judgeCachePath(ws.store),
-          ...(j.budget !== undefined ? { budget: remaining(j.budget, before) } : {}),
+          ...defined({ budget: remaining(j.budget, before) }),
         };
         let judge;
         try {
@@ -203,8 +204,8 @@ export function createRewardActivities(defaults: WorkspaceDefaults) {
           {
             kind: 'judgements',
             parents: o.shards,
-            meta: { provider: j.provider, model: j.model, ...(j.base_url !== undefined ? { baseURL: j.base_url } : {}), rubrics: rubrics.map((r) => r.name), steps: total, judged, usage, budgetExhausted },
-            ...(o.name !== undefined ? { name: o.name } : {}),
+            meta: { provider: j.provider, model: j.model, ...defined({ baseURL: j.base_url }), rubrics: rubrics.map((r) => r.name), steps: total, judged, usage, budgetExhausted },
+            ...defined({ name: o.name }),
           },
         );
         const { requests, cacheHits, inputTokens, outputTokens, failures, retries, repairs } = usage;
@@ -256,7 +257,7 @@ export async function scoreLayers(store: ArtifactStore, reward: RewardSection, e
     lineage['judge'] = {
       provider: reward.judge.provider,
       model: reward.judge.model,
-      ...(reward.judge.base_url !== undefined ? { baseURL: reward.judge.base_url } : {}),
+      ...defined({ baseURL: reward.judge.base_url }),
       rubrics: weightedJudgeRubrics(profile).map((r) => r.name),
       judgements,
     };
@@ -294,7 +295,7 @@ export async function checkRewardSection(reward: RewardSection, envId: string): 
   const j = reward.judge;
   if (j !== undefined) {
     try {
-      resolveJudgeApiKey({ provider: j.provider, ...(j.api_key_env !== undefined ? { apiKeyEnv: j.api_key_env } : {}) });
+      resolveJudgeApiKey({ provider: j.provider, ...defined({ apiKeyEnv: j.api_key_env }) });
     } catch (err) {
       throw new ConfigError(`pipeline config $.reward.judge${j.api_key_env !== undefined ? '.api_key_env' : ''}: ${(err as Error).message} on the CPU workers`);
     }

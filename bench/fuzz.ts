@@ -14,6 +14,7 @@ import { mcpTargets } from '../tests/fuzz/mcp.targets.js';
 import { openEnvTargets } from '../tests/fuzz/openenv.targets.js';
 import { parserTargets } from '../tests/fuzz/parsers.targets.js';
 import { recorderTargets } from '../tests/fuzz/recorder.targets.js';
+import { defined } from '../src/core/defined.js';
 
 interface Args {
   runs: number;
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     await target.setup?.();
     const start = performance.now();
     try {
-      const details = await fc.check(target.property() as fc.IAsyncProperty<unknown>, { numRuns: args.runs, seed: args.seed, ...(args.path === undefined ? {} : { path: args.path }) });
+      const details = await fc.check(target.property() as fc.IAsyncProperty<unknown>, { numRuns: args.runs, seed: args.seed, ...defined({ path: args.path }) });
       const ms = Math.round(performance.now() - start);
       if (details.failed) {
         const counterexample = fc.stringify(details.counterexample);

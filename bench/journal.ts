@@ -35,6 +35,7 @@ import { storedTrajectory, type StoredTrajectory } from '../src/hub/store/trajec
 import { resolveAgent } from '../src/policy/specs.js';
 import { formatTable } from '../src/cli/table.js';
 import { median, runBench, writeReport } from './report.js';
+import { defined } from '../src/core/defined.js';
 
 const ENV = 'gymflow/tool-use-v0';
 const CONCURRENCY = 8;
@@ -81,7 +82,7 @@ async function rate(n: number, delayMs: number, journaled: boolean, stored: bool
       n,
       concurrency: CONCURRENCY,
       seed: 1,
-      ...(store ? { store } : {}),
+      ...defined({ store }),
       ...(journal ? { onEpisode: (i: number, t: Trajectory, form: () => StoredTrajectory) => journal.append(i, t, store ? form() : undefined) } : {}),
     });
     await journal?.close();

@@ -12,6 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { DEFAULT_FAULT_RATES, runOnce, SOAK_CONFIGS, type RunResult, type SoakConfigName } from './soak/run.js';
 import { checkSlo, DEFAULT_LIMITS, earlierBaseline, formatReport } from './soak/slo.js';
+import { defined } from '../src/core/defined.js';
 
 function positiveInt(v: string, flag: string): number {
   const n = Number(v);
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   // At least this many events, kept up with the loop's progress (bench/soak/chaos.ts), and checked by the SLO.
   const minEvents = positiveInt(values['min-events'], 'min-events');
   const log = (line: string): void => console.error(`${new Date().toISOString().slice(11, 19)} ${line}`);
-  const common = { config, iterations, seed, log, keep: values.keep, ...(values['temporal-address'] === undefined ? {} : { temporalAddress: values['temporal-address'] }) };
+  const common = { config, iterations, seed, log, keep: values.keep, ...defined({ temporalAddress: values['temporal-address'] }) };
 
   // The deadline covers both runs: the baseline gets a third of it.
   const started = Date.now();

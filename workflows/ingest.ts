@@ -12,6 +12,7 @@ import type { IngestStatus } from '../src/loop/ingest.js';
 import { STORE_OPTIONS } from './activity-options.js';
 import { ingestStatusQuery } from './messages.js';
 import { summarised } from './summarised.js';
+import { defined } from '../src/core/defined.js';
 
 /** One ingest run (see the module comment); returns its final status. */
 export async function ingest(given: IngestInput): Promise<IngestStatus> {
@@ -24,7 +25,7 @@ export async function ingest(given: IngestInput): Promise<IngestStatus> {
   const status = initialIngestStatus(input);
   setHandler(ingestStatusQuery, () => status);
   const a = proxyActivities<PipelineActivities>({ ...STORE_OPTIONS, taskQueue: input.task_queue });
-  const where = input.store === undefined ? {} : { store: input.store };
+  const where = defined({ store: input.store });
   /** An activity's one-line summary for the Web UI. */
   const about = (what: string): string => `ingest ${input.name} · ${what}`;
   try {
@@ -37,7 +38,7 @@ export async function ingest(given: IngestInput): Promise<IngestStatus> {
     status.refs.files = scan.ref;
 
     status.stage = 'convert';
-    const converted = await summarised(a.convertLogs, about(`convert ${scan.new} new file${scan.new === 1 ? '' : 's'}`))({ name: input.name, files: scan.ref, ...(input.format === undefined ? {} : { format: input.format }), ...where });
+    const converted = await summarised(a.convertLogs, about(`convert ${scan.new} new file${scan.new === 1 ? '' : 's'}`))({ name: input.name, files: scan.ref, ...defined({ format: input.format }), ...where });
     status.converted = { files: converted.files, trajectories: converted.trajectories };
     status.rejected = { files: converted.rejected.length, problems: converted.problems, first: converted.first };
     if (converted.problemsRef !== undefined) status.refs.rejected = converted.problemsRef;

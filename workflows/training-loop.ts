@@ -9,6 +9,7 @@
  * them over in the state (`pending`, refs only); the next run scores them instead of collecting.
  */
 import { allHandlersFinished, condition, continueAsNew, patched } from '@temporalio/workflow';
+import { defined } from '../src/core/defined.js';
 import type { PipelineConfig } from '../src/loop/config.js';
 import { phaseOf, tensorboardDirOf } from '../src/loop/plan.js';
 import { bestOf, compactHistory, targetValue, type IterationMetrics, type LoopState, type PendingRollouts, type PolicyState, type StopReason } from '../src/loop/status.js';
@@ -61,7 +62,7 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
     await condition(allHandlersFinished);
     const best = bestOf(s.history);
     // `s.iteration` is the first iteration not done: the history is compacted past 200 entries, so it cannot be counted.
-    return { stopReason, iterations: Math.max(0, s.iteration - 1), history: s.history, ...(best ? { best } : {}), policy: s.policy, runs: runner.status.run };
+    return { stopReason, iterations: Math.max(0, s.iteration - 1), history: s.history, ...defined({ best }), policy: s.policy, runs: runner.status.run };
   };
 
   let loop = provisional;
@@ -121,7 +122,7 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
       const overlap = validated.rl?.async !== undefined;
       const done = forkStart
         ? await runner.pass(iteration, policy, { reuse: loop.reuseRollouts, forkedFrom: loop.forkedFrom, ...(overlap ? { overlap } : {}) })
-        : await runner.pass(iteration, policy, { ...(pending === undefined ? {} : { pending }), ...(overlap ? { overlap } : {}) });
+        : await runner.pass(iteration, policy, { ...defined({ pending }), ...(overlap ? { overlap } : {}) });
       metrics = done.metrics;
       policy = done.policy;
       nextPending = done.pending;
@@ -141,7 +142,7 @@ export async function trainingLoop(config: PipelineConfig, state?: LoopState | n
     // The reused rollouts served their one iteration (absent from every state but a fork's first); so did a pending
     // collection, replaced by the one collected beside this iteration's training, if any.
     const { reuseRollouts: _reused, pending: _pending, ...carried } = loop;
-    const next: LoopState = { ...carried, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1, ...(nextPending === undefined ? {} : { pending: nextPending }) };
+    const next: LoopState = { ...carried, iteration: iteration + 1, policy, history, paused: runner.status.paused, runs: loop.runs + 1, ...defined({ pending: nextPending }) };
     const target = validated.target;
     if (target !== undefined && iteration > 0) {
       const value = targetValue(metrics, target.metric);

@@ -8,6 +8,7 @@ import { clientConnectionOptions } from '../../src/runtime/temporal-target.js';
 import { askStatus } from '../../src/cli/commands/pipeline.js';
 import { fullMessage } from '../../src/cli/errors.js';
 import type { StackState } from './stack.js';
+import { defined } from '../../src/core/defined.js';
 
 /** One query. */
 export interface ProbeSample {
@@ -64,7 +65,7 @@ export class StatusProber {
     } catch (err) {
       error = fullMessage(err);
     }
-    this.samples.push({ at: (Date.now() - this.options.t0) / 1000, ms: performance.now() - started, ok, before, after: this.state(), ...(error === undefined ? {} : { error }) });
+    this.samples.push({ at: (Date.now() - this.options.t0) / 1000, ms: performance.now() - started, ok, before, after: this.state(), ...defined({ error }) });
   }
 
   async stop(): Promise<void> {

@@ -30,6 +30,7 @@ import { startFaultyJudge, startFaultyProxy, type FaultTally } from './apis.js';
 import { ChaosDriver, type ChaosAction, type ChaosEvent, type ChaosKind } from './chaos.js';
 import { StatusProber, type ProbeSample } from './prober.js';
 import { SoakStack } from './stack.js';
+import { defined } from '../../src/core/defined.js';
 
 /** The configurations the soak runs. */
 export const SOAK_CONFIGS = ['household', 'sandbox'] as const;
@@ -279,7 +280,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
   const judge = await startFaultyJudge({ rate: faults?.judge ?? 0, seed: mixSeed(o.seed, 2), hangMs: 5_000 });
   const servePort = await freePort();
   const proxy = await startFaultyProxy({ listen: { host: '127.0.0.1', port: servePort }, target: { host: '127.0.0.2', port: servePort }, rate: faults?.policy ?? 0, seed: mixSeed(o.seed, 3) });
-  const config = soakConfig(o.config, { dir, iterations: o.iterations, seed: o.seed, judgeUrl: judge.baseUrl, servePort, ...(o.quick ? { quick: o.quick } : {}) });
+  const config = soakConfig(o.config, { dir, iterations: o.iterations, seed: o.seed, judgeUrl: judge.baseUrl, servePort, ...defined({ quick: o.quick }) });
   const workerEnv: NodeJS.ProcessEnv = { OPENAI_API_KEY: 'EMPTY' };
   if (faults && o.config === 'sandbox') workerEnv[FAULTS_ENV] = `sandbox.exec=${faults.sandboxExec},seed=${mixSeed(o.seed, 4)}`;
 
@@ -304,7 +305,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
   };
   try {
     o.log(`[${o.label}] starting the stack in ${dir}`);
-    const s = await SoakStack.start({ dir, workerEnv, tmpDir: tmp, ...(o.temporalAddress === undefined ? {} : { temporalAddress: o.temporalAddress }) });
+    const s = await SoakStack.start({ dir, workerEnv, tmpDir: tmp, ...defined({ temporalAddress: o.temporalAddress }) });
     stack = s;
     /** A client on the current server (a restart closes the old connection's server side; reconnect lazily). */
     const client = async (): Promise<Client> => {
@@ -326,7 +327,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       const run = await closedRun(c, workflowId, { address: s.address, namespace: 'default' });
       if (run.result?.stopReason === 'max_iterations') return `the run had completed (${run.status}); nothing to continue`;
       const next = continuation(run, {});
-      await startPipeline(c, next.config, { workflowId, ...(next.state === undefined ? {} : { state: next.state }) });
+      await startPipeline(c, next.config, { workflowId, ...defined({ state: next.state }) });
       return `continued from ${run.status}: ${next.summary}`;
     };
     const actions: Partial<Record<ChaosKind, ChaosAction>> = {
@@ -448,7 +449,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     result.faults = {
       judge: judge.tally,
       policy: proxy.tally,
-      ...(workerEnv[FAULTS_ENV] === undefined ? {} : { sandboxExec: { injected: result.lineage.injectedExecFaults } }),
+      ...defined({ sandboxExec: workerEnv[FAULTS_ENV] === undefined ? undefined : { injected: result.lineage.injectedExecFaults } }),
     };
   } finally {
     result.samples = prober?.samples ?? [];

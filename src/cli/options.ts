@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError } from '../core/errors.js';
 import { make } from '../core/registry.js';
+import { defined } from '../core/defined.js';
 
 /** Commander parser for an integer option; the error names the option's value. */
 export function parseInteger(value: string): number {
@@ -67,7 +68,7 @@ export function withEnvKwargsOptions(command: Command): Command {
 /** The environment's keyword arguments from {@link withEnvKwargsOptions}' options; undefined when neither was given. */
 export function envKwargsOf(opts: EnvKwargsOpts): Record<string, unknown> | undefined {
   if (opts.envKwargs === undefined && opts.user === undefined) return undefined;
-  return { ...opts.envKwargs, ...(opts.user === undefined ? {} : { user: opts.user }) };
+  return { ...opts.envKwargs, ...defined({ user: opts.user }) };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { defined } from './defined.js';
 /**
  * Retries with exponential backoff and jitter, and the classification of model-API SDK errors. The SDK
  * clients (judge and policies) are created with `maxRetries: 0` so that every retry happens here: one
@@ -160,7 +161,7 @@ export function classifySdkError(err: unknown, classes: SdkErrorClasses, provide
       const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
       const retryAfterMs = retryable ? retryAfterFromHeaders(headers) : undefined;
       const auth = status === 401 || status === 403 ? ` (check ${keyHint})` : '';
-      return { retryable, status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), message: `${provider}: HTTP ${err.message}${auth}` };
+      return { retryable, status, ...defined({ retryAfterMs }), message: `${provider}: HTTP ${err.message}${auth}` };
     }
     return { retryable: false, message: `${provider}: ${err.message}` };
   }

@@ -9,6 +9,7 @@ import { mannWhitneyU } from '../core/stats/mann-whitney.js';
 import { mcnemarExact } from '../core/stats/mcnemar.js';
 import { pairedTTest } from '../core/stats/paired-t.js';
 import { welchTTest } from '../core/stats/welch.js';
+import { defined } from '../core/defined.js';
 
 /**
  * Compares evaluation results of several agents on one environment split: pairwise tests of one
@@ -366,7 +367,7 @@ function leaderboard(
       ci: summary.ci,
       mark,
       beats,
-      ...(e.result.passK ? { passK: e.result.passK } : {}),
+      ...defined({ passK: e.result.passK }),
     };
   });
 }

@@ -1,5 +1,6 @@
 import type { Trajectory } from '../core/trajectory.js';
 import type { ToolSpec } from '../core/types.js';
+import { defined } from '../core/defined.js';
 
 /**
  * The per-episode measurements of an evaluation and how they are read off a trajectory. Every metric
@@ -106,7 +107,7 @@ export function episodeRecord(trajectory: Trajectory, tools: readonly ToolSpec[]
     reason: trajectory.outcome.reason,
     truncated: trajectory.outcome.truncated,
     durationMs,
-    ...(trajectory.outcome.confidence !== undefined ? { confidence: trajectory.outcome.confidence } : {}),
+    ...defined({ confidence: trajectory.outcome.confidence }),
   };
 }
 

@@ -265,7 +265,7 @@ export async function collect(options: CollectOptions): Promise<CollectResult> {
     },
     // The env may be mid-episode or broken: start the next episode on a fresh one.
     discardEnv: (r) => r.failed,
-    ...(options.onProgress === undefined ? {} : { onProgress: (p: ScheduleProgress) => options.onProgress?.({ ...p, successes, failures }) }),
+    ...defined({ onProgress: options.onProgress === undefined ? undefined : (p: ScheduleProgress) => options.onProgress?.({ ...p, successes, failures }) }),
   });
 
   const trajectories = results.flatMap((r) => (r === undefined ? [] : [r.trajectory]));

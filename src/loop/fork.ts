@@ -16,6 +16,7 @@ import { ConfigError } from '../core/errors.js';
 import type { PipelineConfig } from './config.js';
 import { needsOnnxPolicy, phaseOf } from './plan.js';
 import type { IterationMetrics, LoopState } from './status.js';
+import { defined } from '../core/defined.js';
 
 /** What a fork reads of the old run. */
 export interface ForkSource {
@@ -115,7 +116,7 @@ export function forkRun(source: ForkSource, options: ForkOptions): Fork {
 
   const state: LoopState = {
     iteration: k + 1,
-    policy: { checkpointRef: checkpoint, ...(onnx === undefined ? {} : { onnxRef: onnx }), iteration: k },
+    policy: { checkpointRef: checkpoint, ...defined({ onnxRef: onnx }), iteration: k },
     history: source.history.filter((h) => h.iteration <= k),
     paused: false,
     runs: 0,
@@ -123,7 +124,7 @@ export function forkRun(source: ForkSource, options: ForkOptions): Fork {
     // The fork checks its configuration before its first activity, as a continuation does.
     setupDone: false,
     forkedFrom: { workflowId: source.workflowId, iteration: k },
-    ...(rescore && rollouts !== undefined ? { reuseRollouts: { ref: rollouts, ...(entry.refs.tasks === undefined ? {} : { tasks: entry.refs.tasks }) } } : {}),
+    ...(rescore && rollouts !== undefined ? { reuseRollouts: { ref: rollouts, ...defined({ tasks: entry.refs.tasks }) } } : {}),
   };
   const why = rescore
     ? `iteration ${k + 1} rescores iteration ${k}'s rollouts with ${rewardChanged ? 'the new' : 'the'} reward instead of collecting`

@@ -8,6 +8,7 @@ import { DEFAULT_RETRY_POLICY, type FailureInfo, type RetryPolicy, withRetry } f
 import { renderContext, type StepNote } from './chat-format.js';
 import { parseAnthropicContent, type AnthropicBlockLike } from './tool-call-parsing.js';
 import { emptyUsage, type PolicyUsage } from './usage.js';
+import { defined } from '../core/defined.js';
 
 /**
  * An agent over the Anthropic Messages API through `@anthropic-ai/sdk`, with native tool use.
@@ -59,7 +60,7 @@ export class AnthropicPolicy implements Agent {
   constructor(options: AnthropicPolicyOptions) {
     this.options = options;
     this.info = { name: `anthropic:${options.model}`, model: options.model };
-    this.client = new Anthropic({ apiKey: options.apiKey, maxRetries: 0, ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}) });
+    this.client = new Anthropic({ apiKey: options.apiKey, maxRetries: 0, ...defined({ baseURL: options.baseURL }) });
   }
 
   /** Forgets the previous episode's notes. */
@@ -106,7 +107,7 @@ export class AnthropicPolicy implements Agent {
       },
       (err) => this.classify(err),
       o.retry ?? DEFAULT_RETRY_POLICY,
-      { onRetry: () => void this.usage.retries++, ...(o.sleep ? { sleep: o.sleep } : {}) },
+      { onRetry: () => void this.usage.retries++, ...defined({ sleep: o.sleep }) },
     );
     this.usage.steps++;
     this.usage.promptTokens += message.usage?.input_tokens ?? 0;

@@ -122,7 +122,7 @@ export class LocalPolicy implements Agent {
     this.seed = options.seed ?? entropySeed();
     this.eos = new Set(this.manifest.eos_token_ids);
     const checkpoint = this.manifest.source?.checkpoint;
-    this.info = { name: where, model: this.manifest.model_type, ...(checkpoint !== undefined ? { checkpoint } : {}) };
+    this.info = { name: where, model: this.manifest.model_type, ...defined({ checkpoint }) };
   }
 
   private load(): Promise<{ lease: ModelLease; tokenizer: Tokenizer }> {

@@ -9,6 +9,7 @@ import { DEFAULT_RETRY_POLICY, type FailureInfo, RetriesExhaustedError, type Ret
 import { renderContext, type StepNote } from './chat-format.js';
 import { invalidCall, parseOpenAIMessage } from './tool-call-parsing.js';
 import { emptyUsage, taskStepSeed, type PolicyUsage } from './usage.js';
+import { defined } from '../core/defined.js';
 
 /**
  * An agent over any OpenAI-compatible chat-completions server (vLLM in production, also OpenAI,
@@ -109,7 +110,7 @@ export class OpenAIPolicy implements Agent {
     this.mode = options.mode ?? 'text';
     this.info = { name: `openai:${options.model}`, model: options.model };
     // maxRetries 0: retries happen in withRetry (bounded, counted in usage).
-    this.client = new OpenAI({ apiKey: options.apiKey, maxRetries: 0, ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}) });
+    this.client = new OpenAI({ apiKey: options.apiKey, maxRetries: 0, ...defined({ baseURL: options.baseURL }) });
   }
 
   /** Forgets the previous episode's notes. */
@@ -155,9 +156,11 @@ export class OpenAIPolicy implements Agent {
       model: o.model,
       messages: this.messages(ctx),
       max_tokens: o.maxTokens ?? 1024,
-      ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
-      ...(o.topP !== undefined ? { top_p: o.topP } : {}),
-      ...(o.seed !== undefined ? { seed: taskStepSeed(o.seed, this.episodeSeed, ctx.stepIndex, this.taskId) } : {}),
+      ...defined({
+        temperature: o.temperature,
+        top_p: o.topP,
+        seed: o.seed !== undefined ? taskStepSeed(o.seed, this.episodeSeed, ctx.stepIndex, this.taskId) : undefined,
+      }),
       ...((o.logprobs ?? true) ? { logprobs: true } : {}),
       ...(o.returnTokenIds ? { return_token_ids: true } : {}),
       ...(this.mode === 'native' ? { tools: ctx.tools.map((t): ChatCompletionTool => toolFunction(t)) } : {}),
@@ -172,7 +175,7 @@ export class OpenAIPolicy implements Agent {
         },
         (err) => this.classify(err),
         o.retry ?? DEFAULT_RETRY_POLICY,
-        { onRetry: () => void this.usage.retries++, ...(o.sleep ? { sleep: o.sleep } : {}) },
+        { onRetry: () => void this.usage.retries++, ...defined({ sleep: o.sleep }) },
       );
     } catch (err) {
       if (!isContextOverflow(err)) throw err;
@@ -213,7 +216,7 @@ export class OpenAIPolicy implements Agent {
     const fromTokens = content?.map((c) => /^token_id:(\d+)$/.exec(c.token)?.[1]);
     const completionIds = numberArray(extras?.token_ids) ?? (fromTokens && fromTokens.length > 0 && fromTokens.every((x) => x !== undefined) ? fromTokens.map(Number) : undefined);
     const promptIds = numberArray((completion as unknown as VllmExtras).prompt_token_ids) ?? numberArray(extras?.prompt_token_ids);
-    if (completionIds || promptIds) meta.tokens = { ...(promptIds ? { prompt: promptIds } : {}), ...(completionIds ? { completion: completionIds } : {}) };
+    if (completionIds || promptIds) meta.tokens = defined({ prompt: promptIds, completion: completionIds });
     return Object.keys(meta).length > 0 ? { action: parsed.action, meta } : { action: parsed.action };
   }
 

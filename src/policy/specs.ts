@@ -88,9 +88,9 @@ export function resolveAgent(agentSpec: string, envId: string, options: ResolveA
     const { model, baseURL } = parseOpenAISpec(agentSpec.slice('openai:'.length));
     const apiKey = options.openai?.apiKey ?? requireKey(env, 'OPENAI_API_KEY', agentSpec, ' (any value, e.g. EMPTY, for a local vLLM without --api-key)');
     return new OpenAIPolicy({
-      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...defined({ seed: options.seed }),
       ...options.openai,
-      ...(baseURL !== undefined ? { baseURL } : {}),
+      ...defined({ baseURL }),
       apiKey,
       model,
       envId,
@@ -104,7 +104,7 @@ export function resolveAgent(agentSpec: string, envId: string, options: ResolveA
   }
   if (agentSpec.startsWith('local:')) {
     const { dir, options: fromSpec } = parseLocalSpec(agentSpec.slice('local:'.length));
-    return new LocalPolicy({ ...(options.seed !== undefined ? { seed: options.seed } : {}), ...options.local, ...fromSpec, dir, envId });
+    return new LocalPolicy({ ...defined({ seed: options.seed }), ...options.local, ...fromSpec, dir, envId });
   }
   const factory = spec(envId).agents?.[agentSpec];
   if (factory) return factory(defined({ seed: options.seed }));

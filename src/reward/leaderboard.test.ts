@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeTrajectory, type Trajectory } from '../core/trajectory.js';
 import { leaderboard } from './leaderboard.js';
+import { defined } from '../core/defined.js';
 
 let serial = 0;
 function traj(agent: { name: string; model?: string }, task: string, score: { total?: number; outcome: number }, success: boolean): Trajectory {
@@ -11,7 +12,7 @@ function traj(agent: { name: string; model?: string }, task: string, score: { to
     agent,
     steps: [{ index: 0, action: { tool: 'submit', params: { n: serial } }, observation: '', startedAt: '2026-01-01T00:00:00.000Z', durationMs: 1 }],
     outcome: { success, score: score.outcome, terminated: true, truncated: false, reason: 'submitted' },
-    ...(score.total !== undefined ? { reward: { total: score.total, outcome: 0, process: 0, efficiency: 0, layers: {} } } : {}),
+    ...defined({ reward: score.total !== undefined ? { total: score.total, outcome: 0, process: 0, efficiency: 0, layers: {} } : undefined }),
     metadata: {},
   });
 }

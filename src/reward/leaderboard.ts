@@ -2,6 +2,7 @@ import type { Trajectory } from '../core/trajectory.js';
 import { preferenceScore } from './preferences.js';
 import { mean } from '../core/stats/descriptive.js';
 import { bootstrapInterval, wilsonInterval, type BootstrapInterval, type Interval } from './stats.js';
+import { defined } from '../core/defined.js';
 
 /**
  * A leaderboard of scored trajectories grouped by agent, model or task.
@@ -98,10 +99,10 @@ function groupOf(t: Trajectory, by: LeaderboardGrouping): { key: string; fields:
   switch (by) {
     case 'agent': {
       const model = t.agent.model;
-      return { key: model !== undefined ? `${t.agent.name} (${model})` : t.agent.name, fields: { agent: t.agent.name, ...(model !== undefined ? { model } : {}) } };
+      return { key: model !== undefined ? `${t.agent.name} (${model})` : t.agent.name, fields: { agent: t.agent.name, ...defined({ model }) } };
     }
     case 'model':
-      return { key: t.agent.model ?? '(none)', fields: t.agent.model !== undefined ? { model: t.agent.model } : {} };
+      return { key: t.agent.model ?? '(none)', fields: defined({ model: t.agent.model }) };
     case 'task':
       return { key: `${t.task.domain}/${t.task.id}`, fields: { task: t.task.id, domain: t.task.domain } };
   }

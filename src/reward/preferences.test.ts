@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeTrajectory, type Trajectory } from '../core/trajectory.js';
 import { buildPreferences, preferenceScore } from './preferences.js';
+import { defined } from '../core/defined.js';
 
 /** A trajectory of `task` by agent `agent` (distinct agents → distinct ids) with a reward total or only an outcome score. */
 function traj(task: string, agent: string, score: { total?: number; outcome?: number }, domain = 'math'): Trajectory {
@@ -10,7 +11,7 @@ function traj(task: string, agent: string, score: { total?: number; outcome?: nu
     agent: { name: agent },
     steps: [],
     outcome: { success: (score.outcome ?? 0) >= 0.5, score: score.outcome ?? 0, terminated: true, truncated: false, reason: 'submitted' },
-    ...(score.total !== undefined ? { reward: { total: score.total, outcome: 0, process: 0, efficiency: 0, layers: {} } } : {}),
+    ...defined({ reward: score.total !== undefined ? { total: score.total, outcome: 0, process: 0, efficiency: 0, layers: {} } : undefined }),
     metadata: {},
   });
 }

@@ -2,6 +2,7 @@ import type { DomainProfile } from '../core/profiles/profile.js';
 import { listRubrics } from './judge/rubrics.js';
 import { OUTCOME_RUBRIC, RULE_RUBRICS, type RewardLayer } from './rubrics.js';
 import type { StepRuleRubric } from './rules/types.js';
+import { defined } from '../core/defined.js';
 
 /**
  * Every rubric a domain's reward is made of, layer by layer: the environment's outcome, the rule layer's per-step
@@ -49,6 +50,6 @@ export function allRubrics(profile: DomainProfile): RubricRow[] {
   return [
     { name: OUTCOME_RUBRIC, layer: 'env', level: 'trajectory', description: OUTCOME_DESCRIPTION, source: 'builtin', weight: weight(OUTCOME_RUBRIC) },
     ...RULE_RUBRICS.map((name) => ({ name, layer: 'rules' as const, level: 'step' as const, description: RULE_DESCRIPTIONS[name], source: 'builtin' as const, weight: weight(name) })),
-    ...listRubrics(profile).map((r) => ({ name: r.name, layer: 'judge' as const, level: 'step' as const, description: r.description, source: r.source, weight: r.weight, ...(r.scale === undefined ? {} : { scale: r.scale }) })),
+    ...listRubrics(profile).map((r) => ({ name: r.name, layer: 'judge' as const, level: 'step' as const, description: r.description, source: r.source, weight: r.weight, ...defined({ scale: r.scale }) })),
   ];
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
 import { ConfigError } from '../core/errors.js';
+import { defined } from '../core/defined.js';
 
 /**
  * Where a gymflow client or worker connects, and how: the frontend address, the namespace and, for a server
@@ -77,8 +78,7 @@ export function temporalTarget(options: { address?: string | undefined; namespac
   }
   const tls: TLSConfig = {
     ...(cert !== undefined && key !== undefined ? { clientCertPair: { crt: readPem('TEMPORAL_TLS_CLIENT_CERT_PATH', cert), key: readPem('TEMPORAL_TLS_CLIENT_KEY_PATH', key) } } : {}),
-    ...(ca === undefined ? {} : { serverRootCACertificate: readPem('TEMPORAL_TLS_CA_PATH', ca) }),
-    ...(serverName === undefined ? {} : { serverNameOverride: serverName }),
+    ...defined({ serverRootCACertificate: ca === undefined ? undefined : readPem('TEMPORAL_TLS_CA_PATH', ca), serverNameOverride: serverName }),
   };
   if (Object.keys(tls).length > 0) target.tls = tls;
   else if (flag('TEMPORAL_TLS', get('TEMPORAL_TLS')) || apiKey !== undefined) target.tls = true;
@@ -88,7 +88,7 @@ export function temporalTarget(options: { address?: string | undefined; namespac
 
 /** The connection options of a target (address, TLS, API key) for `Connection.connect` / `NativeConnection.connect`. */
 export function connectionOptions(target: TemporalTarget): { address: string; tls?: TLSConfig | true; apiKey?: string } {
-  return { address: target.address, ...(target.tls === undefined ? {} : { tls: target.tls }), ...(target.apiKey === undefined ? {} : { apiKey: target.apiKey }) };
+  return { address: target.address, ...defined({ tls: target.tls, apiKey: target.apiKey }) };
 }
 
 /**

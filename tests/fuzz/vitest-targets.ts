@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { ciRuns, type FuzzTarget } from './harness.js';
+import { defined } from '../../src/core/defined.js';
 
 /**
  * Runs fuzz targets as vitest tests, each with {@link ciRuns} cases. A failure's message carries fast-check's
@@ -18,7 +19,7 @@ export function describeTargets(group: string, targets: readonly FuzzTarget[]): 
     for (const target of targets) {
       it(`${target.name}: ${ciRuns(target)} cases`, async () => {
         const seed = process.env.GYMFLOW_FUZZ_SEED === undefined ? undefined : Number(process.env.GYMFLOW_FUZZ_SEED);
-        await fc.assert(target.property() as fc.IAsyncProperty<unknown>, { numRuns: ciRuns(target), ...(seed === undefined ? {} : { seed }) });
+        await fc.assert(target.property() as fc.IAsyncProperty<unknown>, { numRuns: ciRuns(target), ...defined({ seed }) });
       });
     }
   });

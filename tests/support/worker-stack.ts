@@ -17,6 +17,7 @@ import type { PipelineStatus } from '../../src/loop/status.js';
 import { builtWorkerProgram, freePort, startDevServer, type DevServer, type DevServerOptions, startWorkerProcess, type WorkerProcess } from '../../src/runtime/dev-server.js';
 import { pipelineStatusQuery } from '../../workflows/messages.js';
 import { processesMentioning } from './processes.js';
+import { defined } from '../../src/core/defined.js';
 
 export interface WorkerStackOptions {
   /** Extra environment of the CPU worker (e.g. `OPENAI_API_KEY` for `openai:` agents on a loopback server). */
@@ -61,7 +62,7 @@ export class WorkerStack {
   /** A new CPU worker (the one before it killed or stopped by the caller). */
   startCpu(): Promise<WorkerProcess> {
     const env = this.options.cpuEnv === undefined ? undefined : { ...process.env, ...this.options.cpuEnv };
-    return startWorkerProcess({ kind: 'cpu', program: builtWorkerProgram('cpu'), address: this.server.address, store: this.store, logFile: join(this.dir, 'cpu.log'), ...(env === undefined ? {} : { env }) });
+    return startWorkerProcess({ kind: 'cpu', program: builtWorkerProgram('cpu'), address: this.server.address, store: this.store, logFile: join(this.dir, 'cpu.log'), ...defined({ env }) });
   }
 
   /** A new GPU worker (the one before it killed or stopped by the caller). */

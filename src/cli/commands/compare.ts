@@ -110,7 +110,7 @@ export function compareCommand(program: Command): void {
         resamples: opts.resamples,
         seed: opts.seed,
         confidence: results[0]?.confidence ?? 0.95,
-        ...(labels ? { labels } : {}),
+        ...defined({ labels }),
       });
       if (opts.markdown) await writeFileAtomically(opts.markdown, compareToMarkdown(report), { replace: opts.force === true });
       if (opts.json) return printJson(report);

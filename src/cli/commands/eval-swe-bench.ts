@@ -17,6 +17,7 @@ import { resolveAgent } from '../../policy/specs.js';
 import { resolveConfig, type SandboxConfig } from '../../sandbox/config.js';
 import { formatTable } from '../table.js';
 import { printJson } from '../options.js';
+import { defined } from '../../core/defined.js';
 
 /** The benchmarks `--benchmark` knows. */
 export const BENCHMARKS = ['swe-bench'] as const;
@@ -73,7 +74,7 @@ export async function runSweBench(opts: SweBenchOpts): Promise<void> {
   const instances = selectInstances(loadInstances(opts.instances), opts.instanceIds, '--instance-ids', opts.instances);
   const specs = opts.specs === undefined ? undefined : loadSpecs(opts.specs);
   const repoUrl = opts.repoUrl;
-  const source = { repos: opts.repos, ...(repoUrl === undefined ? {} : { repoUrl: repoUrl === 'none' ? (false as const) : repoUrl }), baseImage: opts.baseImage };
+  const source = { repos: opts.repos, ...defined({ repoUrl: repoUrl === 'none' ? (false as const) : repoUrl }), baseImage: opts.baseImage };
   const progress = (line: string): void => {
     if (!opts.json) process.stderr.write(`${line}\n`);
   };
@@ -84,11 +85,7 @@ export async function runSweBench(opts: SweBenchOpts): Promise<void> {
     registerBuiltinEnvs();
     const kwargs: Record<string, unknown> = {
       instances: opts.instances,
-      ...(opts.repos === undefined ? {} : { repos: opts.repos }),
-      ...(source.repoUrl === undefined ? {} : { repoUrl: source.repoUrl }),
-      ...(opts.specs === undefined ? {} : { specs: opts.specs }),
-      ...(opts.baseImage === undefined ? {} : { baseImage: opts.baseImage }),
-      ...(opts.sandbox === undefined ? {} : { sandbox: opts.sandbox }),
+      ...defined({ repos: opts.repos, repoUrl: source.repoUrl, specs: opts.specs, baseImage: opts.baseImage, sandbox: opts.sandbox }),
       testTimeoutS: opts.timeout,
     };
     const eps = await agentPredictions({
@@ -114,7 +111,7 @@ export async function runSweBench(opts: SweBenchOpts): Promise<void> {
     specs,
     ...source,
     timeoutS: opts.timeout,
-    ...(opts.sandbox === undefined ? {} : { sandbox: opts.sandbox as Partial<SandboxConfig> }),
+    ...defined({ sandbox: opts.sandbox as Partial<SandboxConfig> | undefined }),
     concurrency: opts.concurrency,
     onGraded: (g) => progress(`graded ${g.instanceId}: ${g.outcome}${g.error ? ` (${g.error})` : ''}`),
   });

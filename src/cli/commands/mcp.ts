@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../core/errors.js';
 import { parseNonNegativeInteger, parsePositiveInteger } from '../options.js';
+import { defined } from '../../core/defined.js';
 
 /** The port `gymflow mcp --http` listens on by default. */
 export const DEFAULT_MCP_PORT = 8770;
@@ -52,8 +53,8 @@ export function mcpCommand(program: Command): void {
       const root = await WorkspaceRoot.open(opts.root);
       const ctx = createToolContext({
         root,
-        ...(opts.maxInlineBytes === undefined ? {} : { maxInlineBytes: opts.maxInlineBytes }),
-        temporal: { ...(opts.address === undefined ? {} : { address: opts.address }), ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }) },
+        ...defined({ maxInlineBytes: opts.maxInlineBytes }),
+        temporal: defined({ address: opts.address, namespace: opts.namespace }),
       });
       let stop: () => Promise<void>;
       const stopped = new Promise<void>((resolve) => {
@@ -69,7 +70,7 @@ export function mcpCommand(program: Command): void {
       if (opts.http) {
         const { serveHttp } = await import('../mcp/http.js');
         const token = opts.token ?? process.env['GYMFLOW_MCP_TOKEN'];
-        const serving = await serveHttp({ host: opts.host, port: opts.port, allowedHosts: opts.allowedHost, makeServer: () => createMcpServer(ctx), ...(token === undefined ? {} : { token }) });
+        const serving = await serveHttp({ host: opts.host, port: opts.port, allowedHosts: opts.allowedHost, makeServer: () => createMcpServer(ctx), ...defined({ token }) });
         process.stderr.write(`gymflow mcp: serving Streamable HTTP at ${serving.url} (root ${root.dir}${token === undefined ? '' : ', bearer token required'}); Ctrl-C stops\n`);
         const previous = stop!;
         stop = async () => {

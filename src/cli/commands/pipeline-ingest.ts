@@ -10,6 +10,7 @@ import { ingestSummary } from '../../loop/summaries.js';
 import { ingestStatusQuery } from '../../../workflows/messages.js';
 import { printJson } from '../options.js';
 import { withClient, withConnect, type ConnectOptions } from './pipeline.js';
+import { defined } from '../../core/defined.js';
 
 interface IngestOptions extends ConnectOptions {
   name: string;
@@ -36,8 +37,7 @@ export function ingestInput(dir: string, opts: IngestOptions): IngestInput {
     domain: opts.domain,
     export: opts.export,
     task_queue: opts.taskQueue,
-    ...(opts.format === undefined ? {} : { format: opts.format }),
-    ...(opts.store === undefined ? {} : { store: resolveStoreRoot(opts.store) }),
+    ...defined({ format: opts.format, store: opts.store === undefined ? undefined : resolveStoreRoot(opts.store) }),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -174,7 +174,7 @@ export async function signalPipeline(client: Client, id: string, where: { addres
   const before = (await orNotFound(client, id, where, () => askStatus(client, id, 5000))).status;
   await orNotFound(client, id, where, () => client.workflow.getHandle(id).signal(name === 'pause' ? pauseSignal : resumeSignal), name);
   const unchanged = before === undefined ? undefined : name === 'pause' ? before.paused : !before.paused;
-  return { workflowId: id, signal: name, ...(unchanged === undefined ? {} : { changed: !unchanged }) };
+  return { workflowId: id, signal: name, ...defined({ changed: unchanged === undefined ? undefined : !unchanged }) };
 }
 
 /**

@@ -5,7 +5,7 @@ import { ConfigError } from '../../core/errors.js';
 import { stripBom } from '../../core/jsonl-file.js';
 import { assertNotAnInput, checkNewOutput, realPathOf, writeFileAtomically } from '../../core/output-file.js';
 import { getProfile, listProfiles } from '../../core/profiles/index.js';
-import { fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from '../../reward/calibration/index.js';
+import { fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration, type CalibrationLevel } from '../../reward/calibration/index.js';
 import type { JudgeConfig, JudgeConfigInput } from '../../reward/judge/config.js';
 import type { LlmJudge } from '../../reward/judge/llm-judge.js';
 import type { ScoreOptions } from '../../reward/types.js';
@@ -226,7 +226,7 @@ export function rewardCommand(program: Command): void {
       const [{ loadRewardSection }, { openStore }, { rescoreSet }] = await Promise.all([import('../../runtime/config-file.js'), import('./store.js'), import('./reward-rescore.js')]);
       const section = await loadRewardSection(opts.config);
       const store = await openStore(opts);
-      const r = await rescoreSet(store, source, section, { configFile: opts.config, ...(opts.name !== undefined ? { name: opts.name } : {}) });
+      const r = await rescoreSet(store, source, section, { configFile: opts.config, ...defined({ name: opts.name }) });
       if (opts.json) return printJson(r);
       const line = (s: typeof r.before): string => `success ${formatNumber(s.successRate)}, mean reward ${formatNumber(s.meanReward)}`;
       console.log(`rescored ${r.after.episodes} trajectories of ${r.source} (${r.sourceKind}, ${r.envId}) with profile ${r.profile}`);
@@ -249,10 +249,8 @@ export function rewardCommand(program: Command): void {
       if (opts.level !== undefined && opts.level !== 'step' && opts.level !== 'trajectory') throw new ConfigError(`--level ${opts.level}: expected step or trajectory`);
       await assertNotAnInput(opts.out, [opts.labels, opts.scored]);
       await checkNewOutput(opts.out, { force: opts.force === true });
-      const { calibration, report, errors } = await fitCalibrationFromFiles(opts.labels, opts.scored, {
-        ...(opts.level !== undefined ? { level: opts.level } : {}),
-        ...(opts.labelRange ? { labelRange: opts.labelRange } : {}),
-      });
+      const level: CalibrationLevel | undefined = opts.level;
+      const { calibration, report, errors } = await fitCalibrationFromFiles(opts.labels, opts.scored, defined({ level, labelRange: opts.labelRange }));
       reportSkipped(errors);
       await saveCalibration(opts.out, calibration, { replace: opts.force === true });
       if (opts.json) return printJson(report);

@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { spec } from '../../core/registry.js';
 import { serveEnv } from '../../envs/openenv/serve.js';
 import { parseInteger, parseKwargs, parsePositiveInteger } from '../options.js';
+import { defined } from '../../core/defined.js';
 
 interface ServeEnvOpts {
   env: string;
@@ -39,7 +40,7 @@ export function serveEnvCommand(program: Command): void {
         host: opts.host,
         port: opts.port,
         maxSessions: opts.maxSessions,
-        ...(opts.kwargs === undefined ? {} : { kwargs: opts.kwargs }),
+        ...defined({ kwargs: opts.kwargs }),
         onSession: (event, active) => process.stderr.write(`gymflow serve-env: session ${event === 'open' ? 'opened' : 'closed'} (${active} active)\n`),
       });
       if (!['127.0.0.1', 'localhost', '::1'].includes(opts.host)) {

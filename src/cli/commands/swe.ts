@@ -10,6 +10,7 @@ import { loadSpecs, specFor } from '../../envs/swe/specs.js';
 import { parsePositiveInteger, printJson } from '../options.js';
 import { formatTable } from '../table.js';
 import { parseIdList } from './eval-swe-bench.js';
+import { defined } from '../../core/defined.js';
 
 function mib(bytes: number): string {
   const m = bytes / (1024 * 1024);
@@ -71,7 +72,7 @@ export function sweCommand(program: Command): void {
         for (const { instance, spec } of jobs) {
           const r = await ensureInstanceImage(instance, spec, {
             repos: opts.repos,
-            ...(opts.repoUrl === undefined ? {} : { repoUrl: opts.repoUrl === 'none' ? (false as const) : opts.repoUrl }),
+            ...defined({ repoUrl: opts.repoUrl === 'none' ? (false as const) : opts.repoUrl }),
             baseImage: opts.baseImage,
             buildTimeoutS: opts.buildTimeout,
             ...(opts.verboseBuild ? { onLog: (l: string) => process.stderr.write(`  ${l}\n`) } : {}),

@@ -13,6 +13,7 @@ import { GymflowError } from '../../core/errors.js';
 import { fullMessage } from '../errors.js';
 import type { WorkspaceRoot } from './root.js';
 import type { SandboxRegistry } from './sandboxes.js';
+import { defined } from '../../core/defined.js';
 
 /** Results whose JSON is larger than this are written to a file under the root and returned as a reference. */
 export const DEFAULT_MAX_INLINE_BYTES = 48 * 1024;
@@ -111,7 +112,7 @@ export function registerTools(server: McpServer, ctx: ToolContext, tools: readon
   for (const def of tools) {
     server.registerTool(
       def.name,
-      { title: def.title, description: def.description, inputSchema: def.input, ...(def.annotations ? { annotations: def.annotations } : {}) },
+      { title: def.title, description: def.description, inputSchema: def.input, ...defined({ annotations: def.annotations }) },
       async (args: unknown, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> => {
         const token = extra._meta?.progressToken;
         const call: ToolCall = {
@@ -119,7 +120,7 @@ export function registerTools(server: McpServer, ctx: ToolContext, tools: readon
           signal: extra.signal,
           async progress(done, total, message) {
             if (token === undefined || extra.signal.aborted) return;
-            const params = { progressToken: token, progress: done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) };
+            const params = { progressToken: token, progress: done, ...defined({ total, message }) };
             await extra.sendNotification({ method: 'notifications/progress', params }).catch(() => undefined);
           },
         };

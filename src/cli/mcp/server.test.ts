@@ -15,6 +15,7 @@ import { trajectoryJsonSchema } from '../../core/trajectory.js';
 import { registerBuiltinEnvs } from '../../envs/register.js';
 import { WorkspaceRoot } from './root.js';
 import { createMcpServer, createToolContext } from './server.js';
+import { defined } from '../../core/defined.js';
 
 /** The tools the issue names, under these exact names. */
 const SEED_TOOLS = [
@@ -43,7 +44,7 @@ const NEXT_TOOLS = ['list_environments', 'run_episode', 'evaluate_agent', 'compa
 
 /** A client connected to a fresh server on `root` through an in-memory transport. */
 async function connect(root: string, maxInlineBytes?: number): Promise<Client> {
-  const ctx = createToolContext({ root: await WorkspaceRoot.open(root), ...(maxInlineBytes === undefined ? {} : { maxInlineBytes }) });
+  const ctx = createToolContext({ root: await WorkspaceRoot.open(root), ...defined({ maxInlineBytes }) });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createMcpServer(ctx).connect(serverSide);
   const client = new Client({ name: 'gymflow-test', version: '0' });

@@ -3,6 +3,7 @@ import type OpenAI from 'openai';
 import { classifySdkError, DEFAULT_RETRY_POLICY, type FailureInfo, type RetryPolicy, withDeadline, withRetry } from '../../core/retry.js';
 import { Transcript } from './transcript.js';
 import { STOP_TOKEN, type SimulatedUser, type UserEpisode, type UserTurn, UserSimulatorError } from './user.js';
+import { defined } from '../../core/defined.js';
 
 /**
  * A simulated user played by a language model, as tau-bench's user simulator: the model is told the
@@ -122,7 +123,7 @@ export class ModelUser implements SimulatedUser<unknown> {
     const messages = [...this.messages(), { role: 'user' as const, content: message }];
     if (o.provider === 'openai') {
       const sdk = await import('openai');
-      this.openai ??= new sdk.default({ apiKey: o.apiKey, maxRetries: 0, ...(o.baseURL !== undefined ? { baseURL: o.baseURL } : {}) });
+      this.openai ??= new sdk.default({ apiKey: o.apiKey, maxRetries: 0, ...defined({ baseURL: o.baseURL }) });
       this.classify ??= (err) => classifySdkError(err, sdk, `openai (${o.model})`, o.keyEnv ?? 'OPENAI_API_KEY');
       const client = this.openai;
       const body = {
@@ -138,7 +139,7 @@ export class ModelUser implements SimulatedUser<unknown> {
       };
     }
     const sdk = await import('@anthropic-ai/sdk');
-    this.anthropic ??= new sdk.default({ apiKey: o.apiKey, maxRetries: 0, ...(o.baseURL !== undefined ? { baseURL: o.baseURL } : {}) });
+    this.anthropic ??= new sdk.default({ apiKey: o.apiKey, maxRetries: 0, ...defined({ baseURL: o.baseURL }) });
     this.classify ??= (err) => classifySdkError(err, sdk, `anthropic (${o.model})`, o.keyEnv ?? 'ANTHROPIC_API_KEY');
     const client = this.anthropic;
     const body = { model: o.model, max_tokens: o.maxTokens ?? 512, system, messages };

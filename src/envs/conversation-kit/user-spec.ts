@@ -4,6 +4,7 @@ import { parseOpenAISpec } from '../../core/model-spec.js';
 import { ModelUser } from './model-user.js';
 import { ScriptedUser } from './scripted-user.js';
 import type { SimulatedUser } from './user.js';
+import { defined } from '../../core/defined.js';
 
 /**
  * Choosing a conversation env's simulated user through the env's keyword arguments:
@@ -65,15 +66,17 @@ export function createSimulatedUser<S>(options: UserOptions, scripted: () => Sim
   const spec = options.user.trim();
   if (spec === 'scripted') return scripted();
   const tuning = {
-    ...(options.userTemperature !== undefined ? { temperature: options.userTemperature } : {}),
-    ...(options.userMaxTokens !== undefined ? { maxTokens: options.userMaxTokens } : {}),
-    ...(options.userTimeoutMs !== undefined ? { timeoutMs: options.userTimeoutMs } : {}),
-    ...(options.userMaxRetries !== undefined ? { retry: { maxRetries: options.userMaxRetries, baseDelayMs: 500, maxDelayMs: 20_000 } } : {}),
+    ...defined({
+      temperature: options.userTemperature,
+      maxTokens: options.userMaxTokens,
+      timeoutMs: options.userTimeoutMs,
+      retry: options.userMaxRetries !== undefined ? { maxRetries: options.userMaxRetries, baseDelayMs: 500, maxDelayMs: 20_000 } : undefined,
+    }),
   };
   if (spec.startsWith('openai:')) {
     const { model, baseURL } = parseOpenAISpec(spec.slice('openai:'.length), 'user spec');
     const key = apiKey(options, env, 'OPENAI_API_KEY', ' (any value, e.g. EMPTY, for a local server without --api-key)');
-    return new ModelUser({ provider: 'openai', model, apiKey: key, ...(baseURL !== undefined ? { baseURL } : {}), ...tuning });
+    return new ModelUser({ provider: 'openai', model, apiKey: key, ...defined({ baseURL }), ...tuning });
   }
   if (spec.startsWith('anthropic:')) {
     const rest = spec.slice('anthropic:'.length);
@@ -83,7 +86,7 @@ export function createSimulatedUser<S>(options: UserOptions, scripted: () => Sim
     const baseURL = at < 0 ? undefined : rest.slice(at + 1).trim().replace(/\/+$/, '');
     if (baseURL !== undefined && !URL.canParse(baseURL)) throw new ConfigError(`user spec '${spec}': '${baseURL}' is not a valid URL`);
     const key = apiKey(options, env, 'ANTHROPIC_API_KEY', '');
-    return new ModelUser({ provider: 'anthropic', model, apiKey: key, ...(baseURL !== undefined ? { baseURL } : {}), ...tuning });
+    return new ModelUser({ provider: 'anthropic', model, apiKey: key, ...defined({ baseURL }), ...tuning });
   }
   throw new ConfigError(`unknown user '${spec}': expected one of ${USER_SPECS.join(', ')}`);
 }

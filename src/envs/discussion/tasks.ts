@@ -4,6 +4,7 @@ import { indexedTaskBank } from '../shared/task-bank.js';
 import { type Fact, factText, ruleChoice, tally } from './facts.js';
 import { type ParticipantScript, participantInstruction, type Trait } from './participant.js';
 import { PARTICIPANT_NAMES, type Scenario, SCENARIOS } from './scenarios.js';
+import { defined } from '../../core/defined.js';
 
 /**
  * The task bank of `gymflow/discussion-v0`: hidden-profile discussions (Stasser & Titus 1985). Task `i` of a
@@ -160,7 +161,7 @@ function draw(id: string, split: Split, scenario: Scenario, seed: number): Discu
       noun: scenario.noun,
     };
     const opening = fill(rng.pick(OPENINGS[trait]), { n: scenario.noun, o: favourite });
-    return { name, trait, facts, ...(script.hearsay ? { hearsay: script.hearsay } : {}), opening, script, hidden: participantInstruction(script, scenario.question, names.filter((n) => n !== name)) };
+    return { name, trait, facts, ...defined({ hearsay: script.hearsay }), opening, script, hidden: participantInstruction(script, scenario.question, names.filter((n) => n !== name)) };
   });
 
   // The properties the module comment promises, checked with the rule itself.

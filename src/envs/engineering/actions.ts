@@ -1,6 +1,7 @@
 import type { Action } from '../../core/types.js';
 import type { EngineeringTask } from './tasks.js';
 import { clockTime, healthProblems, type LogEntry, logTail, type MetricName, metricAt, type TelemetryState } from './telemetry.js';
+import { defined } from '../../core/defined.js';
 
 /**
  * The fleet during an episode and what the engineering tools do to it. Reads never change anything; a
@@ -223,5 +224,5 @@ function remediate(task: EngineeringTask, state: FleetState, action: Action): To
   }
   if (fixes && state.fixedAt === undefined) state.fixedAt = at;
   state.now += 5;
-  return { observation, ...(harm ? { harm } : {}) };
+  return { observation, ...defined({ harm }) };
 }

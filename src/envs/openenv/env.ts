@@ -11,6 +11,7 @@ import type { OpenEnvServerInfo } from './server-info.js';
 import { OpenEnvSession } from './session.js';
 import { WS_ERROR_CODES } from './protocol.js';
 import { z } from 'zod';
+import { defined } from '../../core/defined.js';
 
 /** The first reset seed of the held-out tasks made from `tasks.heldout` (training tasks start at 0). */
 export const HELDOUT_SEED_BASE = 1_000_000;
@@ -58,7 +59,7 @@ export class OpenEnvEnv extends BaseEnv {
     this.name = server.gymflow?.env_id ?? server.metadata.name;
     this.mapping = actionMappingFrom(
       server.schema.action,
-      { envName: this.name, ...(options.toolName === undefined ? {} : { toolName: options.toolName }), ...(options.category === undefined ? {} : { category: options.category }) },
+      { envName: this.name, ...defined({ toolName: options.toolName, category: options.category }) },
       `GET ${server.baseUrl}/schema $.action`,
     );
     this.tools = this.mapping.tools;
@@ -66,7 +67,7 @@ export class OpenEnvEnv extends BaseEnv {
     this.reading = {
       gymflow: server.gymflow !== undefined,
       successThreshold: options.successThreshold,
-      ...(options.observationField === undefined ? {} : { observationField: options.observationField }),
+      ...defined({ observationField: options.observationField }),
     };
     // zod's optional fields admit `undefined`; TaskSchema's are the TaskInfo fields.
     const described = server.gymflow?.tasks as Record<Split, TaskInfo[]> | undefined;

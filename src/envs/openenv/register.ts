@@ -4,6 +4,7 @@ import { OpenEnvEnv } from './env.js';
 import { parseOpenEnvOptions, type OpenEnvOptionsInput } from './options.js';
 import { OPENENV_VARIABLE } from './variable.js';
 import { describeOpenEnv, describeOpenEnvSync, openEnvUrls, type OpenEnvServerInfo } from './server-info.js';
+import { defined } from '../../core/defined.js';
 
 /** The id of the OpenEnv client environment: `make(OPENENV_ENV_ID, { kwargs: { url } })`. */
 export const OPENENV_ENV_ID = 'gymflow/openenv-v0';
@@ -101,7 +102,7 @@ export async function registerOpenEnv(id: string, options: OpenEnvOptionsInput, 
       description: info.metadata.description || `The OpenEnv server at ${info.baseUrl}.`,
       maxEpisodeSteps: info.gymflow?.max_episode_steps ?? OPENENV_MAX_STEPS,
       kwargs: { ...options },
-      ...(local === undefined ? {} : { agents: local }),
+      ...defined({ agents: local }),
     },
     registration,
   );

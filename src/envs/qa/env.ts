@@ -6,6 +6,7 @@ import { thinkTool } from '../shared/tool-spec.js';
 import { EXACT_ANSWER_FORMAT, MULTIPLE_CHOICE_FORMAT } from './answer.js';
 import { QaGrader, type Grade } from './grading.js';
 import { loadQuestions, type Question, type QuestionSet } from './questions.js';
+import { defined } from '../../core/defined.js';
 
 /** The registered id of this environment. */
 export const QA_ENV_ID = 'gymflow/qa-v0';
@@ -184,9 +185,7 @@ function taskInfo(q: Question, split: Split): TaskInfo {
     split,
     metadata: {
       answerType: q.answerType,
-      ...(q.category !== undefined ? { category: q.category } : {}),
-      ...(q.rawSubject !== undefined ? { rawSubject: q.rawSubject } : {}),
-      ...(q.image !== undefined ? { image: q.image } : {}),
+      ...defined({ category: q.category, rawSubject: q.rawSubject, image: q.image }),
     },
   };
 }

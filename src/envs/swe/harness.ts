@@ -4,6 +4,7 @@ import { diffFileKinds, diffFiles, type SweInstance } from './instances.js';
 import { parseTestLog, type StatusMap } from './log-parsers.js';
 import { ensureInstanceImage, shQuote, SWE_BASE_TAG, TESTBED_TAR, type SweImageOptions } from './images.js';
 import type { SweSpec } from './specs.js';
+import { defined } from '../../core/defined.js';
 
 /** The harness's log markers (SWE-bench's constants). */
 export const APPLY_PATCH_FAIL = '>>>>> Patch Apply Failed';
@@ -244,7 +245,7 @@ export async function gradePrediction(instance: SweInstance, spec: SweSpec, pred
   let sb: Sandbox | undefined;
   let log = '';
   try {
-    sb = await Sandbox.create({ config: { ...(o.sandbox ?? {}), image: image.instance.ref }, task: id, ...(o.docker ? { docker: o.docker } : {}) });
+    sb = await Sandbox.create({ config: { ...(o.sandbox ?? {}), image: image.instance.ref }, task: id, ...defined({ docker: o.docker }) });
     await sb.reset(await testbedArchive(sb, image.instance.id));
     const applied = await applyModelPatch(sb, prediction.model_patch);
     log = applied.log;

@@ -4,6 +4,7 @@ import { buildLayer, DEFAULT_IMAGE, dockerClient, imageSizes, inspectImage, list
 import type { SweInstance } from './instances.js';
 import { checkoutArchive, type RepoSourceOptions } from './repos.js';
 import type { SweSpec } from './specs.js';
+import { defined } from '../../core/defined.js';
 
 /** Image label: `env` (a repository/version's environment) or `instance` (one instance's repository on top). */
 export const LABEL_SWE_KIND = 'gymflow.swe.kind';
@@ -167,7 +168,7 @@ export async function ensureEnvImage(instance: SweInstance, spec: SweSpec, o: Sw
       network: spec.build_network,
       what: `environment image of ${instance.repo} ${instance.version}`,
       docker,
-      ...(o.onLog ? { onLog: o.onLog } : {}),
+      ...defined({ onLog: o.onLog }),
       ...(o.buildTimeoutS ? { timeoutS: o.buildTimeoutS } : {}),
     });
   });
@@ -205,7 +206,7 @@ export async function ensureInstanceImage(instance: SweInstance, spec: SweSpec, 
       network: spec.build_network,
       what: `image of instance ${instance.instanceId}`,
       docker,
-      ...(o.onLog ? { onLog: o.onLog } : {}),
+      ...defined({ onLog: o.onLog }),
       ...(o.buildTimeoutS ? { timeoutS: o.buildTimeoutS } : {}),
     });
   });

@@ -1,4 +1,5 @@
 import { formatPrice, type Product } from './catalogue.js';
+import { defined } from '../../core/defined.js';
 
 /**
  * The text pages of `gymflow/webshop-v0` (WebShop's text mode, one page per observation) and their readers.
@@ -125,7 +126,7 @@ export function parseItemPage(text: string): ItemPage | undefined {
     const price = PRICE.exec(line);
     if (price) page.priceCents = Number(price[1]) * 100 + Number(price[2]);
     const option = OPTION.exec(line);
-    if (option) page.options.push({ name: option[1] as string, values: (option[3] as string).split(', '), ...(option[2] === undefined ? {} : { selected: option[2] }) });
+    if (option) page.options.push({ name: option[1] as string, values: (option[3] as string).split(', '), ...defined({ selected: option[2] }) });
     if (line.startsWith('Attributes: ')) page.attributes = line.slice('Attributes: '.length).split(', ');
   }
   return page;

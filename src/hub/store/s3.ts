@@ -18,6 +18,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
+import { defined } from '../../core/defined.js';
 
 /**
  * Loaded only when an `s3://` store is opened (store.ts imports it dynamically), so that the AWS SDK costs the
@@ -213,8 +214,7 @@ export class S3Bucket {
           Bucket: this.location.bucket,
           Key: this.key(rel),
           Body: body,
-          ...(condition.ifNoneMatch === undefined ? {} : { IfNoneMatch: condition.ifNoneMatch }),
-          ...(condition.ifMatch === undefined ? {} : { IfMatch: condition.ifMatch }),
+          ...defined({ IfNoneMatch: condition.ifNoneMatch, IfMatch: condition.ifMatch }),
         }),
       );
     } catch (err) {

@@ -4,6 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { chmod, copyFile, open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { canonicalJson, sha256Ref } from '../../core/canonical.js';
+import { defined } from '../../core/defined.js';
 import { ensureDir, fsyncDir, isErrno, moveInto, pathExists } from '../../core/fs.js';
 import { StoreError } from '../errors.js';
 import { mapPool } from '../pool.js';
@@ -624,7 +625,7 @@ export class ArtifactStore {
       return fresh;
     });
     if (entry === undefined) throw new StoreError(`artifact ${ref} vanished from store ${this.location} while being recorded`);
-    if (options.name !== undefined) await this.setRef(options.name, ref, options.expectRef === undefined ? {} : { expect: options.expectRef });
+    if (options.name !== undefined) await this.setRef(options.name, ref, defined({ expect: options.expectRef }));
     return entry;
   }
 

@@ -11,6 +11,7 @@ import type { PathProblem } from '../openai-messages.js';
 import { terminated, truncated, unfinished } from '../outcome.js';
 import type { JsonObject } from '../values.js';
 import { contentText, isRecord, joinText, omitKeys, rec, str, toIsoTimestamp } from '../values.js';
+import { defined } from '../../core/defined.js';
 
 /** The `envId` of trajectories converted from this format. */
 const ENV_ID = 'external/claude-code-v0';
@@ -255,7 +256,7 @@ function buildSteps(entries: readonly EntryNode[], file: string, problems: Conve
           const toolUseResult = e.toolUseResult;
           feedAnthropicUserContent(conv, message.content, '$.message.content', local, {
             endedAt: timestamp,
-            ...(toolUseResult !== undefined ? { resultMetadata: { toolUseResult } } : {}),
+            ...defined({ resultMetadata: toolUseResult !== undefined ? { toolUseResult } : undefined }),
           });
         }
       } else if (node.type === 'assistant') {

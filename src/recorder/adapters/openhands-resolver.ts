@@ -2,6 +2,7 @@ import type { ConversionItem, ConvertContext, LogAdapter, LogSample } from '../a
 import { problem } from '../adapter.js';
 import { assembleTrajectory } from '../assemble.js';
 import { ConversationSteps } from '../conversation.js';
+import { defined } from '../../core/defined.js';
 import { anyJson, streamJsonl } from '../../core/jsonl-file.js';
 import { jsonlProblem } from '../jsonl.js';
 import { actionBookkeeping, actionToCall, openHandsOutcome } from '../openhands-actions.js';
@@ -126,7 +127,7 @@ function* convertRun(value: unknown, line: number, ctx: ConvertContext): Generat
   const success = typeof value.success === 'boolean' ? value.success : undefined;
   const error = value.error;
   const lastTool = done.steps[done.steps.length - 1]?.tool;
-  const verdict = success !== undefined ? { success } : {};
+  const verdict = defined({ success });
   const outcome =
     error !== null && error !== undefined && error !== '' && lastTool !== 'finish'
       ? { success: success ?? false, score: success ? 1 : 0, terminated: false, truncated: true, reason: 'error' }

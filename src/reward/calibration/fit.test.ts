@@ -8,6 +8,7 @@ import { makeTrajectory, type Trajectory } from '../../core/trajectory.js';
 import { fitCalibration, fitCalibrationFromFiles, loadCalibration, readTrajectoriesFile, saveCalibration } from './fit.js';
 import { parseHumanLabels, type HumanLabel } from './labels.js';
 import { pairLabels } from './pairing.js';
+import { defined } from '../../core/defined.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gymflow-calibration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,10 +25,10 @@ function scored(task: string, stepScores: readonly (number | undefined)[], total
       observation: 'ok',
       startedAt: '2026-01-01T00:00:00.000Z',
       durationMs: 1,
-      ...(s !== undefined ? { reward: { score: s, rubrics: {} } } : {}),
+      ...defined({ reward: s !== undefined ? { score: s, rubrics: {} } : undefined }),
     })),
     outcome: { success: true, score: 1, terminated: true, truncated: false, reason: 'submitted' },
-    ...(total !== undefined ? { reward: { total, outcome: 1, process: total, efficiency: 1, layers: {} } } : {}),
+    ...defined({ reward: total !== undefined ? { total, outcome: 1, process: total, efficiency: 1, layers: {} } : undefined }),
     metadata: {},
   });
 }

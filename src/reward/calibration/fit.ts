@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError, SchemaError } from '../../core/errors.js';
+import { defined } from '../../core/defined.js';
 import { stripBom, streamJsonl } from '../../core/jsonl-file.js';
 import { writeFileAtomically, type WriteOptions } from '../../core/output-file.js';
 import { checkTrajectory, type Trajectory } from '../../core/trajectory.js';
@@ -66,7 +67,7 @@ export interface CalibrationResult {
  */
 export function fitCalibration(labels: readonly HumanLabel[], trajectories: Iterable<Trajectory>, options: FitCalibrationOptions = {}): CalibrationResult {
   const scaled = options.labelRange ? rescaleLabels(labels, options.labelRange) : labels;
-  const paired = pairLabels(scaled, trajectories, options.level !== undefined ? { level: options.level } : {});
+  const paired = pairLabels(scaled, trajectories, defined({ level: options.level }));
   const { pairs } = paired;
   if (pairs.length < 2) {
     const why = paired.unmatched.slice(0, 3).map((u) => `${u.trajectoryId}${u.stepIndex !== undefined ? `#${u.stepIndex}` : ''}: ${u.reason}`);

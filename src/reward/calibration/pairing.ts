@@ -1,6 +1,7 @@
 import { ConfigError } from '../../core/errors.js';
 import type { Trajectory } from '../../core/trajectory.js';
 import type { HumanLabel } from './labels.js';
+import { defined } from '../../core/defined.js';
 
 /**
  * Pairs human labels with the automatic scores of scored trajectories.
@@ -76,14 +77,14 @@ export function pairLabels(labels: readonly HumanLabel[], trajectories: Iterable
       g.sum += l.score;
       g.count++;
     } else {
-      groups.set(key, { trajectoryId: l.trajectoryId, ...(l.stepIndex !== undefined ? { stepIndex: l.stepIndex } : {}), sum: l.score, count: 1 });
+      groups.set(key, { trajectoryId: l.trajectoryId, ...defined({ stepIndex: l.stepIndex }), sum: l.score, count: 1 });
     }
   }
 
   const pairs: CalibrationPair[] = [];
   const unmatched: UnmatchedLabel[] = [];
   for (const g of groups.values()) {
-    const where = { trajectoryId: g.trajectoryId, ...(g.stepIndex !== undefined ? { stepIndex: g.stepIndex } : {}) };
+    const where = { trajectoryId: g.trajectoryId, ...defined({ stepIndex: g.stepIndex }) };
     const t = byId.get(g.trajectoryId);
     if (!t) {
       unmatched.push({ ...where, reason: 'unknown trajectory' });

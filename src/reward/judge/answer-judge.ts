@@ -11,6 +11,7 @@ import type { JudgePrompt } from './prompt.js';
 import type { JudgeOutputSpec, JudgeProvider, ProviderReply } from './providers/provider.js';
 import { Semaphore } from './semaphore.js';
 import { UsageMeter, type JudgePrices, type JudgeRunUsage } from './usage.js';
+import { defined } from '../../core/defined.js';
 
 export * from './answer-judge-config.js';
 
@@ -183,7 +184,7 @@ export class AnswerJudge {
   private send(prompt: JudgePrompt, repair?: { previous: ProviderReply; error: string }): Promise<ProviderReply> {
     return sendMetered(
       { provider: this.provider, meter: this.meter, retryPolicy: this.retryPolicy, retryHooks: this.retryHooks },
-      { prompt, schema: ANSWER_VERDICT_JSON_SCHEMA, output: ANSWER_VERDICT_OUTPUT, timeoutMs: this.timeoutMs, temperature: this.temperature, maxTokens: this.maxTokens, ...(repair ? { repair } : {}) },
+      { prompt, schema: ANSWER_VERDICT_JSON_SCHEMA, output: ANSWER_VERDICT_OUTPUT, timeoutMs: this.timeoutMs, temperature: this.temperature, maxTokens: this.maxTokens, ...defined({ repair }) },
       this.name,
     );
   }
@@ -212,7 +213,6 @@ export function createAnswerJudge(
     retry: c.retry,
     temperature: c.temperature,
     maxTokens: c.maxTokens,
-    ...(c.prices !== undefined ? { prices: c.prices } : {}),
-    ...(deps.retryHooks !== undefined ? { retryHooks: deps.retryHooks } : {}),
+    ...defined({ prices: c.prices, retryHooks: deps.retryHooks }),
   });
 }

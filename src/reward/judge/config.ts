@@ -5,6 +5,7 @@ import { AnthropicProvider } from './providers/anthropic.js';
 import { OpenAIProvider } from './providers/openai.js';
 import type { JudgeProvider } from './providers/provider.js';
 import type { RetryHooks } from '../../core/retry.js';
+import { defined } from '../../core/defined.js';
 
 export * from './config-schema.js';
 
@@ -37,13 +38,13 @@ export function createJudge(config: JudgeConfigInput, deps: CreateJudgeDeps = {}
     timeoutMs: c.timeoutMs,
     retry: c.retry,
     cache: new JudgeCache(c.cachePath),
-    ...(c.prices !== undefined ? { prices: c.prices } : {}),
+    ...defined({ prices: c.prices }),
     limits: c.limits,
-    ...(c.budget !== undefined ? { budget: c.budget } : {}),
+    ...defined({ budget: c.budget }),
     temperature: c.temperature,
     maxTokens: c.maxTokens,
     onInvalid: c.onInvalid,
-    ...(deps.retryHooks !== undefined ? { retryHooks: deps.retryHooks } : {}),
+    ...defined({ retryHooks: deps.retryHooks }),
   });
 }
 
@@ -57,7 +58,7 @@ export function createJudgeProvider(
   env: Record<string, string | undefined> = process.env,
 ): JudgeProvider {
   const { apiKey, keyEnv } = resolveJudgeApiKey(c, env);
-  const base = c.baseURL !== undefined ? { baseURL: c.baseURL } : {};
+  const base = defined({ baseURL: c.baseURL });
   return c.provider === 'anthropic'
     ? new AnthropicProvider({ apiKey, model: c.model, keyEnv, ...base })
     : new OpenAIProvider({ apiKey, model: c.model, keyEnv, responseFormat: c.responseFormat, ...base });

@@ -10,6 +10,7 @@ import type { JudgeProvider, ProviderReply } from './providers/provider.js';
 import { DEFAULT_RETRY_POLICY, type RetryHooks, type RetryPolicy } from '../../core/retry.js';
 import { Semaphore } from './semaphore.js';
 import { UsageMeter, type JudgePrices, type JudgeRunUsage } from './usage.js';
+import { defined } from '../../core/defined.js';
 
 /** Options of {@link LlmJudge} (see `createJudge` for the validated, user-facing configuration). */
 export interface LlmJudgeOptions {
@@ -207,7 +208,7 @@ export class LlmJudge implements JudgeLayer {
   }
 
   private send(prompt: JudgePrompt, schema: Record<string, unknown>, where: string, repair?: { previous: ProviderReply; error: string }): Promise<ProviderReply> {
-    return sendMetered({ provider: this.provider, meter: this.meter, retryPolicy: this.retryPolicy, retryHooks: this.retryHooks }, { prompt, schema, timeoutMs: this.timeoutMs, temperature: this.temperature, maxTokens: this.maxTokens, ...(repair ? { repair } : {}) }, `${this.name}: ${where}`);
+    return sendMetered({ provider: this.provider, meter: this.meter, retryPolicy: this.retryPolicy, retryHooks: this.retryHooks }, { prompt, schema, timeoutMs: this.timeoutMs, temperature: this.temperature, maxTokens: this.maxTokens, ...defined({ repair }) }, `${this.name}: ${where}`);
   }
 
 }

@@ -2,6 +2,7 @@ import { RetriesExhaustedError, withRetry, type RetryHooks, type RetryPolicy } f
 import { JudgeError } from './errors.js';
 import type { JudgeProvider, ProviderReply, ProviderRequest } from './providers/provider.js';
 import type { UsageMeter } from './usage.js';
+import { defined } from '../../core/defined.js';
 
 /** What {@link sendMetered} sends through: a judge's provider, its meter and its retry policy. */
 export interface MeteredSender {
@@ -29,7 +30,7 @@ export async function sendMetered(judge: MeteredSender, request: ProviderRequest
   } catch (err) {
     judge.meter.failure();
     if (err instanceof RetriesExhaustedError) {
-      throw new JudgeError(`${where}: ${err.message}`, { cause: err.cause, ...(err.failure.status !== undefined ? { status: err.failure.status } : {}) });
+      throw new JudgeError(`${where}: ${err.message}`, { cause: err.cause, ...defined({ status: err.failure.status }) });
     }
     throw err;
   }

@@ -54,6 +54,7 @@ import {
   type ClusterPorts,
 } from './configs.js';
 import { daemonAlive, readDaemon, startDaemon, stopDaemon, type DaemonRecord } from './daemon.js';
+import { defined } from '../../core/defined.js';
 
 /** The cluster's parts, in start order (`down` stops them in the reverse order). */
 export const CLUSTER_COMPONENTS = ['postgres', 'object-store', 'temporal', 'ui', 'worker-cpu', 'worker-gpu'] as const;
@@ -582,7 +583,7 @@ async function createState(dir: string, options: ClusterUpOptions): Promise<Clus
     projectDir: resolve(options.projectDir ?? process.cwd()),
     namespace: options.namespace ?? 'default',
     ports,
-    ...(options.store === undefined ? {} : { store: options.store.startsWith('s3://') ? options.store : resolve(options.projectDir ?? process.cwd(), options.store) }),
+    ...defined({ store: options.store === undefined ? undefined : options.store.startsWith('s3://') ? options.store : resolve(options.projectDir ?? process.cwd(), options.store) }),
   };
   mkdirSync(dir, { recursive: true });
   writeClusterState(dir, state);
@@ -740,13 +741,13 @@ export function clusterStatus(options: { dir?: string; projectDir?: string } = {
       ? {}
       : {
           postgres: `${CLUSTER_HOST}:${state.ports.postgres}`,
-          ...(s3Endpoint === undefined ? {} : { 'object-store': s3Endpoint }),
+          ...defined({ 'object-store': s3Endpoint }),
           temporal: `${CLUSTER_HOST}:${state.ports.frontend}`,
           ui: `http://${CLUSTER_HOST}:${state.ports.ui}`,
         };
   const components = CLUSTER_COMPONENTS.map((component): ComponentStatus => {
     const record = readDaemon(paths.pid(component));
-    const base = { component, logFile: paths.log(component), ...(address[component] === undefined ? {} : { address: address[component] }) };
+    const base = { component, logFile: paths.log(component), ...defined({ address: address[component] }) };
     if (record === undefined) return { ...base, state: 'stopped' };
     return { ...base, state: daemonAlive(record) ? 'running' : 'exited', pid: record.pid };
   });
@@ -761,7 +762,7 @@ export function clusterStatus(options: { dir?: string; projectDir?: string } = {
           temporalAddress: address.temporal as string,
           uiUrl: address.ui as string,
           store: state.store ?? CLUSTER_STORE_URL,
-          ...(s3Endpoint === undefined ? {} : { s3Endpoint }),
+          ...defined({ s3Endpoint }),
         }),
   };
 }

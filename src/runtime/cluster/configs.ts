@@ -1,3 +1,4 @@
+import { defined } from '../../core/defined.js';
 /**
  * The configuration files `gymflow cluster` writes for the Temporal server (static and dynamic configuration)
  * and the Web UI server, and the object store's command line and S3 identity. Pure: values in, objects out;
@@ -99,7 +100,7 @@ function sqlStore(database: string, input: TemporalServerConfigInput, maxConns: 
 }
 
 function rpc(grpcPort: number, membershipPort: number, httpPort?: number): Record<string, unknown> {
-  return { rpc: { grpcPort, membershipPort, bindOnIP: CLUSTER_HOST, ...(httpPort === undefined ? {} : { httpPort }) } };
+  return { rpc: { grpcPort, membershipPort, bindOnIP: CLUSTER_HOST, ...defined({ httpPort }) } };
 }
 
 /**

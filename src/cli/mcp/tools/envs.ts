@@ -17,6 +17,7 @@ import { runOneEpisode } from '../../commands/run-episode.js';
 import { checkedEnvKwargs } from '../../options.js';
 import { defineTool, resultFile, type ToolContext, type ToolDefinition } from '../context.js';
 import { relativePath } from './fields.js';
+import { defined } from '../../../core/defined.js';
 
 /** Observations longer than this are cut in a run_episode reply (the trajectory file holds them whole). */
 const OBSERVATION_SHOWN = 300;
@@ -82,16 +83,14 @@ export function envTools(): ToolDefinition[] {
         const env = checkedEnv(args.env);
         const out = args.out === undefined ? await resultFile(ctx, 'episode', 'jsonl') : await ctx.root.output(args.out, 'out');
         await checkNewOutput(out, { force: args.force });
-        const kwargs = await checkedEnvKwargs(env, args.env_kwargs === undefined ? {} : { envKwargs: args.env_kwargs }, { envKwargs: 'env_kwargs', user: 'user' });
+        const kwargs = await checkedEnvKwargs(env, defined({ envKwargs: args.env_kwargs }), { envKwargs: 'env_kwargs', user: 'user' });
         const limit = spec(env).maxEpisodeSteps;
         const t = await runOneEpisode({
           env,
           agent: await confinedAgent(ctx, args.agent),
           signal,
           onStep: (n) => progress(n, limit, `step ${n}`),
-          ...(args.seed === undefined ? {} : { seed: args.seed }),
-          ...(args.task === undefined ? {} : { task: args.task }),
-          ...(kwargs === undefined ? {} : { kwargs }),
+          ...defined({ seed: args.seed, task: args.task, kwargs }),
         });
         await writeFileAtomically(out, `${JSON.stringify(t)}\n`, { replace: args.force });
         const steps = t.steps.map((s) => ({ index: s.index, tool: s.action.tool, params: s.action.params, observation: s.observation.length > OBSERVATION_SHOWN ? `${s.observation.slice(0, OBSERVATION_SHOWN)}…` : s.observation }));
@@ -128,7 +127,7 @@ export function envTools(): ToolDefinition[] {
         const env = checkedEnv(args.env);
         const out = args.out === undefined ? await resultFile(ctx, 'eval', 'json') : await ctx.root.output(args.out, 'out');
         await checkNewOutput(out, { force: args.force });
-        const envKwargs = await checkedEnvKwargs(env, args.env_kwargs === undefined ? {} : { envKwargs: args.env_kwargs }, { envKwargs: 'env_kwargs', user: 'user' });
+        const envKwargs = await checkedEnvKwargs(env, defined({ envKwargs: args.env_kwargs }), { envKwargs: 'env_kwargs', user: 'user' });
         const total = args.episodes * args.trials;
         let done = 0;
         const result = await evaluate({
@@ -149,7 +148,7 @@ export function envTools(): ToolDefinition[] {
             // server would not read the client's cancellation (or any other request) until the evaluation ended.
             await setImmediate();
           },
-          ...(envKwargs === undefined ? {} : { envKwargs }),
+          ...defined({ envKwargs }),
         });
         await writeFileAtomically(out, `${JSON.stringify(result, null, 2)}\n`, { replace: args.force });
         const { episodes: _episodes, ...summary } = result;
@@ -189,7 +188,7 @@ export function envTools(): ToolDefinition[] {
           resamples: args.resamples,
           seed: args.seed,
           confidence: results[0]?.confidence ?? 0.95,
-          ...(labels ? { labels } : {}),
+          ...defined({ labels }),
         });
         const top = report.leaderboard[0];
         return { summary: `${results.length} results compared on ${args.metric}${top ? `; first: ${top.label}` : ''}`, data: { ...report } };

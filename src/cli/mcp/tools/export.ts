@@ -9,6 +9,7 @@ import { STORE_ENV_VAR } from '../../../hub/store/layout.js';
 import { runExport } from '../../commands/export.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../context.js';
 import { relativePath } from './fields.js';
+import { defined } from '../../../core/defined.js';
 
 /** The artifact store of a call: the one named, else `$GYMFLOW_STORE`, else `.gymflow/store` under the root; confined. */
 export async function storeOf(ctx: ToolContext, given: string | undefined): Promise<string> {
@@ -62,16 +63,11 @@ export function exportTools(): ToolDefinition[] {
           seed: args.seed,
           minMargin: args.min_margin,
           store,
-          ...(args.record === undefined ? {} : { record: args.record }),
+          ...defined({ record: args.record }),
           ...(args.success_only ? { successOnly: true } : {}),
-          ...(args.min_reward === undefined ? {} : { minReward: args.min_reward }),
-          ...(args.max_steps === undefined ? {} : { maxSteps: args.max_steps }),
-          ...(args.split_by_task === undefined ? {} : { splitByTask: args.split_by_task }),
-          ...(args.top === undefined ? {} : { top: args.top }),
+          ...defined({ minReward: args.min_reward, maxSteps: args.max_steps, splitByTask: args.split_by_task, top: args.top }),
           ...(args.dedup ? { dedup: true } : {}),
-          ...(args.max_pairs_per_task === undefined ? {} : { maxPairsPerTask: args.max_pairs_per_task }),
-          ...(args.shard_size === undefined ? {} : { shardSize: args.shard_size }),
-          ...(args.name === undefined ? {} : { name: args.name }),
+          ...defined({ maxPairsPerTask: args.max_pairs_per_task, shardSize: args.shard_size, name: args.name }),
           ...(args.force ? { force: true } : {}),
         });
         const splits = Object.entries(report.splits)

@@ -9,12 +9,13 @@ import { loadPipelineConfig } from '../../../runtime/config-file.js';
 import { cancelPipeline, describeRun, listPipelines, listQuery, PIPELINE_WORKFLOWS, signalPipeline, startPipeline, withClient, type ConnectOptions } from '../../commands/pipeline.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../context.js';
 import { temporalFields } from './fields.js';
+import { defined } from '../../../core/defined.js';
 
 /** The Temporal target of a call: its own address / namespace, else the server's. */
 function target(ctx: ToolContext, args: { address?: string | undefined; namespace?: string | undefined }): ConnectOptions {
   const address = args.address ?? ctx.temporal.address;
   const namespace = args.namespace ?? ctx.temporal.namespace;
-  return { ...(address === undefined ? {} : { address }), ...(namespace === undefined ? {} : { namespace }) };
+  return defined({ address, namespace });
 }
 
 /** One line of a status: state, stage, iteration, progress. */
@@ -48,7 +49,7 @@ export function pipelineTools(): ToolDefinition[] {
       async run(args, { ctx }) {
         const config: PipelineConfig = typeof args.config === 'string' ? await loadPipelineConfig(await ctx.root.input(args.config, 'config')) : parsePipelineConfig(args.config, 'config');
         return withClient(target(ctx, args), async (client, where) => {
-          const started = await startPipeline(client, config, { workflow: args.workflow, ...(args.workflow_id === undefined ? {} : { workflowId: args.workflow_id }) });
+          const started = await startPipeline(client, config, { workflow: args.workflow, ...defined({ workflowId: args.workflow_id }) });
           const data = { workflowId: started.workflowId, runId: started.runId, workflow: args.workflow, taskQueue: config.task_queues.cpu, experiment: config.name, env: config.env, address: where.address, namespace: where.namespace };
           return { summary: `started ${args.workflow} ${started.workflowId} (experiment ${config.name}, env ${config.env}) on task queue ${config.task_queues.cpu} at ${where.address}`, data };
         });
@@ -72,7 +73,7 @@ export function pipelineTools(): ToolDefinition[] {
             taskQueue: described.taskQueue,
             startTime: described.startTime.toISOString(),
             pipelineStatus: status ?? null,
-            ...(problem === undefined ? {} : { problem }),
+            ...defined({ problem }),
           };
           const brief = { ...data, pipelineStatus: status === undefined ? null : { ...status, history: status.history.slice(-5) } };
           return { summary: `${args.workflow_id} (${described.type}, ${described.status.name}): ${status ? statusLine(status) : (problem ?? 'no status')}`, data, brief };
@@ -115,8 +116,8 @@ export function pipelineTools(): ToolDefinition[] {
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
       async run(args, { ctx }) {
         return withClient(target(ctx, args), async (client, where) => {
-          const { note, ...sent } = await cancelPipeline(client, args.workflow_id, where, { mode: args.mode, ...(args.reason === undefined ? {} : { reason: args.reason }) }, args.wait);
-          return { summary: `sent cancel (${args.mode}) to ${args.workflow_id}${note === undefined ? '' : `; ${note}`}${sent.status === undefined ? '' : `; it is now ${sent.status}`}`, data: { ...sent, ...(note === undefined ? {} : { note }) } };
+          const { note, ...sent } = await cancelPipeline(client, args.workflow_id, where, { mode: args.mode, ...defined({ reason: args.reason }) }, args.wait);
+          return { summary: `sent cancel (${args.mode}) to ${args.workflow_id}${note === undefined ? '' : `; ${note}`}${sent.status === undefined ? '' : `; it is now ${sent.status}`}`, data: { ...sent, ...defined({ note }) } };
         });
       },
     }),
@@ -138,7 +139,7 @@ export function pipelineTools(): ToolDefinition[] {
         return withClient(target(ctx, args), async (client) => {
           const rows = await listPipelines(
             client,
-            listQuery({ ...(args.experiment === undefined ? {} : { experiment: args.experiment }), ...(args.env === undefined ? {} : { env: args.env }), ...(args.status === undefined ? {} : { status: args.status }) }),
+            listQuery(defined({ experiment: args.experiment, env: args.env, status: args.status })),
             args.limit,
           );
           return { summary: `${rows.length} run(s)`, data: { runs: rows } };

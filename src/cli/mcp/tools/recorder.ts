@@ -16,10 +16,11 @@ import { checkNewOutput } from '../../../core/output-file.js';
 import { checkFormat, nthTrajectory } from '../../commands/record.js';
 import { defineTool, resultFile, type ToolContext, type ToolDefinition } from '../context.js';
 import { LIST_SHOWN, relativePath } from './fields.js';
+import { defined } from '../../../core/defined.js';
 
 /** A conversion problem with its file shown relative to the root. */
 export function shownProblem(ctx: ToolContext, p: ConversionProblem): Record<string, unknown> {
-  return { severity: p.severity, file: ctx.root.show(p.file), ...(p.line === undefined ? {} : { line: p.line }), path: p.path, message: p.message };
+  return { severity: p.severity, file: ctx.root.show(p.file), ...defined({ line: p.line }), path: p.path, message: p.message };
 }
 
 /** The `format` argument: an adapter's name. */
@@ -58,7 +59,7 @@ export function recorderTools(): ToolDefinition[] {
         const problems: ConversionProblem[] = [];
         let converted = 0;
         async function* items(): AsyncGenerator<ConversionItem> {
-          for await (const item of convertPath(path, { ...(args.format === undefined ? {} : { format: args.format }), ...(args.model === undefined ? {} : { model: args.model }) }, { exclude: [out] })) {
+          for await (const item of convertPath(path, defined({ format: args.format, model: args.model }), { exclude: [out] })) {
             if (signal.aborted) throw new GymflowError('CANCELLED', `convert_logs: cancelled after ${converted} trajectories`);
             if (!isConversionProblem(item)) await progress(++converted, undefined, `${converted} trajectories`);
             yield item;
@@ -91,7 +92,7 @@ export function recorderTools(): ToolDefinition[] {
       async run(args, { ctx, signal }) {
         checkFormat(args.format, 'format');
         const path = await ctx.root.inputTree(args.path, 'path');
-        const report = await validateLog(path, { signal, ...(args.format === undefined ? {} : { format: args.format }) });
+        const report = await validateLog(path, { signal, ...defined({ format: args.format }) });
         const errors = report.problems.filter((p) => p.severity === 'error').length;
         const shown = report.problems.map((p) => shownProblem(ctx, p));
         const data = { path: ctx.root.show(path), format: report.format, records: report.records, valid: report.valid, errors, problems: shown };

@@ -20,6 +20,7 @@ import { processLogs } from '../../process-logs.js';
 import { defineTool, resultFile, type ToolCall, type ToolContext, type ToolDefinition } from '../context.js';
 import { LIST_SHOWN, relativePath } from './fields.js';
 import { formatField, shownProblem } from './recorder.js';
+import { defined } from '../../../core/defined.js';
 
 /** The arguments that choose the reward layers (the flags of `gymflow reward score`). */
 const scoringFields = {
@@ -50,14 +51,16 @@ async function scoringOf(ctx: ToolContext, args: ScoringArgs): Promise<Scoring> 
   } catch (err) {
     throw new ConfigError(`domain: ${(err as Error).message}`);
   }
-  const judge = args.judge === undefined ? undefined : { ...args.judge, ...(args.judge.cachePath === undefined ? {} : { cachePath: await ctx.root.output(args.judge.cachePath, 'judge.cachePath') }) };
+  const judge = args.judge === undefined ? undefined : { ...args.judge, ...defined({ cachePath: args.judge.cachePath === undefined ? undefined : await ctx.root.output(args.judge.cachePath, 'judge.cachePath') }) };
   return loadScoring({
     domain: args.domain,
     learnedWeight: args.learned_weight,
     ...(judge === undefined ? {} : { judge, judgeSource: 'judge' }),
-    ...(args.calibration === undefined ? {} : { calibration: await ctx.root.input(args.calibration, 'calibration') }),
-    ...(args.reward_model === undefined ? {} : { rewardModel: await ctx.root.input(args.reward_model, 'reward_model') }),
-    ...(args.reference_steps === undefined ? {} : { referenceSteps: args.reference_steps }),
+    ...defined({
+      calibration: args.calibration === undefined ? undefined : await ctx.root.input(args.calibration, 'calibration'),
+      rewardModel: args.reward_model === undefined ? undefined : await ctx.root.input(args.reward_model, 'reward_model'),
+      referenceSteps: args.reference_steps,
+    }),
   });
 }
 
@@ -85,7 +88,7 @@ async function processTool(args: ScoringArgs & { path: string; out?: string | un
   const scoring = await scoringOf(ctx, args);
   try {
     const summary = await processLogs(path, out, {
-      convert: { ...(args.format === undefined ? {} : { format: args.format }), ...(args.model === undefined ? {} : { model: args.model }) },
+      convert: defined({ format: args.format, model: args.model }),
       score: scoring.options,
       replace: args.force,
       signal,
@@ -237,8 +240,7 @@ export function rewardTools(): ToolDefinition[] {
         const [labels, scored] = await Promise.all([ctx.root.input(args.labels, 'labels'), ctx.root.input(args.scored, 'scored')]);
         const out = await outputOf(ctx, args.out, 'out', 'calibration', 'json', args.force);
         const { calibration, report, errors } = await fitCalibrationFromFiles(labels, scored, {
-          ...(args.level === undefined ? {} : { level: args.level }),
-          ...(args.label_range === undefined ? {} : { labelRange: args.label_range }),
+          ...defined({ level: args.level, labelRange: args.label_range }),
         });
         await saveCalibration(out, calibration, { replace: args.force });
         return {

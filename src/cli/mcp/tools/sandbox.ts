@@ -8,6 +8,7 @@ import { builtinTasks } from '../../../envs/sandbox/tasks.js';
 import { createSandbox, readTrajectoryFile, replayTrajectory, resetSandbox, runSandboxTool, sandboxToolNames, snapshotSandbox } from '../../commands/sandbox.js';
 import { defineTool, resultFile, type ToolDefinition } from '../context.js';
 import { relativePath } from './fields.js';
+import { defined } from '../../../core/defined.js';
 
 /** `name {param, param?}: description` for each tool a sandbox runs, for the model reading `execute_tool`'s description. */
 function toolLines(): string {
@@ -44,7 +45,7 @@ export function sandboxTools(): ToolDefinition[] {
       annotations: { destructiveHint: false, openWorldHint: false },
       async run(args, { ctx }) {
         const tasksFile = args.tasks_file === undefined ? undefined : await ctx.root.input(args.tasks_file, 'tasks_file');
-        const { box, task } = await createSandbox({ ...(args.task === undefined ? {} : { task: args.task }), ...(tasksFile === undefined ? {} : { tasksFile }), ...(args.image === undefined ? {} : { image: args.image }) });
+        const { box, task } = await createSandbox(defined({ task: args.task, tasksFile, image: args.image }));
         const held = ctx.sandboxes.add(box, task);
         return {
           summary: `created sandbox ${held.id}${task ? ` with task ${task.id}` : ''} (image ${box.config.image})`,

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { defined } from '../../../core/defined.js';
 
 /**
  * Test support: a loopback HTTP server (127.0.0.1, ephemeral port) that speaks just enough of the
@@ -147,7 +148,7 @@ export function openaiCompletion(content: string | null, usage = { prompt_tokens
           role: 'assistant',
           content,
           refusal: null,
-          ...(toolArguments !== undefined ? { tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'record_scores', arguments: toolArguments } }] } : {}),
+          ...defined({ tool_calls: toolArguments !== undefined ? [{ id: 'call_1', type: 'function', function: { name: 'record_scores', arguments: toolArguments } }] : undefined }),
         },
       },
     ],

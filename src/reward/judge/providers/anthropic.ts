@@ -2,6 +2,7 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, API
 import type { ContentBlockParam, Message, MessageCreateParamsNonStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { classifySdkError, type FailureInfo, withDeadline } from '../../../core/retry.js';
 import { type JudgeProvider, type ProviderReply, type ProviderRequest, RUBRIC_OUTPUT } from './provider.js';
+import { defined } from '../../../core/defined.js';
 
 /**
  * The Anthropic Messages API (`POST /v1/messages`) through `@anthropic-ai/sdk`.
@@ -41,7 +42,7 @@ export class AnthropicProvider implements JudgeProvider<AnthropicTurn> {
     this.model = options.model;
     this.keyEnv = options.keyEnv ?? 'ANTHROPIC_API_KEY';
     // maxRetries 0: the judge retries (one policy for both providers, counted in usage).
-    this.client = new Anthropic({ apiKey: options.apiKey, maxRetries: 0, ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}) });
+    this.client = new Anthropic({ apiKey: options.apiKey, maxRetries: 0, ...defined({ baseURL: options.baseURL }) });
   }
 
   /** Sends one request (see {@link JudgeProvider.send}). */
@@ -93,7 +94,7 @@ export class AnthropicProvider implements JudgeProvider<AnthropicTurn> {
       }
     }
     return {
-      ...(value !== undefined ? { value } : {}),
+      ...defined({ value }),
       text: value !== undefined ? JSON.stringify(value) : texts.join('\n'),
       inputTokens: message.usage?.input_tokens ?? 0,
       outputTokens: message.usage?.output_tokens ?? 0,

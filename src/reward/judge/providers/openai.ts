@@ -2,6 +2,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { classifySdkError, type FailureInfo, withDeadline } from '../../../core/retry.js';
 import { type JudgeProvider, type ProviderReply, type ProviderRequest, RUBRIC_OUTPUT } from './provider.js';
+import { defined } from '../../../core/defined.js';
 
 /**
  * OpenAI or any OpenAI-compatible server (vLLM, llama.cpp, SGLang, …) through `openai`:
@@ -44,7 +45,7 @@ export class OpenAIProvider implements JudgeProvider<OpenAITurn> {
     this.mode = options.responseFormat ?? 'json_schema';
     this.keyEnv = options.keyEnv ?? 'OPENAI_API_KEY';
     // maxRetries 0: the judge retries (one policy for both providers, counted in usage).
-    this.client = new OpenAI({ apiKey: options.apiKey, maxRetries: 0, ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}) });
+    this.client = new OpenAI({ apiKey: options.apiKey, maxRetries: 0, ...defined({ baseURL: options.baseURL }) });
   }
 
   /** The response format in use (`json_object` after a fallback). */
