@@ -9,10 +9,12 @@ import { PACKAGE_ROOT } from '../src/core/package-root.js';
 // boundary rule needs no types. `npm run lint` checks the real tree with everything on.
 const eslint = new ESLint({ cwd: PACKAGE_ROOT, overrideConfig: tseslint.configs.disableTypeChecked });
 
-async function boundaryErrors(filePath: string, code: string): Promise<string[]> {
+async function ruleErrors(ruleId: string, filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
-  return (result?.messages ?? []).filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+  return (result?.messages ?? []).filter((m) => m.ruleId === ruleId).map((m) => m.message);
 }
+
+const boundaryErrors = (filePath: string, code: string): Promise<string[]> => ruleErrors('@typescript-eslint/no-restricted-imports', filePath, code);
 
 describe('import boundaries', () => {
   it.each([
@@ -36,5 +38,34 @@ describe('import boundaries', () => {
     ['a test crossing parts', 'src/policy/probe.test.ts', "import { collect } from '../hub/collect.js';\nexport const x = collect;\n"],
   ])('allows %s', async (_what, filePath, code) => {
     expect(await boundaryErrors(filePath, code)).toEqual([]);
+  });
+});
+
+// The optional-field rule of eslint.config.js: `...(x === undefined ? {} : { x })` is written `...defined({ x })`
+// (src/core/defined.ts).
+describe('optional-field spreads', () => {
+  const spreadErrors = (filePath: string, code: string): Promise<string[]> => ruleErrors('no-restricted-syntax', filePath, code);
+  const fn = (body: string): string => `import { defined } from '../core/defined.js';\nexport function f(x: string | undefined, y: number | undefined) {\n  return ${body};\n}\n`;
+
+  it.each([
+    ['`=== undefined ? {} : { x }`', 'src/hub/probe.ts', fn('{ a: 1, ...(x === undefined ? {} : { x }) }')],
+    ['`!== undefined ? { key: x } : {}`', 'src/hub/probe.ts', fn('{ a: 1, ...(y !== undefined ? { why: y } : {}) }')],
+    ['a value computed from the tested one, `undefined` on the left', 'workflows/probe.ts', fn('{ ...(undefined === x ? {} : { n: x.length }) }')],
+    ['one in a test file', 'src/hub/probe.test.ts', fn('{ ...(x === undefined ? {} : { x }) }')],
+  ])('fails on %s', async (_what, filePath, code) => {
+    const errors = await spreadErrors(filePath, code);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/defined\(\{ key: x \}\).*src\/core\/defined\.ts/);
+  });
+
+  it.each([
+    ['`...defined({ ... })`', fn('{ a: 1, ...defined({ x, why: y }) }')],
+    ['several fields present together on one condition', fn('{ ...(x === undefined ? {} : { x, y }) }')],
+    ['a field set when the value is missing', fn('{ ...(x === undefined ? { skipped: true } : {}) }')],
+    ['a compound condition', fn('{ ...(x !== undefined && y !== undefined ? { x } : {}) }')],
+    ['a test that is not on `undefined`', fn("{ ...(x === '' ? {} : { x }), ...(y !== null ? { y } : {}) }")],
+    ['a conditional object that is not spread', fn('x === undefined ? {} : { x }')],
+  ])('allows %s', async (_what, code) => {
+    expect(await spreadErrors('src/hub/probe.ts', code)).toEqual([]);
   });
 });
