@@ -30,7 +30,6 @@ import { startFaultyJudge, startFaultyProxy, type FaultTally } from './apis.js';
 import { ChaosDriver, type ChaosAction, type ChaosEvent, type ChaosKind } from './chaos.js';
 import { StatusProber, type ProbeSample } from './prober.js';
 import { SoakStack } from './stack.js';
-import { defined } from '../../src/core/defined.js';
 
 /** The configurations the soak runs. */
 export const SOAK_CONFIGS = ['household', 'sandbox'] as const;
