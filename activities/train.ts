@@ -226,6 +226,8 @@ export function createTrainActivities(defaults: WorkspaceDefaults & { killGraceM
             command: o.command,
             iteration: o.iteration,
             ...numbers,
+            // the trainer's whole schedule, which it builds from the dataset: `steps` falls short of it only if cut
+            totalSteps: beat.totalSteps,
             resumedFrom,
             ...defined({ optimizerFrom }),
           },

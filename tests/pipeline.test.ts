@@ -242,6 +242,10 @@ temporal.describe('pipeline on Temporal', () => {
         (await store.stat(status.history[iteration]?.refs.checkpoint as string)).meta?.['optimizerFrom'];
       expect(await carriedFrom(1)).toBeNull();
       expect(await carriedFrom(2)).toBe(status.history[1]?.refs.checkpoint);
+      // Each checkpoint names its trainer's whole schedule (max_steps cuts SFT's to 2, RL's to 1), which its steps ran.
+      for (const [iteration, steps] of [[1, 2], [2, 1]] as const) {
+        expect((await store.stat(status.history[iteration]?.refs.checkpoint as string)).meta, `iteration ${iteration}`).toMatchObject({ steps, totalSteps: steps });
+      }
       const dataset = await store.stat(status.history[2]?.refs.dataset as string);
       expect(dataset.parents).toEqual([status.history[2]?.refs.scored]);
       expect(await store.getRef(`${c.name}/iter-2/checkpoint`)).toBe(status.history[2]?.refs.checkpoint);

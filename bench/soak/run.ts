@@ -94,9 +94,12 @@ export interface RunResult {
     trajectories: number;
     duplicates: number;
     injectedExecFaults: number;
-    /** Each iteration's dataset size (its store entry's `records`), and the optimiser steps of an undisturbed training on it, where known ({@link undisturbedSteps}). */
-    datasetRecords?: (number | undefined)[];
-    undisturbedSteps?: (number | undefined)[];
+    /**
+     * The configuration whose data the chaos changes (the sandbox's: refused execs and killed containers are in its
+     * episodes): each iteration's training schedule as its trainer built it from that iteration's dataset (the
+     * checkpoint's `totalSteps`), the steps an undisturbed training of the same data runs.
+     */
+    scheduledSteps?: (number | undefined)[];
   };
   /** History length of every execution of the workflow id (continue-as-new runs and continuations). */
   runs: { runId: string; status: string; events: number }[];
@@ -158,29 +161,6 @@ export function soakConfig(name: SoakConfigName, o: { dir: string; iterations: n
   );
 }
 
-/**
- * An undisturbed training's optimiser steps on a dataset of `records` examples — the reference where the chaos
- * changes the data (the sandbox configuration: refused execs and killed containers are in its episodes, so its
- * datasets differ from the undisturbed run's) — or `undefined` where no such count is known (RL: the undisturbed run's
- * own counts are the reference). SFT's schedule
- * (trainer/gymflow_trainer/sft.py `build_schedule`): per epoch, micro-batches of `batch_size`, `grad_accum` to a step,
- * the last short one a step too; at most `max_steps`.
- */
-export function undisturbedSteps(config: PipelineConfig): ((records: number) => number) | undefined {
-  const train = config.phases[0]?.train;
-  if (train === undefined || train.command !== 'sft') return undefined;
-  const num = (key: string, fallback: number): number => {
-    const v = train.config[key];
-    return typeof v === 'number' ? v : fallback;
-  };
-  const [epochs, batch, accum] = [num('epochs', 1), num('batch_size', 1), num('grad_accum', 1)];
-  const maxSteps = train.config['max_steps'];
-  return (records) => {
-    const steps = epochs * Math.ceil(Math.ceil(records / batch) / accum);
-    return typeof maxSteps === 'number' ? Math.min(steps, maxSteps) : steps;
-  };
-}
-
 /** Polls `probe` every 300 ms until it returns a value or `timeoutMs` passes (then `undefined`). */
 async function poll<T>(timeoutMs: number, probe: () => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs;
@@ -197,7 +177,7 @@ async function workflowContainers(id: string, all = false): Promise<{ Id: string
 }
 
 /** The lineage of a finished loop: every iteration's refs in the store, each scored set complete and without duplicates. */
-async function checkLineage(store: ArtifactStore, history: readonly IterationMetrics[], config: PipelineConfig, iterations: number): Promise<RunResult['lineage']> {
+async function checkLineage(store: ArtifactStore, history: readonly IterationMetrics[], config: PipelineConfig, iterations: number, faultsChangeData: boolean): Promise<RunResult['lineage']> {
   const problems: string[] = [];
   // `rollouts` is the scored set too (workflows/runner.ts); the collected shards are its parents.
   const kinds = { tasks: 'task-set', rollouts: 'scored-trajectories', scored: 'scored-trajectories', dataset: 'dataset', checkpoint: 'checkpoint', eval: 'eval' } as const;
@@ -208,7 +188,7 @@ async function checkLineage(store: ArtifactStore, history: readonly IterationMet
   let trajectories = 0;
   let duplicates = 0;
   let injectedExecFaults = 0;
-  const datasetRecords: (number | undefined)[] = [];
+  const scheduledSteps: (number | undefined)[] = [];
   const collect = config.phases[0]?.collect;
   if (collect === undefined) throw new Error('the soak configuration has no phase');
   const perSet = collect.tasks * collect.group_size;
@@ -222,8 +202,8 @@ async function checkLineage(store: ArtifactStore, history: readonly IterationMet
       const entry = await store.stat(ref).catch((err: unknown) => (problems.push(`iteration ${h.iteration}: ${field} ${ref} not in the store (${fullMessage(err)})`), undefined));
       if (entry && entry.kind !== kind) problems.push(`iteration ${h.iteration}: ${field} ${ref} is a ${entry.kind}, expected a ${kind}`);
     }
-    const records = h.refs.dataset === undefined ? undefined : (await store.stat(h.refs.dataset).catch(() => undefined))?.meta?.['records'];
-    datasetRecords.push(typeof records === 'number' ? records : undefined);
+    const scheduled = h.refs.checkpoint === undefined ? undefined : (await store.stat(h.refs.checkpoint).catch(() => undefined))?.meta?.['totalSteps'];
+    scheduledSteps.push(typeof scheduled === 'number' ? scheduled : undefined);
     if (h.refs.scored === undefined) continue;
     const parents = await Promise.all((await store.stat(h.refs.scored)).parents.map((p) => store.stat(p).then((e) => e.kind, () => 'missing')));
     if (!parents.includes('trajectories')) problems.push(`iteration ${h.iteration}: the scored set's parents are [${parents.join(', ')}], no collected trajectories`);
@@ -245,8 +225,7 @@ async function checkLineage(store: ArtifactStore, history: readonly IterationMet
     }
   }
   if (duplicates > 0) problems.push(`${duplicates} trajectories appear more than once across the iterations' scored sets`);
-  const stepsFor = undisturbedSteps(config);
-  return { problems, trajectories, duplicates, injectedExecFaults, datasetRecords, ...defined({ undisturbedSteps: stepsFor && datasetRecords.map((n) => (n === undefined ? undefined : stepsFor(n))) }) };
+  return { problems, trajectories, duplicates, injectedExecFaults, ...(faultsChangeData ? { scheduledSteps } : {}) };
 }
 
 /**
@@ -443,7 +422,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       result.runs.push({ runId: e.runId, status: e.status.name, events: e.historyLength });
     }
     const store = await ArtifactStore.open({ root: join(dir, 'store') });
-    result.lineage = await checkLineage(store, result.history, config, o.iterations);
+    result.lineage = await checkLineage(store, result.history, config, o.iterations, o.config === 'sandbox');
     result.events = driver?.events ?? [];
     result.faults = {
       judge: judge.tally,

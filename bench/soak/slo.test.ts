@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { IterationMetrics } from '../../src/loop/status.js';
-import { soakConfig, undisturbedSteps, type RunResult } from './run.js';
+import type { RunResult } from './run.js';
 import { checkSlo, DEFAULT_LIMITS, earlierBaseline } from './slo.js';
 
 describe('earlierBaseline (`npm run soak -- --baseline REPORT`)', () => {
@@ -35,23 +35,13 @@ describe('earlierBaseline (`npm run soak -- --baseline REPORT`)', () => {
 });
 
 describe('optimiser steps where the chaos changes the data (the sandbox configuration)', () => {
-  const where = { dir: '/tmp/soak', iterations: 3, seed: 0, judgeUrl: 'http://127.0.0.1:1/v1', servePort: 1 };
-
-  it("counts an undisturbed SFT training's steps from its dataset: batches of batch_size, the short last one too", () => {
-    const sft = undisturbedSteps(soakConfig('sandbox', where));
-    expect([4, 5, 6, 1].map((n) => sft?.(n))).toEqual([2, 3, 3, 1]); // epochs 1, batch_size 2
-    expect(undisturbedSteps(soakConfig('sandbox', { ...where, quick: { maxSteps: 2 } }))?.(6)).toBe(2);
-    expect(undisturbedSteps(soakConfig('household', where))).toBeUndefined(); // RL: the undisturbed run's counts
-  });
-
-  it("holds each iteration to an undisturbed training of its own dataset, not to the undisturbed run's", () => {
-    const history = [2, 3, 2].map((steps, i) => ({ iteration: i + 1, train: { steps } }) as IterationMetrics);
-    const run = (steps: number[], records: number[]): RunResult =>
+  it("holds each iteration to its training's schedule on its own dataset, not to the undisturbed run's count", () => {
+    const run = (steps: number[], scheduled?: number[]): RunResult =>
       ({
         aborted: [],
         stopReason: 'max_iterations',
-        history: history.map((h, i) => ({ ...h, train: { steps: steps[i] } })),
-        lineage: { problems: [], trajectories: 12, duplicates: 0, injectedExecFaults: 3, datasetRecords: records, undisturbedSteps: records.map((n) => Math.ceil(n / 2)) },
+        history: steps.map((n, i) => ({ iteration: i + 1, train: { loss: null, steps: n } }) as IterationMetrics),
+        lineage: { problems: [], trajectories: 12, duplicates: 0, injectedExecFaults: 3, ...(scheduled ? { scheduledSteps: scheduled } : {}) },
         samples: [],
         closedAtS: 1,
         runs: [],
@@ -61,11 +51,12 @@ describe('optimiser steps where the chaos changes the data (the sandbox configur
         leftovers: { processes: [], containers: [], tmpFiles: [], scratchDirRemoved: true },
         wallMs: 1,
       }) as unknown as RunResult;
-    const baseline = run([2, 3, 2], [4, 5, 4]);
+    const baseline = run([2, 3, 2]);
     const steps = (r: RunResult) => checkSlo(r, baseline, { ...DEFAULT_LIMITS, iterations: 3, minChaosEvents: 0 }).checks.find((c) => c.name.startsWith('optimiser steps'));
-    // The faults made iteration 1's data 6 records: 3 steps is what an undisturbed training of it runs.
-    expect(steps(run([3, 3, 2], [6, 5, 4]))).toMatchObject({ ok: true, detail: '[3/6,3/5,2/4] (steps/records): each as an undisturbed training of its dataset' });
-    // A training cut short (or run past its schedule) is caught whatever the data.
-    expect(steps(run([2, 3, 2], [6, 5, 4]))).toMatchObject({ ok: false, detail: 'iteration 1: 2 steps on 6 records, expected 3' });
+    // The faults made iteration 1's data longer: 3 steps is its whole schedule.
+    expect(steps(run([3, 3, 2], [3, 3, 2]))).toMatchObject({ ok: true, detail: '[3,3,2]: each its training\'s whole schedule on its dataset' });
+    // A training cut short is caught whatever the data; without schedules the undisturbed run is the reference.
+    expect(steps(run([2, 3, 2], [3, 3, 2]))).toMatchObject({ ok: false, detail: 'iteration 1: 2 steps of a schedule of 3' });
+    expect(steps(run([3, 3, 2]))).toMatchObject({ ok: false, detail: 'iteration 1: 3 vs 2' });
   });
 });

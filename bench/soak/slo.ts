@@ -61,18 +61,18 @@ export function checkSlo(run: RunResult, baseline: RunResult | undefined, limits
     run.lineage.problems.length === 0 ? `${its} iterations × (rollouts, scored set, dataset, checkpoint, eval); ${run.lineage.trajectories} trajectories, 0 duplicates` : run.lineage.problems.slice(0, 5).join('; '),
   );
   // Where the chaos changes the data (the sandbox configuration's injected faults are in its episodes), each iteration
-  // is held to an undisturbed training of its own dataset, not to the undisturbed run's count on other data.
-  const { datasetRecords: records, undisturbedSteps: expected } = run.lineage;
-  if (records !== undefined && expected !== undefined) {
-    const rows = run.history.map((h, i) => ({ i: h.iteration, got: h.train?.steps, records: records[i], want: expected[i] }));
+  // is held to an undisturbed training of its own dataset — the schedule its trainer built from it — not to the
+  // undisturbed run's count on other data.
+  const scheduled = run.lineage.scheduledSteps;
+  if (scheduled !== undefined) {
+    const rows = run.history.map((h, i) => ({ i: h.iteration, got: h.train?.steps, want: scheduled[i] }));
     const mismatches = rows.filter((x) => x.want === undefined || x.got !== x.want);
-    const steps = rows.map((r) => `${r.got ?? '?'}/${r.records ?? '?'}`).join(',');
     add(
       'optimiser steps per iteration as undisturbed',
       its > 0 && mismatches.length === 0,
       mismatches.length === 0
-        ? `[${steps}] (steps/records): each as an undisturbed training of its dataset`
-        : mismatches.map((m) => `iteration ${m.i}: ${String(m.got)} steps on ${String(m.records)} records, expected ${String(m.want)}`).join('; '),
+        ? `[${rows.map((r) => String(r.got)).join(',')}]: each its training's whole schedule on its dataset`
+        : mismatches.map((m) => `iteration ${m.i}: ${String(m.got)} steps of a schedule of ${String(m.want)}`).join('; '),
     );
   } else if (baseline) {
     const mismatches = run.history
