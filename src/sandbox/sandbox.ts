@@ -66,6 +66,18 @@ tar -x -C /work -f - || exit 3
 `;
 
 /**
+ * The code of a {@link SandboxError} for an exec that did not come back (the engine refused or lost it, or it hung):
+ * the sandbox recovered on its own (replaced when it stopped answering), so the failure is not the command's, and an
+ * operation that can start again from a known state (building a task's base state) may retry it.
+ */
+export const EXEC_LOST = 'SANDBOX_EXEC_LOST';
+
+/** The error of a sandbox operation whose exec failed: {@link EXEC_LOST} when the exec did not come back. */
+export function execFailure(what: string, r: ExecResult): SandboxError {
+  return new SandboxError(`${what} failed (exit ${r.exitCode}): ${r.output.trim()}`, r.hung ? { code: EXEC_LOST } : undefined);
+}
+
+/**
  * One hardened Docker container an agent works in (see docs/sandbox.md for the hardening table).
  * Everything goes through `exec`: every call has a time limit that really stops it and an output cap; files
  * travel as tar streams piped into `tar -x` (the archive API fails on a read-only root).
@@ -320,13 +332,13 @@ export class Sandbox {
   /** Extracts a tar archive into `dir` (default /work) through `tar -x` on stdin. */
   async putTar(archive: Buffer, dir = WORK_DIR): Promise<void> {
     const r = await this.exec(['tar', '-x', '-C', dir, '-f', '-'], { stdin: archive, timeoutS: 60 });
-    if (r.exitCode !== 0) throw new SandboxError(`putTar into ${dir} failed (exit ${r.exitCode}): ${r.output.trim()}`);
+    if (r.exitCode !== 0) throw execFailure(`putTar into ${dir}`, r);
   }
 
   /** A tar archive of `paths` (relative to `dir`, default: everything in /work) read through `tar -c`. */
   async getTar(paths: readonly string[] = ['.'], dir = WORK_DIR, exclude: readonly string[] = []): Promise<Buffer> {
     const r = await this.exec(['tar', '-c', '-C', dir, ...exclude.map((e) => `--exclude=${e}`), '-f', '-', '--', ...paths], { rawStdout: true, timeoutS: 60 });
-    if (r.exitCode !== 0 || r.stdout === undefined) throw new SandboxError(`getTar of ${paths.join(' ')} failed (exit ${r.exitCode}): ${r.output.trim()}`);
+    if (r.exitCode !== 0 || r.stdout === undefined) throw execFailure(`getTar of ${paths.join(' ')}`, r);
     return r.stdout;
   }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { packTar, SandboxError, type Sandbox } from '../../sandbox/index.js';
+import { EXEC_LOST, execFailure, packTar, SandboxError, type Sandbox } from '../../sandbox/index.js';
 import { gradeTests, parsePytestPassed, type TestOutcome } from './grading.js';
 import type { SandboxTask } from './tasks.js';
 
@@ -21,6 +21,26 @@ function taskKey(task: SandboxTask): string {
 }
 
 /**
+ * Attempts at building a task's base state. An exec the engine lost on the way (the sandbox recovers on its own) is
+ * no fault of the task's, and the build starts again from the task's files; a command that fails is the task's.
+ */
+export const BASE_STATE_ATTEMPTS = 3;
+
+async function buildInitialArchive(sb: Sandbox, task: SandboxTask): Promise<Buffer> {
+  const files = await packTar(Object.entries(task.files).map(([path, content]) => ({ path, content })));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sb.reset(files);
+      const r = await sb.exec(['sh', '-c', GIT_INIT_SCRIPT], { timeoutS: 60 });
+      if (r.exitCode !== 0) throw execFailure(`task ${task.id}: git init of the base state`, r);
+      return await sb.getTar();
+    } catch (err) {
+      if (!(err instanceof SandboxError) || err.code !== EXEC_LOST || attempt >= BASE_STATE_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/**
  * The tar of /work at the start of a task: its files plus a `.git` with one commit tagged `gymflow-base`.
  * Built once per task and process (in the given sandbox, which is left in that state); later resets just
  * extract it (one exec).
@@ -29,13 +49,7 @@ export async function initialArchive(sb: Sandbox, task: SandboxTask): Promise<Bu
   const key = taskKey(task);
   let found = initialArchives.get(key);
   if (!found) {
-    found = (async () => {
-      const files = await packTar(Object.entries(task.files).map(([path, content]) => ({ path, content })));
-      await sb.reset(files);
-      const r = await sb.exec(['sh', '-c', GIT_INIT_SCRIPT], { timeoutS: 60 });
-      if (r.exitCode !== 0) throw new SandboxError(`task ${task.id}: git init of the base state failed: ${r.output.trim()}`);
-      return sb.getTar();
-    })();
+    found = buildInitialArchive(sb, task);
     initialArchives.set(key, found);
     found.catch(() => initialArchives.delete(key));
     const archive = await found;
