@@ -6,7 +6,8 @@
  *
  * 1. the workflow list filtered by `GymflowExperiment = "<experiment>"` has the run; its link opens it;
  * 2. the timeline shows the activities' summaries (`iter 1 · collect shard 1/2 · gymflow/tool-use-v0`, …) and the
- *    User Metadata tab the run's summary (`trainingLoop <experiment> · gymflow/tool-use-v0 · 2 iterations`);
+ *    User Metadata tab the run's summary (`trainingLoop <experiment> · gymflow/tool-use-v0 · 2 iterations`) and its
+ *    current details (`iteration 1 of 2 · paused before the next stage · run 1`);
  * 3. the Queries tab runs `pipeline_status` and shows its JSON: the experiment, the stage and the paused state.
  *
  * By default the UI is the dev server's, started here with the UI on (as `gymflow dev` does). To run it against
@@ -114,6 +115,7 @@ temporal.describe('the Web UI in a real browser', () => {
       const shown = await checkRunInWebUi(browser as Browser, { uiUrl, namespace, experiment, workflowId: started.workflowId }, {
         timeline: [`iter 1 · collect shard 1/2 · ${config.env}`, `iter 1 · collect shard 2/2 · ${config.env}`, `iter 1 · train sft · ${config.env}`],
         summary,
+        details: 'iteration 1 of 2 · paused before the next stage · run 1',
         status: [`"experiment": "${experiment}"`, '"workflow": "trainingLoop"', `"env": "${config.env}"`, '"state": "paused"', '"stage": "train"', '"iteration": 1'],
         ...defined({ screenshots: process.env['GYMFLOW_SCREENSHOT_DIR'] }),
       });

@@ -119,6 +119,21 @@ export async function userMetadataSummary(page: Page, expected: string, timeout 
 }
 
 /**
+ * Waits until the User Metadata tab shows `expected` — the run's current details, as the UI renders their Markdown
+ * (`**bold**` reads as its text) — in the page or one of its `/render` frames, and returns that text.
+ */
+export async function userMetadataShows(page: Page, expected: string, timeout = 60_000): Promise<string> {
+  await (await page.waitForSelector('::-p-aria([name="User Metadata"][role="tab"])', { timeout }))?.click();
+  let shown: string[] = [];
+  const found = await until(`the User Metadata tab to show ${JSON.stringify(expected)}`, timeout, async () => {
+    shown = await textsShown(page);
+    return shown.find((t) => t.includes(expected));
+  }).catch(() => undefined);
+  if (found === undefined) throw new Error(`the User Metadata tab did not show ${JSON.stringify(expected)} within ${timeout} ms; it shows ${JSON.stringify(shown.map((t) => t.slice(0, 2000)))}`);
+  return found;
+}
+
+/**
  * Runs query `queryType` in the Queries tab (picked from its Query Type list, then Run Query) and returns the result
  * panel's text once it contains `expected`. The panel is a code editor that draws only the lines in view: the text
  * is the top of the JSON, not necessarily all of it.
@@ -192,6 +207,8 @@ export interface WebUiExpectations {
    * summary): leave it out for a loop past its first run (one with a baseline evaluation continues after it).
    */
   summary?: string;
+  /** Text of the run's current details the User Metadata tab shows (every run has them, continued ones too). */
+  details?: string;
   /** Strings the `pipeline_status` JSON in the Queries tab contains (the first is waited for). */
   status: readonly [string, ...string[]];
   /** A folder to write the docs' screenshots into (`web-ui-timeline.png`, `web-ui-pipeline-status.png`). */
@@ -220,6 +237,7 @@ export async function checkRunInWebUi(browser: Browser, run: WebUiRun, expect: W
       const summary = await userMetadataSummary(page, expect.summary);
       if (summary !== expect.summary) throw new Error(`the User Metadata tab shows ${JSON.stringify(summary)}, not ${JSON.stringify(expect.summary)}`);
     }
+    if (expect.details !== undefined) await userMetadataShows(page, expect.details);
     const [first, ...rest] = expect.status;
     const shown = await runQueryInUi(page, 'pipeline_status', first, 120_000);
     const missing = rest.filter((t) => !shown.includes(t));
