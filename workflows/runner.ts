@@ -97,6 +97,14 @@ export function followCurrentDetails(status: () => PipelineStatus): void {
   });
 }
 
+/** What an evaluation adds to an iteration's metrics. */
+type EvalNumbers = Pick<IterationMetrics, 'success' | 'evalReward' | 'evalSteps' | 'passK' | 'calibrationError' | 'benchmarks'>;
+
+/** An evaluation's numbers as an iteration's metrics carry them: those it did not measure are left out. */
+function evalMetrics(ev: EvalNumbers): EvalNumbers {
+  return defined({ success: ev.success, evalReward: ev.evalReward, evalSteps: ev.evalSteps, passK: ev.passK, calibrationError: ev.calibrationError, benchmarks: ev.benchmarks });
+}
+
 /**
  * Fails the run at once, without retries, when its input is not a configuration object (`temporal workflow
  * start` with no input, `null`, a string): the handlers and the setup read its fields before the
@@ -467,7 +475,7 @@ export class PipelineRunner {
   private async evaluate(
     policy: PolicyState,
     iteration: number,
-  ): Promise<Pick<IterationMetrics, 'success' | 'evalReward' | 'evalSteps' | 'passK' | 'calibrationError' | 'benchmarks'> & { ref: string }> {
+  ): Promise<EvalNumbers & { ref: string }> {
     const a = bindActivities(this.config, '1h');
     const { benchmarks, ...ev } = this.config.eval;
     const { result, extra } = await this.stage('eval', () =>
@@ -589,14 +597,7 @@ export class PipelineRunner {
       iteration: 0,
       phase: 'baseline',
       algorithm: 'baseline',
-      ...defined({
-        success: ev.success,
-        evalReward: ev.evalReward,
-        evalSteps: ev.evalSteps,
-        passK: ev.passK,
-        calibrationError: ev.calibrationError,
-        benchmarks: ev.benchmarks,
-      }),
+      ...evalMetrics(ev),
       wallMs: Date.now() - started,
       refs: { eval: ev.ref, ...(policy.onnxRef ? { policy: policy.onnxRef } : {}), ...(policy.checkpointRef ? { checkpoint: policy.checkpointRef } : {}) },
     };
@@ -729,14 +730,7 @@ export class PipelineRunner {
       iteration,
       phase: phase.name,
       algorithm: phase.train.command,
-      ...defined({
-        success: ev.success,
-        evalReward: ev.evalReward,
-        evalSteps: ev.evalSteps,
-        passK: ev.passK,
-        calibrationError: ev.calibrationError,
-        benchmarks: ev.benchmarks,
-      }),
+      ...evalMetrics(ev),
       rollouts: { episodes: scored.summary.episodes, success: scored.summary.successRate, meanReward: scored.summary.meanReward, meanSteps: scored.summary.meanSteps },
       // RL's numbers are absent from the results of histories recorded before the trainer reported them
       train: trainMetrics(trained),

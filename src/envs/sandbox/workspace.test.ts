@@ -36,7 +36,7 @@ let n = 0;
 /** A task of its own per test: the base state is built once per task and process. */
 function task(): SandboxTask {
   n += 1;
-  return { id: `retry-${n}`, instruction: '', split: 'train', files: { [`f${n}.py`]: 'x = 1\n' }, patch: '', testPatch: '', testFiles: {}, failToPass: [], passToPass: [] };
+  return { id: `retry-${n}`, instruction: '', split: 'train', files: { [`f${n}.py`]: 'x = 1\n' }, patch: '', testPatch: '', testFiles: {}, failToPass: [], passToPass: [], testCmd: 'pytest -q' };
 }
 
 describe("a task's base state", () => {
