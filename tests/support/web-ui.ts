@@ -98,39 +98,40 @@ export async function timelineShows(page: Page, texts: readonly string[], timeou
 }
 
 /**
- * The run's summary as the User Metadata tab shows it (the UI renders it as markdown in a frame of its own, served
- * from `/render`): waits until it contains `expected` and returns its text.
+ * Opens the User Metadata tab and waits until one of the texts `read` returns from the page contains `expected`;
+ * returns that text. Throws with what was shown when none did within `timeout`.
  */
-export async function userMetadataSummary(page: Page, expected: string, timeout = 60_000): Promise<string> {
+async function userMetadataText(page: Page, expected: string, read: (page: Page) => Promise<string[]>, timeout: number): Promise<string> {
   await (await page.waitForSelector('::-p-aria([name="User Metadata"][role="tab"])', { timeout }))?.click();
-  // The tab may draw its frame more than once (a first, empty document, then the rendered one): look at every
-  // `/render` frame of the page until one shows the summary.
-  const render = `${new URL(page.url()).origin}/render?`;
-  const deadline = Date.now() + timeout;
-  let seen: string[] = [];
-  while (Date.now() < deadline) {
-    const frames = page.frames().filter((f) => f.url().startsWith(render) && !f.detached);
-    seen = await Promise.all(frames.map((f) => f.evaluate(() => document.body.innerText.trim()).catch(() => '')));
-    const found = seen.find((t) => t.includes(expected));
-    if (found !== undefined) return found;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`the User Metadata tab did not show the summary ${JSON.stringify(expected)} within ${timeout} ms; its frames show ${JSON.stringify(seen)}`);
+  let shown: string[] = [];
+  const found = await until(`the User Metadata tab to show ${JSON.stringify(expected)}`, timeout, async () => {
+    shown = await read(page);
+    return shown.find((t) => t.includes(expected));
+  }).catch(() => undefined);
+  if (found === undefined) throw new Error(`the User Metadata tab did not show ${JSON.stringify(expected)} within ${timeout} ms; it shows ${JSON.stringify(shown.map((t) => t.slice(0, 2000)))}`);
+  return found;
+}
+
+/**
+ * The run's summary as the User Metadata tab shows it (the UI renders it as markdown in a frame of its own, served
+ * from `/render`): waits until it contains `expected` and returns its text. The tab may draw its frame more than
+ * once (a first, empty document, then the rendered one): every `/render` frame of the page is looked at.
+ */
+export function userMetadataSummary(page: Page, expected: string, timeout = 60_000): Promise<string> {
+  const render = (p: Page): Promise<string[]> => {
+    const prefix = `${new URL(p.url()).origin}/render?`;
+    const frames = p.frames().filter((f) => f.url().startsWith(prefix) && !f.detached);
+    return Promise.all(frames.map((f) => f.evaluate(() => document.body.innerText.trim()).catch(() => '')));
+  };
+  return userMetadataText(page, expected, render, timeout);
 }
 
 /**
  * Waits until the User Metadata tab shows `expected` — the run's current details, as the UI renders their Markdown
  * (`**bold**` reads as its text) — in the page or one of its `/render` frames, and returns that text.
  */
-export async function userMetadataShows(page: Page, expected: string, timeout = 60_000): Promise<string> {
-  await (await page.waitForSelector('::-p-aria([name="User Metadata"][role="tab"])', { timeout }))?.click();
-  let shown: string[] = [];
-  const found = await until(`the User Metadata tab to show ${JSON.stringify(expected)}`, timeout, async () => {
-    shown = await textsShown(page);
-    return shown.find((t) => t.includes(expected));
-  }).catch(() => undefined);
-  if (found === undefined) throw new Error(`the User Metadata tab did not show ${JSON.stringify(expected)} within ${timeout} ms; it shows ${JSON.stringify(shown.map((t) => t.slice(0, 2000)))}`);
-  return found;
+export function userMetadataShows(page: Page, expected: string, timeout = 60_000): Promise<string> {
+  return userMetadataText(page, expected, textsShown, timeout);
 }
 
 /**
