@@ -22,7 +22,7 @@ import { cancelSignal, pauseSignal, resumeSignal } from '../workflows/messages.j
 import { trainingLoop } from '../workflows/index.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
-import { until } from './support/until.js';
+import { until, WaitedInVain } from './support/until.js';
 import { newestCheckpoint, WorkerStack } from './support/worker-stack.js';
 import { TINY_POLICY } from './support/small-loop.js';
 
@@ -99,7 +99,7 @@ temporal.describe('asynchronous RL on a real dev server', () => {
     // Both stages at once: this iteration's training (GPU queue) and the next one's collection (CPU queue).
     const both = await until(`${id} to train and collect at once`, 240_000, async () => {
       const s = await stack.statusOf(id);
-      if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}`);
+      if (s.state === 'failed' || s.state === 'completed') throw new WaitedInVain(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}`);
       return s.stages.train.state === 'running' && s.next?.stages.collect.state === 'running' ? s : undefined;
     });
     expect(both.next).toMatchObject({ iteration: both.iteration + 1, policyVersion: both.iteration - 1 });
@@ -152,19 +152,24 @@ temporal.describe('asynchronous RL on a real dev server', () => {
     // The GPU worker, once a training with a collection beside it (iteration 1 or 2) has written a checkpoint past step 2.
     await until(`${id} to checkpoint beside a collection`, 300_000, async () => {
       const s = await stack.statusOf(id);
-      if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}`);
+      if (s.state === 'failed' || s.state === 'completed') throw new WaitedInVain(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}`);
       return s.stages.train.state === 'running' && s.next !== undefined && newestCheckpoint(join(dir, 'work', 'runs', id), 2) !== undefined ? true : undefined;
     });
     await stack.gpu?.kill();
     await until('the orphaned trainer to exit', 15_000, async () => (processesMentioning('gymflow_trainer', join(dir, 'work', 'runs', id)).length === 0 ? true : undefined));
     stack.gpu = await stack.startGpu();
-    // The CPU worker (the workflow's and the shards'), once an overlapped collection has finished an episode.
-    await until(`${id} to collect beside a training`, 300_000, async () => {
+    // The CPU worker (the workflow's and the shards'), once an overlapped collection has finished an episode. The
+    // pass beside it may be training, exporting the policy (both on the GPU queue) or done and waiting for the
+    // collection; not evaluating, on the CPU worker with 5 minutes of heartbeat timeout. (A training that ends before
+    // the collection's first episode, as on a fast machine, leaves no window inside the training alone.)
+    const seen = new Set<string>(); // what the probe saw, for the message when the window is missed
+    await until(`${id} to collect beside the pass`, 300_000, async () => {
       const s = await stack.statusOf(id);
-      if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}`);
       const c = s.next?.stages.collect;
-      // While the pass trains (on the GPU queue): no evaluation of the CPU worker's (5 minutes of heartbeat timeout) in flight.
-      return s.stages.train.state === 'running' && c?.state === 'running' && (c.progress?.done ?? 0) >= 1 && (c.progress?.done ?? 0) < EPISODES ? true : undefined;
+      const done = c?.progress?.done ?? 0;
+      seen.add(`${s.iteration}: train ${s.stages.train.state}, eval ${s.stages.eval.state}, next collect ${c?.state ?? '-'} ${done}`);
+      if (s.state === 'failed' || s.state === 'completed') throw new WaitedInVain(`${id} ended (${s.state}) first: ${JSON.stringify(s.lastError)}; seen ${[...seen].join('; ')}`);
+      return s.stages.eval.state !== 'running' && c?.state === 'running' && done >= 1 && done < EPISODES ? true : undefined;
     });
     await stack.cpu?.kill();
     stack.cpu = await stack.startCpu();

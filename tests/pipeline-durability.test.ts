@@ -41,7 +41,7 @@ import { dockerClient } from '../src/sandbox/docker.js';
 import { LABEL_WORKFLOW } from '../src/sandbox/scope.js';
 import { processesMentioning } from './support/processes.js';
 import { requires } from './support/requires.js';
-import { until } from './support/until.js';
+import { until, WaitedInVain } from './support/until.js';
 import { newestCheckpoint, WorkerStack } from './support/worker-stack.js';
 import { smallLoopConfig, TINY_POLICY } from './support/small-loop.js';
 
@@ -128,7 +128,7 @@ temporal.describe('pipeline durability on a real dev server', () => {
   const trainedAtLeast = (id: string, steps: number, timeoutMs = 120_000): Promise<PipelineStatus> =>
     until(`${id} to train ${steps} steps`, timeoutMs, async () => {
       const s = await stack.statusOf(id);
-      if (s.state === 'failed' || s.state === 'completed') throw new Error(`${id} ended (${s.state}) before training ${steps} steps: ${JSON.stringify(s.lastError)}`);
+      if (s.state === 'failed' || s.state === 'completed') throw new WaitedInVain(`${id} ended (${s.state}) before training ${steps} steps: ${JSON.stringify(s.lastError)}`);
       return s.stage === 'train' && (s.stages.train.progress?.done ?? 0) >= steps ? s : undefined;
     });
 
