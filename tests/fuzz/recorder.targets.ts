@@ -208,30 +208,43 @@ function unchanged(before: Map<string, Buffer>, after: Map<string, Buffer>, what
   }
 }
 
+/**
+ * Cases per store: then a fresh one, holding only the existing set again. Every case checks the whole store byte for
+ * byte, and every case adds to it, so one store for the run would make a case cost grow with the cases before it.
+ */
+const CASES_PER_STORE = 20;
+
 function storeTarget(): FuzzTarget {
   const tmp = tempDir('gymflow-fuzz-store-');
   let fixtures: Fixture[] = [];
+  const existing: Trajectory[] = [];
   let store: ArtifactStore | undefined;
   let out = '';
   let n = 0;
+  /** A store holding what is already stored: a real conversion's trajectories, under a name. */
+  const freshStore = async (): Promise<ArtifactStore> => {
+    if (store !== undefined) rmSync(store.root, { recursive: true, force: true });
+    const s = await ArtifactStore.open({ root: join(tmp.dir(), `store-${n}`) });
+    await putTrajectories(s, existing, { name: 'fuzz/existing' });
+    return s;
+  };
   return {
     name: 'recorder/store-unchanged',
     ciShare: 0.02,
     setup: async () => {
       fixtures = await loadFixtures();
-      store = await ArtifactStore.open({ root: join(tmp.dir(), 'store') });
-      // What is already stored: a real conversion's trajectories, under a name, and an earlier output file.
       const first = fixtures.find((f) => f.path.includes('openhands')) ?? (fixtures[0] as Fixture);
-      const items: Trajectory[] = [];
-      for await (const item of convertFile(first.path)) if (!isConversionProblem(item)) items.push(item);
-      await putTrajectories(store, items, { name: 'fuzz/existing' });
+      for await (const item of convertFile(first.path)) if (!isConversionProblem(item)) existing.push(item);
+      store = await freshStore();
+      // And an earlier output file.
       out = join(tmp.dir(), 'out', 'converted.jsonl');
       mkdirSync(join(tmp.dir(), 'out'));
-      await writeJsonl(items, out);
+      await writeJsonl(existing, out);
     },
     cleanup: tmp.cleanup,
     property: () =>
       fc.asyncProperty(mutatedFixture(() => fixtures), async ({ fixture, bytes, how }) => {
+        if (n > 0 && n % CASES_PER_STORE === 0) store = await freshStore();
         const s = store as ArtifactStore;
         const file = join(tmp.dir(), `case-${n++}-${fixture.path.split('/').at(-1) as string}`);
         writeFileSync(file, bytes);
