@@ -25,6 +25,14 @@ describe('finalizeSteps', () => {
     expect(steps[1]).toMatchObject({ startedAt: '2025-01-01T00:00:00.250Z', durationMs: 0, metadata: { syntheticTimestamp: true } });
     expect(steps[1]?.thought).toBeUndefined();
   });
+
+  it('keeps a gap after a duration past what a Date holds at the last instant a Date holds (found by the fuzz soak)', () => {
+    const { steps } = finalizeSteps([
+      { tool: 'a', params: {}, observation: '', metadata: {}, startedAt: '2025-01-01T00:00:00.000Z', durationMs: 1e20 },
+      { tool: 'b', params: {}, observation: '', metadata: {} },
+    ]);
+    expect(steps.map((s) => s.startedAt)).toEqual(['2025-01-01T00:00:00.000Z', '+275760-09-13T00:00:00.000Z']);
+  });
 });
 
 describe('assembleTrajectory', () => {

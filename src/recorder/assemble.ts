@@ -14,6 +14,9 @@ import type { JsonObject } from './values.js';
 /** The instant synthetic timestamps count from. */
 export const SYNTHETIC_EPOCH_MS = 0;
 
+/** The last instant a `Date` holds (ECMAScript's limit, +275760-09-13): a synthetic time goes no further. */
+const LATEST_DATE_MS = 8.64e15;
+
 /** A step as an adapter builds it, before indexing and timestamps. */
 export interface StepDraft {
   tool: string;
@@ -79,7 +82,8 @@ export function finalizeSteps(drafts: readonly StepDraft[]): { steps: Trajectory
     let startedAt = d.startedAt;
     if (startedAt === undefined) {
       syntheticCount += 1;
-      startedAt = new Date(previousEnd ?? SYNTHETIC_EPOCH_MS + index).toISOString();
+      // A duration in the log may run the previous end past what a Date holds (a log's `1e20` s): the last instant then.
+      startedAt = new Date(Math.min(previousEnd ?? SYNTHETIC_EPOCH_MS + index, LATEST_DATE_MS)).toISOString();
       metadata.syntheticTimestamp = true;
     }
     const durationMs = d.durationMs !== undefined && Number.isFinite(d.durationMs) ? Math.max(0, d.durationMs) : 0;
