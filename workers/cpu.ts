@@ -20,7 +20,7 @@ import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
 import { MODULE_EXT } from '../src/core/package-root.js';
 import { FAULTS_ENV, installFaultsFromEnv } from '../src/core/faults.js';
 import { removeOwnedSandboxes } from '../src/sandbox/lifetime.js';
-import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
+import { runGymflowWorker, workerOptionsOrExit, type WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';
 
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const faults = installFaultsFromEnv();
   if (faults) console.error(`gymflow worker: TEST-ONLY fault injection is on (${FAULTS_ENV}): ${JSON.stringify(faults)}`);
   try {
-    await runWorker(parseWorkerArgs(process.argv.slice(2)));
+    await runWorker(workerOptionsOrExit('cpu', process.argv.slice(2)));
   } finally {
     // Rollouts still running past the shutdown grace were abandoned: their sandbox containers go with the worker.
     const { removed } = await removeOwnedSandboxes();

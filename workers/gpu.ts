@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { gpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/runtime/dev-server.js';
 import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
-import { parseWorkerArgs, runGymflowWorker, type WorkerOptions } from './worker.js';
+import { runGymflowWorker, workerOptionsOrExit, type WorkerOptions } from './worker.js';
 import { defined } from '../src/core/defined.js';
 
 export type { WorkerOptions } from './worker.js';
@@ -29,9 +29,7 @@ export async function runWorker(options: WorkerOptions = {}): Promise<void> {
 
 async function main(): Promise<void> {
   tolerateClosedOutput(); // started by `gymflow dev`, which may be gone before this worker is
-  const options = parseWorkerArgs(process.argv.slice(2));
-  if (options.role !== undefined) throw new Error(`--role is the CPU worker's option (the GPU worker runs activities only), got '--role ${options.role}'`);
-  await runWorker(options);
+  await runWorker(workerOptionsOrExit('gpu', process.argv.slice(2)));
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

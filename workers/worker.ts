@@ -92,9 +92,49 @@ export async function runGymflowWorker(
   }
 }
 
-/** Parses a worker's command line into options. */
+/** A worker's `--help`: its command line and where each default comes from. */
+export function workerUsage(worker: 'cpu' | 'gpu'): string {
+  const queue = worker === 'cpu' ? 'gymflow' : 'gymflow-gpu';
+  const grace = worker === 'cpu' ? 30 : 60;
+  return [
+    `usage: node dist/workers/${worker}.js [options]`,
+    '',
+    '  --address HOST:PORT               Temporal frontend (default $TEMPORAL_ADDRESS, else 127.0.0.1:7233)',
+    '  --namespace NAME                  Temporal namespace (default $TEMPORAL_NAMESPACE, else default)',
+    `  --task-queue NAME                 the queue to poll (default ${queue})`,
+    '  --store DIR|s3://BUCKET/PREFIX    artifact store when a pipeline names none (default $GYMFLOW_STORE, else .gymflow/store)',
+    '  --work-dir DIR                    scratch for trainer runs and checkouts (default beside the store)',
+    `  --shutdown-grace SECONDS          how long running activities may go on after SIGTERM (default ${grace})`,
+    "  --max-concurrent-activities N     activities at once (default the SDK's)",
+    ...(worker === 'cpu' ? ['  --role all|workflows|activities   what this process runs (default all)'] : []),
+    '  --help                            this text',
+    '',
+    'TLS, mTLS and API keys come from TEMPORAL_TLS*, TEMPORAL_API_KEY (docs/operations.md).',
+  ].join('\n');
+}
+
+/**
+ * A worker's command line from `main`: the options, or (`--help`) its usage on stdout and exit 0, or a line naming
+ * what is wrong with the arguments and the usage on stderr and exit 2.
+ */
+export function workerOptionsOrExit(worker: 'cpu' | 'gpu', argv: readonly string[]): WorkerOptions {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(workerUsage(worker));
+    process.exit(0);
+  }
+  try {
+    const options = parseWorkerArgs(argv);
+    if (worker === 'gpu' && options.role !== undefined) throw new Error(`--role is the CPU worker's option (the GPU worker runs activities only), got '--role ${options.role}'`);
+    return options;
+  } catch (err) {
+    console.error(`gymflow ${worker} worker: ${err instanceof Error ? err.message : String(err)}\n\n${workerUsage(worker)}`);
+    process.exit(2);
+  }
+}
+
+/** Parses a worker's command line into options; throws an error naming the argument that is wrong. */
 export function parseWorkerArgs(argv: readonly string[]): WorkerOptions {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: [...argv],
     options: {
       address: { type: 'string' },
@@ -107,7 +147,9 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerOptions {
       role: { type: 'string' },
     },
     strict: true,
+    allowPositionals: true,
   });
+  if (positionals.length > 0) throw new Error(`unexpected argument '${positionals[0] as string}': a worker takes options only`);
   const int = (v: string | undefined, name: string): number | undefined => {
     if (v === undefined) return undefined;
     const n = Number(v);
