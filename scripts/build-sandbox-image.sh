@@ -25,6 +25,8 @@ PACKAGES=(python3 python-is-python3 python3-pytest git patch procps)
 # ----------------------------------------------------------------------------------------------------------
 
 SELF="${BASH_SOURCE[0]}"
+# shellcheck source=lib/minbase.sh
+. "$(dirname "$SELF")/lib/minbase.sh"
 CACHE="${GYMFLOW_CACHE:-${HOME:-/tmp}/.cache/gymflow}/sandbox"
 REPO="${GYMFLOW_SANDBOX_IMAGE:-gymflow/sandbox}"
 MIRROR="${GYMFLOW_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -41,7 +43,6 @@ if [[ "${FORCE:-}" != 1 ]] && docker image inspect "$TAG" >/dev/null 2>&1; then
 fi
 
 mkdir -p "$CACHE"
-BASE_TAR="$CACHE/debootstrap-$SUITE-minbase.tar"
 ROOT_TAR="$CACHE/rootfs-$HASH.tar"
 started=$SECONDS
 
@@ -50,11 +51,7 @@ if [[ ! -s "$ROOT_TAR" ]]; then
     log "building the root filesystem needs root (debootstrap, chroot); run as root or build docker/sandbox.Dockerfile"
     exit 1
   fi
-  if ! command -v debootstrap >/dev/null 2>&1; then
-    log "installing debootstrap (apt-get)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
-  fi
+  BASE_TAR="$(minbase_tar "$SUITE" "$MIRROR" "$CACHE" log)"
   WORK="$(mktemp -d "${TMPDIR:-/tmp}/gymflow-rootfs.XXXXXX")"
   ROOTFS="$WORK/root"
   mkdir -p "$ROOTFS"
@@ -64,17 +61,8 @@ if [[ ! -s "$ROOT_TAR" ]]; then
   }
   trap cleanup EXIT
 
-  if [[ -s "$BASE_TAR" ]]; then
-    log "using cached debootstrap root $BASE_TAR"
-    tar -C "$ROOTFS" -xf "$BASE_TAR"
-  else
-    log "debootstrap --variant=minbase $SUITE ($MIRROR)"
-    debootstrap --variant=minbase "$SUITE" "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 || {
-      tail -30 "$WORK/debootstrap.log" >&2
-      exit 1
-    }
-    tar -C "$ROOTFS" -cf "$BASE_TAR.tmp" . && mv "$BASE_TAR.tmp" "$BASE_TAR"
-  fi
+  log "debootstrap root $BASE_TAR"
+  tar -C "$ROOTFS" -xf "$BASE_TAR"
 
   log "apt-get install ${PACKAGES[*]}"
   mount -t proc proc "$ROOTFS/proc" 2>/dev/null || true

@@ -4,6 +4,7 @@
  * reservation, and the workers' Temporal settings coming from the environment.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -26,6 +27,7 @@ interface Service {
   depends_on?: Record<string, { condition: string }> | string[];
   deploy?: { resources?: { reservations?: { devices?: { driver?: string; count?: string | number; capabilities?: string[] }[] } } };
   volumes?: (string | { source?: string; target?: string })[];
+  build?: { context?: string; dockerfile?: string; target?: string; args?: Record<string, string> };
 }
 
 /** The file as compose resolves it (variables substituted, anchors merged) with `env` in its environment. */
@@ -88,5 +90,17 @@ compose.describe('docker-compose.yml', () => {
       expect(cloud[w]?.environment).toMatchObject({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'ns.acct', TEMPORAL_API_KEY: 'key' });
     }
     expect(cloud['worker-gpu']?.command).toContain('gpu-8x');
+  });
+
+  it("builds the CPU worker's image (Node only) and the GPU worker's (with the trainer) from one Dockerfile; TensorBoard runs from the GPU one", { timeout: 90_000 }, () => {
+    const services = resolved();
+    const dockerfile = readFileSync(path.join(PACKAGE_ROOT, 'docker', 'worker.Dockerfile'), 'utf8');
+    for (const [worker, target] of [['worker-cpu', 'cpu'], ['worker-gpu', 'gpu']] as const) {
+      expect(services[worker]?.build).toMatchObject({ dockerfile: 'docker/worker.Dockerfile', target });
+      expect(dockerfile).toMatch(new RegExp(`^FROM \\S+ AS ${target}$`, 'm'));
+    }
+    expect(services['worker-gpu']?.build?.args).toMatchObject({ TORCH_INDEX_URL: 'https://download.pytorch.org/whl/cu128' });
+    expect(services['worker-workflows']?.image).toBe(services['worker-cpu']?.image);
+    expect(services['tensorboard']?.image).toBe(services['worker-gpu']?.image);
   });
 });

@@ -45,7 +45,7 @@ describe('the npm package', { timeout: 600_000 }, () => {
 
   it('holds the build, the trainer and the sandbox recipe, and no TypeScript sources', () => {
     const pkg = join(app, 'node_modules', 'gymflow');
-    for (const file of ['dist/src/cli/main.js', 'dist/src/core/index.d.ts', 'dist/workflows/index.js', 'dist/src/core/profiles/builtin/coding.json', 'trainer/gymflow_trainer/__main__.py', 'scripts/build-sandbox-image.sh']) {
+    for (const file of ['dist/src/cli/main.js', 'dist/src/core/index.d.ts', 'dist/workflows/index.js', 'dist/src/core/profiles/builtin/coding.json', 'trainer/gymflow_trainer/__main__.py', 'scripts/build-sandbox-image.sh', 'scripts/lib/minbase.sh']) {
       expect([file, existsSync(join(pkg, file))]).toEqual([file, true]);
     }
     expect(existsSync(join(pkg, 'src'))).toBe(false);

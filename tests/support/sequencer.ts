@@ -19,10 +19,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * Test files that take a minute or more on the 2-core CI machine, longest first (seconds measured alone on
  * 2026-11-28: 192, 168, 141, 90, 59, 56; on 2026-12-05 the durability file gained ~150 s of worker kills, the
  * pipeline file a benchmark loop, and the fork, reward-section and SWE-bench files came, at about 70, 64 and
- * 60 s under load). A file missing from the run is simply not there to reorder.
+ * 60 s under load; on 2026-12-06 the worker image file, whose `docker build` takes minutes on a fresh machine). A
+ * file missing from the run is simply not there to reorder.
  */
 export const SLOW_FILES: readonly string[] = [
   'tests/pipeline-durability.test.ts',
+  'tests/worker-image.test.ts',
   'tests/pipeline.test.ts',
   'tests/pipeline-cli.test.ts',
   'src/runtime/trainer-process.test.ts',
