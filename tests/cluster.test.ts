@@ -268,7 +268,9 @@ cluster.describe('gymflow cluster: PostgreSQL, the object store, the Temporal se
         // No timeline check here: ui-server 2.58 draws the timeline's labels lazily (tests/support/web-ui.ts); the dev
         // server's UI shows them (tests/web-ui.test.ts).
         // No run summary: smoke.yaml evaluates a baseline first, and the run held here is the loop's second (continued
-        // as new, which takes no summary); the activities' summaries say the iteration.
+        // as new, which takes no summary); the activities' summaries say the iteration. Its current details, which
+        // every run keeps, say where it is.
+        details: `iteration 1 of ${config.max_iterations} · paused before the next stage · run 2`,
         status: [`"experiment": "${config.name}"`, '"workflow": "trainingLoop"', `"env": "${config.env}"`, '"state": "paused"'],
       },
     );
