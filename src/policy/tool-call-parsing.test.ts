@@ -108,6 +108,10 @@ describe('parseAnthropicContent', () => {
   it('text-only content falls back to the <tool_call> format', () => {
     expect(parseAnthropicContent([{ type: 'text', text: toolCallText('submit', { answer: 2 }) }])).toEqual(ok('submit', { answer: 2 }));
   });
+  it('a text block whose text is not a string is no text, even an object without a prototype (found by the fuzz soak)', () => {
+    const blocks = [{ type: 'text', text: Object.create(null) as unknown as string }, { type: 'text', text: toolCallText('submit', { answer: 2 }) }];
+    expect(parseAnthropicContent(blocks)).toEqual(ok('submit', { answer: 2 }));
+  });
   it.each([
     ['two tool_use', [{ type: 'tool_use', name: 'a', input: {} }, { type: 'tool_use', name: 'b', input: {} }], /2 tool calls/],
     ['input not object', [{ type: 'tool_use', name: 'a', input: [1] }], /must be a JSON object/],

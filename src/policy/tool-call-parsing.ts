@@ -217,7 +217,8 @@ export function parseAnthropicContent(content: readonly AnthropicBlockLike[]): P
   if (uses.length === 0) {
     const text = content
       .filter((b) => b.type === 'text')
-      .map((b) => b.text ?? '')
+      // Only string text: an SDK's block is typed, not checked (an object without a prototype threw out of the join).
+      .map((b) => (typeof b.text === 'string' ? b.text : ''))
       .join('\n');
     const parsed = parseToolCallText(text);
     const thinking = content.filter((b) => b.type === 'thinking' && typeof b.thinking === 'string' && b.thinking.trim() !== '').map((b) => (b.thinking ?? '').trim());
