@@ -12,6 +12,8 @@ describe('parseYamlText', () => {
     ['an alias with no anchor', 'a: 1\nb: *nope\n', /alias \*nope has no anchor/, 2],
     ['an alias whose name is a control character (found by fuzzing)', '*\0', /has no anchor/, 1],
     ['an alias inside its own anchor', 'a: 1\nb: &b\n  - *b\n', /alias \*b is inside the node its anchor names/, 3],
+    ['a key that is a mapping (found by the fuzz soak: a comment whose `#` became `?`)', 'name: x\n? The demo: a run\n', /a key is a mapping; keys must be plain values/, 2],
+    ['a key that is a list', 'a: 1\n[x, y]: 2\n', /a key is a list/, 2],
   ])('reports %s as a problem with its line, without throwing', (_what, text, message, line) => {
     const r = parseYamlText(text);
     expect(r.ok).toBe(false);

@@ -2,9 +2,10 @@
  * Parsing YAML text into plain data, with every way it can fail reported as a message and a line rather than
  * thrown. `yaml`'s `toJS` throws on an alias with no anchor before it (`*a`) and on too many aliases, and
  * builds a cyclic value from an alias inside its own anchor (`a: &a [*a]`), which nothing downstream can
- * serialise. All three are the input's fault, so they are problems like a syntax error.
+ * serialise; a key that is a mapping or a list (`? a: b`) it turns into a string of several lines, with a warning
+ * on stderr. All four are the input's fault, so they are problems like a syntax error.
  */
-import { LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
+import { isCollection, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from 'yaml';
 
 /** The value of a YAML document, with the parsed document and its line counter for locating paths in it. */
 export type YamlParse =
@@ -21,7 +22,7 @@ export function parseYamlText(text: string): YamlParse {
   const lineAt = (offset: number | undefined): number | undefined => (offset === undefined ? undefined : lines.linePos(offset).line);
   const first = doc.errors[0];
   if (first) return { ok: false, message: first.message.split('\n', 1)[0] ?? first.message, line: lineAt(first.pos[0]) };
-  const bad = badAlias(doc);
+  const bad = badNode(doc);
   if (bad) return { ok: false, message: bad.message, line: lineAt(bad.offset) };
   try {
     return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) as unknown, doc, lines };
@@ -30,10 +31,15 @@ export function parseYamlText(text: string): YamlParse {
   }
 }
 
-/** The first alias with no anchor before it, or inside the node its anchor names (a cycle). */
-function badAlias(doc: Document.Parsed): { message: string; offset: number | undefined } | undefined {
+/** The first alias with no anchor before it or inside the node its anchor names (a cycle), or key that is a collection. */
+function badNode(doc: Document.Parsed): { message: string; offset: number | undefined } | undefined {
   let found: { message: string; offset: number | undefined } | undefined;
   visit(doc, {
+    Pair(_key, pair) {
+      if (!isCollection(pair.key)) return undefined;
+      found = { message: `a key is a ${isSeq(pair.key) ? 'list' : 'mapping'}; keys must be plain values (a \`?\` at the start of a line starts such a key)`, offset: pair.key.range?.[0] };
+      return visit.BREAK;
+    },
     Alias(_key, alias, path) {
       const target = alias.resolve(doc);
       if (target === undefined) {
