@@ -29,10 +29,9 @@ log() { echo "build-node-image: $*" >&2; }
 
 NODE="$(command -v node)"
 NODE="$(readlink -f "$NODE")"
-NPM_DIR="$(dirname "$(readlink -f "$(command -v npm)")")/.."
-NPM_DIR="$(readlink -f "$NPM_DIR")"
+NPM_DIR="$(npm root -g)/npm"
 VERSION="$("$NODE" --version)"
-[[ -f "$NPM_DIR/package.json" ]] || { log "npm's package directory not found beside $(command -v npm)"; exit 1; }
+[[ -f "$NPM_DIR/package.json" ]] || { log "npm's package directory not found at $NPM_DIR"; exit 1; }
 [[ -s "$CA" ]] || { log "no certificate bundle at $CA (set GYMFLOW_CA_BUNDLE)"; exit 1; }
 HASH="$( { cat "$SELF"; sha256sum "$NODE" "$CA" "$NPM_DIR/package.json"; } | sha256sum | cut -c1-12)"
 TAG="$REPO:${VERSION#v}-$HASH"

@@ -20,7 +20,7 @@ import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
 import { MODULE_EXT } from '../src/core/package-root.js';
 import { FAULTS_ENV, installFaultsFromEnv } from '../src/core/faults.js';
 import { removeOwnedSandboxes } from '../src/sandbox/lifetime.js';
-import { runGymflowWorker, workerOptionsOrExit, type WorkerOptions } from './worker.js';
+import { DEFAULT_SHUTDOWN_GRACE_S, runGymflowWorker, workerOptionsOrExit, type WorkerOptions } from './worker.js';
 
 export type { WorkerOptions } from './worker.js';
 
@@ -42,7 +42,7 @@ function workflows(): Pick<SdkWorkerOptions, 'workflowBundle' | 'workflowsPath'>
 export async function runWorker(options: WorkerOptions = {}): Promise<void> {
   const defaults = { store: options.store, workDir: options.workDir };
   const role = options.role ?? 'all';
-  await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.cpu, shutdownGraceMs: 30_000 }, () => ({
+  await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.cpu, shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_S.cpu * 1000 }, () => ({
     ...(role === 'activities' ? {} : workflows()),
     ...(role === 'workflows' ? {} : { activities: cpuActivities(defaults) }),
     // A run's workflow tasks and queries go to the queue of the worker that has it cached ("sticky"). When that

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { gpuActivities } from '../activities/index.js';
 import { tolerateClosedOutput } from '../src/runtime/dev-server.js';
 import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
-import { runGymflowWorker, workerOptionsOrExit, type WorkerOptions } from './worker.js';
+import { DEFAULT_SHUTDOWN_GRACE_S, runGymflowWorker, workerOptionsOrExit, type WorkerOptions } from './worker.js';
 import { defined } from '../src/core/defined.js';
 
 export type { WorkerOptions } from './worker.js';
@@ -22,7 +22,7 @@ export type { WorkerOptions } from './worker.js';
 /** Runs the GPU worker until it shuts down. */
 export async function runWorker(options: WorkerOptions = {}): Promise<void> {
   const defaults = { store: options.store, workDir: options.workDir, ...defined({ killGraceMs: options.killGraceMs }) };
-  await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.gpu, shutdownGraceMs: 60_000 }, () => ({
+  await runGymflowWorker(options, { taskQueue: DEFAULT_TASK_QUEUES.gpu, shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_S.gpu * 1000 }, () => ({
     activities: gpuActivities(defaults),
   }));
 }

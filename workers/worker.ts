@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { NativeConnection, Worker, type WorkerOptions as SdkWorkerOptions } from '@temporalio/worker';
 import { defined } from '../src/core/defined.js';
+import { DEFAULT_TASK_QUEUES } from '../src/loop/config.js';
 import { WORKER_ROLES, type WorkerRole } from '../src/runtime/dev-server.js';
 import { connectionOptions, temporalTarget } from '../src/runtime/temporal-target.js';
 
@@ -92,10 +93,13 @@ export async function runGymflowWorker(
   }
 }
 
+/** Seconds running activities may go on after SIGTERM, by worker: a trainer gets longer to finish its step and checkpoint. */
+export const DEFAULT_SHUTDOWN_GRACE_S = { cpu: 30, gpu: 60 } as const;
+
 /** A worker's `--help`: its command line and where each default comes from. */
 export function workerUsage(worker: 'cpu' | 'gpu'): string {
-  const queue = worker === 'cpu' ? 'gymflow' : 'gymflow-gpu';
-  const grace = worker === 'cpu' ? 30 : 60;
+  const queue = DEFAULT_TASK_QUEUES[worker];
+  const grace = DEFAULT_SHUTDOWN_GRACE_S[worker];
   return [
     `usage: node dist/workers/${worker}.js [options]`,
     '',
